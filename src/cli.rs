@@ -1,0 +1,56 @@
+//! Command line (clap derive). Doc comments are the help text.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Benchmark Lightning Network nodes from a YAML scenario.
+///
+/// `lnbench-tui SCENARIO` brings up a regtest chain and the scenario's nodes, funds
+/// them, opens channels, drives payments and reports throughput, latency
+/// percentiles and failures. With `--report DIR` it runs headless and writes
+/// DIR/report.json.
+#[derive(Debug, Parser)]
+#[command(name = "lnbench-tui", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and check scenario files; errors give file:line:column.
+    Validate {
+        /// Scenario files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario to run (YAML).
+    pub scenario: Option<PathBuf>,
+
+    /// Write the report into this directory (report.json) and run headless.
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub report: Option<PathBuf>,
+
+    /// Keep the run directory (node data dirs, logs, credentials) after the run.
+    #[arg(long, help_heading = "Output")]
+    pub keep: bool,
+
+    /// Where run directories are created (default: the system temp dir).
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub run_dir: Option<PathBuf>,
+
+    /// Stop after this many payments (overrides the scenario's `stop.payments`).
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pub payments: Option<u64>,
+
+    /// Stop after this long, e.g. `30s` or `5m` (overrides `stop.duration`).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = "Load")]
+    pub duration: Option<std::time::Duration>,
+}

@@ -1,0 +1,172 @@
+//! Lightning node drivers: one trait, one file per implementation.
+//!
+//! Every driver is cheap to clone (it holds gRPC / HTTP clients, which are themselves
+//! handles) and takes `&self`, so many payment workers can use one node at once
+//! without a lock.
+
+pub mod fake;
+pub mod lnd;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Which Lightning implementation a node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Implementation {
+    Lnd,
+}
+
+impl Implementation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Implementation::Lnd => "lnd",
+        }
+    }
+}
+
+impl std::fmt::Display for Implementation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What `get_info` tells about a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInfo {
+    pub pubkey: String,
+    pub alias: String,
+    pub version: String,
+    pub block_height: u32,
+    pub synced_to_chain: bool,
+    pub num_active_channels: u32,
+}
+
+/// One channel as seen from the local node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelInfo {
+    pub remote_pubkey: String,
+    pub channel_point: String,
+    pub capacity_sat: u64,
+    pub local_balance_sat: u64,
+    pub active: bool,
+}
+
+/// On-chain wallet balance in satoshis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WalletBalance {
+    pub confirmed_sat: u64,
+    pub unconfirmed_sat: u64,
+}
+
+/// An invoice created by a receiver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invoice {
+    pub bolt11: String,
+    pub payment_hash: [u8; 32],
+}
+
+/// Why a payment failed, as the paying node reports it. A closed set, so failures
+/// can be counted by reason without unbounded memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    /// The node found no route with enough capacity.
+    NoRoute,
+    /// The payment did not complete within its timeout.
+    Timeout,
+    /// The receiver rejected the payment (unknown hash, wrong amount, keysend refused).
+    IncorrectPaymentDetails,
+    /// The sender's channels lack the balance.
+    InsufficientBalance,
+    /// The payment was canceled.
+    Canceled,
+    /// The node reported an error without a more specific reason.
+    Error,
+}
+
+impl FailureReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::NoRoute => "no_route",
+            FailureReason::Timeout => "timeout",
+            FailureReason::IncorrectPaymentDetails => "incorrect_payment_details",
+            FailureReason::InsufficientBalance => "insufficient_balance",
+            FailureReason::Canceled => "canceled",
+            FailureReason::Error => "error",
+        }
+    }
+}
+
+/// The result of a payment attempt that the node answered. Transport problems are
+/// a `NodeError`, not an outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentOutcome {
+    Succeeded { fee_msat: u64, hops: u32 },
+    Failed { reason: FailureReason },
+}
+
+/// An error talking to a node (connection, RPC status, malformed answer).
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("cannot connect to {node} at {endpoint}")]
+    Connect {
+        node: String,
+        endpoint: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("cannot read {what} of {node} from {path}")]
+    Credentials {
+        node: String,
+        what: &'static str,
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{node}: {call} failed: {status}")]
+    Rpc {
+        node: String,
+        call: &'static str,
+        status: String,
+    },
+    #[error("{node}: {call} returned an unexpected answer: {detail}")]
+    Protocol {
+        node: String,
+        call: &'static str,
+        detail: String,
+    },
+}
+
+/// A Lightning node the tool can set up and drive.
+#[async_trait]
+pub trait LightningNode: Send + Sync {
+    /// The instance name from the scenario (e.g. `alice-2`).
+    fn name(&self) -> &str;
+    fn implementation(&self) -> Implementation;
+
+    async fn get_info(&self) -> Result<NodeInfo, NodeError>;
+    async fn new_address(&self) -> Result<String, NodeError>;
+    async fn wallet_balance(&self) -> Result<WalletBalance, NodeError>;
+    /// Connect to a peer at `host` (`ip:port` of its P2P listener).
+    async fn connect_peer(&self, pubkey: &str, host: &str) -> Result<(), NodeError>;
+    /// Open a channel and return its channel point (`txid:index`) once the funding
+    /// transaction is published.
+    async fn open_channel(&self, pubkey: &str, capacity_sat: u64) -> Result<String, NodeError>;
+    async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError>;
+    async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError>;
+    /// Pay `amount_msat` to `dest` by keysend and wait for the final result.
+    async fn keysend(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError>;
+    /// Pay a BOLT 11 invoice and wait for the final result.
+    async fn pay_invoice(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError>;
+}

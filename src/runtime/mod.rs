@@ -1,0 +1,102 @@
+//! Runtimes start the chain backend and the nodes, and tear everything down.
+//! `local` runs them as processes of this machine.
+
+pub mod local;
+
+use crate::scenario::{ChainSpec, NodeSpec};
+use async_trait::async_trait;
+use std::path::PathBuf;
+
+/// How to reach the chain backend's RPC.
+#[derive(Debug, Clone)]
+pub struct ChainEndpoint {
+    /// `127.0.0.1:port` of the RPC listener (TLS).
+    pub rpc_addr: String,
+    pub rpc_user: String,
+    pub rpc_pass: String,
+    /// PEM certificate of the RPC listener, to pin.
+    pub rpc_cert: PathBuf,
+    /// `127.0.0.1:port` of the P2P listener.
+    pub p2p_addr: String,
+    pub version: String,
+}
+
+/// How to reach one started node.
+#[derive(Debug, Clone)]
+pub struct NodeEndpoint {
+    /// Instance name (`alice-2`).
+    pub name: String,
+    /// `127.0.0.1:port` of the gRPC listener.
+    pub grpc_addr: String,
+    /// `127.0.0.1:port` of the Lightning P2P listener, for peers to connect to.
+    pub p2p_addr: String,
+    pub tls_cert: PathBuf,
+    pub macaroon: PathBuf,
+    pub data_dir: PathBuf,
+    /// The binary that was started, for the report.
+    pub binary: PathBuf,
+    pub pid: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "no {binary} binary found for {what}: looked at {looked}; run `scripts/build-nodes.sh` \
+         to build it, or set `binary:` in the scenario"
+    )]
+    BinaryNotFound {
+        binary: String,
+        what: String,
+        looked: String,
+    },
+    #[error("cannot start {what} ({binary})")]
+    Spawn {
+        what: String,
+        binary: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} did not become ready in {secs} s; last lines of its log ({log}):\n{tail}")]
+    NotReady {
+        what: String,
+        secs: u64,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("{what} exited early ({status}); last lines of its log ({log}):\n{tail}")]
+    Exited {
+        what: String,
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("run directory {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Starts processes or containers for one run and removes them again.
+#[async_trait]
+pub trait Runtime: Send {
+    /// Start the chain backend, mining to `mining_addr`, and wait until its RPC answers.
+    async fn start_chain(
+        &mut self,
+        spec: &ChainSpec,
+        mining_addr: &str,
+    ) -> Result<ChainEndpoint, RuntimeError>;
+    /// Start the nodes against the chain and wait until their credentials exist and
+    /// their RPC port accepts connections.
+    async fn start_nodes(
+        &mut self,
+        nodes: &[NodeSpec],
+        chain: &ChainEndpoint,
+    ) -> Result<Vec<NodeEndpoint>, RuntimeError>;
+    /// The last `lines` lines of a node's (or `chain`'s) log, for error messages.
+    fn log_tail(&self, name: &str, lines: usize) -> String;
+    /// Stop everything this runtime started (nodes first, then the chain), waiting
+    /// with a deadline and killing what does not stop. Safe to call more than once.
+    async fn down(&mut self) -> Result<(), RuntimeError>;
+}

@@ -1,0 +1,132 @@
+//! Scenario files: YAML -> raw serde model -> semantic validation -> [`Scenario`].
+//!
+//! The types in this file are the validated scenario the rest of the tool uses.
+
+use crate::node::Implementation;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where a scenario runs its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeKind {
+    Local,
+}
+
+/// The chain backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChainKind {
+    Btcd,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainSpec {
+    pub kind: ChainKind,
+    /// Explicit binary path; `None` means: look in the build cache, then PATH.
+    pub binary: Option<PathBuf>,
+    pub args: Vec<String>,
+}
+
+/// One node instance (replicas are already expanded: `alice` with 3 replicas gives
+/// `alice-1`, `alice-2`, `alice-3`; a single replica keeps the plain name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSpec {
+    /// Instance name, unique in the run.
+    pub name: String,
+    /// The name under `nodes:` this instance came from.
+    pub group: String,
+    pub implementation: Implementation,
+    /// Version the user asked for (informational for `local`; image tag for docker).
+    pub version: Option<String>,
+    pub binary: Option<PathBuf>,
+    /// Extra command-line arguments, appended after the tool's own.
+    pub args: Vec<String>,
+}
+
+/// Channels between two node instances (expanded from groups).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelSpec {
+    /// Instance name of the opener (and funder).
+    pub from: String,
+    pub to: String,
+    pub capacity_sat: u64,
+    /// How many parallel channels between this pair.
+    pub count: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PaymentKind {
+    /// Spontaneous payment, no invoice.
+    Keysend,
+    /// The receiver creates an invoice, the sender pays it; creation is timed as part
+    /// of the payment (DG Lab's method).
+    Invoice,
+    /// Invoices created before the timed phase; only paying them is timed.
+    InvoicePregenerated,
+}
+
+/// One open-loop phase: the rate goes linearly from `from_rate` to `to_rate`
+/// (payments per second) over `duration`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub kind: PhaseKind,
+    pub from_rate: f64,
+    pub to_rate: f64,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseKind {
+    /// Payments are made but not counted in the results.
+    WarmUp,
+    Ramp,
+    Hold,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// `concurrency` workers, each pays, waits for the result, pays again.
+    Closed { concurrency: u32 },
+    /// Payments scheduled at a rate, phase after phase (warm-up, ramp, hold);
+    /// latency counts from the intended start time.
+    Open { phases: Vec<Phase> },
+}
+
+/// When the timed load stops: whichever comes first. At least one is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopCondition {
+    pub payments: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub kind: PaymentKind,
+    /// Instance names of the paying nodes.
+    pub senders: Vec<String>,
+    /// Instance names of the receiving nodes (senders pay them round-robin).
+    pub receivers: Vec<String>,
+    pub amount_msat: u64,
+    pub load: Load,
+    pub stop: StopCondition,
+    /// How long one payment may take before it counts as a timeout.
+    pub payment_timeout: Duration,
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub runtime: RuntimeKind,
+    pub chain: ChainSpec,
+    pub nodes: Vec<NodeSpec>,
+    pub channels: Vec<ChannelSpec>,
+    pub workload: Workload,
+    /// The file it came from and its text as written, for the report.
+    pub path: PathBuf,
+    pub source: String,
+}
