@@ -15,15 +15,22 @@ pub mod scenario;
 pub mod setup;
 pub mod tls;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use std::path::Path;
 
-/// Exit codes (see README): 0 ok, 1 a threshold failed, 2 bad input, 3 environment.
+/// Exit codes (see README).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
+    /// The run completed (and every threshold passed).
     Ok = 0,
+    /// A threshold failed.
     ThresholdFailed = 1,
+    /// Bad input: a scenario or a flag is wrong.
     BadInput = 2,
+    /// The environment failed: a binary is missing, a node did not start, an RPC failed.
     Environment = 3,
+    /// Stopped by SIGINT / SIGTERM; the partial report is written and everything torn down.
+    Interrupted = 130,
 }
 
 impl From<Exit> for std::process::ExitCode {
@@ -35,12 +42,82 @@ impl From<Exit> for std::process::ExitCode {
 /// Runs the command line. Errors carry their context chain; [`exit_code_for`] maps
 /// them to an exit code.
 pub fn run(cli: cli::Cli) -> Result<Exit> {
-    let _ = cli;
-    anyhow::bail!("not wired yet")
+    match cli.command {
+        Some(cli::Command::Validate { files }) => Ok(validate(&files)),
+        None => run_scenario(cli.run),
+    }
 }
 
-/// The exit code for an error that ended the run.
+/// Checks every file and prints each one's verdict; bad input if any is wrong.
+fn validate(files: &[std::path::PathBuf]) -> Exit {
+    let mut bad = 0;
+    for file in files {
+        match scenario::load(file) {
+            Ok(s) => println!("{}: ok ({}, {} nodes)", file.display(), s.name, s.nodes.len()),
+            Err(e) => {
+                bad += 1;
+                eprintln!("{e}");
+            }
+        }
+    }
+    if bad > 0 {
+        eprintln!("{bad} of {} scenario files have errors", files.len());
+        Exit::BadInput
+    } else {
+        Exit::Ok
+    }
+}
+
+fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
+    let Some(path) = args.scenario.as_deref() else {
+        return Err(anyhow::Error::new(UsageError(
+            "no scenario given: run `lnbench-tui SCENARIO.yaml`, e.g. \
+             `lnbench-tui scenarios/alice-pays-bob.yaml --report out/alice-pays-bob` \
+             (see --help)",
+        )));
+    };
+    let mut scenario = load_scenario(path)?;
+    if let Some(n) = args.payments {
+        if n == 0 {
+            return Err(UsageError("--payments must be at least 1").into());
+        }
+        scenario.workload.stop.payments = Some(n);
+    }
+    if let Some(d) = args.duration {
+        scenario.workload.stop.duration = Some(d);
+    }
+    let opts = (
+        args.report,
+        args.keep,
+        args.run_dir,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let _ = (rt, scenario, opts);
+    anyhow::bail!("run not wired yet")
+}
+
+fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
+    Ok(scenario::load(path)?)
+}
+
+/// A mistake in how the tool was called (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(&'static str);
+
+/// The exit code for an error that ended the run: bad input (2) when any error in
+/// the chain is the user's input, otherwise the environment (3).
 pub fn exit_code_for(err: &anyhow::Error) -> Exit {
-    let _ = err;
-    Exit::Environment
+    let bad_input = err.chain().any(|e| {
+        e.downcast_ref::<scenario::ScenarioError>().is_some()
+            || e.downcast_ref::<UsageError>().is_some()
+    });
+    if bad_input {
+        Exit::BadInput
+    } else {
+        Exit::Environment
+    }
 }

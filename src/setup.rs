@@ -1,1 +1,276 @@
-//! (being written)
+//! Bringing a network from "processes started" to "ready for load": wait for the
+//! nodes' RPC, fund the openers' wallets, connect peers, open channels, mine, and
+//! wait until every channel is active.
+//!
+//! Everything here talks to nodes and the chain only through their traits, so it is
+//! the same for every runtime and implementation.
+
+use crate::chain::ChainBackend;
+use crate::node::{LightningNode, NodeError, NodeInfo};
+use crate::scenario::ChannelSpec;
+use anyhow::{Context, Result, bail};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a funding output carries beyond the channel capacity: the opener pays the
+/// funding transaction's fee and LND keeps an on-chain reserve for anchor channels.
+pub const FUNDING_MARGIN_SAT: u64 = 100_000;
+
+/// Confirmations mined after the funding transactions (LND's regtest default needs
+/// fewer; 6 also makes the channels announceable).
+pub const CHANNEL_CONFIRMATIONS: u32 = 6;
+
+/// A started node with the facts setup learned about it.
+#[derive(Clone)]
+pub struct ReadyNode {
+    pub node: Arc<dyn LightningNode>,
+    pub info: NodeInfo,
+    /// `ip:port` where peers reach it.
+    pub p2p_addr: String,
+}
+
+/// Time taken by one setup step, for the report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepTiming {
+    pub step: String,
+    pub seconds: f64,
+}
+
+/// Prints setup steps to stderr as they start and end, and keeps their timings.
+#[derive(Debug, Default)]
+pub struct StepLog {
+    pub steps: Vec<StepTiming>,
+    current: Option<(String, Instant)>,
+    last_progress: Option<Instant>,
+}
+
+impl StepLog {
+    pub fn begin(&mut self, step: &str) {
+        self.finish_current();
+        eprintln!("==> {step} ...");
+        self.current = Some((step.to_string(), Instant::now()));
+        self.last_progress = None;
+    }
+
+    /// A progress line for a long step, at most one every two seconds.
+    pub fn progress(&mut self, detail: &str) {
+        let now = Instant::now();
+        if self
+            .last_progress
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(2))
+        {
+            return;
+        }
+        self.last_progress = Some(now);
+        if let Some((_, started)) = &self.current {
+            eprintln!("    {detail} ({:.0} s)", started.elapsed().as_secs_f64());
+        }
+    }
+
+    pub fn end(&mut self) {
+        self.finish_current();
+    }
+
+    fn finish_current(&mut self) {
+        if let Some((step, started)) = self.current.take() {
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!("    {step}: done in {seconds:.1} s");
+            self.steps.push(StepTiming { step, seconds });
+        }
+    }
+}
+
+/// Polls `check` every `every` until it returns `Some`, or fails after `timeout`
+/// with `what` in the message.
+pub async fn poll<T, F, Fut>(
+    what: &str,
+    timeout: Duration,
+    every: Duration,
+    mut check: F,
+) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = check().await? {
+            return Ok(v);
+        }
+        if Instant::now() >= deadline {
+            bail!("{what}: still not done after {} s", timeout.as_secs());
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// Waits until `node` answers get_info and is synced to the chain at `height` or above.
+/// `starting_up` tells which errors mean "not ready yet" rather than a real failure.
+pub async fn wait_synced(
+    node: &dyn LightningNode,
+    height: u64,
+    timeout: Duration,
+    starting_up: fn(&NodeError) -> bool,
+) -> Result<NodeInfo> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match node.get_info().await {
+            Ok(info) if info.synced_to_chain && u64::from(info.block_height) >= height => {
+                return Ok(info);
+            }
+            Ok(info) => format!(
+                "at block {}, synced_to_chain = {}",
+                info.block_height, info.synced_to_chain
+            ),
+            Err(e) if starting_up(&e) => e.to_string(),
+            Err(e) => return Err(e.into()),
+        };
+        if Instant::now() >= deadline {
+            bail!(
+                "{} did not sync to block {height} in {} s (last answer: {last})",
+                node.name(),
+                timeout.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Funds each opener's wallet with one output per channel it opens (LND funds channels
+/// from confirmed outputs only), mines them in, and waits until the wallets see them.
+pub async fn fund_openers(
+    chain: &dyn ChainBackend,
+    nodes: &HashMap<String, ReadyNode>,
+    channels: &[ChannelSpec],
+    log: &mut StepLog,
+) -> Result<()> {
+    let mut wanted: HashMap<&str, u64> = HashMap::new();
+    let mut outputs = Vec::new();
+    for ch in channels {
+        let opener = node_named(nodes, &ch.from)?;
+        for _ in 0..ch.count {
+            let addr = opener.node.new_address().await?;
+            let amount = ch.capacity_sat + FUNDING_MARGIN_SAT;
+            outputs.push((addr, amount));
+            *wanted.entry(ch.from.as_str()).or_default() += amount;
+        }
+    }
+    if outputs.is_empty() {
+        return Ok(());
+    }
+    let txid = chain
+        .fund(&outputs)
+        .await
+        .context("funding the node wallets")?;
+    log.progress(&format!("funding transaction {txid} sent"));
+    chain.mine(1).await?;
+    for (name, sat) in wanted {
+        let node = &node_named(nodes, name)?.node;
+        poll(
+            &format!("{name}'s wallet seeing {sat} sat confirmed"),
+            Duration::from_secs(60),
+            Duration::from_millis(250),
+            || async {
+                let b = node.wallet_balance().await?;
+                Ok((b.confirmed_sat >= sat).then_some(()))
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Connects every channel's opener to its peer.
+pub async fn connect_peers(
+    nodes: &HashMap<String, ReadyNode>,
+    channels: &[ChannelSpec],
+) -> Result<()> {
+    for ch in channels {
+        let from = node_named(nodes, &ch.from)?;
+        let to = node_named(nodes, &ch.to)?;
+        from.node
+            .connect_peer(&to.info.pubkey, &to.p2p_addr)
+            .await
+            .with_context(|| format!("connecting {} to {}", ch.from, ch.to))?;
+    }
+    Ok(())
+}
+
+/// Opens every channel (openers in parallel, each opener's channels one after the
+/// other so each takes its own funding output), mines them in and waits until all
+/// are active on both ends.
+pub async fn open_channels(
+    chain: &dyn ChainBackend,
+    nodes: &HashMap<String, ReadyNode>,
+    channels: &[ChannelSpec],
+    log: &mut StepLog,
+) -> Result<()> {
+    let mut by_opener: HashMap<&str, Vec<&ChannelSpec>> = HashMap::new();
+    for ch in channels {
+        by_opener.entry(ch.from.as_str()).or_default().push(ch);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (opener, chans) in by_opener {
+        let from = node_named(nodes, opener)?.clone();
+        let mut plan = Vec::new();
+        for ch in chans {
+            let to = node_named(nodes, &ch.to)?;
+            for _ in 0..ch.count {
+                plan.push((to.info.pubkey.clone(), ch.to.clone(), ch.capacity_sat));
+            }
+        }
+        tasks.spawn(async move {
+            for (pubkey, to, capacity) in plan {
+                from.node
+                    .open_channel(&pubkey, capacity)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "opening a {capacity} sat channel from {} to {to}",
+                            from.node.name()
+                        )
+                    })?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(res) = tasks.join_next().await {
+        res.context("channel opening task panicked")??;
+    }
+    let total: u32 = channels.iter().map(|c| c.count).sum();
+    log.progress(&format!("{total} funding transactions published"));
+    chain.mine(CHANNEL_CONFIRMATIONS).await?;
+
+    // Expected active channels per node, counting both ends.
+    let mut expected: HashMap<&str, usize> = HashMap::new();
+    for ch in channels {
+        *expected.entry(ch.from.as_str()).or_default() += ch.count as usize;
+        *expected.entry(ch.to.as_str()).or_default() += ch.count as usize;
+    }
+    for (name, want) in expected {
+        let node = &node_named(nodes, name)?.node;
+        poll(
+            &format!("{want} active channels on {name}"),
+            Duration::from_secs(120),
+            Duration::from_millis(250),
+            || async {
+                let active = node
+                    .list_channels()
+                    .await?
+                    .iter()
+                    .filter(|c| c.active)
+                    .count();
+                Ok((active >= want).then_some(()))
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&'a ReadyNode> {
+    nodes
+        .get(name)
+        .with_context(|| format!("internal: node {name} was not started"))
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what lnbench-tui needs on a Debian machine and builds the node binaries.
+# Idempotent: run it before the first run and after pulling changes.
+#  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
+#  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
+command -v pgrep >/dev/null || need_apt+=(procps)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2
+    exit 3
+  fi
+  echo "installing ${need_apt[*]}..." >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: see rustup" >&2; exit 3; }
+bin=$(bash scripts/build-nodes.sh | tail -n 1)
+echo "node binaries: $bin" >&2

@@ -1,0 +1,315 @@
+//! One benchmark run, start to end: run directory, signals, network up, setup, load,
+//! report, teardown. Teardown happens here and only here, whatever ended the run.
+
+use crate::chain::ChainBackend;
+use crate::chain::btcd::{BtcdChain, MiningWallet};
+use crate::engine::{self, Plan, Route};
+use crate::metrics::{self, Summary};
+use crate::node::LightningNode;
+use crate::node::lnd::{self, LndNode};
+use crate::report::{self, Report};
+use crate::runtime::Runtime;
+use crate::runtime::local::LocalRuntime;
+use crate::scenario::{Load, Scenario};
+use crate::setup::{self, ReadyNode, StepLog};
+use crate::{Exit, headless};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+use tokio_util::sync::CancellationToken;
+
+/// How long a node may take to start and sync before the run gives up.
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Options of one run that do not come from the scenario.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub report_dir: Option<PathBuf>,
+    pub keep: bool,
+    pub run_dir_parent: Option<PathBuf>,
+}
+
+/// Runs `scenario` to the end and returns the exit code.
+pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
+    crate::tls::install_crypto_provider();
+    let started_at = SystemTime::now();
+    let run_id = format!(
+        "{}-{}-{}",
+        scenario.name,
+        started_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs(),
+        std::process::id()
+    );
+    let parent = opts.run_dir_parent.clone().unwrap_or_else(std::env::temp_dir);
+    let run_dir = parent.join(format!("lnbench-{run_id}"));
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    eprintln!("run {run_id}: {} ({} nodes)", scenario.name, scenario.nodes.len());
+
+    let cancel = CancellationToken::new();
+    let signal = Arc::new(OnceLock::new());
+    let signals = tokio::spawn(watch_signals(cancel.clone(), signal.clone()));
+
+    let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
+    let mut log = StepLog::default();
+    let mut facts = RunFacts::default();
+
+    let outcome = tokio::select! {
+        r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
+        () = cancel.cancelled() => Ok(None),
+    };
+    log.end();
+    let result = match outcome {
+        Ok(Some(network)) => {
+            let (summary, load_err) = run_load(&scenario, &network, cancel.clone()).await;
+            let interrupted_by = signal
+                .get()
+                .map(|s: &&str| s.to_string())
+                .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
+            let complete = interrupted_by.is_none();
+            println!("{}", headless::summary_table(&summary));
+            if let Some(dir) = &opts.report_dir {
+                let report = build_report(
+                    &scenario, &facts, &log, summary, started_at, complete, interrupted_by,
+                );
+                let path = report::json::write(&report, dir)?;
+                eprintln!("report: {}", path.display());
+            }
+            match load_err {
+                Some(e) => Err(e),
+                None if signal.get().is_some() => Ok(Exit::Interrupted),
+                None => Ok(Exit::Ok),
+            }
+        }
+        Ok(None) => Ok(Exit::Interrupted),
+        Err(e) => Err(e),
+    };
+
+    eprintln!("==> teardown ...");
+    let down = runtime.down().await;
+    signals.abort();
+    match &down {
+        Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
+        Ok(()) => eprintln!("    all processes stopped, run directory removed"),
+        Err(e) => eprintln!("    teardown: {e:#}"),
+    }
+    if let Some(sig) = signal.get() {
+        eprintln!("interrupted by {sig}");
+    }
+    let exit = result?;
+    down.context("tearing down the run")?;
+    Ok(exit)
+}
+
+/// Cancels the run on SIGINT or SIGTERM and records which one came.
+async fn watch_signals(cancel: CancellationToken, which: Arc<OnceLock<&'static str>>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        _ = int.recv() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    };
+    let _ = which.set(name);
+    eprintln!("\n{name} received: stopping the load, then tearing down");
+    cancel.cancel();
+}
+
+/// What setup learned, for the report.
+#[derive(Default)]
+struct RunFacts {
+    chain_version: String,
+    nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
+}
+
+/// The network, ready for load.
+struct Network {
+    nodes: HashMap<String, ReadyNode>,
+}
+
+async fn bring_up(
+    scenario: &Scenario,
+    runtime: &mut LocalRuntime,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<Network> {
+    log.begin("chain up");
+    let wallet = MiningWallet::generate();
+    let endpoint = runtime
+        .start_chain(&scenario.chain, &wallet.address().to_string())
+        .await?;
+    facts.chain_version = endpoint.version.clone();
+    let chain = BtcdChain::connect(&endpoint, wallet).await?;
+    log.progress("mining past segwit activation");
+    chain.prepare().await.context("preparing the regtest chain")?;
+    let height = chain.height().await?;
+
+    log.begin("nodes up");
+    let endpoints = runtime.start_nodes(&scenario.nodes, &endpoint).await?;
+    let mut nodes = HashMap::new();
+    for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
+        let lnd = LndNode::connect(&spec.name, ep).await?;
+        let info = setup::wait_synced(&lnd, height, NODE_READY_TIMEOUT, lnd::is_starting_up)
+            .await
+            .with_context(|| {
+                format!(
+                    "lnd {} did not become ready; last lines of its log:\n{}",
+                    spec.name,
+                    runtime.log_tail(&spec.name, 20)
+                )
+            })?;
+        log.progress(&format!("{} ready ({})", spec.name, info.version));
+        let ready = ReadyNode {
+            node: Arc::new(lnd) as Arc<dyn LightningNode>,
+            info,
+            p2p_addr: ep.p2p_addr.clone(),
+        };
+        facts
+            .nodes
+            .push((spec.clone(), ready.clone(), ep.binary.clone()));
+        nodes.insert(spec.name.clone(), ready);
+    }
+
+    log.begin("wallets funded");
+    setup::fund_openers(&chain, &nodes, &scenario.channels, log).await?;
+
+    log.begin("peers connected");
+    setup::connect_peers(&nodes, &scenario.channels).await?;
+
+    log.begin("channels active");
+    setup::open_channels(&chain, &nodes, &scenario.channels, log).await?;
+    log.end();
+    Ok(Network { nodes })
+}
+
+/// Runs the workload; returns the summary of whatever was done, and the error that
+/// ended the load early, if any.
+async fn run_load(
+    scenario: &Scenario,
+    network: &Network,
+    cancel: CancellationToken,
+) -> (Summary, Option<anyhow::Error>) {
+    let w = &scenario.workload;
+    let mut routes = Vec::new();
+    for sender in &w.senders {
+        for receiver in &w.receivers {
+            let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
+            routes.push(Route {
+                sender: s.node.clone(),
+                receiver: r.node.clone(),
+                receiver_pubkey: r.info.pubkey.clone(),
+            });
+        }
+    }
+    let plan = Plan {
+        routes,
+        kind: w.kind,
+        amount_msat: w.amount_msat,
+        load: w.load.clone(),
+        stop: w.stop,
+        payment_timeout: w.payment_timeout,
+    };
+    eprintln!("==> load: {}", describe_load(&w.load));
+    let (recorder, snapshots) = metrics::Recorder::new();
+    let printer = tokio::spawn(headless::follow(snapshots));
+    let (_commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+    let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
+    let summary = recorder.summary();
+    drop(recorder);
+    let _ = printer.await;
+    (summary, res.err().map(anyhow::Error::from))
+}
+
+fn describe_load(load: &Load) -> String {
+    match load {
+        Load::Closed { concurrency } => format!("closed loop, {concurrency} concurrent payers"),
+        Load::Open { phases } => format!("open loop, {} phases", phases.len()),
+    }
+}
+
+fn build_report(
+    scenario: &Scenario,
+    facts: &RunFacts,
+    log: &StepLog,
+    results: Summary,
+    started_at: SystemTime,
+    complete: bool,
+    interrupted_by: Option<String>,
+) -> Report {
+    let w = &scenario.workload;
+    let role = |name: &str| {
+        if w.senders.iter().any(|s| s == name) {
+            "sender"
+        } else if w.receivers.iter().any(|r| r == name) {
+            "receiver"
+        } else {
+            "router"
+        }
+    };
+    let usage = metrics::process::ProcessUsage::read();
+    let payments = results.succeeded + results.failed;
+    Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: report::Tool::this(),
+        complete,
+        interrupted_by,
+        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
+        finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        scenario: report::ScenarioText {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            path: scenario.path.display().to_string(),
+            text: scenario.source.clone(),
+        },
+        runtime: "local".into(),
+        host: report::Host::detect(),
+        chain: report::ChainInfo {
+            implementation: "btcd".into(),
+            version: facts.chain_version.clone(),
+        },
+        nodes: facts
+            .nodes
+            .iter()
+            .map(|(spec, ready, binary)| report::NodeReport {
+                name: spec.name.clone(),
+                group: spec.group.clone(),
+                implementation: spec.implementation.to_string(),
+                version: ready.info.version.clone(),
+                pubkey: ready.info.pubkey.clone(),
+                role: role(&spec.name).into(),
+                binary: binary.display().to_string(),
+            })
+            .collect(),
+        workload: report::WorkloadReport {
+            kind: serde_json::to_value(w.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            amount_msat: w.amount_msat,
+            load_model: match w.load {
+                Load::Closed { .. } => "closed".into(),
+                Load::Open { .. } => "open".into(),
+            },
+            concurrency: match w.load {
+                Load::Closed { concurrency } => Some(concurrency),
+                Load::Open { .. } => None,
+            },
+            senders: w.senders.clone(),
+            receivers: w.receivers.clone(),
+            stop_after_payments: w.stop.payments,
+            stop_after_seconds: w.stop.duration.map(|d| d.as_secs_f64()),
+            payment_timeout_seconds: w.payment_timeout.as_secs_f64(),
+        },
+        setup: log.steps.clone(),
+        results,
+        tool_usage: report::ToolUsage::new(usage.cpu_seconds, usage.peak_rss_bytes, payments),
+    }
+}

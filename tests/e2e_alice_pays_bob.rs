@@ -1,0 +1,69 @@
+//! End to end through the real binary: alice pays bob by keysend between two real
+//! LND nodes on a real btcd regtest chain, headless, with a report.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+#[test]
+fn alice_pays_bob_keysend_real_lnd() {
+    require_node_binaries();
+    let work = tempfile::tempdir().expect("temp dir");
+    let run_dir = work.path().join("runs");
+    let report_dir = work.path().join("report");
+    std::fs::create_dir_all(&run_dir).unwrap();
+
+    let out = Command::new(lnbench())
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .args(["--payments", "300", "--report"])
+        .arg(&report_dir)
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .output()
+        .expect("run lnbench-tui");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "exit status {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+
+    // Setup steps are shown with their times, then progress, then a summary.
+    for step in ["chain up", "nodes up", "wallets funded", "channels active"] {
+        assert!(stderr.contains(step), "setup step {step:?} not shown:\n{stderr}");
+    }
+    assert!(stdout.contains("p99"), "no summary table on stdout:\n{stdout}");
+
+    let text = std::fs::read_to_string(report_dir.join("report.json")).expect("report.json");
+    let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+    assert_matches_schema(&report);
+    assert_eq!(report["complete"], true);
+    let results = &report["results"];
+    assert_eq!(results["succeeded"], 300, "results: {results:#}");
+    assert_eq!(results["failed"], 0, "results: {results:#}");
+    assert!(results["tps_average"].as_f64().unwrap() > 0.0);
+    let lat = &results["latency_ms"];
+    let (p50, p99, max) = (
+        lat["p50"].as_f64().unwrap(),
+        lat["p99"].as_f64().unwrap(),
+        lat["max"].as_f64().unwrap(),
+    );
+    assert!(p50 > 0.0 && p50 <= p99 && p99 <= max, "latency {lat:#}");
+    assert_eq!(report["nodes"].as_array().unwrap().len(), 2);
+    assert!(
+        report["nodes"][0]["version"].as_str().unwrap().contains("0.21"),
+        "node version {}",
+        report["nodes"][0]["version"]
+    );
+    assert!(!report["results"]["series"].as_array().unwrap().is_empty());
+
+    let left = processes_mentioning(&run_dir);
+    assert!(left.is_empty(), "processes of the run still alive: {left:?}");
+    assert!(
+        std::fs::read_dir(&run_dir).unwrap().next().is_none(),
+        "run directory not removed"
+    );
+}
