@@ -2,9 +2,33 @@
 //!
 //! The types in this file are the validated scenario the rest of the tool uses.
 
+mod error;
+mod raw;
+mod validate;
+mod workload;
+
+pub use error::{Position, ScenarioError};
+
 use crate::node::Implementation;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Reads and validates a scenario file. An unreadable file is an error naming the path.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    parse(path, &text)
+}
+
+/// Parses and validates scenario `text`; `path` is only used in messages and kept in
+/// the result.
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let raw: raw::RawScenario =
+        serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
+    validate::validate(path, text, raw)
+}
 
 /// Where a scenario runs its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -1,0 +1,163 @@
+//! The scenario file as written: a serde model that rejects unknown fields and keeps
+//! the line and column of every value the validator may complain about.
+
+use crate::node::Implementation;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub runtime: Option<RawRuntime>,
+    #[serde(default)]
+    pub chain: Option<RawChain>,
+    pub nodes: Spanned<NodeMap>,
+    #[serde(default)]
+    pub channels: Vec<Spanned<RawChannel>>,
+    pub workload: Spanned<RawWorkload>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawRuntime {
+    Local,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawChainKind {
+    Btcd,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawChain {
+    pub implementation: RawChainKind,
+    #[serde(default)]
+    pub binary: Option<PathBuf>,
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNode {
+    pub implementation: Implementation,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub binary: Option<PathBuf>,
+    #[serde(default)]
+    pub replicas: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+/// `nodes:` in file order, each name with its location (a `HashMap` would lose both).
+#[derive(Debug)]
+pub(super) struct NodeMap(pub Vec<(Spanned<String>, RawNode)>);
+
+impl<'de> Deserialize<'de> for NodeMap {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor(PhantomData<NodeMap>);
+
+        impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
+            type Value = NodeMap;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping from node name to node settings")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<NodeMap, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(NodeMap(entries))
+            }
+        }
+
+        deserializer.deserialize_map(EntriesVisitor(PhantomData))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawChannel {
+    pub from: Spanned<String>,
+    pub to: Spanned<String>,
+    pub capacity_sat: Spanned<u64>,
+    #[serde(default)]
+    pub count: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawPaymentKind {
+    Keysend,
+    Invoice,
+    InvoicePregenerated,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkload {
+    pub kind: RawPaymentKind,
+    pub senders: Spanned<Vec<Spanned<String>>>,
+    pub receiver: Spanned<String>,
+    #[serde(default)]
+    pub amount_msat: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub concurrency: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub rate: Option<Spanned<RawRate>>,
+    pub stop: Spanned<RawStop>,
+    #[serde(default)]
+    pub payment_timeout: Option<Spanned<String>>,
+}
+
+/// Open-loop phases; they always run in this order, whatever the order in the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRate {
+    #[serde(default)]
+    pub warm_up: Option<Spanned<RawSteady>>,
+    #[serde(default)]
+    pub ramp: Option<Spanned<RawRamp>>,
+    #[serde(default)]
+    pub hold: Option<Spanned<RawSteady>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSteady {
+    pub rate: Spanned<f64>,
+    pub duration: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRamp {
+    pub from: Spanned<f64>,
+    pub to: Spanned<f64>,
+    pub duration: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawStop {
+    #[serde(default)]
+    pub payments: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub duration: Option<Spanned<String>>,
+}

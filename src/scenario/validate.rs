@@ -1,0 +1,305 @@
+//! Semantic checks on the raw model and expansion into the validated [`Scenario`]:
+//! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
+
+use super::error::{Position, ScenarioError, excerpt};
+use super::raw::{RawChainKind, RawChannel, RawNode, RawRuntime, RawScenario};
+use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, RuntimeKind, Scenario};
+use serde_saphyr::{Location, Spanned};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// LND refuses larger channels unless both peers enable wumbo channels.
+pub(super) const MAX_NON_WUMBO_SAT: u64 = 16_777_215;
+const WUMBO_FLAG: &str = "--protocol.wumbo-channels";
+
+/// Makes located errors for one file.
+pub(super) struct Ctx<'a> {
+    pub path: &'a Path,
+    pub source: &'a str,
+}
+
+impl Ctx<'_> {
+    pub fn error(
+        &self,
+        loc: &Location,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> ScenarioError {
+        let at = Position {
+            line: loc.line(),
+            column: loc.column(),
+        };
+        ScenarioError::Invalid {
+            path: self.path.to_path_buf(),
+            at,
+            message: message.into(),
+            excerpt: excerpt(self.source, at, loc.span().len()),
+            hint: hint.into(),
+        }
+    }
+}
+
+/// The node groups of a scenario (names under `nodes:`) and their instances.
+pub(super) struct Groups {
+    /// Group name -> instance names, in file order.
+    pub order: Vec<(String, Vec<String>)>,
+    index: HashMap<String, usize>,
+}
+
+impl Groups {
+    pub fn instances(&self, group: &str) -> Option<&[String]> {
+        self.index.get(group).map(|&i| self.order[i].1.as_slice())
+    }
+
+    pub fn names(&self) -> String {
+        let names: Vec<&str> = self.order.iter().map(|(g, _)| g.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// An error for a name that is not a group, with the defined ones listed.
+    pub fn unknown(&self, ctx: &Ctx, name: &Spanned<String>, what: &str) -> ScenarioError {
+        let defined = self.names();
+        ctx.error(
+            &name.referenced,
+            format!(
+                "{what} names node \"{}\", which is not defined under nodes: (defined: {defined})",
+                name.value
+            ),
+            format!("add {} under nodes: or use one of {defined}", name.value),
+        )
+    }
+}
+
+pub(super) fn validate(
+    path: &Path,
+    source: &str,
+    raw: RawScenario,
+) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx { path, source };
+    let name = raw.name.value.trim().to_string();
+    if name.is_empty() {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            "name is empty",
+            "give the scenario a short name, e.g. name: alice-pays-bob (reports and output folders use it)",
+        ));
+    }
+    let runtime = match raw.runtime.unwrap_or(RawRuntime::Local) {
+        RawRuntime::Local => RuntimeKind::Local,
+    };
+    let chain = match raw.chain {
+        Some(chain) => ChainSpec {
+            kind: match chain.implementation {
+                RawChainKind::Btcd => ChainKind::Btcd,
+            },
+            binary: chain.binary,
+            args: chain.args,
+        },
+        None => ChainSpec {
+            kind: ChainKind::Btcd,
+            binary: None,
+            args: Vec::new(),
+        },
+    };
+    let (nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
+    let mut channels = Vec::new();
+    for (i, channel) in raw.channels.iter().enumerate() {
+        channels.extend(expand_channel(
+            &ctx,
+            &groups,
+            &raw.nodes.value.0,
+            i + 1,
+            channel,
+        )?);
+    }
+    let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
+    Ok(Scenario {
+        name,
+        description: raw.description.unwrap_or_default().trim().to_string(),
+        runtime,
+        chain,
+        nodes,
+        channels,
+        workload,
+        path: path.to_path_buf(),
+        source: source.to_string(),
+    })
+}
+
+fn expand_nodes(
+    ctx: &Ctx,
+    raw: &Spanned<super::raw::NodeMap>,
+) -> Result<(Vec<NodeSpec>, Groups), ScenarioError> {
+    if raw.value.0.is_empty() {
+        return Err(ctx.error(
+            &raw.referenced,
+            "nodes: is empty",
+            "define at least a sender and a receiver, e.g. alice: { implementation: lnd } and bob: { implementation: lnd }",
+        ));
+    }
+    let mut nodes = Vec::new();
+    let mut groups = Groups {
+        order: Vec::new(),
+        index: HashMap::new(),
+    };
+    // Instance name -> the group that made it, to report collisions.
+    let mut taken: HashMap<String, String> = HashMap::new();
+    for (name, node) in &raw.value.0 {
+        check_node_name(ctx, name)?;
+        let replicas = match &node.replicas {
+            Some(r) if r.value == 0 => {
+                return Err(ctx.error(
+                    &r.referenced,
+                    format!("node {} has replicas: 0", name.value),
+                    "write replicas: 1 or more, or remove the node",
+                ));
+            }
+            Some(r) => r.value,
+            None => 1,
+        };
+        let instances: Vec<String> = if replicas == 1 {
+            vec![name.value.clone()]
+        } else {
+            (1..=replicas)
+                .map(|i| format!("{}-{i}", name.value))
+                .collect()
+        };
+        for instance in &instances {
+            if let Some(other) = taken.get(instance) {
+                return Err(ctx.error(
+                    &name.referenced,
+                    format!(
+                        "node {} makes an instance named {instance}, which node {other} already makes",
+                        name.value
+                    ),
+                    format!(
+                        "rename one of {other} and {}; replicas of alice are named alice-1, alice-2, ...",
+                        name.value
+                    ),
+                ));
+            }
+            taken.insert(instance.clone(), name.value.clone());
+            nodes.push(instance_spec(instance, &name.value, node));
+        }
+        groups.index.insert(name.value.clone(), groups.order.len());
+        groups.order.push((name.value.clone(), instances));
+    }
+    Ok((nodes, groups))
+}
+
+fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
+    NodeSpec {
+        name: instance.to_string(),
+        group: group.to_string(),
+        implementation: node.implementation,
+        version: node.version.clone(),
+        binary: node.binary.clone(),
+        args: node.args.clone(),
+    }
+}
+
+/// Names become directory and container names: keep them to a safe alphabet.
+fn check_node_name(ctx: &Ctx, name: &Spanned<String>) -> Result<(), ScenarioError> {
+    let n = &name.value;
+    let ok = n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ctx.error(
+            &name.referenced,
+            format!("node name \"{n}\" is not allowed"),
+            "use letters, digits, - and _, starting with a letter or digit, e.g. alice or lnd-sender",
+        ))
+    }
+}
+
+fn expand_channel(
+    ctx: &Ctx,
+    groups: &Groups,
+    raw_nodes: &[(Spanned<String>, RawNode)],
+    number: usize,
+    channel: &Spanned<RawChannel>,
+) -> Result<Vec<ChannelSpec>, ScenarioError> {
+    let ch = &channel.value;
+    let what = format!("channel {number}");
+    let from = groups
+        .instances(&ch.from.value)
+        .ok_or_else(|| groups.unknown(ctx, &ch.from, &format!("{what} from:")))?;
+    let to = groups
+        .instances(&ch.to.value)
+        .ok_or_else(|| groups.unknown(ctx, &ch.to, &format!("{what} to:")))?;
+    if ch.from.value == ch.to.value {
+        let other = groups
+            .order
+            .iter()
+            .map(|(g, _)| g.as_str())
+            .find(|g| *g != ch.from.value)
+            .unwrap_or("another node");
+        return Err(ctx.error(
+            &ch.to.referenced,
+            format!("{what} goes from {} to itself", ch.from.value),
+            format!(
+                "a channel joins two different nodes: set to: to another node, e.g. to: {other}"
+            ),
+        ));
+    }
+    let capacity = &ch.capacity_sat;
+    if capacity.value == 0 {
+        return Err(ctx.error(
+            &capacity.referenced,
+            format!("{what} has capacity_sat: 0"),
+            format!("write the channel size in satoshis, e.g. capacity_sat: 5000000 (at most {MAX_NON_WUMBO_SAT} without wumbo)"),
+        ));
+    }
+    if capacity.value > MAX_NON_WUMBO_SAT {
+        let args_of = |group: &str| {
+            raw_nodes
+                .iter()
+                .find(|(n, _)| n.value == group)
+                .map_or(&[][..], |(_, node)| node.args.as_slice())
+        };
+        let wumbo = |group: &str| args_of(group).iter().any(|a| a == WUMBO_FLAG);
+        let missing: Vec<&str> = [ch.from.value.as_str(), ch.to.value.as_str()]
+            .into_iter()
+            .filter(|g| !wumbo(g))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ctx.error(
+                &capacity.referenced,
+                format!(
+                    "{what} has capacity_sat: {}, above {MAX_NON_WUMBO_SAT} sat, the largest channel LND opens without wumbo",
+                    capacity.value
+                ),
+                format!(
+                    "lower capacity_sat to at most {MAX_NON_WUMBO_SAT}, or add \"{WUMBO_FLAG}\" to args: of {}",
+                    missing.join(" and ")
+                ),
+            ));
+        }
+    }
+    let count = match &ch.count {
+        Some(c) if c.value == 0 => {
+            return Err(ctx.error(
+                &c.referenced,
+                format!("{what} has count: 0"),
+                "write count: 1 or more (parallel channels per pair), or remove the channel",
+            ));
+        }
+        Some(c) => c.value,
+        None => 1,
+    };
+    let mut out = Vec::with_capacity(from.len() * to.len());
+    for f in from {
+        for t in to {
+            out.push(ChannelSpec {
+                from: f.clone(),
+                to: t.clone(),
+                capacity_sat: capacity.value,
+                count,
+            });
+        }
+    }
+    Ok(out)
+}

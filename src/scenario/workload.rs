@@ -1,0 +1,273 @@
+//! Checks of `workload:`: who pays whom, whether a channel path exists, the load model
+//! (closed loop or open-loop phases), the stop condition and the timeouts.
+
+use super::error::ScenarioError;
+use super::raw::{RawChannel, RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
+use super::validate::{Ctx, Groups};
+use super::{Load, PaymentKind, Phase, PhaseKind, StopCondition, Workload};
+use serde_saphyr::{Location, Spanned};
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+const DEFAULT_AMOUNT_MSAT: u64 = 1_000;
+const DEFAULT_PAYMENT_TIMEOUT: Duration = Duration::from_secs(60);
+const DURATION_HINT: &str = "write a number and a unit, e.g. 30s, 5m or 1h30m";
+const NONZERO_DURATION_HINT: &str = "write a duration above zero, e.g. 30s, 5m or 1h30m";
+
+pub(super) fn validate(
+    ctx: &Ctx,
+    groups: &Groups,
+    channels: &[Spanned<RawChannel>],
+    raw: &Spanned<RawWorkload>,
+) -> Result<Workload, ScenarioError> {
+    let w = &raw.value;
+    let (senders, receivers) = parties(ctx, groups, channels, w)?;
+    let amount_msat = match &w.amount_msat {
+        Some(a) if a.value == 0 => {
+            return Err(ctx.error(
+                &a.referenced,
+                "amount_msat is 0",
+                format!("write an amount in millisatoshis of at least 1, e.g. amount_msat: {DEFAULT_AMOUNT_MSAT}"),
+            ));
+        }
+        Some(a) => a.value,
+        None => DEFAULT_AMOUNT_MSAT,
+    };
+    let load = match (&w.concurrency, &w.rate) {
+        (Some(concurrency), Some(_)) => {
+            return Err(ctx.error(
+                &concurrency.referenced,
+                "workload sets both concurrency: (closed loop) and rate: (open loop)",
+                "keep one: concurrency: N keeps N payments in flight, rate: schedules payments per second",
+            ));
+        }
+        (None, None) => {
+            return Err(ctx.error(
+                &raw.referenced,
+                "workload sets neither concurrency: nor rate:",
+                "add concurrency: 10 (closed loop: 10 payments in flight) or rate: with hold: { rate: 50, duration: 1m } (open loop)",
+            ));
+        }
+        (Some(c), None) if c.value == 0 => {
+            return Err(ctx.error(
+                &c.referenced,
+                "concurrency is 0",
+                "write concurrency: 1 or more (how many payments are in flight at once)",
+            ));
+        }
+        (Some(c), None) => Load::Closed {
+            concurrency: c.value,
+        },
+        (None, Some(rate)) => Load::Open {
+            phases: phases(ctx, rate)?,
+        },
+    };
+    let stop = stop_condition(ctx, &w.stop)?;
+    let payment_timeout = match &w.payment_timeout {
+        Some(t) => nonzero_duration(ctx, t, "payment_timeout")?,
+        None => DEFAULT_PAYMENT_TIMEOUT,
+    };
+    Ok(Workload {
+        kind: match w.kind {
+            RawPaymentKind::Keysend => PaymentKind::Keysend,
+            RawPaymentKind::Invoice => PaymentKind::Invoice,
+            RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
+        },
+        senders,
+        receivers,
+        amount_msat,
+        load,
+        stop,
+        payment_timeout,
+    })
+}
+
+/// Sender and receiver instances, after checking names and channel paths.
+fn parties(
+    ctx: &Ctx,
+    groups: &Groups,
+    channels: &[Spanned<RawChannel>],
+    w: &RawWorkload,
+) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
+    if w.senders.value.is_empty() {
+        return Err(ctx.error(
+            &w.senders.referenced,
+            "senders: is empty",
+            format!(
+                "list the nodes that pay, e.g. senders: [{}]",
+                first_group(groups)
+            ),
+        ));
+    }
+    let receiver = &w.receiver;
+    let receivers = groups
+        .instances(&receiver.value)
+        .ok_or_else(|| groups.unknown(ctx, receiver, "receiver:"))?
+        .to_vec();
+    let mut senders = Vec::new();
+    let mut seen = HashSet::new();
+    for sender in &w.senders.value {
+        let instances = groups
+            .instances(&sender.value)
+            .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
+        if !seen.insert(sender.value.as_str()) {
+            return Err(ctx.error(
+                &sender.referenced,
+                format!("{} is listed twice under senders:", sender.value),
+                format!("list {} once; all its replicas pay", sender.value),
+            ));
+        }
+        if sender.value == receiver.value {
+            return Err(ctx.error(
+                &sender.referenced,
+                format!("{} is both a sender and the receiver", sender.value),
+                format!(
+                    "remove {} from senders: or pick another receiver:",
+                    sender.value
+                ),
+            ));
+        }
+        if !reaches(channels, &sender.value, &receiver.value) {
+            return Err(ctx.error(
+                &sender.referenced,
+                format!(
+                    "sender {} has no channel path to receiver {}: no chain of channels under channels: leads from {} to {}",
+                    sender.value, receiver.value, sender.value, receiver.value
+                ),
+                format!(
+                    "add a channel under channels: such as {{ from: {}, to: {}, capacity_sat: 5000000 }}",
+                    sender.value, receiver.value
+                ),
+            ));
+        }
+        senders.extend(instances.iter().cloned());
+    }
+    Ok((senders, receivers))
+}
+
+fn first_group(groups: &Groups) -> &str {
+    groups.order.first().map_or("alice", |(g, _)| g.as_str())
+}
+
+/// Whether channels lead from group `from` to group `to`. Channels are directed: the
+/// opener funds them, so only it can pay through them at first. Every instance of a
+/// group gets the group's channels, so a path between groups is a path between every
+/// pair of their instances.
+fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) -> bool {
+    let mut seen = HashSet::from([from]);
+    let mut queue = VecDeque::from([from]);
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            return true;
+        }
+        for ch in channels.iter().map(|c| &c.value) {
+            if ch.from.value == at && seen.insert(ch.to.value.as_str()) {
+                queue.push_back(ch.to.value.as_str());
+            }
+        }
+    }
+    false
+}
+
+fn phases(ctx: &Ctx, rate: &Spanned<RawRate>) -> Result<Vec<Phase>, ScenarioError> {
+    let r = &rate.value;
+    let mut phases = Vec::new();
+    if let Some(s) = &r.warm_up {
+        phases.push(steady(ctx, s, PhaseKind::WarmUp, "warm_up")?);
+    }
+    if let Some(ramp) = &r.ramp {
+        phases.push(ramp_phase(ctx, ramp)?);
+    }
+    if let Some(s) = &r.hold {
+        phases.push(steady(ctx, s, PhaseKind::Hold, "hold")?);
+    }
+    if phases.is_empty() {
+        return Err(ctx.error(
+            &rate.referenced,
+            "rate: has no phase",
+            "add at least one of warm_up: { rate, duration }, ramp: { from, to, duration }, hold: { rate, duration }",
+        ));
+    }
+    Ok(phases)
+}
+
+fn steady(
+    ctx: &Ctx,
+    s: &Spanned<RawSteady>,
+    kind: PhaseKind,
+    name: &str,
+) -> Result<Phase, ScenarioError> {
+    let rate = positive_rate(ctx, &s.value.rate, &format!("{name} rate"))?;
+    Ok(Phase {
+        kind,
+        from_rate: rate,
+        to_rate: rate,
+        duration: nonzero_duration(ctx, &s.value.duration, &format!("{name} duration"))?,
+    })
+}
+
+fn ramp_phase(ctx: &Ctx, ramp: &Spanned<RawRamp>) -> Result<Phase, ScenarioError> {
+    let RawRamp { from, to, duration } = &ramp.value;
+    Ok(Phase {
+        kind: PhaseKind::Ramp,
+        from_rate: positive_rate(ctx, from, "ramp from")?,
+        to_rate: positive_rate(ctx, to, "ramp to")?,
+        duration: nonzero_duration(ctx, duration, "ramp duration")?,
+    })
+}
+
+fn positive_rate(ctx: &Ctx, rate: &Spanned<f64>, what: &str) -> Result<f64, ScenarioError> {
+    if rate.value.is_finite() && rate.value > 0.0 {
+        Ok(rate.value)
+    } else {
+        Err(ctx.error(
+            &rate.referenced,
+            format!("{what} is {} payments/s", rate.value),
+            "write a rate above 0 payments per second, e.g. 20; leave out a phase you do not want",
+        ))
+    }
+}
+
+fn stop_condition(ctx: &Ctx, stop: &Spanned<RawStop>) -> Result<StopCondition, ScenarioError> {
+    let s = &stop.value;
+    if s.payments.is_none() && s.duration.is_none() {
+        return Err(ctx.error(
+            &stop.referenced,
+            "stop: sets neither payments: nor duration:",
+            "add payments: 2000 and/or duration: 5m (the run stops at whichever comes first)",
+        ));
+    }
+    let payments = match &s.payments {
+        Some(p) if p.value == 0 => {
+            return Err(ctx.error(
+                &p.referenced,
+                "stop payments is 0",
+                "write payments: 1 or more, or remove it and stop by duration: only",
+            ));
+        }
+        Some(p) => Some(p.value),
+        None => None,
+    };
+    let duration = match &s.duration {
+        Some(d) => Some(nonzero_duration(ctx, d, "stop duration")?),
+        None => None,
+    };
+    Ok(StopCondition { payments, duration })
+}
+
+fn nonzero_duration(
+    ctx: &Ctx,
+    text: &Spanned<String>,
+    what: &str,
+) -> Result<Duration, ScenarioError> {
+    let at: &Location = &text.referenced;
+    match humantime::parse_duration(text.value.trim()) {
+        Ok(d) if d.is_zero() => Err(ctx.error(at, format!("{what} is 0"), NONZERO_DURATION_HINT)),
+        Ok(d) => Ok(d),
+        Err(e) => Err(ctx.error(
+            at,
+            format!("{what} \"{}\" is not a duration ({e})", text.value),
+            DURATION_HINT,
+        )),
+    }
+}

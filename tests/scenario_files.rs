@@ -1,0 +1,417 @@
+//! Every fixture under tests/fixtures/scenarios/: valid ones expand as expected, each
+//! invalid one fails with its own message, at its own line and column, with a hint.
+
+use lnbench_tui::node::Implementation;
+use lnbench_tui::scenario::{self, Load, PaymentKind, PhaseKind, ScenarioError};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const INVALID: &str = "tests/fixtures/scenarios/invalid";
+const VALID: &str = "tests/fixtures/scenarios/valid";
+
+/// (file, "line:col", what is wrong, what to write instead)
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "unknown-field",
+        "6:5",
+        "unknown field `replcas`",
+        "allowed here: implementation, version, binary, replicas, args",
+    ),
+    (
+        "unknown-field-in-phase",
+        "17:37",
+        "unknown field `burst`",
+        "allowed here: rate, duration",
+    ),
+    (
+        "yaml-syntax",
+        "15:11",
+        "illegal placement of ':' indicator",
+        "an unclosed [ or {",
+    ),
+    (
+        "missing-field",
+        "8:1",
+        "missing field `workload`",
+        "add `workload:`",
+    ),
+    (
+        "duplicate-node",
+        "8:3",
+        "`alice` appears twice in the same mapping",
+        "names under nodes: must be unique",
+    ),
+    (
+        "bad-kind",
+        "13:9",
+        "unknown value `keysnd`",
+        "write one of: keysend, invoice, invoice-pregenerated",
+    ),
+    (
+        "bad-implementation",
+        "7:21",
+        "unknown value `cln`",
+        "write one of: lnd",
+    ),
+    (
+        "bad-runtime",
+        "3:10",
+        "unknown value `docker`",
+        "write one of: local",
+    ),
+    (
+        "bad-chain",
+        "4:19",
+        "unknown value `bitcoind`",
+        "write one of: btcd",
+    ),
+    (
+        "bad-number",
+        "6:15",
+        "this value is not a whole number of at least 0",
+        "e.g. 10",
+    ),
+    (
+        "bad-duration",
+        "18:15",
+        "stop duration \"5\" is not a duration (time unit needed",
+        "e.g. 30s, 5m or 1h30m",
+    ),
+    ("empty-name", "2:7", "name is empty", "name: alice-pays-bob"),
+    (
+        "no-nodes",
+        "3:8",
+        "nodes: is empty",
+        "alice: { implementation: lnd }",
+    ),
+    (
+        "bad-node-name",
+        "6:3",
+        "node name \"bob smith\" is not allowed",
+        "use letters, digits, - and _",
+    ),
+    (
+        "zero-replicas",
+        "6:15",
+        "node alice has replicas: 0",
+        "write replicas: 1 or more",
+    ),
+    (
+        "instance-collision",
+        "7:3",
+        "node alice-1 makes an instance named alice-1, which node alice already makes",
+        "rename one of alice and alice-1",
+    ),
+    (
+        "unknown-channel-node",
+        "10:9",
+        "channel 1 to: names node \"carol\", which is not defined under nodes: (defined: alice, bob)",
+        "add carol under nodes: or use one of alice, bob",
+    ),
+    (
+        "channel-to-itself",
+        "10:9",
+        "channel 1 goes from alice to itself",
+        "e.g. to: bob",
+    ),
+    (
+        "zero-capacity",
+        "11:19",
+        "channel 1 has capacity_sat: 0",
+        "capacity_sat: 5000000",
+    ),
+    (
+        "capacity-above-wumbo",
+        "12:19",
+        "channel 1 has capacity_sat: 16777216, above 16777215 sat",
+        "add \"--protocol.wumbo-channels\" to args: of bob",
+    ),
+    (
+        "zero-count",
+        "12:12",
+        "channel 1 has count: 0",
+        "write count: 1 or more",
+    ),
+    (
+        "empty-senders",
+        "14:12",
+        "senders: is empty",
+        "senders: [alice]",
+    ),
+    (
+        "unknown-sender",
+        "14:13",
+        "senders: names node \"alcie\", which is not defined under nodes: (defined: alice, bob)",
+        "use one of alice, bob",
+    ),
+    (
+        "duplicate-sender",
+        "14:20",
+        "alice is listed twice under senders:",
+        "list alice once",
+    ),
+    (
+        "unknown-receiver",
+        "15:13",
+        "receiver: names node \"carol\", which is not defined",
+        "add carol under nodes:",
+    ),
+    (
+        "receiver-is-sender",
+        "14:20",
+        "bob is both a sender and the receiver",
+        "remove bob from senders:",
+    ),
+    (
+        "no-path",
+        "14:13",
+        "sender alice has no channel path to receiver bob",
+        "{ from: alice, to: bob, capacity_sat: 5000000 }",
+    ),
+    (
+        "rate-and-concurrency",
+        "16:16",
+        "workload sets both concurrency: (closed loop) and rate: (open loop)",
+        "keep one",
+    ),
+    (
+        "no-load",
+        "13:3",
+        "workload sets neither concurrency: nor rate:",
+        "add concurrency: 10",
+    ),
+    (
+        "zero-concurrency",
+        "16:16",
+        "concurrency is 0",
+        "write concurrency: 1 or more",
+    ),
+    (
+        "empty-rate",
+        "16:9",
+        "rate: has no phase",
+        "hold: { rate, duration }",
+    ),
+    (
+        "zero-phase-rate",
+        "18:19",
+        "hold rate is 0 payments/s",
+        "write a rate above 0",
+    ),
+    (
+        "zero-phase-duration",
+        "20:17",
+        "ramp duration is 0",
+        "write a duration above zero",
+    ),
+    (
+        "no-stop-condition",
+        "17:9",
+        "stop: sets neither payments: nor duration:",
+        "add payments: 2000 and/or duration: 5m",
+    ),
+    (
+        "zero-payments",
+        "18:15",
+        "stop payments is 0",
+        "write payments: 1 or more",
+    ),
+    (
+        "zero-amount",
+        "16:16",
+        "amount_msat is 0",
+        "amount_msat: 1000",
+    ),
+    (
+        "zero-payment-timeout",
+        "19:20",
+        "payment_timeout is 0",
+        "write a duration above zero",
+    ),
+];
+
+fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
+    let path = Path::new(INVALID).join(format!("{name}.yaml"));
+    match scenario::load(&path) {
+        Ok(_) => panic!("{} should be rejected", path.display()),
+        Err(err) => (path, err),
+    }
+}
+
+#[test]
+fn each_invalid_fixture_fails_with_its_message_line_and_hint() {
+    for (name, at, message, hint) in CASES {
+        let (path, err) = load_invalid(name);
+        let text = err.to_string();
+        let head = format!("{}:{at}: {message}", path.display());
+        assert!(
+            text.starts_with(&head),
+            "{name}: expected to start with\n{head}\ngot\n{text}"
+        );
+        let hint_line = text.lines().last().unwrap_or_default();
+        assert!(
+            hint_line.starts_with("  hint: ") && hint_line.contains(hint),
+            "{name}: expected a hint containing {hint:?}, got\n{text}"
+        );
+        let line: u64 = at.split(':').next().and_then(|l| l.parse().ok()).unwrap();
+        assert_eq!(err.position().map(|p| p.line), Some(line), "{name}");
+        assert!(err.is_input_error());
+    }
+}
+
+#[test]
+fn every_invalid_fixture_has_a_case() {
+    let mut files: Vec<String> = std::fs::read_dir(INVALID)
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    files.sort();
+    let mut cased: Vec<String> = CASES.iter().map(|c| c.0.to_string()).collect();
+    cased.sort();
+    assert_eq!(files, cased);
+}
+
+#[test]
+fn the_excerpt_quotes_the_line_and_points_at_the_value() {
+    let (_, err) = load_invalid("unknown-channel-node");
+    let text = err.to_string();
+    assert!(
+        text.contains("10 |     to: carol\n   |         ^^^^^\n"),
+        "got\n{text}"
+    );
+}
+
+#[test]
+fn an_unreadable_file_names_its_path() {
+    let err = scenario::load(Path::new("tests/fixtures/scenarios/no-such-file.yaml")).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "tests/fixtures/scenarios/no-such-file.yaml: cannot read the scenario file: "
+        ),
+        "got {text}"
+    );
+    assert!(text.contains("\n  hint: check the path"));
+    assert!(err.is_input_error());
+    assert_eq!(err.position(), None);
+}
+
+#[test]
+fn alice_pays_bob_is_a_closed_loop_over_ten_channels() {
+    let s = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    assert_eq!(s.name, "alice-pays-bob");
+    assert!(
+        s.description
+            .starts_with("What throughput (payments/s) and latency")
+    );
+    let names: Vec<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["alice", "bob"]);
+    assert_eq!(s.nodes[0].implementation, Implementation::Lnd);
+    assert_eq!(s.nodes[0].version.as_deref(), Some("v0.21.1-beta"));
+    assert_eq!(s.channels.len(), 1);
+    assert_eq!(
+        (s.channels[0].from.as_str(), s.channels[0].to.as_str()),
+        ("alice", "bob")
+    );
+    assert_eq!(
+        (s.channels[0].capacity_sat, s.channels[0].count),
+        (5_000_000, 10)
+    );
+    let w = &s.workload;
+    assert_eq!(w.kind, PaymentKind::Keysend);
+    assert_eq!(
+        (w.senders.as_slice(), w.receivers.as_slice()),
+        (&["alice".to_string()][..], &["bob".to_string()][..])
+    );
+    assert_eq!(w.load, Load::Closed { concurrency: 10 });
+    assert_eq!(w.stop.payments, Some(2000));
+    assert_eq!(w.stop.duration, Some(Duration::from_secs(300)));
+    assert_eq!(w.payment_timeout, Duration::from_secs(60));
+}
+
+#[test]
+fn the_shipped_scenario_is_the_alice_pays_bob_fixture() {
+    let shipped = scenario::load(Path::new("scenarios/alice-pays-bob.yaml")).unwrap();
+    let fixture = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    assert_eq!(shipped.source, fixture.source);
+    assert_eq!(shipped.workload, fixture.workload);
+}
+
+#[test]
+fn open_loop_phases_run_warm_up_ramp_hold_whatever_the_file_order() {
+    let s = scenario::load(&Path::new(VALID).join("open-loop-phases.yaml")).unwrap();
+    let Load::Open { phases } = &s.workload.load else {
+        panic!("expected an open loop, got {:?}", s.workload.load);
+    };
+    let got: Vec<(PhaseKind, f64, f64, u64)> = phases
+        .iter()
+        .map(|p| (p.kind, p.from_rate, p.to_rate, p.duration.as_secs()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (PhaseKind::WarmUp, 20.0, 20.0, 10),
+            (PhaseKind::Ramp, 20.0, 100.5, 30),
+            (PhaseKind::Hold, 100.0, 100.0, 60),
+        ]
+    );
+    assert_eq!(s.workload.kind, PaymentKind::Invoice);
+    assert_eq!(s.workload.amount_msat, 5000);
+    assert_eq!(s.workload.stop.payments, None);
+    assert_eq!(s.workload.stop.duration, Some(Duration::from_secs(120)));
+    assert_eq!(s.workload.payment_timeout, Duration::from_secs(30));
+    assert_eq!(s.nodes[0].args, ["--maxpendingchannels=10"]);
+    assert_eq!(s.channels[0].capacity_sat, 16_777_215);
+}
+
+#[test]
+fn replicas_expand_nodes_channels_and_senders() {
+    let s = scenario::load(&Path::new(VALID).join("replicas.yaml")).unwrap();
+    let nodes: Vec<(&str, &str)> = s
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.group.as_str()))
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("alice-1", "alice"),
+            ("alice-2", "alice"),
+            ("alice-3", "alice"),
+            ("alice-4", "alice"),
+            ("carol", "carol"),
+            ("bob", "bob"),
+        ]
+    );
+    let channels: Vec<(&str, &str, u64, u32)> = s
+        .channels
+        .iter()
+        .map(|c| (c.from.as_str(), c.to.as_str(), c.capacity_sat, c.count))
+        .collect();
+    assert_eq!(
+        channels,
+        [
+            ("alice-1", "carol", 2_000_000, 2),
+            ("alice-2", "carol", 2_000_000, 2),
+            ("alice-3", "carol", 2_000_000, 2),
+            ("alice-4", "carol", 2_000_000, 2),
+            ("carol", "bob", 20_000_000, 1),
+        ]
+    );
+    assert_eq!(
+        s.workload.senders,
+        ["alice-1", "alice-2", "alice-3", "alice-4"]
+    );
+    assert_eq!(s.workload.receivers, ["bob"]);
+    assert_eq!(s.workload.kind, PaymentKind::InvoicePregenerated);
+    assert_eq!(s.workload.load, Load::Closed { concurrency: 40 });
+    assert_eq!(s.workload.amount_msat, 1000);
+    assert_eq!(s.workload.stop.duration, None);
+}
