@@ -9,226 +9,60 @@ use std::time::Duration;
 const INVALID: &str = "tests/fixtures/scenarios/invalid";
 const VALID: &str = "tests/fixtures/scenarios/valid";
 
-/// (file, "line:col", what is wrong, what to write instead)
-const CASES: &[(&str, &str, &str, &str)] = &[
-    (
-        "unknown-field",
-        "6:5",
-        "unknown field `replcas`",
-        "allowed here: implementation, version, binary, replicas, args",
-    ),
-    (
-        "unknown-field-in-phase",
-        "17:37",
-        "unknown field `burst`",
-        "allowed here: rate, duration",
-    ),
-    (
-        "yaml-syntax",
-        "15:11",
-        "illegal placement of ':' indicator",
-        "an unclosed [ or {",
-    ),
-    (
-        "missing-field",
-        "8:1",
-        "missing field `workload`",
-        "add `workload:`",
-    ),
-    (
-        "duplicate-node",
-        "8:3",
-        "`alice` appears twice in the same mapping",
-        "names under nodes: must be unique",
-    ),
-    (
-        "bad-kind",
-        "13:9",
-        "unknown value `keysnd`",
-        "write one of: keysend, invoice, invoice-pregenerated",
-    ),
-    (
-        "bad-implementation",
-        "7:21",
-        "unknown value `cln`",
-        "write one of: lnd",
-    ),
-    (
-        "bad-runtime",
-        "3:10",
-        "unknown value `docker`",
-        "write one of: local",
-    ),
-    (
-        "bad-chain",
-        "4:19",
-        "unknown value `bitcoind`",
-        "write one of: btcd",
-    ),
-    (
-        "bad-number",
-        "6:15",
-        "this value is not a whole number of at least 0",
-        "e.g. 10",
-    ),
-    (
-        "bad-duration",
-        "18:15",
-        "stop duration \"5\" is not a duration (time unit needed",
-        "e.g. 30s, 5m or 1h30m",
-    ),
-    ("empty-name", "2:7", "name is empty", "name: alice-pays-bob"),
-    (
-        "no-nodes",
-        "3:8",
-        "nodes: is empty",
-        "alice: { implementation: lnd }",
-    ),
-    (
-        "bad-node-name",
-        "6:3",
-        "node name \"bob smith\" is not allowed",
-        "use letters, digits, - and _",
-    ),
-    (
-        "zero-replicas",
-        "6:15",
-        "node alice has replicas: 0",
-        "write replicas: 1 or more",
-    ),
-    (
-        "instance-collision",
-        "7:3",
-        "node alice-1 makes an instance named alice-1, which node alice already makes",
-        "rename one of alice and alice-1",
-    ),
-    (
-        "unknown-channel-node",
-        "10:9",
-        "channel 1 to: names node \"carol\", which is not defined under nodes: (defined: alice, bob)",
-        "add carol under nodes: or use one of alice, bob",
-    ),
-    (
-        "channel-to-itself",
-        "10:9",
-        "channel 1 goes from alice to itself",
-        "e.g. to: bob",
-    ),
-    (
-        "zero-capacity",
-        "11:19",
-        "channel 1 has capacity_sat: 0",
-        "capacity_sat: 5000000",
-    ),
-    (
-        "capacity-above-wumbo",
-        "12:19",
-        "channel 1 has capacity_sat: 16777216, above 16777215 sat",
-        "add \"--protocol.wumbo-channels\" to args: of bob",
-    ),
-    (
-        "zero-count",
-        "12:12",
-        "channel 1 has count: 0",
-        "write count: 1 or more",
-    ),
-    (
-        "empty-senders",
-        "14:12",
-        "senders: is empty",
-        "senders: [alice]",
-    ),
-    (
-        "unknown-sender",
-        "14:13",
-        "senders: names node \"alcie\", which is not defined under nodes: (defined: alice, bob)",
-        "use one of alice, bob",
-    ),
-    (
-        "duplicate-sender",
-        "14:20",
-        "alice is listed twice under senders:",
-        "list alice once",
-    ),
-    (
-        "unknown-receiver",
-        "15:13",
-        "receiver: names node \"carol\", which is not defined",
-        "add carol under nodes:",
-    ),
-    (
-        "receiver-is-sender",
-        "14:20",
-        "bob is both a sender and the receiver",
-        "remove bob from senders:",
-    ),
-    (
-        "no-path",
-        "14:13",
-        "sender alice has no channel path to receiver bob",
-        "{ from: alice, to: bob, capacity_sat: 5000000 }",
-    ),
-    (
-        "rate-and-concurrency",
-        "16:16",
-        "workload sets both concurrency: (closed loop) and rate: (open loop)",
-        "keep one",
-    ),
-    (
-        "no-load",
-        "13:3",
-        "workload sets neither concurrency: nor rate:",
-        "add concurrency: 10",
-    ),
-    (
-        "zero-concurrency",
-        "16:16",
-        "concurrency is 0",
-        "write concurrency: 1 or more",
-    ),
-    (
-        "empty-rate",
-        "16:9",
-        "rate: has no phase",
-        "hold: { rate, duration }",
-    ),
-    (
-        "zero-phase-rate",
-        "18:19",
-        "hold rate is 0 payments/s",
-        "write a rate above 0",
-    ),
-    (
-        "zero-phase-duration",
-        "20:17",
-        "ramp duration is 0",
-        "write a duration above zero",
-    ),
-    (
-        "no-stop-condition",
-        "17:9",
-        "stop: sets neither payments: nor duration:",
-        "add payments: 2000 and/or duration: 5m",
-    ),
-    (
-        "zero-payments",
-        "18:15",
-        "stop payments is 0",
-        "write payments: 1 or more",
-    ),
-    (
-        "zero-amount",
-        "16:16",
-        "amount_msat is 0",
-        "amount_msat: 1000",
-    ),
-    (
-        "zero-payment-timeout",
-        "19:20",
-        "payment_timeout is 0",
-        "write a duration above zero",
-    ),
-];
+/// One test per invalid fixture: `test_name: "file" at "line:col", "what is wrong",
+/// hint "what to write instead";`. Also lists the files, so a fixture without a
+/// test fails `every_invalid_fixture_has_a_test`.
+macro_rules! invalid_fixtures {
+    ($($test:ident: $file:literal at $at:literal, $message:literal, hint $hint:literal;)*) => {
+        const TESTED_FIXTURES: &[&str] = &[$($file),*];
+        $(
+            #[test]
+            fn $test() {
+                check_invalid($file, $at, $message, $hint);
+            }
+        )*
+    };
+}
+
+invalid_fixtures! {
+    unknown_field: "unknown-field" at "6:5", "unknown field `replcas`", hint "allowed here: implementation, version, binary, replicas, args";
+    unknown_field_in_phase: "unknown-field-in-phase" at "17:37", "unknown field `burst`", hint "allowed here: rate, duration";
+    yaml_syntax: "yaml-syntax" at "15:11", "illegal placement of ':' indicator", hint "an unclosed [ or {";
+    missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";
+    duplicate_node: "duplicate-node" at "8:3", "`alice` appears twice in the same mapping", hint "names under nodes: must be unique";
+    bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
+    bad_implementation: "bad-implementation" at "7:21", "unknown value `cln`", hint "write one of: lnd";
+    bad_runtime: "bad-runtime" at "3:10", "unknown value `docker`", hint "write one of: local";
+    bad_chain: "bad-chain" at "4:19", "unknown value `bitcoind`", hint "write one of: btcd";
+    bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
+    bad_duration: "bad-duration" at "18:15", "stop duration \"5\" is not a duration (time unit needed", hint "e.g. 30s, 5m or 1h30m";
+    empty_name: "empty-name" at "2:7", "name is empty", hint "name: alice-pays-bob";
+    no_nodes: "no-nodes" at "3:8", "nodes: is empty", hint "alice: { implementation: lnd }";
+    bad_node_name: "bad-node-name" at "6:3", "node name \"bob smith\" is not allowed", hint "use letters, digits, - and _";
+    zero_replicas: "zero-replicas" at "6:15", "node alice has replicas: 0", hint "write replicas: 1 or more";
+    instance_collision: "instance-collision" at "7:3", "node alice-1 makes an instance named alice-1, which node alice already makes", hint "rename one of alice and alice-1";
+    unknown_channel_node: "unknown-channel-node" at "10:9", "channel 1 to: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "add carol under nodes: or use one of alice, bob";
+    channel_to_itself: "channel-to-itself" at "10:9", "channel 1 goes from alice to itself", hint "e.g. to: bob";
+    zero_capacity: "zero-capacity" at "11:19", "channel 1 has capacity_sat: 0", hint "capacity_sat: 5000000";
+    capacity_above_wumbo: "capacity-above-wumbo" at "12:19", "channel 1 has capacity_sat: 16777216, above 16777215 sat", hint "add \"--protocol.wumbo-channels\" to args: of bob";
+    zero_count: "zero-count" at "12:12", "channel 1 has count: 0", hint "write count: 1 or more";
+    empty_senders: "empty-senders" at "14:12", "senders: is empty", hint "senders: [alice]";
+    unknown_sender: "unknown-sender" at "14:13", "senders: names node \"alcie\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
+    duplicate_sender: "duplicate-sender" at "14:20", "alice is listed twice under senders:", hint "list alice once";
+    unknown_receiver: "unknown-receiver" at "15:13", "receiver: names node \"carol\", which is not defined", hint "add carol under nodes:";
+    receiver_is_sender: "receiver-is-sender" at "14:20", "bob is both a sender and the receiver", hint "remove bob from senders:";
+    no_path: "no-path" at "14:13", "sender alice has no channel path to receiver bob", hint "{ from: alice, to: bob, capacity_sat: 5000000 }";
+    rate_and_concurrency: "rate-and-concurrency" at "16:16", "workload sets both concurrency: (closed loop) and rate: (open loop)", hint "keep one";
+    no_load: "no-load" at "13:3", "workload sets neither concurrency: nor rate:", hint "add concurrency: 10";
+    zero_concurrency: "zero-concurrency" at "16:16", "concurrency is 0", hint "write concurrency: 1 or more";
+    empty_rate: "empty-rate" at "16:9", "rate: has no phase", hint "hold: { rate, duration }";
+    zero_phase_rate: "zero-phase-rate" at "18:19", "hold rate is 0 payments/s", hint "write a rate above 0";
+    zero_phase_duration: "zero-phase-duration" at "20:17", "ramp duration is 0", hint "write a duration above zero";
+    no_stop_condition: "no-stop-condition" at "17:9", "stop: sets neither payments: nor duration:", hint "add payments: 2000 and/or duration: 5m";
+    zero_payments: "zero-payments" at "18:15", "stop payments is 0", hint "write payments: 1 or more";
+    zero_amount: "zero-amount" at "16:16", "amount_msat is 0", hint "amount_msat: 1000";
+    zero_payment_timeout: "zero-payment-timeout" at "19:20", "payment_timeout is 0", hint "write a duration above zero";
+}
 
 fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
     let path = Path::new(INVALID).join(format!("{name}.yaml"));
@@ -238,29 +72,26 @@ fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
     }
 }
 
-#[test]
-fn each_invalid_fixture_fails_with_its_message_line_and_hint() {
-    for (name, at, message, hint) in CASES {
-        let (path, err) = load_invalid(name);
-        let text = err.to_string();
-        let head = format!("{}:{at}: {message}", path.display());
-        assert!(
-            text.starts_with(&head),
-            "{name}: expected to start with\n{head}\ngot\n{text}"
-        );
-        let hint_line = text.lines().last().unwrap_or_default();
-        assert!(
-            hint_line.starts_with("  hint: ") && hint_line.contains(hint),
-            "{name}: expected a hint containing {hint:?}, got\n{text}"
-        );
-        let line: u64 = at.split(':').next().and_then(|l| l.parse().ok()).unwrap();
-        assert_eq!(err.position().map(|p| p.line), Some(line), "{name}");
-        assert!(err.is_input_error());
-    }
+fn check_invalid(name: &str, at: &str, message: &str, hint: &str) {
+    let (path, err) = load_invalid(name);
+    let text = err.to_string();
+    let head = format!("{}:{at}: {message}", path.display());
+    assert!(
+        text.starts_with(&head),
+        "expected to start with\n{head}\ngot\n{text}"
+    );
+    let hint_line = text.lines().last().unwrap_or_default();
+    assert!(
+        hint_line.starts_with("  hint: ") && hint_line.contains(hint),
+        "expected a hint containing {hint:?}, got\n{text}"
+    );
+    let line: u64 = at.split(':').next().and_then(|l| l.parse().ok()).unwrap();
+    assert_eq!(err.position().map(|p| p.line), Some(line));
+    assert!(err.is_input_error());
 }
 
 #[test]
-fn every_invalid_fixture_has_a_case() {
+fn every_invalid_fixture_has_a_test() {
     let mut files: Vec<String> = std::fs::read_dir(INVALID)
         .unwrap()
         .map(|e| {
@@ -273,7 +104,7 @@ fn every_invalid_fixture_has_a_case() {
         })
         .collect();
     files.sort();
-    let mut cased: Vec<String> = CASES.iter().map(|c| c.0.to_string()).collect();
+    let mut cased: Vec<String> = TESTED_FIXTURES.iter().map(|f| f.to_string()).collect();
     cased.sort();
     assert_eq!(files, cased);
 }

@@ -4,6 +4,8 @@
 
 mod error;
 mod raw;
+#[cfg(test)]
+mod tests;
 mod validate;
 mod workload;
 

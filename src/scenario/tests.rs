@@ -1,0 +1,166 @@
+//! Unit tests of parsing and validation on small inline scenarios; the fixture files
+//! are covered by tests/scenario_files.rs.
+
+use super::{ChainKind, Load, RuntimeKind, parse};
+use std::path::Path;
+
+/// A valid scenario; tests swap parts of it.
+const BASE: &str = "\
+name: t
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: lnd
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 1000000
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 2
+  stop:
+    payments: 10
+";
+
+fn with(old: &str, new: &str) -> String {
+    assert!(BASE.contains(old), "BASE has no {old:?}");
+    BASE.replacen(old, new, 1)
+}
+
+fn error_of(text: &str) -> String {
+    match parse(Path::new("t.yaml"), text) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn defaults_fill_runtime_chain_description_count_amount_and_timeout() {
+    let s = parse(Path::new("t.yaml"), BASE).unwrap();
+    assert_eq!(s.runtime, RuntimeKind::Local);
+    assert_eq!(s.chain.kind, ChainKind::Btcd);
+    assert_eq!((s.chain.binary.clone(), s.chain.args.len()), (None, 0));
+    assert_eq!(s.description, "");
+    assert_eq!(s.channels[0].count, 1);
+    assert_eq!(s.workload.amount_msat, 1000);
+    assert_eq!(s.workload.payment_timeout.as_secs(), 60);
+    assert_eq!(s.path, Path::new("t.yaml"));
+    assert_eq!(s.source, BASE);
+}
+
+#[test]
+fn an_unknown_top_level_field_lists_the_allowed_ones() {
+    let text = error_of(&format!("{BASE}threads: 4\n"));
+    assert!(
+        text.starts_with("t.yaml:18:1: unknown field `threads`\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "hint: allowed here: name, description, runtime, chain, nodes, channels, workload; fix the spelling or remove `threads`"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_sender_may_reach_the_receiver_through_a_router() {
+    let text = BASE
+        .replace(
+            "  bob:\n",
+            "  carol:\n    implementation: lnd\n  bob:\n",
+        )
+        .replace(
+            "    to: bob\n    capacity_sat: 1000000\n",
+            "    to: carol\n    capacity_sat: 1000000\n  - from: carol\n    to: bob\n    capacity_sat: 1000000\n",
+        );
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.channels.len(), 2);
+    assert_eq!(s.workload.senders, ["alice"]);
+}
+
+#[test]
+fn a_path_that_stops_at_the_router_is_rejected() {
+    let text = with("    to: bob\n", "    to: carol\n")
+        .replace("  bob:\n", "  carol:\n    implementation: lnd\n  bob:\n");
+    let err = error_of(&text);
+    assert!(
+        err.starts_with("t.yaml:15:13: sender alice has no channel path to receiver bob"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wumbo_capacity_is_allowed_when_both_ends_enable_it() {
+    let flag = "    implementation: lnd\n    args: [--protocol.wumbo-channels]\n";
+    let text = BASE
+        .replace("    implementation: lnd\n", flag)
+        .replace("capacity_sat: 1000000", "capacity_sat: 50000000");
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.channels[0].capacity_sat, 50_000_000);
+}
+
+#[test]
+fn wumbo_capacity_names_every_end_without_the_flag() {
+    let err = error_of(&with("capacity_sat: 1000000", "capacity_sat: 16777216"));
+    assert!(
+        err.ends_with("add \"--protocol.wumbo-channels\" to args: of alice and bob"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_replica_keeps_the_plain_name_and_senders_follow_file_order() {
+    let text = with(
+        "  bob:\n",
+        "  zed:\n    implementation: lnd\n    replicas: 1\n  bob:\n",
+    )
+    .replace(
+        "    capacity_sat: 1000000\n",
+        "    capacity_sat: 1000000\n  - from: zed\n    to: bob\n    capacity_sat: 1000\n",
+    )
+    .replace("senders: [alice]", "senders: [zed, alice]");
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    let names: Vec<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["alice", "zed", "bob"]);
+    assert_eq!(s.workload.senders, ["zed", "alice"]);
+}
+
+#[test]
+fn a_non_finite_rate_is_rejected() {
+    let err = error_of(&with(
+        "  concurrency: 2\n",
+        "  rate:\n    hold: { rate: .inf, duration: 1m }\n",
+    ));
+    assert!(
+        err.starts_with("t.yaml:16:19: hold rate is inf payments/s"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rate_only_workload_is_an_open_loop() {
+    let s = parse(
+        Path::new("t.yaml"),
+        &with(
+            "  concurrency: 2\n",
+            "  rate:\n    hold: { rate: 5, duration: 90s }\n",
+        ),
+    )
+    .unwrap();
+    let Load::Open { phases } = s.workload.load else {
+        panic!("expected an open loop");
+    };
+    assert_eq!(phases.len(), 1);
+    assert_eq!(phases[0].duration.as_secs(), 90);
+}
+
+#[test]
+fn an_empty_file_is_a_located_yaml_error() {
+    let err = error_of("");
+    assert!(err.starts_with("t.yaml:1:1: "), "{err}");
+    assert!(err.contains("\n  hint: "), "{err}");
+}
