@@ -1,1 +1,547 @@
-//! (being written)
+//! LND driver: gRPC through voltage-tonic-lnd's generated clients.
+//!
+//! The TLS handshake is done by our own connector with LND's certificate pinned (see
+//! [`crate::tls`]), so the endpoint is given to tonic as `http://127.0.0.1:port`.
+//! Payments go through routerrpc `SendPaymentV2`, the only payment RPC LND 0.21 has.
+
+use super::{
+    ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
+    PaymentOutcome, WalletBalance,
+};
+use crate::runtime::NodeEndpoint;
+use crate::tls;
+use async_trait::async_trait;
+use bitcoin::hashes::{Hash, sha256};
+use bitcoin::hex::{DisplayHex, FromHex};
+use rand::RngCore;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::metadata::{AsciiMetadataValue, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use voltage_tonic_lnd::lnrpc::{self, lightning_client::LightningClient};
+use voltage_tonic_lnd::routerrpc::{self, router_client::RouterClient};
+
+/// The TLV record type that carries a keysend preimage.
+const KEYSEND_RECORD: u64 = 5_482_373_484;
+/// Fee budget on top of a share of the amount: generous, so a benchmark never fails on
+/// fees in a regtest network where the scenario sets the fee policy.
+const FEE_LIMIT_BASE_MSAT: i64 = 10_000_000;
+/// Fee rate for channel funding transactions (regtest relays 1 sat/vB and up).
+const FUNDING_SAT_PER_VBYTE: u64 = 2;
+/// How long past the payment timeout we wait for LND's final answer before calling it
+/// a timeout ourselves (an HTLC can stay in flight after LND's own timeout).
+const FINAL_ANSWER_GRACE: Duration = Duration::from_secs(30);
+
+/// Adds the hex macaroon to every call. The value is parsed once; cloning is cheap.
+#[derive(Clone)]
+pub struct MacaroonInterceptor {
+    macaroon: AsciiMetadataValue,
+}
+
+impl tonic::service::Interceptor for MacaroonInterceptor {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        request
+            .metadata_mut()
+            .insert("macaroon", self.macaroon.clone());
+        Ok(request)
+    }
+}
+
+type Service = InterceptedService<Channel, MacaroonInterceptor>;
+
+/// One LND node. Clones share the HTTP/2 connection.
+#[derive(Clone)]
+pub struct LndNode {
+    name: Arc<str>,
+    lightning: LightningClient<Service>,
+    router: RouterClient<Service>,
+}
+
+impl LndNode {
+    /// Reads `tls.cert` and `admin.macaroon` once and connects to the gRPC listener.
+    /// The connection is made here, so an unreachable node fails now, not on first use.
+    pub async fn connect(name: &str, endpoint: &NodeEndpoint) -> Result<LndNode, NodeError> {
+        let credentials = |what, path: &std::path::Path, source| NodeError::Credentials {
+            node: name.to_string(),
+            what,
+            path: path.to_path_buf(),
+            source,
+        };
+        let cert = tls::read_pem_cert(&endpoint.tls_cert).map_err(|e| {
+            let io = match e {
+                tls::TlsError::Read { source, .. } => source,
+                other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+            };
+            credentials("TLS certificate", &endpoint.tls_cert, io)
+        })?;
+        let macaroon = tokio::fs::read(&endpoint.macaroon)
+            .await
+            .map_err(|e| credentials("macaroon", &endpoint.macaroon, e))?;
+        let connect_err = |source: Box<dyn std::error::Error + Send + Sync>| NodeError::Connect {
+            node: name.to_string(),
+            endpoint: endpoint.grpc_addr.clone(),
+            source,
+        };
+        let macaroon: AsciiMetadataValue = MetadataValue::try_from(macaroon.to_lower_hex_string())
+            .map_err(|e| connect_err(Box::new(e)))?;
+        let config = tls::grpc_client_config(cert).map_err(|e| connect_err(Box::new(e)))?;
+        let channel = Endpoint::from_shared(format!("http://{}", endpoint.grpc_addr))
+            .map_err(|e| connect_err(Box::new(e)))?
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true)
+            .connect_with_connector(tls::PinnedTlsConnector::new(config))
+            .await
+            .map_err(|e| connect_err(Box::new(e)))?;
+        let interceptor = MacaroonInterceptor { macaroon };
+        Ok(LndNode {
+            name: Arc::from(name),
+            lightning: LightningClient::with_interceptor(channel.clone(), interceptor.clone()),
+            router: RouterClient::with_interceptor(channel, interceptor),
+        })
+    }
+
+    fn rpc(&self, call: &'static str) -> impl Fn(tonic::Status) -> NodeError + '_ {
+        move |status| NodeError::Rpc {
+            node: self.name.to_string(),
+            call,
+            status: format!("{:?}: {}", status.code(), status.message()),
+        }
+    }
+
+    fn protocol(&self, call: &'static str, detail: impl Into<String>) -> NodeError {
+        NodeError::Protocol {
+            node: self.name.to_string(),
+            call,
+            detail: detail.into(),
+        }
+    }
+
+    fn pubkey_bytes(&self, call: &'static str, pubkey: &str) -> Result<Vec<u8>, NodeError> {
+        match Vec::<u8>::from_hex(pubkey) {
+            Ok(bytes) if bytes.len() == 33 => Ok(bytes),
+            _ => Err(self.protocol(call, format!("not a node public key: {pubkey:?}"))),
+        }
+    }
+
+    /// Sends a payment and reads the status stream until a final state.
+    async fn send_payment(
+        &self,
+        request: routerrpc::SendPaymentRequest,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        const CALL: &str = "SendPaymentV2";
+        let mut router = self.router.clone();
+        let wait = async {
+            let mut stream = router
+                .send_payment_v2(request)
+                .await
+                .map_err(self.rpc(CALL))?
+                .into_inner();
+            while let Some(payment) = stream.message().await.map_err(self.rpc(CALL))? {
+                if let Some(outcome) = final_outcome(&payment) {
+                    return Ok(outcome);
+                }
+            }
+            Err(self.protocol(CALL, "payment stream ended without a final status"))
+        };
+        match tokio::time::timeout(timeout + FINAL_ANSWER_GRACE, wait).await {
+            Ok(result) => result,
+            Err(_) => Ok(PaymentOutcome::Failed {
+                reason: FailureReason::Timeout,
+            }),
+        }
+    }
+}
+
+/// True when LND answered that its RPC server is not ready yet (it is still syncing
+/// to the chain or unlocking its wallet). Callers retry on this.
+pub fn is_starting_up(err: &NodeError) -> bool {
+    match err {
+        NodeError::Rpc { status, .. } => {
+            status.contains("in the process of starting up")
+                || status.contains("waiting to start")
+                || status.contains("wallet locked")
+                || status.contains("not yet ready")
+        }
+        // The port may accept TCP before the gRPC server serves.
+        NodeError::Connect { .. } => true,
+        _ => false,
+    }
+}
+
+/// The outcome of a payment update, if it is final.
+fn final_outcome(payment: &lnrpc::Payment) -> Option<PaymentOutcome> {
+    use lnrpc::payment::PaymentStatus;
+    match payment.status() {
+        PaymentStatus::Succeeded => {
+            let hops = payment
+                .htlcs
+                .iter()
+                .filter(|h| h.status() == lnrpc::htlc_attempt::HtlcStatus::Succeeded)
+                .filter_map(|h| h.route.as_ref())
+                .map(|r| r.hops.len() as u32)
+                .max()
+                .unwrap_or(0);
+            Some(PaymentOutcome::Succeeded {
+                fee_msat: u64::try_from(payment.fee_msat).unwrap_or(0),
+                hops,
+            })
+        }
+        PaymentStatus::Failed => Some(PaymentOutcome::Failed {
+            reason: failure_reason(payment.failure_reason()),
+        }),
+        _ => None,
+    }
+}
+
+/// Maps LND's failure reason to ours.
+pub fn failure_reason(reason: lnrpc::PaymentFailureReason) -> FailureReason {
+    use lnrpc::PaymentFailureReason as R;
+    match reason {
+        R::FailureReasonTimeout => FailureReason::Timeout,
+        R::FailureReasonNoRoute => FailureReason::NoRoute,
+        R::FailureReasonIncorrectPaymentDetails => FailureReason::IncorrectPaymentDetails,
+        R::FailureReasonInsufficientBalance => FailureReason::InsufficientBalance,
+        R::FailureReasonCanceled => FailureReason::Canceled,
+        R::FailureReasonError | R::FailureReasonNone => FailureReason::Error,
+    }
+}
+
+/// LND takes the timeout in whole seconds, at least one.
+fn timeout_seconds(timeout: Duration) -> i32 {
+    i32::try_from(timeout.as_secs().max(1)).unwrap_or(i32::MAX)
+}
+
+/// A keysend request with a fresh random preimage.
+fn keysend_request(
+    dest: Vec<u8>,
+    amount_msat: u64,
+    timeout: Duration,
+) -> routerrpc::SendPaymentRequest {
+    let mut preimage = [0u8; 32];
+    rand::rng().fill_bytes(&mut preimage);
+    let payment_hash = sha256::Hash::hash(&preimage).to_byte_array();
+    let amt_msat = i64::try_from(amount_msat).unwrap_or(i64::MAX);
+    routerrpc::SendPaymentRequest {
+        dest,
+        amt_msat,
+        payment_hash: payment_hash.to_vec(),
+        dest_custom_records: HashMap::from([(KEYSEND_RECORD, preimage.to_vec())]),
+        timeout_seconds: timeout_seconds(timeout),
+        fee_limit_msat: amt_msat / 10 + FEE_LIMIT_BASE_MSAT,
+        // Keysend has no payment address, so it cannot be split.
+        max_parts: 1,
+        no_inflight_updates: true,
+        ..Default::default()
+    }
+}
+
+/// `txid:index` of a channel point; LND's txid bytes are in internal (reversed) order.
+fn channel_point_string(point: &lnrpc::ChannelPoint) -> Option<String> {
+    use lnrpc::channel_point::FundingTxid;
+    let txid = match point.funding_txid.as_ref()? {
+        FundingTxid::FundingTxidBytes(bytes) => {
+            let array: [u8; 32] = bytes.as_slice().try_into().ok()?;
+            bitcoin::Txid::from_byte_array(array).to_string()
+        }
+        FundingTxid::FundingTxidStr(s) => s.clone(),
+    };
+    Some(format!("{txid}:{}", point.output_index))
+}
+
+fn sat(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+#[async_trait]
+impl LightningNode for LndNode {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn implementation(&self) -> Implementation {
+        Implementation::Lnd
+    }
+
+    async fn get_info(&self) -> Result<NodeInfo, NodeError> {
+        let info = self
+            .lightning
+            .clone()
+            .get_info(lnrpc::GetInfoRequest {})
+            .await
+            .map_err(self.rpc("GetInfo"))?
+            .into_inner();
+        Ok(NodeInfo {
+            pubkey: info.identity_pubkey,
+            alias: info.alias,
+            version: info.version,
+            block_height: info.block_height,
+            synced_to_chain: info.synced_to_chain,
+            num_active_channels: info.num_active_channels,
+        })
+    }
+
+    async fn new_address(&self) -> Result<String, NodeError> {
+        let request = lnrpc::NewAddressRequest {
+            r#type: lnrpc::AddressType::WitnessPubkeyHash as i32,
+            ..Default::default()
+        };
+        Ok(self
+            .lightning
+            .clone()
+            .new_address(request)
+            .await
+            .map_err(self.rpc("NewAddress"))?
+            .into_inner()
+            .address)
+    }
+
+    async fn wallet_balance(&self) -> Result<WalletBalance, NodeError> {
+        let balance = self
+            .lightning
+            .clone()
+            .wallet_balance(lnrpc::WalletBalanceRequest::default())
+            .await
+            .map_err(self.rpc("WalletBalance"))?
+            .into_inner();
+        Ok(WalletBalance {
+            confirmed_sat: sat(balance.confirmed_balance),
+            unconfirmed_sat: sat(balance.unconfirmed_balance),
+        })
+    }
+
+    async fn connect_peer(&self, pubkey: &str, host: &str) -> Result<(), NodeError> {
+        let request = lnrpc::ConnectPeerRequest {
+            addr: Some(lnrpc::LightningAddress {
+                pubkey: pubkey.to_string(),
+                host: host.to_string(),
+            }),
+            perm: false,
+            timeout: 30,
+        };
+        match self.lightning.clone().connect_peer(request).await {
+            Ok(_) => Ok(()),
+            Err(status) if status.message().contains("already connected") => Ok(()),
+            Err(status) => Err(self.rpc("ConnectPeer")(status)),
+        }
+    }
+
+    async fn open_channel(&self, pubkey: &str, capacity_sat: u64) -> Result<String, NodeError> {
+        const CALL: &str = "OpenChannelSync";
+        let request = lnrpc::OpenChannelRequest {
+            node_pubkey: self.pubkey_bytes(CALL, pubkey)?,
+            local_funding_amount: i64::try_from(capacity_sat).unwrap_or(i64::MAX),
+            sat_per_vbyte: FUNDING_SAT_PER_VBYTE,
+            // Spending unconfirmed change lets one funded output pay for several
+            // channels opened one after another; all confirm in the same block.
+            min_confs: 0,
+            spend_unconfirmed: true,
+            ..Default::default()
+        };
+        let point = self
+            .lightning
+            .clone()
+            .open_channel_sync(request)
+            .await
+            .map_err(self.rpc(CALL))?
+            .into_inner();
+        channel_point_string(&point)
+            .ok_or_else(|| self.protocol(CALL, "channel point without txid"))
+    }
+
+    async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
+        let channels = self
+            .lightning
+            .clone()
+            .list_channels(lnrpc::ListChannelsRequest::default())
+            .await
+            .map_err(self.rpc("ListChannels"))?
+            .into_inner()
+            .channels;
+        Ok(channels
+            .into_iter()
+            .map(|c| ChannelInfo {
+                remote_pubkey: c.remote_pubkey,
+                channel_point: c.channel_point,
+                capacity_sat: sat(c.capacity),
+                local_balance_sat: sat(c.local_balance),
+                active: c.active,
+            })
+            .collect())
+    }
+
+    async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
+        const CALL: &str = "AddInvoice";
+        let request = lnrpc::Invoice {
+            value_msat: i64::try_from(amount_msat).unwrap_or(i64::MAX),
+            ..Default::default()
+        };
+        let added = self
+            .lightning
+            .clone()
+            .add_invoice(request)
+            .await
+            .map_err(self.rpc(CALL))?
+            .into_inner();
+        let payment_hash = <[u8; 32]>::try_from(added.r_hash.as_slice())
+            .map_err(|_| self.protocol(CALL, format!("r_hash of {} bytes", added.r_hash.len())))?;
+        Ok(Invoice {
+            bolt11: added.payment_request,
+            payment_hash,
+        })
+    }
+
+    async fn keysend(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
+        self.send_payment(keysend_request(dest, amount_msat, timeout), timeout)
+            .await
+    }
+
+    async fn pay_invoice(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let request = routerrpc::SendPaymentRequest {
+            payment_request: bolt11.to_string(),
+            timeout_seconds: timeout_seconds(timeout),
+            fee_limit_msat: FEE_LIMIT_BASE_MSAT,
+            no_inflight_updates: true,
+            ..Default::default()
+        };
+        self.send_payment(request, timeout).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lnrpc::PaymentFailureReason as R;
+    use lnrpc::payment::PaymentStatus;
+
+    #[test]
+    fn failure_reasons_map_one_to_one() {
+        let cases = [
+            (R::FailureReasonTimeout, FailureReason::Timeout),
+            (R::FailureReasonNoRoute, FailureReason::NoRoute),
+            (R::FailureReasonError, FailureReason::Error),
+            (
+                R::FailureReasonIncorrectPaymentDetails,
+                FailureReason::IncorrectPaymentDetails,
+            ),
+            (
+                R::FailureReasonInsufficientBalance,
+                FailureReason::InsufficientBalance,
+            ),
+            (R::FailureReasonCanceled, FailureReason::Canceled),
+            (R::FailureReasonNone, FailureReason::Error),
+        ];
+        for (lnd, ours) in cases {
+            assert_eq!(failure_reason(lnd), ours, "{lnd:?}");
+        }
+    }
+
+    fn payment(status: PaymentStatus) -> lnrpc::Payment {
+        lnrpc::Payment {
+            status: status as i32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn success_takes_fee_and_hops_from_the_settled_htlc() {
+        let route = |hops: usize| lnrpc::Route {
+            hops: vec![lnrpc::Hop::default(); hops],
+            ..Default::default()
+        };
+        let htlc = |status: lnrpc::htlc_attempt::HtlcStatus, hops| lnrpc::HtlcAttempt {
+            status: status as i32,
+            route: Some(route(hops)),
+            ..Default::default()
+        };
+        let mut p = payment(PaymentStatus::Succeeded);
+        p.fee_msat = 1_234;
+        p.htlcs = vec![
+            htlc(lnrpc::htlc_attempt::HtlcStatus::Failed, 5),
+            htlc(lnrpc::htlc_attempt::HtlcStatus::Succeeded, 2),
+        ];
+        assert_eq!(
+            final_outcome(&p),
+            Some(PaymentOutcome::Succeeded {
+                fee_msat: 1_234,
+                hops: 2
+            })
+        );
+    }
+
+    #[test]
+    fn failure_and_in_flight_updates() {
+        let mut p = payment(PaymentStatus::Failed);
+        p.failure_reason = R::FailureReasonNoRoute as i32;
+        assert_eq!(
+            final_outcome(&p),
+            Some(PaymentOutcome::Failed {
+                reason: FailureReason::NoRoute
+            })
+        );
+        assert_eq!(final_outcome(&payment(PaymentStatus::InFlight)), None);
+        assert_eq!(final_outcome(&payment(PaymentStatus::Initiated)), None);
+    }
+
+    #[test]
+    fn keysend_request_carries_the_preimage_of_its_hash() {
+        let dest = vec![2u8; 33];
+        let a = keysend_request(dest.clone(), 1_000, Duration::from_millis(1500));
+        let b = keysend_request(dest.clone(), 1_000, Duration::from_secs(60));
+        let preimage = &a.dest_custom_records[&KEYSEND_RECORD];
+        assert_eq!(preimage.len(), 32);
+        assert_eq!(
+            a.payment_hash,
+            sha256::Hash::hash(preimage).to_byte_array().to_vec()
+        );
+        assert_ne!(a.payment_hash, b.payment_hash, "fresh preimage per payment");
+        assert_eq!(a.dest, dest);
+        assert_eq!(a.amt_msat, 1_000);
+        assert_eq!(a.timeout_seconds, 1);
+        assert_eq!(b.timeout_seconds, 60);
+        assert!(a.no_inflight_updates);
+        assert!(a.fee_limit_msat >= FEE_LIMIT_BASE_MSAT);
+    }
+
+    #[test]
+    fn channel_point_txid_is_shown_reversed() {
+        let mut bytes = [0u8; 32];
+        bytes[0] = 0xab;
+        let point = lnrpc::ChannelPoint {
+            funding_txid: Some(lnrpc::channel_point::FundingTxid::FundingTxidBytes(
+                bytes.to_vec(),
+            )),
+            output_index: 3,
+        };
+        let shown = channel_point_string(&point).unwrap();
+        assert_eq!(shown, format!("{}ab:3", "00".repeat(31)));
+    }
+
+    #[test]
+    fn starting_up_is_recognised() {
+        let rpc = |status: &str| NodeError::Rpc {
+            node: "alice".into(),
+            call: "GetInfo",
+            status: status.into(),
+        };
+        assert!(is_starting_up(&rpc(
+            "Unknown: the RPC server is in the process of starting up, but not yet ready to accept calls"
+        )));
+        assert!(!is_starting_up(&rpc("Unknown: permission denied")));
+    }
+}

@@ -1,0 +1,182 @@
+//! Where node binaries are found: the path the scenario names, else the build cache of
+//! `scripts/build-nodes.sh`, else `PATH`.
+
+use super::super::RuntimeError;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The directory `scripts/build-nodes.sh` builds into: `$LNBENCH_CACHE/bin`, else
+/// `$XDG_CACHE_HOME/lnbench-tui/bin`, else `~/.cache/lnbench-tui/bin`.
+pub fn cache_bin_dir() -> Option<PathBuf> {
+    cache_bin_dir_from(&|key| std::env::var_os(key))
+}
+
+fn cache_bin_dir_from(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |key| env(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache = set("LNBENCH_CACHE")
+        .or_else(|| set("XDG_CACHE_HOME").map(|d| d.join("lnbench-tui")))
+        .or_else(|| set("HOME").map(|d| d.join(".cache").join("lnbench-tui")))?;
+    Some(cache.join("bin"))
+}
+
+/// The places looked at, in order. An explicit path is the only candidate: falling
+/// back to another binary would benchmark something the user did not ask for.
+fn candidates(
+    explicit: Option<&Path>,
+    binary: &str,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Vec<PathBuf> {
+    if let Some(path) = explicit {
+        return vec![path.to_path_buf()];
+    }
+    let mut found: Vec<PathBuf> = cache_bin_dir_from(env)
+        .map(|dir| dir.join(binary))
+        .into_iter()
+        .collect();
+    if let Some(path) = env("PATH") {
+        found.extend(std::env::split_paths(&path).map(|dir| dir.join(binary)));
+    }
+    found
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Finds `binary` (e.g. `lnd`) for `what` (e.g. `node alice`).
+pub fn find_binary(
+    explicit: Option<&Path>,
+    binary: &str,
+    what: &str,
+) -> Result<PathBuf, RuntimeError> {
+    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key))
+}
+
+fn find_binary_with(
+    explicit: Option<&Path>,
+    binary: &str,
+    what: &str,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, RuntimeError> {
+    let looked = candidates(explicit, binary, env);
+    looked
+        .iter()
+        .find(|p| is_executable(p))
+        .cloned()
+        .ok_or_else(|| RuntimeError::BinaryNotFound {
+            binary: binary.to_string(),
+            what: what.to_string(),
+            looked: match explicit {
+                Some(path) => path.display().to_string(),
+                None => {
+                    let cache = cache_bin_dir_from(env)
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_else(|| "(no cache dir: HOME unset)".into());
+                    format!("{cache}, then PATH")
+                }
+            },
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(vars: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + use<> {
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
+            .collect();
+        move |key| map.get(key).cloned()
+    }
+
+    fn executable(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn cache_dir_precedence() {
+        let a = Path::new("/a");
+        let x = Path::new("/x");
+        let h = Path::new("/h");
+        let all = env_of(&[("LNBENCH_CACHE", a), ("XDG_CACHE_HOME", x), ("HOME", h)]);
+        assert_eq!(cache_bin_dir_from(&all), Some(PathBuf::from("/a/bin")));
+        let xdg = env_of(&[("XDG_CACHE_HOME", x), ("HOME", h)]);
+        assert_eq!(
+            cache_bin_dir_from(&xdg),
+            Some(PathBuf::from("/x/lnbench-tui/bin"))
+        );
+        let home = env_of(&[("HOME", h)]);
+        assert_eq!(
+            cache_bin_dir_from(&home),
+            Some(PathBuf::from("/h/.cache/lnbench-tui/bin"))
+        );
+        assert_eq!(cache_bin_dir_from(&env_of(&[])), None);
+    }
+
+    #[test]
+    fn lookup_order_explicit_then_cache_then_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let path_dir = dir.path().join("path");
+        let in_path = path_dir.join("lnd");
+        executable(&in_path);
+        let env = env_of(&[("LNBENCH_CACHE", &cache), ("PATH", &path_dir)]);
+
+        // Only in PATH: found there.
+        assert_eq!(
+            find_binary_with(None, "lnd", "node a", &env).unwrap(),
+            in_path
+        );
+
+        // In the cache too: the cache wins.
+        let in_cache = cache.join("bin").join("lnd");
+        executable(&in_cache);
+        assert_eq!(
+            find_binary_with(None, "lnd", "node a", &env).unwrap(),
+            in_cache
+        );
+
+        // An explicit path wins over both.
+        let explicit = dir.path().join("custom").join("lnd-dev");
+        executable(&explicit);
+        assert_eq!(
+            find_binary_with(Some(&explicit), "lnd", "node a", &env).unwrap(),
+            explicit
+        );
+    }
+
+    #[test]
+    fn missing_explicit_binary_does_not_fall_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path_dir = dir.path().join("path");
+        executable(&path_dir.join("lnd"));
+        let env = env_of(&[("PATH", &path_dir)]);
+        let missing = dir.path().join("nope");
+        let err = find_binary_with(Some(&missing), "lnd", "node alice", &env).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("scripts/build-nodes.sh"), "{message}");
+        assert!(message.contains("node alice"), "{message}");
+        assert!(
+            message.contains(&missing.display().to_string()),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn non_executable_files_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path_dir = dir.path().join("path");
+        std::fs::create_dir_all(&path_dir).unwrap();
+        std::fs::write(path_dir.join("btcd"), "not executable").unwrap();
+        let env = env_of(&[("PATH", &path_dir)]);
+        let err = find_binary_with(None, "btcd", "the chain", &env).unwrap_err();
+        assert!(matches!(err, RuntimeError::BinaryNotFound { .. }));
+        assert!(err.to_string().contains("then PATH"));
+    }
+}

@@ -1,0 +1,227 @@
+//! One started process: its own process group, its log file, and how it is stopped.
+
+use super::super::RuntimeError;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// A process this runtime started. It leads its own process group, so signals reach
+/// anything it starts too.
+#[derive(Debug)]
+pub struct Proc {
+    pub name: String,
+    pub pid: u32,
+    pub log: PathBuf,
+    child: tokio::process::Child,
+}
+
+impl Proc {
+    /// Starts `binary args` with stdout and stderr appended to `log`.
+    pub fn spawn(
+        name: &str,
+        what: &str,
+        binary: &Path,
+        args: &[String],
+        log: PathBuf,
+    ) -> Result<Proc, RuntimeError> {
+        let spawn_err = |source| RuntimeError::Spawn {
+            what: what.to_string(),
+            binary: binary.to_path_buf(),
+            source,
+        };
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(|source| RuntimeError::Io {
+                path: log.clone(),
+                source,
+            })?;
+        let err = out.try_clone().map_err(spawn_err)?;
+        let child = tokio::process::Command::new(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(spawn_err)?;
+        let pid = child.id().expect("a just-spawned child has a pid");
+        Ok(Proc {
+            name: name.to_string(),
+            pid,
+            log,
+            child,
+        })
+    }
+
+    /// `Some(status)` if the process has exited.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.to_string()),
+            Ok(None) => None,
+            Err(e) => Some(format!("unknown status: {e}")),
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        let pid = i32::try_from(self.pid).expect("pids fit in i32");
+        // ESRCH: the group is gone already, which is what we want.
+        let _ = killpg(Pid::from_raw(pid), signal);
+    }
+
+    /// SIGTERM to the group.
+    pub fn terminate(&self) {
+        self.signal_group(Signal::SIGTERM);
+    }
+
+    /// Waits until the process exits, or `deadline` passes; then SIGKILLs the group and
+    /// reaps the process. Returns true if it stopped by itself.
+    pub async fn wait_or_kill(&mut self, deadline: tokio::time::Instant) -> bool {
+        if tokio::time::timeout_at(deadline, self.child.wait())
+            .await
+            .is_ok()
+        {
+            // The leader is gone; make sure nothing else in its group lingers.
+            self.signal_group(Signal::SIGKILL);
+            return true;
+        }
+        tracing::warn!(process = %self.name, pid = self.pid, "did not stop in time; killing it");
+        self.signal_group(Signal::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        false
+    }
+
+    /// SIGKILL to the group, without waiting (for `Drop`).
+    pub fn kill_now(&mut self) {
+        self.signal_group(Signal::SIGKILL);
+        let _ = self.child.start_kill();
+    }
+
+    /// Non-blocking reap, for `Drop`: true once the process is gone.
+    pub fn reaped(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Proc {
+    /// `kill_on_drop` only reaches the leader; take its whole group down with it.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal_group(Signal::SIGKILL);
+        }
+    }
+}
+
+/// The last `lines` lines of a log file (empty if it cannot be read).
+pub fn tail(path: &Path, lines: usize) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    // Only the end matters; logs can be large.
+    let start = bytes.len().saturating_sub(64 * 1024);
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Free TCP ports on 127.0.0.1. All listeners are held until every port is chosen, so
+/// the ports are distinct; they are released on return, for the process to bind.
+pub fn free_ports(count: usize) -> std::io::Result<Vec<u16>> {
+    let listeners = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect()
+}
+
+/// True when something accepts TCP connections on `addr`.
+pub async fn accepts_tcp(addr: &str) -> bool {
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(addr)).await,
+        Ok(Ok(_))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_and_bindable() {
+        let ports = free_ports(8).unwrap();
+        let mut unique = ports.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), 8);
+        for port in ports {
+            std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        }
+    }
+
+    #[test]
+    fn tail_gives_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("output.log");
+        std::fs::write(&log, "1\n2\n3\n4\n").unwrap();
+        assert_eq!(tail(&log, 2), "3\n4");
+        assert_eq!(tail(&log, 10), "1\n2\n3\n4");
+        assert_eq!(tail(&dir.path().join("none"), 3), "");
+    }
+
+    #[tokio::test]
+    async fn terminate_stops_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        // A shell that starts a grandchild in the same group, then waits.
+        let pid_file = dir.path().join("child.pid");
+        let script = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
+        let mut proc = Proc::spawn(
+            "sh",
+            "test shell",
+            Path::new("/bin/sh"),
+            &["-c".into(), script],
+            dir.path().join("output.log"),
+        )
+        .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !pid_file.exists()
+            || std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .is_empty()
+        {
+            assert!(std::time::Instant::now() < deadline, "shell did not start");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(proc.exited().is_none());
+        proc.terminate();
+        let stopped = proc
+            .wait_or_kill(tokio::time::Instant::now() + Duration::from_secs(5))
+            .await;
+        assert!(stopped, "sh stops on SIGTERM");
+        // The grandchild got the signal too (it may linger as a zombie of init briefly).
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(grandchild) {
+            assert!(std::time::Instant::now() < deadline, "grandchild survived");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie still answers kill(0); look at its state instead.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => stat.split(' ').nth(2).is_none_or(|s| s != "Z"),
+            Err(_) => false,
+        }
+    }
+}
