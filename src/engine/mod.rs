@@ -1,1 +1,379 @@
-//! (being written)
+//! The load engine: drives payments over routes, closed loop or open loop, records
+//! every result into [`crate::metrics`], obeys [`Command`]s and one cancellation token.
+//!
+//! Stopping: when the stop condition is met (payment count, duration, end of the
+//! schedule) or on [`Command::Stop`], no new payment starts; payments in flight get
+//! [`stop_grace`] to finish, then they are abandoned and counted as failures with
+//! reason `interrupted`. On cancellation (Ctrl-C) in-flight payments are counted as
+//! `interrupted` at once. Open-loop arrivals still queued at the end count as
+//! `dropped`, never as payments. Either way `ok + failed` is every payment started.
+
+mod control;
+mod dispatch;
+mod invoices;
+pub mod schedule;
+mod worker;
+
+pub use control::Command;
+
+use crate::metrics::{LoadSetting, Recorder, Stage, Summary};
+use crate::node::{LightningNode, NodeError};
+use crate::scenario::{Load, PaymentKind, StopCondition};
+use control::Control;
+use invoices::InvoicePool;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use worker::Tickets;
+
+/// Most closed-loop workers (`SetConcurrency` is clamped to it).
+pub const MAX_CONCURRENCY: u32 = 10_000;
+/// Open loop: payments in flight at once. Arrivals beyond it wait in the backlog
+/// (their latency still counts from the intended start).
+pub const OPEN_LOOP_IN_FLIGHT: u32 = 1_000;
+/// Open loop: arrivals waiting for a free worker; beyond it they are dropped.
+pub const OPEN_LOOP_BACKLOG: usize = 100_000;
+
+/// A sender paying a receiver.
+#[derive(Clone)]
+pub struct Route {
+    pub sender: Arc<dyn LightningNode>,
+    pub receiver: Arc<dyn LightningNode>,
+    pub receiver_pubkey: String,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} -> {}", self.sender.name(), self.receiver.name())
+    }
+}
+
+/// Everything the engine needs to run a workload.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub routes: Vec<Route>,
+    pub kind: PaymentKind,
+    pub amount_msat: u64,
+    pub load: Load,
+    pub stop: StopCondition,
+    pub payment_timeout: Duration,
+}
+
+/// Why the load ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    PaymentCount,
+    Duration,
+    /// Open loop: every phase ran to its end.
+    ScheduleEnd,
+    /// [`Command::Stop`].
+    Command,
+    /// The cancellation token (Ctrl-C, a failed node, ...).
+    Cancelled,
+    /// Invoice-pregenerated: the invoices made before the run were used up.
+    InvoicesExhausted,
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineOutcome {
+    pub stop_reason: StopReason,
+    pub summary: Summary,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("the workload has no routes: give at least one sender and one receiver")]
+    NoRoutes,
+    #[error("closed-loop concurrency is 0: set it to 1 or more (at most {MAX_CONCURRENCY})")]
+    ZeroConcurrency,
+    #[error("the open-loop load has no phases: add at least one phase with a rate")]
+    NoPhases,
+    #[error("cannot pre-generate invoices on {node}: check that the node is up")]
+    Pregenerate {
+        node: String,
+        #[source]
+        source: NodeError,
+    },
+    #[error("a payment task panicked; the results so far are incomplete")]
+    TaskPanicked(#[source] tokio::task::JoinError),
+}
+
+/// How long payments in flight may take to finish once the load stops.
+pub fn stop_grace(payment_timeout: Duration) -> Duration {
+    payment_timeout.min(Duration::from_secs(10))
+}
+
+/// State shared by the controller, workers and dispatcher.
+#[derive(Debug)]
+struct Context {
+    routes: Vec<Route>,
+    kind: PaymentKind,
+    amount_msat: u64,
+    payment_timeout: Duration,
+    invoices: Vec<InvoicePool>,
+    tickets: Tickets,
+    control: Control,
+    recorder: Recorder,
+    /// No new payments.
+    stop: CancellationToken,
+    /// Give up on payments in flight.
+    abort: CancellationToken,
+    /// Closed loop: payments handed out, and the limit.
+    issued: AtomicU64,
+    payment_limit: Option<u64>,
+    stop_reason: OnceLock<StopReason>,
+    start: Instant,
+}
+
+impl Context {
+    /// Ends the load (the first reason given wins).
+    fn end(&self, reason: StopReason) {
+        let _ = self.stop_reason.set(reason);
+        self.stop.cancel();
+    }
+}
+
+/// Runs the plan to its stop condition, a [`Command::Stop`] or `cancel`, and returns
+/// the summary. Snapshots go to the watch channel of `recorder` about every second.
+pub async fn run(
+    plan: Plan,
+    recorder: Recorder,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    cancel: CancellationToken,
+) -> Result<EngineOutcome, EngineError> {
+    if plan.routes.is_empty() {
+        return Err(EngineError::NoRoutes);
+    }
+    let (workers_at_start, tickets, queue_tx, load_setting) = match &plan.load {
+        Load::Closed { concurrency: 0 } => return Err(EngineError::ZeroConcurrency),
+        Load::Closed { concurrency } => {
+            let n = (*concurrency).min(MAX_CONCURRENCY);
+            (
+                n,
+                Tickets::Closed,
+                None,
+                LoadSetting::Closed { concurrency: n },
+            )
+        }
+        Load::Open { phases } if phases.is_empty() => return Err(EngineError::NoPhases),
+        Load::Open { phases } => {
+            let (tx, rx) = mpsc::channel(OPEN_LOOP_BACKLOG);
+            let rate = phases[0].from_rate;
+            let tickets = Tickets::Open(tokio::sync::Mutex::new(rx));
+            (
+                OPEN_LOOP_IN_FLIGHT,
+                tickets,
+                Some(tx),
+                LoadSetting::Open { rate },
+            )
+        }
+    };
+    recorder.set_load(load_setting);
+
+    let invoices = if plan.kind == PaymentKind::InvoicePregenerated {
+        recorder.set_stage(Stage::Preparing);
+        let wanted = invoices::wanted(&plan.load, plan.stop);
+        tokio::select! {
+            _ = cancel.cancelled() => {
+                return Ok(EngineOutcome { stop_reason: StopReason::Cancelled, summary: recorder.finish() });
+            }
+            pools = invoices::pregenerate(&plan.routes, plan.amount_msat, wanted) => pools?,
+        }
+    } else {
+        Vec::new()
+    };
+
+    let closed = matches!(plan.load, Load::Closed { .. });
+    let ctx = Arc::new(Context {
+        routes: plan.routes,
+        kind: plan.kind,
+        amount_msat: plan.amount_msat,
+        payment_timeout: plan.payment_timeout,
+        invoices,
+        tickets,
+        control: Control::new(workers_at_start),
+        recorder: recorder.clone(),
+        stop: cancel.child_token(),
+        abort: cancel.child_token(),
+        issued: AtomicU64::new(0),
+        payment_limit: if closed { plan.stop.payments } else { None },
+        stop_reason: OnceLock::new(),
+        start: Instant::now(),
+    });
+
+    let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
+    let mut workers = JoinSet::new();
+    let mut spawned = 0;
+    spawn_workers(&ctx, &mut workers, &mut spawned, workers_at_start);
+    let mut dispatcher = match (&plan.load, queue_tx) {
+        (Load::Open { phases }, Some(tx)) => Some(tokio::spawn(dispatch::dispatch(
+            ctx.clone(),
+            phases.clone(),
+            plan.stop,
+            tx,
+        ))),
+        _ => {
+            recorder.set_stage(Stage::Closed);
+            recorder.begin_timed();
+            None
+        }
+    };
+
+    let mut commands_open = true;
+    let mut panicked = None;
+    let duration_limit = if closed { plan.stop.duration } else { None };
+    loop {
+        let deadline = duration_limit.map(|d| ctx.start + d + ctx.control.completed_pause());
+        tokio::select! {
+            _ = cancel.cancelled() => {
+                ctx.end(StopReason::Cancelled);
+                break;
+            }
+            _ = ctx.stop.cancelled() => break,
+            _ = sleep_until_opt(deadline), if !ctx.control.is_paused() => {
+                ctx.end(StopReason::Duration);
+                break;
+            }
+            reason = async { dispatcher.as_mut().expect("guarded").await }, if dispatcher.is_some() => {
+                dispatcher = None;
+                let _ = ctx.stop_reason.set(reason.unwrap_or(StopReason::Cancelled));
+                break;
+            }
+            joined = workers.join_next() => match joined {
+                Some(Err(e)) if e.is_panic() => {
+                    panicked = Some(e);
+                    ctx.end(StopReason::Cancelled);
+                    break;
+                }
+                Some(_) => {}
+                // Every worker ended by itself (e.g. a closed-loop count was reached).
+                None => break,
+            },
+            command = commands.recv(), if commands_open => match command {
+                Some(command) => apply(command, &ctx, &recorder, &mut workers, &mut spawned),
+                None => commands_open = false,
+            },
+        }
+    }
+
+    recorder.set_stage(Stage::Draining);
+    let drain_queue = ctx.stop_reason.get() == Some(&StopReason::ScheduleEnd)
+        || ctx.stop_reason.get() == Some(&StopReason::Duration)
+        || ctx.stop_reason.get() == Some(&StopReason::PaymentCount);
+    if !(drain_queue && !closed) {
+        // Open loop at its natural end keeps starting arrivals already due.
+        ctx.stop.cancel();
+    }
+    if let Some(d) = dispatcher.take() {
+        d.abort();
+    }
+    let grace = stop_grace(plan.payment_timeout);
+    let drained = tokio::time::timeout(grace, join_all(&mut workers, &mut panicked)).await;
+    if drained.is_err() {
+        ctx.abort.cancel();
+        join_all(&mut workers, &mut panicked).await;
+    }
+    ctx.abort.cancel();
+    let _ = ticker.await;
+    if let Tickets::Open(queue) = &ctx.tickets {
+        let mut queue = queue.lock().await;
+        let mut left = 0;
+        while queue.try_recv().is_ok() {
+            left += 1;
+        }
+        recorder.add_dropped(left);
+    }
+    if let Some(e) = panicked {
+        return Err(EngineError::TaskPanicked(e));
+    }
+    Ok(EngineOutcome {
+        stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
+        summary: recorder.finish(),
+    })
+}
+
+fn spawn_workers(ctx: &Arc<Context>, workers: &mut JoinSet<()>, spawned: &mut u32, upto: u32) {
+    while *spawned < upto {
+        workers.spawn(worker::worker(ctx.clone(), *spawned));
+        *spawned += 1;
+    }
+}
+
+fn apply(
+    command: Command,
+    ctx: &Arc<Context>,
+    recorder: &Recorder,
+    workers: &mut JoinSet<()>,
+    spawned: &mut u32,
+) {
+    let closed = matches!(ctx.tickets, Tickets::Closed);
+    match command {
+        Command::Pause => {
+            if ctx.control.set_paused(true) {
+                recorder.set_paused(true);
+            }
+        }
+        Command::Resume => {
+            if ctx.control.set_paused(false) {
+                recorder.set_paused(false);
+            }
+        }
+        Command::SetConcurrency(n) if closed => {
+            let n = n.clamp(1, MAX_CONCURRENCY);
+            ctx.control.set_concurrency(n);
+            spawn_workers(ctx, workers, spawned, n);
+            recorder.set_load(LoadSetting::Closed { concurrency: n });
+        }
+        Command::SetRate(rate) if !closed && rate.is_finite() && rate > 0.0 => {
+            ctx.control.set_rate(rate);
+            recorder.set_load(LoadSetting::Open { rate });
+        }
+        Command::SetConcurrency(_) | Command::SetRate(_) => {
+            tracing::warn!(
+                ?command,
+                "ignored: it does not apply to this load model or value"
+            );
+        }
+        Command::Stop => ctx.end(StopReason::Command),
+    }
+}
+
+async fn join_all(workers: &mut JoinSet<()>, panicked: &mut Option<tokio::task::JoinError>) {
+    while let Some(joined) = workers.join_next().await {
+        if let Err(e) = joined
+            && e.is_panic()
+        {
+            panicked.get_or_insert(e);
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Closes a metrics interval every second, aligned to the engine start.
+async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
+    let mut interval = tokio::time::interval_at(
+        Instant::now() + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = done.cancelled() => return,
+            _ = interval.tick() => recorder.tick(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

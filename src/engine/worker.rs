@@ -1,0 +1,194 @@
+//! The one payment loop. Closed and open loop differ only in where tickets come
+//! from: a counter (start now) or the dispatcher's queue (start at an intended time).
+
+use super::{Context, StopReason};
+use crate::metrics::{FailureKind, WorkerRecorder};
+use crate::node::{NodeError, PaymentOutcome};
+use crate::scenario::PaymentKind;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+use tokio::sync::{Mutex, mpsc};
+use tokio::time::Instant;
+
+/// Permission to start one payment.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ticket {
+    /// Arrival number (open loop); picks the route.
+    pub seq: u64,
+    /// When the payment should start; latency counts from here.
+    pub intended: Instant,
+    /// Completed pause time when the ticket was released: pauses after that are
+    /// not the node's fault and are taken off the latency.
+    pub pause_at_release: std::time::Duration,
+    pub warm_up: bool,
+}
+
+/// Where a worker's tickets come from.
+#[derive(Debug)]
+pub(super) enum Tickets {
+    /// Closed loop: the next payment starts when the previous one ends.
+    Closed,
+    /// Open loop: the dispatcher releases tickets at their intended times.
+    Open(Mutex<mpsc::Receiver<Ticket>>),
+}
+
+/// What one attempt came to.
+enum Attempt {
+    Answered(Result<PaymentOutcome, NodeError>),
+    /// Invoice-pregenerated: this route's invoices are used up.
+    NoInvoice,
+}
+
+pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
+    let mut batch = ctx.recorder.worker();
+    let mut now = Instant::now();
+    // Spread workers over routes so they do not all start on the first one.
+    let mut route_cursor = id as usize;
+    while wait_until_allowed(&ctx, id, &mut batch, &mut now).await {
+        let Some(ticket) = next_ticket(&ctx, &mut batch, now).await else {
+            break;
+        };
+        let route = match ctx.tickets {
+            Tickets::Closed => {
+                route_cursor = route_cursor.wrapping_add(1);
+                route_cursor % ctx.routes.len()
+            }
+            Tickets::Open(_) => (ticket.seq % ctx.routes.len() as u64) as usize,
+        };
+        let settled = settle(pay(&ctx, route), &ctx, &mut batch).await;
+        now = Instant::now();
+        let Some(attempt) = settled else {
+            // Aborted while in flight.
+            if ticket.warm_up {
+                batch.warm_up();
+            } else {
+                batch.failure(FailureKind::Interrupted);
+            }
+            break;
+        };
+        let result = match attempt {
+            Attempt::Answered(result) => result,
+            Attempt::NoInvoice => {
+                ctx.end(StopReason::InvoicesExhausted);
+                break;
+            }
+        };
+        if ticket.warm_up {
+            batch.warm_up();
+            continue;
+        }
+        match result {
+            Ok(PaymentOutcome::Succeeded { .. }) => {
+                let shift = ctx.control.completed_pause() - ticket.pause_at_release;
+                batch.success(now.saturating_duration_since(ticket.intended + shift));
+            }
+            Ok(PaymentOutcome::Failed { reason }) => batch.failure(FailureKind::Node(reason)),
+            Err(_) => batch.failure(FailureKind::RpcError),
+        }
+        // A fake node answers without ever yielding: give other tasks their turn.
+        tokio::task::consume_budget().await;
+    }
+}
+
+/// Waits while paused or above the concurrency limit; false when the worker must end.
+async fn wait_until_allowed(
+    ctx: &Context,
+    id: u32,
+    batch: &mut WorkerRecorder,
+    now: &mut Instant,
+) -> bool {
+    loop {
+        if ctx.stop.is_cancelled() || ctx.abort.is_cancelled() {
+            return false;
+        }
+        if !ctx.control.must_wait(id) {
+            return true;
+        }
+        batch.flush();
+        let mut changes = ctx.control.subscribe();
+        if ctx.control.must_wait(id) {
+            tokio::select! {
+                _ = ctx.stop.cancelled() => return false,
+                _ = ctx.abort.cancelled() => return false,
+                _ = changes.changed() => {}
+            }
+        }
+        // A closed-loop payment after a wait starts now, not when the last one ended.
+        *now = Instant::now();
+    }
+}
+
+async fn next_ticket(ctx: &Context, batch: &mut WorkerRecorder, now: Instant) -> Option<Ticket> {
+    match &ctx.tickets {
+        Tickets::Closed => {
+            if let Some(limit) = ctx.payment_limit
+                && ctx.issued.fetch_add(1, Ordering::Relaxed) >= limit
+            {
+                ctx.end(StopReason::PaymentCount);
+                return None;
+            }
+            Some(Ticket {
+                seq: 0,
+                intended: now,
+                pause_at_release: ctx.control.completed_pause(),
+                warm_up: false,
+            })
+        }
+        Tickets::Open(queue) => {
+            batch.flush();
+            tokio::select! {
+                biased;
+                _ = ctx.stop.cancelled() => None,
+                _ = ctx.abort.cancelled() => None,
+                ticket = async { queue.lock().await.recv().await } => ticket,
+            }
+        }
+    }
+}
+
+/// Runs a payment future; merges the worker's batch before actually waiting on it,
+/// so results never sit unmerged behind a slow payment. `None` if aborted.
+async fn settle<T>(
+    payment: impl Future<Output = T>,
+    ctx: &Context,
+    batch: &mut WorkerRecorder,
+) -> Option<T> {
+    let mut payment = pin!(payment);
+    let first = std::future::poll_fn(|cx| Poll::Ready(payment.as_mut().poll(cx))).await;
+    if let Poll::Ready(value) = first {
+        return Some(value);
+    }
+    batch.flush();
+    tokio::select! {
+        biased;
+        _ = ctx.abort.cancelled() => None,
+        value = payment => Some(value),
+    }
+}
+
+async fn pay(ctx: &Context, route: usize) -> Attempt {
+    let r = &ctx.routes[route];
+    let result = match ctx.kind {
+        PaymentKind::Keysend => {
+            r.sender
+                .keysend(&r.receiver_pubkey, ctx.amount_msat, ctx.payment_timeout)
+                .await
+        }
+        PaymentKind::Invoice => match r.receiver.create_invoice(ctx.amount_msat).await {
+            Ok(invoice) => {
+                r.sender
+                    .pay_invoice(&invoice.bolt11, ctx.payment_timeout)
+                    .await
+            }
+            Err(e) => Err(e),
+        },
+        PaymentKind::InvoicePregenerated => match ctx.invoices[route].take() {
+            Some(bolt11) => r.sender.pay_invoice(bolt11, ctx.payment_timeout).await,
+            None => return Attempt::NoInvoice,
+        },
+    };
+    Attempt::Answered(result)
+}

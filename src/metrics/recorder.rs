@@ -1,0 +1,498 @@
+//! The shared recorder and the per-worker batch that feeds it.
+
+use super::FailureKind;
+use super::process::ProcessStats;
+use super::series::{MAX_SERIES_POINTS, Series, SeriesPoint};
+use super::snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
+use hdrhistogram::Histogram;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Highest latency the histograms hold: 10 minutes in µs; longer values are clamped.
+const HIGHEST_US: u64 = 600_000_000;
+const SIGNIFICANT_DIGITS: u8 = 3;
+/// A worker merges its batch after this many results (or before it waits).
+const BATCH: usize = 1024;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS)
+        .expect("constant histogram bounds are valid")
+}
+
+/// Handle to the run's metrics; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    snapshots: watch::Sender<Snapshot>,
+}
+
+#[derive(Debug)]
+struct State {
+    started: Instant,
+    started_wall: SystemTime,
+    cpu_at_start: Option<f64>,
+    interval: Histogram<u64>,
+    cumulative: Histogram<u64>,
+    interval_ok: u64,
+    interval_failed: u64,
+    ok: u64,
+    failed: u64,
+    warm_up: u64,
+    dropped: u64,
+    failures: [u64; FailureKind::COUNT],
+    stage: Stage,
+    load: LoadSetting,
+    paused_since: Option<Instant>,
+    /// Completed pauses.
+    paused_total: Duration,
+    last_tick: Instant,
+    paused_at_last_tick: Duration,
+    /// When the timed (counted) load began, and the pause total then.
+    timed_start: Option<(Instant, Duration)>,
+    series: Series,
+    last_interval: Percentiles,
+}
+
+impl State {
+    fn paused_at(&self, now: Instant) -> Duration {
+        self.paused_total + self.paused_since.map_or(Duration::ZERO, |s| now - s)
+    }
+
+    fn active_timed(&self, now: Instant) -> Duration {
+        match self.timed_start {
+            Some((start, paused_then)) => {
+                (now - start).saturating_sub(self.paused_at(now) - paused_then)
+            }
+            None => Duration::ZERO,
+        }
+    }
+
+    /// Closes the current interval into the series and the cumulative histogram.
+    fn close_interval(&mut self, now: Instant) {
+        let length = now - self.last_tick;
+        let paused = self.paused_at(now) - self.paused_at_last_tick;
+        let active_s = length.saturating_sub(paused).as_secs_f64();
+        self.last_interval = Percentiles::of(&self.interval);
+        let tps = if active_s > 0.0 {
+            self.interval_ok as f64 / active_s
+        } else {
+            0.0
+        };
+        self.series.push(SeriesPoint {
+            at_s: (now - self.started).as_secs_f64(),
+            active_s,
+            tps,
+            ok: self.interval_ok,
+            failed: self.interval_failed,
+            p50_us: self.last_interval.p50_us,
+            p90_us: self.last_interval.p90_us,
+            p99_us: self.last_interval.p99_us,
+            max_us: self.last_interval.max_us,
+            warm_up: self.stage == Stage::WarmUp,
+        });
+        self.cumulative
+            .add(&self.interval)
+            .expect("histograms share bounds");
+        self.interval.reset();
+        self.interval_ok = 0;
+        self.interval_failed = 0;
+        self.last_tick = now;
+        self.paused_at_last_tick = self.paused_at(now);
+    }
+
+    fn snapshot(&self, now: Instant) -> Snapshot {
+        let active = self.active_timed(now).as_secs_f64();
+        Snapshot {
+            elapsed: now - self.started,
+            stage: self.stage,
+            paused: self.paused_since.is_some(),
+            ok: self.ok,
+            failed: self.failed,
+            warm_up: self.warm_up,
+            dropped: self.dropped,
+            tps_now: self.series.last().map_or(0.0, |p| p.tps),
+            tps_avg: if active > 0.0 {
+                self.ok as f64 / active
+            } else {
+                0.0
+            },
+            cumulative: Percentiles::of(&self.cumulative),
+            last_interval: self.last_interval,
+            failures: FailureKind::ALL
+                .iter()
+                .map(|k| (*k, self.failures[k.index()]))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            recent: self.series.recent().copied().collect(),
+            load: self.load,
+        }
+    }
+}
+
+impl Recorder {
+    /// A recorder whose clock starts now, and the channel its snapshots go to.
+    pub fn new() -> (Recorder, watch::Receiver<Snapshot>) {
+        Recorder::with_series_cap(MAX_SERIES_POINTS)
+    }
+
+    fn with_series_cap(cap: usize) -> (Recorder, watch::Receiver<Snapshot>) {
+        let now = Instant::now();
+        let (snapshots, rx) = watch::channel(Snapshot::default());
+        let state = State {
+            started: now,
+            started_wall: SystemTime::now(),
+            cpu_at_start: ProcessStats::now().cpu_s,
+            interval: histogram(),
+            cumulative: histogram(),
+            interval_ok: 0,
+            interval_failed: 0,
+            ok: 0,
+            failed: 0,
+            warm_up: 0,
+            dropped: 0,
+            failures: [0; FailureKind::COUNT],
+            stage: Stage::Preparing,
+            load: LoadSetting::default(),
+            paused_since: None,
+            paused_total: Duration::ZERO,
+            last_tick: now,
+            paused_at_last_tick: Duration::ZERO,
+            timed_start: None,
+            series: Series::new(cap),
+            last_interval: Percentiles::default(),
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            snapshots,
+        });
+        (Recorder { shared }, rx)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves counters that are still
+        // usable for a partial report.
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A batch for one worker; it merges itself when full, on `flush`, and on drop.
+    pub fn worker(&self) -> WorkerRecorder {
+        WorkerRecorder {
+            recorder: self.clone(),
+            latencies_us: Vec::with_capacity(BATCH),
+            failures: [0; FailureKind::COUNT],
+            pending_failures: 0,
+            warm_up: 0,
+        }
+    }
+
+    pub fn set_stage(&self, stage: Stage) {
+        self.state().stage = stage;
+    }
+
+    pub fn set_load(&self, load: LoadSetting) {
+        self.state().load = load;
+    }
+
+    pub fn set_paused(&self, paused: bool) {
+        let now = Instant::now();
+        let mut state = self.state();
+        match (paused, state.paused_since) {
+            (true, None) => state.paused_since = Some(now),
+            (false, Some(since)) => {
+                state.paused_total += now - since;
+                state.paused_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Paused time so far (completed pauses and the current one).
+    pub fn paused_total(&self) -> Duration {
+        self.state().paused_at(Instant::now())
+    }
+
+    /// The counted load begins now (after any warm-up). Idempotent.
+    pub fn begin_timed(&self) {
+        let now = Instant::now();
+        let mut state = self.state();
+        if state.timed_start.is_none() {
+            state.timed_start = Some((now, state.paused_at(now)));
+        }
+    }
+
+    pub fn add_dropped(&self, n: u64) {
+        self.state().dropped += n;
+    }
+
+    /// Closes the current interval and publishes a snapshot.
+    pub fn tick(&self) {
+        let now = Instant::now();
+        let snapshot = {
+            let mut state = self.state();
+            state.close_interval(now);
+            state.snapshot(now)
+        };
+        self.shared.snapshots.send_replace(snapshot);
+    }
+
+    /// Closes the last (partial) interval, publishes the final snapshot and returns
+    /// the summary. Flush or drop every [`WorkerRecorder`] first.
+    pub fn finish(&self) -> Summary {
+        let now = Instant::now();
+        let process = ProcessStats::now();
+        let (snapshot, summary) = {
+            let mut state = self.state();
+            state.stage = Stage::Finished;
+            if now > state.last_tick || state.interval_ok + state.interval_failed > 0 {
+                state.close_interval(now);
+            }
+            let snapshot = state.snapshot(now);
+            let elapsed = now - state.started;
+            let ended_wall = state.started_wall + elapsed;
+            let unix_ms = |t: SystemTime| {
+                t.duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64)
+            };
+            let summary = Summary {
+                started_unix_ms: unix_ms(state.started_wall),
+                ended_unix_ms: unix_ms(ended_wall),
+                elapsed_s: elapsed.as_secs_f64(),
+                active_s: state.active_timed(now).as_secs_f64(),
+                paused_s: state.paused_at(now).as_secs_f64(),
+                ok: state.ok,
+                failed: state.failed,
+                warm_up_excluded: state.warm_up,
+                dropped: state.dropped,
+                tps_avg: snapshot.tps_avg,
+                latency: snapshot.cumulative,
+                failures_by_reason: snapshot
+                    .failures
+                    .iter()
+                    .map(|(k, n)| (k.as_str(), *n))
+                    .collect(),
+                series_resolution_s: state.series.resolution(),
+                series: state.series.complete(),
+                tool_cpu_s: process
+                    .cpu_s
+                    .zip(state.cpu_at_start)
+                    .map(|(end, start)| end - start),
+                tool_process: process,
+            };
+            (snapshot, summary)
+        };
+        self.shared.snapshots.send_replace(snapshot);
+        summary
+    }
+
+    fn merge(&self, batch: &mut WorkerRecorder) {
+        let mut state = self.state();
+        for &us in &batch.latencies_us {
+            state.interval.saturating_record(u64::from(us).max(1));
+        }
+        let ok = batch.latencies_us.len() as u64;
+        let failed = u64::from(batch.pending_failures);
+        state.interval_ok += ok;
+        state.ok += ok;
+        state.interval_failed += failed;
+        state.failed += failed;
+        state.warm_up += u64::from(batch.warm_up);
+        for (total, n) in state.failures.iter_mut().zip(batch.failures.iter_mut()) {
+            *total += u64::from(std::mem::take(n));
+        }
+        batch.latencies_us.clear();
+        batch.pending_failures = 0;
+        batch.warm_up = 0;
+    }
+}
+
+/// One worker's unmerged results. Owned by the worker: recording takes no lock.
+#[derive(Debug)]
+pub struct WorkerRecorder {
+    recorder: Recorder,
+    /// Latencies of successes, µs (u32 holds 71 minutes, beyond the histogram range).
+    latencies_us: Vec<u32>,
+    failures: [u32; FailureKind::COUNT],
+    pending_failures: u32,
+    warm_up: u32,
+}
+
+impl WorkerRecorder {
+    pub fn success(&mut self, latency: Duration) {
+        let us = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
+        self.latencies_us.push(us);
+        self.flush_if_full();
+    }
+
+    pub fn failure(&mut self, kind: FailureKind) {
+        self.failures[kind.index()] += 1;
+        self.pending_failures += 1;
+        self.flush_if_full();
+    }
+
+    /// A warm-up payment finished (whatever its result): counted apart.
+    pub fn warm_up(&mut self) {
+        self.warm_up += 1;
+        self.flush_if_full();
+    }
+
+    fn pending(&self) -> usize {
+        self.latencies_us.len() + self.pending_failures as usize + self.warm_up as usize
+    }
+
+    fn flush_if_full(&mut self) {
+        if self.pending() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// Merges the batch into the shared recorder (call before waiting on anything).
+    pub fn flush(&mut self) {
+        if self.pending() > 0 {
+            let recorder = self.recorder.clone();
+            recorder.merge(self);
+        }
+    }
+}
+
+impl Drop for WorkerRecorder {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::FailureReason;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn known_latencies_give_known_percentiles() {
+        let (recorder, rx) = Recorder::new();
+        recorder.begin_timed();
+        let mut worker = recorder.worker();
+        for i in 1..=1000 {
+            worker.success(Duration::from_micros(i * 100)); // 0.1 .. 100 ms
+        }
+        drop(worker);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        recorder.tick();
+        let snap = rx.borrow().clone();
+        assert_eq!(snap.ok, 1000);
+        let within = |got: u64, want: u64| got.abs_diff(want) * 1000 <= want;
+        assert!(
+            within(snap.cumulative.p50_us, 50_000),
+            "{:?}",
+            snap.cumulative
+        );
+        assert!(within(snap.cumulative.p90_us, 90_000));
+        assert!(within(snap.cumulative.p99_us, 99_000));
+        assert!(within(snap.cumulative.max_us, 100_000));
+        assert!((snap.cumulative.mean_us - 50_050.0).abs() < 100.0);
+        assert_eq!(snap.last_interval, snap.cumulative);
+        assert!((snap.tps_now - 1000.0).abs() < 1e-6);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn intervals_roll_over_and_cumulative_keeps_all() {
+        let (recorder, rx) = Recorder::new();
+        recorder.begin_timed();
+        let mut worker = recorder.worker();
+        for _ in 0..10 {
+            worker.success(ms(10));
+        }
+        worker.flush();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        recorder.tick();
+        for _ in 0..30 {
+            worker.success(ms(200));
+        }
+        worker.failure(FailureKind::Node(FailureReason::NoRoute));
+        worker.failure(FailureKind::RpcError);
+        worker.flush();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        recorder.tick();
+        let snap = rx.borrow().clone();
+        assert_eq!(snap.recent.len(), 2);
+        assert_eq!(snap.recent[0].ok, 10);
+        assert_eq!(snap.recent[1].ok, 30);
+        assert_eq!(snap.recent[1].failed, 2);
+        assert!(
+            snap.last_interval.p50_us >= 199_000,
+            "only the last interval"
+        );
+        assert_eq!(snap.cumulative.count, 40);
+        assert!(snap.cumulative.p50_us >= 199_000 && snap.cumulative.max_us >= 199_000);
+        assert!(snap.cumulative.p90_us > snap.recent[0].p99_us);
+        assert_eq!(
+            snap.failures,
+            vec![
+                (FailureKind::Node(FailureReason::NoRoute), 1),
+                (FailureKind::RpcError, 1)
+            ]
+        );
+        assert!((snap.tps_avg - 20.0).abs() < 1e-6);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_time_is_excluded_from_tps() {
+        let (recorder, _rx) = Recorder::new();
+        recorder.begin_timed();
+        let mut worker = recorder.worker();
+        for _ in 0..100 {
+            worker.success(ms(1));
+        }
+        worker.warm_up();
+        worker.flush();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        recorder.set_paused(true);
+        tokio::time::advance(Duration::from_secs(3)).await;
+        recorder.set_paused(false);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let summary = recorder.finish();
+        assert_eq!(summary.ok, 100);
+        assert_eq!(summary.warm_up_excluded, 1);
+        assert!(
+            (summary.active_s - 2.0).abs() < 1e-6,
+            "{}",
+            summary.active_s
+        );
+        assert!((summary.paused_s - 3.0).abs() < 1e-6);
+        assert!((summary.elapsed_s - 5.0).abs() < 1e-6);
+        assert!((summary.tps_avg - 50.0).abs() < 1e-6);
+        let point = summary.series.last().unwrap();
+        assert!((point.active_s - 2.0).abs() < 1e-6, "{point:?}");
+    }
+
+    #[test]
+    fn series_cap_is_respected_by_the_recorder() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (recorder, _rx) = Recorder::with_series_cap(16);
+            for _ in 0..100 {
+                tokio::time::advance(Duration::from_secs(1)).await;
+                recorder.tick();
+            }
+            let summary = recorder.finish();
+            assert!(summary.series.len() <= 17);
+            assert!(summary.series_resolution_s >= 8);
+        });
+    }
+}
