@@ -10,6 +10,7 @@ pub mod headless;
 pub mod metrics;
 pub mod node;
 pub mod report;
+pub mod run;
 pub mod runtime;
 pub mod scenario;
 pub mod setup;
@@ -86,17 +87,16 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     if let Some(d) = args.duration {
         scenario.workload.stop.duration = Some(d);
     }
-    let opts = (
-        args.report,
-        args.keep,
-        args.run_dir,
-    );
+    let opts = run::RunOptions {
+        report_dir: args.report,
+        keep: args.keep,
+        run_dir_parent: args.run_dir,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let _ = (rt, scenario, opts);
-    anyhow::bail!("run not wired yet")
+    rt.block_on(run::execute(scenario, opts))
 }
 
 fn load_scenario(path: &Path) -> Result<scenario::Scenario> {

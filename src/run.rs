@@ -186,6 +186,16 @@ async fn bring_up(
 
     log.begin("channels active");
     setup::open_channels(&chain, &nodes, &scenario.channels, log).await?;
+
+    log.begin("routes ready");
+    let w = &scenario.workload;
+    let pairs: Vec<(ReadyNode, ReadyNode)> = w
+        .senders
+        .iter()
+        .flat_map(|s| w.receivers.iter().map(move |r| (s, r)))
+        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
+        .collect();
+    setup::wait_routable(&pairs, log).await?;
     log.end();
     Ok(Network { nodes })
 }
@@ -219,13 +229,17 @@ async fn run_load(
     };
     eprintln!("==> load: {}", describe_load(&w.load));
     let (recorder, snapshots) = metrics::Recorder::new();
-    let printer = tokio::spawn(headless::follow(snapshots));
+    let printer = tokio::spawn(headless::follow(snapshots, std::io::stderr()));
+    // Nothing sends commands in headless mode; the TUI will.
     let (_commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
     let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
-    let summary = recorder.summary();
+    let (summary, err) = match res {
+        Ok(outcome) => (outcome.summary, None),
+        Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
+    };
     drop(recorder);
     let _ = printer.await;
-    (summary, res.err().map(anyhow::Error::from))
+    (summary, err)
 }
 
 fn describe_load(load: &Load) -> String {
@@ -254,8 +268,6 @@ fn build_report(
             "router"
         }
     };
-    let usage = metrics::process::ProcessUsage::read();
-    let payments = results.succeeded + results.failed;
     Report {
         schema_version: report::SCHEMA_VERSION,
         tool: report::Tool::this(),
@@ -310,6 +322,5 @@ fn build_report(
         },
         setup: log.steps.clone(),
         results,
-        tool_usage: report::ToolUsage::new(usage.cpu_seconds, usage.peak_rss_bytes, payments),
     }
 }

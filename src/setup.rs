@@ -6,7 +6,7 @@
 //! the same for every runtime and implementation.
 
 use crate::chain::ChainBackend;
-use crate::node::{LightningNode, NodeError, NodeInfo};
+use crate::node::{LightningNode, NodeError, NodeInfo, PaymentOutcome};
 use crate::scenario::ChannelSpec;
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
@@ -273,4 +273,34 @@ fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&
     nodes
         .get(name)
         .with_context(|| format!("internal: node {name} was not started"))
+}
+
+/// Waits until each sender can actually pay each receiver: LND reports a channel as
+/// active about a second before it can carry an HTLC (payments fail with
+/// "insufficient balance" meanwhile). Probes with small keysends that are not counted.
+pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog) -> Result<()> {
+    for (sender, receiver) in routes {
+        let what = format!(
+            "{} able to pay {}",
+            sender.node.name(),
+            receiver.node.name()
+        );
+        let mut attempts = 0u32;
+        poll(
+            &what,
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+            || {
+                attempts += 1;
+                let (s, r) = (sender.node.clone(), receiver.info.pubkey.clone());
+                async move {
+                    let outcome = s.keysend(&r, 1_000, Duration::from_secs(30)).await?;
+                    Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
+                }
+            },
+        )
+        .await?;
+        log.progress(&format!("{what} after {attempts} probe payment(s)"));
+    }
+    Ok(())
 }

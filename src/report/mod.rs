@@ -32,9 +32,9 @@ pub struct Report {
     pub workload: WorkloadReport,
     /// Setup steps in order with the time each took.
     pub setup: Vec<StepTiming>,
-    pub results: serde_json::Value,
-    /// What the load generator itself cost.
-    pub tool_usage: ToolUsage,
+    /// The measured load, including what the load generator itself cost
+    /// (`tool_cpu_s`, `tool_process`).
+    pub results: crate::metrics::Summary,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,22 +93,4 @@ pub struct WorkloadReport {
     pub stop_after_payments: Option<u64>,
     pub stop_after_seconds: Option<f64>,
     pub payment_timeout_seconds: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolUsage {
-    pub cpu_seconds: f64,
-    pub peak_rss_bytes: u64,
-    /// Tool CPU time per completed payment (ok + failed), in milliseconds.
-    pub cpu_ms_per_payment: Option<f64>,
-}
-
-impl ToolUsage {
-    pub fn new(cpu_seconds: f64, peak_rss_bytes: u64, payments: u64) -> ToolUsage {
-        ToolUsage {
-            cpu_seconds,
-            peak_rss_bytes,
-            cpu_ms_per_payment: (payments > 0).then(|| cpu_seconds * 1000.0 / payments as f64),
-        }
-    }
 }

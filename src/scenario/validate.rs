@@ -204,6 +204,13 @@ fn check_node_name(ctx: &Ctx, name: &Spanned<String>) -> Result<(), ScenarioErro
     let ok = n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && n.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if n == crate::runtime::local::CHAIN_NAME {
+        return Err(ctx.error(
+            &name.referenced,
+            format!("node name \"{n}\" is reserved for the chain backend"),
+            "give the node another name, e.g. chain-node",
+        ));
+    }
     if ok {
         Ok(())
     } else {
