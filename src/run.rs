@@ -34,6 +34,7 @@ pub struct RunOptions {
 /// Runs `scenario` to the end and returns the exit code.
 pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     crate::tls::install_crypto_provider();
+    preflight(&scenario)?;
     let started_at = SystemTime::now();
     let run_id = format!(
         "{}-{}-{}",
@@ -103,6 +104,18 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let exit = result?;
     down.context("tearing down the run")?;
     Ok(exit)
+}
+
+/// Finds every binary before anything starts, so a missing one fails at once
+/// instead of after the chain is up.
+fn preflight(scenario: &Scenario) -> Result<()> {
+    use crate::runtime::local::find_binary;
+    find_binary(scenario.chain.binary.as_deref(), "btcd", "the chain backend")?;
+    for node in &scenario.nodes {
+        let what = format!("node {}", node.name);
+        find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
+    }
+    Ok(())
 }
 
 /// Cancels the run on SIGINT or SIGTERM and records which one came.

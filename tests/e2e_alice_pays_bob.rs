@@ -42,16 +42,17 @@ fn alice_pays_bob_keysend_real_lnd() {
     assert_matches_schema(&report);
     assert_eq!(report["complete"], true);
     let results = &report["results"];
-    assert_eq!(results["succeeded"], 300, "results: {results:#}");
+    assert_eq!(results["ok"], 300, "results: {results:#}");
     assert_eq!(results["failed"], 0, "results: {results:#}");
-    assert!(results["tps_average"].as_f64().unwrap() > 0.0);
-    let lat = &results["latency_ms"];
+    assert!(results["tps_avg"].as_f64().unwrap() > 0.0);
+    let lat = &results["latency"];
     let (p50, p99, max) = (
-        lat["p50"].as_f64().unwrap(),
-        lat["p99"].as_f64().unwrap(),
-        lat["max"].as_f64().unwrap(),
+        lat["p50_us"].as_u64().unwrap(),
+        lat["p99_us"].as_u64().unwrap(),
+        lat["max_us"].as_u64().unwrap(),
     );
-    assert!(p50 > 0.0 && p50 <= p99 && p99 <= max, "latency {lat:#}");
+    assert!(p50 > 0 && p50 <= p99 && p99 <= max, "latency {lat:#}");
+    assert_eq!(lat["count"], 300);
     assert_eq!(report["nodes"].as_array().unwrap().len(), 2);
     assert!(
         report["nodes"][0]["version"].as_str().unwrap().contains("0.21"),

@@ -76,5 +76,5 @@ fn sigint_during_load_tears_everything_down() {
     assert_matches_schema(&report);
     assert_eq!(report["complete"], false);
     assert_eq!(report["interrupted_by"], "SIGINT");
-    assert!(report["results"]["succeeded"].as_u64().unwrap() > 0);
+    assert!(report["results"]["ok"].as_u64().unwrap() > 0);
 }

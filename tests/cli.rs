@@ -1,0 +1,89 @@
+//! The command line through the real binary: validation, exit codes, messages.
+//! (Fast: nothing here starts a node.)
+
+mod common;
+
+use assert_cmd::Command;
+use common::repo_file;
+use predicates::prelude::*;
+
+fn lnbench() -> Command {
+    Command::new(common::lnbench())
+}
+
+#[test]
+fn every_shipped_scenario_validates() {
+    let files: Vec<_> = std::fs::read_dir(repo_file("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    assert!(!files.is_empty(), "no scenarios shipped");
+    lnbench()
+        .arg("validate")
+        .args(&files)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("alice-pays-bob.yaml: ok"));
+}
+
+#[test]
+fn broken_scenario_exits_2_with_file_line_column() {
+    let file = repo_file("tests/fixtures/scenarios/invalid/unknown-channel-node.yaml");
+    lnbench()
+        .arg(&file)
+        .args(["--report", "unused"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{}:10:9: ", file.display())))
+        .stderr(predicate::str::contains("hint: add carol under nodes:"));
+}
+
+#[test]
+fn validate_reports_every_broken_file_and_exits_2() {
+    lnbench()
+        .arg("validate")
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg(repo_file("tests/fixtures/scenarios/invalid/zero-capacity.yaml"))
+        .arg(repo_file("tests/fixtures/scenarios/invalid/zero-count.yaml"))
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("alice-pays-bob.yaml: ok"))
+        .stderr(predicate::str::contains("zero-capacity.yaml:11:19"))
+        .stderr(predicate::str::contains("zero-count.yaml:12:12"))
+        .stderr(predicate::str::contains("2 of 3 scenario files have errors"));
+}
+
+#[test]
+fn missing_scenario_file_exits_2_naming_it() {
+    lnbench()
+        .arg("does/not/exist.yaml")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does/not/exist.yaml"));
+}
+
+#[test]
+fn no_scenario_exits_2_with_usage_hint() {
+    lnbench()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no scenario given"));
+}
+
+#[test]
+fn missing_node_binary_exits_3_before_starting_anything() {
+    let run_dir = tempfile::tempdir().unwrap();
+    lnbench()
+        .arg(repo_file("tests/fixtures/scenarios/env/missing-binary.yaml"))
+        .arg("--run-dir")
+        .arg(run_dir.path())
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("/nonexistent/lnbench/lnd"))
+        .stderr(predicate::str::contains("scripts/build-nodes.sh"));
+    assert!(
+        std::fs::read_dir(run_dir.path()).unwrap().next().is_none(),
+        "nothing should have been started or created"
+    );
+}
