@@ -7,74 +7,127 @@ use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+
+/// A run of alice-pays-bob with far more payments than can finish, its stderr lines
+/// on a channel.
+struct Run {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+    _work: tempfile::TempDir,
+    run_dir: PathBuf,
+    report_dir: PathBuf,
+}
+
+impl Run {
+    fn start() -> Run {
+        require_node_binaries();
+        let work = tempfile::tempdir().expect("temp dir");
+        let run_dir = work.path().join("runs");
+        let report_dir = work.path().join("report");
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let mut child = Command::new(lnbench())
+            .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+            .args(["--payments", "1000000", "--report"])
+            .arg(&report_dir)
+            .arg("--run-dir")
+            .arg(&run_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lnbench-tui");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Run {
+            child,
+            lines,
+            seen: Vec::new(),
+            _work: work,
+            run_dir,
+            report_dir,
+        }
+    }
+
+    /// Reads stderr until `count` lines matching `pred` have been seen.
+    fn wait_for(&mut self, what: &str, count: usize, pred: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let mut matched = 0;
+        while matched < count {
+            let line = self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no {what} within 300 s:\n{}", self.seen.join("\n")));
+            if pred(&line) {
+                matched += 1;
+            }
+            self.seen.push(line);
+        }
+    }
+
+    /// Sends `signal`, waits for the exit, and checks it was clean: exit code 130 and
+    /// no process of the run left.
+    fn interrupt(&mut self, signal: Signal) {
+        kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "lnbench-tui did not exit within 90 s of {signal}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
+            self.seen.push(line);
+        }
+        let log = self.seen.join("\n");
+        assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
+        let left = processes_mentioning(&self.run_dir);
+        assert!(
+            left.is_empty(),
+            "processes of the run still alive: {left:?}\n{log}"
+        );
+        assert!(log.contains(&format!("interrupted by {signal}")), "{log}");
+    }
+}
 
 #[test]
 fn sigint_during_load_tears_everything_down() {
-    require_node_binaries();
-    let work = tempfile::tempdir().expect("temp dir");
-    let run_dir = work.path().join("runs");
-    let report_dir = work.path().join("report");
-    std::fs::create_dir_all(&run_dir).unwrap();
-
-    let mut child = Command::new(lnbench())
-        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
-        // far more than can finish before the signal
-        .args(["--payments", "1000000", "--report"])
-        .arg(&report_dir)
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start lnbench-tui");
-
-    // Wait until payments are flowing: the second progress line of the load.
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
+    let mut run = Run::start();
+    run.wait_for("load progress", 2, |l| {
+        l.contains(" ok ") && l.contains("tps")
     });
-    let mut seen = Vec::new();
-    let mut progress_lines = 0;
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while progress_lines < 2 {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .unwrap_or_else(|_| panic!("no load progress within 300 s:\n{}", seen.join("\n")));
-        if line.contains(" ok ") && line.contains("tps") {
-            progress_lines += 1;
-        }
-        seen.push(line);
-    }
+    run.interrupt(Signal::SIGINT);
+    let report_dir = run.report_dir.clone();
 
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).expect("send SIGINT");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "lnbench-tui did not exit within 90 s of SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(1)) {
-        seen.push(line);
-    }
-    assert_eq!(status.code(), Some(130), "exit status {status:?}\n{}", seen.join("\n"));
-
-    let left = processes_mentioning(&run_dir);
-    assert!(left.is_empty(), "processes of the run still alive: {left:?}");
-
-    let text = std::fs::read_to_string(report_dir.join("report.json")).expect("partial report.json");
+    let text =
+        std::fs::read_to_string(report_dir.join("report.json")).expect("partial report.json");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_matches_schema(&report);
     assert_eq!(report["complete"], false);
     assert_eq!(report["interrupted_by"], "SIGINT");
     assert!(report["results"]["ok"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn sigterm_during_setup_tears_everything_down() {
+    let mut run = Run::start();
+    // The chain is up and the nodes are starting: the middle of setup.
+    run.wait_for("node start", 1, |l| l.contains("==> nodes up"));
+    run.interrupt(Signal::SIGTERM);
+    assert!(
+        !run.report_dir.join("report.json").exists(),
+        "no load ran, so no report is written"
+    );
 }
