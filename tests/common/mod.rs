@@ -19,7 +19,9 @@ pub fn repo_file(rel: &str) -> PathBuf {
 pub fn require_node_binaries() {
     let cache = std::env::var_os("LNBENCH_CACHE")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("lnbench-tui")))
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("lnbench-tui"))
+        })
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/lnbench-tui")))
         .expect("HOME is set");
     for bin in ["lnd", "btcd"] {
@@ -68,5 +70,9 @@ pub fn assert_matches_schema(report: &serde_json::Value) {
         .iter_errors(report)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "report.json does not match its schema:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "report.json does not match its schema:\n{}",
+        errors.join("\n")
+    );
 }
