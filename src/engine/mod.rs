@@ -262,11 +262,13 @@ pub async fn run(
     }
 
     recorder.set_stage(Stage::Draining);
-    let drain_queue = ctx.stop_reason.get() == Some(&StopReason::ScheduleEnd)
-        || ctx.stop_reason.get() == Some(&StopReason::Duration)
-        || ctx.stop_reason.get() == Some(&StopReason::PaymentCount);
-    if !(drain_queue && !closed) {
-        // Open loop at its natural end keeps starting arrivals already due.
+    // Open loop at its natural end keeps starting arrivals already due (within the
+    // grace period); every other end stops new payments now.
+    let natural_end = matches!(
+        ctx.stop_reason.get(),
+        Some(StopReason::ScheduleEnd | StopReason::Duration | StopReason::PaymentCount)
+    );
+    if closed || !natural_end {
         ctx.stop.cancel();
     }
     if let Some(d) = dispatcher.take() {
