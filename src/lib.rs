@@ -54,7 +54,12 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
     let mut bad = 0;
     for file in files {
         match scenario::load(file) {
-            Ok(s) => println!("{}: ok ({}, {} nodes)", file.display(), s.name, s.nodes.len()),
+            Ok(s) => println!(
+                "{}: ok ({}, {} nodes)",
+                file.display(),
+                s.name,
+                s.nodes.len()
+            ),
             Err(e) => {
                 bad += 1;
                 eprintln!("{e}");

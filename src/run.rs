@@ -45,11 +45,18 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             .as_secs(),
         std::process::id()
     );
-    let parent = opts.run_dir_parent.clone().unwrap_or_else(std::env::temp_dir);
+    let parent = opts
+        .run_dir_parent
+        .clone()
+        .unwrap_or_else(std::env::temp_dir);
     let run_dir = parent.join(format!("lnbench-{run_id}"));
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
-    eprintln!("run {run_id}: {} ({} nodes)", scenario.name, scenario.nodes.len());
+    eprintln!(
+        "run {run_id}: {} ({} nodes)",
+        scenario.name,
+        scenario.nodes.len()
+    );
 
     let cancel = CancellationToken::new();
     let signal = Arc::new(OnceLock::new());
@@ -75,7 +82,13 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             println!("{}", headless::summary_table(&summary));
             if let Some(dir) = &opts.report_dir {
                 let report = build_report(
-                    &scenario, &facts, &log, summary, started_at, complete, interrupted_by,
+                    &scenario,
+                    &facts,
+                    &log,
+                    summary,
+                    started_at,
+                    complete,
+                    interrupted_by,
                 );
                 let path = report::json::write(&report, dir)?;
                 eprintln!("report: {}", path.display());
@@ -110,7 +123,11 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
 /// instead of after the chain is up.
 fn preflight(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
-    find_binary(scenario.chain.binary.as_deref(), "btcd", "the chain backend")?;
+    find_binary(
+        scenario.chain.binary.as_deref(),
+        "btcd",
+        "the chain backend",
+    )?;
     for node in &scenario.nodes {
         let what = format!("node {}", node.name);
         find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
@@ -162,7 +179,10 @@ async fn bring_up(
     facts.chain_version = endpoint.version.clone();
     let chain = BtcdChain::connect(&endpoint, wallet).await?;
     log.progress("mining past segwit activation");
-    chain.prepare().await.context("preparing the regtest chain")?;
+    chain
+        .prepare()
+        .await
+        .context("preparing the regtest chain")?;
     let height = chain.height().await?;
 
     log.begin("nodes up");

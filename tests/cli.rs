@@ -35,7 +35,10 @@ fn broken_scenario_exits_2_with_file_line_column() {
         .args(["--report", "unused"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains(format!("{}:10:9: ", file.display())))
+        .stderr(predicate::str::contains(format!(
+            "{}:10:9: ",
+            file.display()
+        )))
         .stderr(predicate::str::contains("hint: add carol under nodes:"));
 }
 
@@ -44,14 +47,20 @@ fn validate_reports_every_broken_file_and_exits_2() {
     lnbench()
         .arg("validate")
         .arg(repo_file("scenarios/alice-pays-bob.yaml"))
-        .arg(repo_file("tests/fixtures/scenarios/invalid/zero-capacity.yaml"))
-        .arg(repo_file("tests/fixtures/scenarios/invalid/zero-count.yaml"))
+        .arg(repo_file(
+            "tests/fixtures/scenarios/invalid/zero-capacity.yaml",
+        ))
+        .arg(repo_file(
+            "tests/fixtures/scenarios/invalid/zero-count.yaml",
+        ))
         .assert()
         .code(2)
         .stdout(predicate::str::contains("alice-pays-bob.yaml: ok"))
         .stderr(predicate::str::contains("zero-capacity.yaml:11:19"))
         .stderr(predicate::str::contains("zero-count.yaml:12:12"))
-        .stderr(predicate::str::contains("2 of 3 scenario files have errors"));
+        .stderr(predicate::str::contains(
+            "2 of 3 scenario files have errors",
+        ));
 }
 
 #[test]
@@ -75,7 +84,9 @@ fn no_scenario_exits_2_with_usage_hint() {
 fn missing_node_binary_exits_3_before_starting_anything() {
     let run_dir = tempfile::tempdir().unwrap();
     lnbench()
-        .arg(repo_file("tests/fixtures/scenarios/env/missing-binary.yaml"))
+        .arg(repo_file(
+            "tests/fixtures/scenarios/env/missing-binary.yaml",
+        ))
         .arg("--run-dir")
         .arg(run_dir.path())
         .assert()

@@ -33,9 +33,15 @@ fn alice_pays_bob_keysend_real_lnd() {
 
     // Setup steps are shown with their times, then progress, then a summary.
     for step in ["chain up", "nodes up", "wallets funded", "channels active"] {
-        assert!(stderr.contains(step), "setup step {step:?} not shown:\n{stderr}");
+        assert!(
+            stderr.contains(step),
+            "setup step {step:?} not shown:\n{stderr}"
+        );
     }
-    assert!(stdout.contains("p99"), "no summary table on stdout:\n{stdout}");
+    assert!(
+        stdout.contains("p99"),
+        "no summary table on stdout:\n{stdout}"
+    );
 
     let text = std::fs::read_to_string(report_dir.join("report.json")).expect("report.json");
     let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
@@ -55,14 +61,20 @@ fn alice_pays_bob_keysend_real_lnd() {
     assert_eq!(lat["count"], 300);
     assert_eq!(report["nodes"].as_array().unwrap().len(), 2);
     assert!(
-        report["nodes"][0]["version"].as_str().unwrap().contains("0.21"),
+        report["nodes"][0]["version"]
+            .as_str()
+            .unwrap()
+            .contains("0.21"),
         "node version {}",
         report["nodes"][0]["version"]
     );
     assert!(!report["results"]["series"].as_array().unwrap().is_empty());
 
     let left = processes_mentioning(&run_dir);
-    assert!(left.is_empty(), "processes of the run still alive: {left:?}");
+    assert!(
+        left.is_empty(),
+        "processes of the run still alive: {left:?}"
+    );
     assert!(
         std::fs::read_dir(&run_dir).unwrap().next().is_none(),
         "run directory not removed"

@@ -97,13 +97,19 @@ fn report_with(results: lnbench_tui::metrics::Summary) -> Report {
 async fn serialized_report_matches_the_published_schema() {
     let results = fake_results().await;
     assert_eq!(results.ok + results.failed, 200);
-    assert!(results.failed > 0, "the seeded failure model should fail some payments");
+    assert!(
+        results.failed > 0,
+        "the seeded failure model should fail some payments"
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = report::json::write(&report_with(results), dir.path()).unwrap();
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     common::assert_matches_schema(&json);
-    assert_eq!(json["results"]["failures_by_reason"]["no_route"], json["results"]["failed"]);
+    assert_eq!(
+        json["results"]["failures_by_reason"]["no_route"],
+        json["results"]["failed"]
+    );
 }
 
 #[tokio::test]
@@ -111,5 +117,8 @@ async fn schema_rejects_a_report_missing_its_results() {
     let mut json = serde_json::to_value(report_with(fake_results().await)).unwrap();
     json["results"].as_object_mut().unwrap().remove("ok");
     let outcome = std::panic::catch_unwind(|| common::assert_matches_schema(&json));
-    assert!(outcome.is_err(), "a report without results.ok must not validate");
+    assert!(
+        outcome.is_err(),
+        "a report without results.ok must not validate"
+    );
 }

@@ -41,9 +41,7 @@ fn mem_total_bytes(meminfo: &str) -> Option<u64> {
 }
 
 fn os_name(os_release: &str) -> Option<String> {
-    let line = os_release
-        .lines()
-        .find(|l| l.starts_with("PRETTY_NAME="))?;
+    let line = os_release.lines().find(|l| l.starts_with("PRETTY_NAME="))?;
     Some(line["PRETTY_NAME=".len()..].trim_matches('"').to_string())
 }
 
@@ -58,7 +56,10 @@ mod tests {
         let meminfo = "MemTotal:       24576000 kB\nMemFree: 1 kB\n";
         assert_eq!(mem_total_bytes(meminfo), Some(24_576_000 * 1024));
         let osr = "NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n";
-        assert_eq!(os_name(osr).as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
+        assert_eq!(
+            os_name(osr).as_deref(),
+            Some("Debian GNU/Linux 12 (bookworm)")
+        );
         assert_eq!(cpu_model(""), None);
         assert_eq!(mem_total_bytes("MemTotal: lots"), None);
     }
