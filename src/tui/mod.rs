@@ -1,0 +1,173 @@
+//! The live terminal UI: the other front end beside `headless`. It reads
+//! [`Snapshot`]s from the engine's watch channel, sends [`Command`]s back, and owns
+//! nothing of the run: quitting asks the engine to stop and returns, so the caller
+//! writes the report and tears down as in headless mode.
+//!
+//! State ([`app::App`]) is kept apart from the view ([`draw`] and [`widgets`]); keys
+//! become [`app::Action`]s ([`action::action_for`]) applied by the pure
+//! [`app::App::update`].
+
+pub mod action;
+pub mod app;
+pub mod terminal;
+mod theme;
+pub mod widgets;
+
+pub use theme::Theme;
+
+use crate::engine::Command;
+use crate::metrics::Snapshot;
+use anyhow::{Context, Result};
+use app::App;
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// Smallest terminal the run view fits in.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+/// Frames are drawn at most this often, and only when something changed.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the TUI shows that snapshots do not carry.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TuiInfo {
+    pub scenario: String,
+    /// `local` or `docker`.
+    pub runtime: String,
+    pub nodes: Vec<NodeInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeInfo {
+    pub name: String,
+    pub implementation: String,
+    pub version: String,
+    /// `sender`, `receiver` or `router`.
+    pub role: String,
+}
+
+/// Why the TUI returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuiExit {
+    /// The engine finished (the snapshot sender was dropped).
+    Finished,
+    /// The operator quit; [`Command::Stop`] was sent.
+    Quit,
+}
+
+/// Draws the run view until the engine finishes or the operator quits. The terminal
+/// is restored before this returns, whatever happened.
+pub async fn run(
+    mut snapshots: watch::Receiver<Snapshot>,
+    commands: mpsc::UnboundedSender<Command>,
+    info: TuiInfo,
+) -> Result<TuiExit> {
+    let theme = Theme::from_env();
+    let mut snapshot = snapshots.borrow_and_update().clone();
+    let mut app = App::new(&snapshot);
+    let mut guard = terminal::enter().context("cannot switch the terminal to the live view")?;
+    let mut events = EventStream::new();
+    let mut frames = tokio::time::interval(FRAME_INTERVAL);
+    frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut dirty = true;
+    let exit = loop {
+        tokio::select! {
+            _ = frames.tick(), if dirty => {
+                guard
+                    .terminal
+                    .draw(|frame| draw(frame, &app, &snapshot, &info, &theme))
+                    .context("drawing the live view")?;
+                dirty = false;
+            }
+            changed = snapshots.changed() => {
+                if changed.is_err() {
+                    break TuiExit::Finished;
+                }
+                snapshot = snapshots.borrow_and_update().clone();
+                app.observe(&snapshot);
+                dirty = true;
+            }
+            event = events.next() => match event {
+                Some(Ok(Event::Key(key))) => {
+                    if let Some(action) = action::action_for(key) {
+                        if let Some(command) = app.update(action) {
+                            // The engine gone means the run is ending anyway.
+                            let _ = commands.send(command);
+                        }
+                        if app.quit {
+                            break TuiExit::Quit;
+                        }
+                        dirty = true;
+                    }
+                }
+                Some(Ok(Event::Resize(..))) => dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e).context("reading terminal input"),
+                // No more input: nobody can quit by key, so stop like `q`.
+                None => {
+                    let _ = commands.send(Command::Stop);
+                    break TuiExit::Quit;
+                }
+            },
+        }
+    };
+    drop(guard);
+    Ok(exit)
+}
+
+/// The whole run view for one snapshot. Reads only; all figures come computed.
+pub fn draw(frame: &mut Frame, app: &App, snapshot: &Snapshot, info: &TuiInfo, theme: &Theme) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = vec![
+            Line::raw(format!(
+                "terminal too small: need at least {MIN_WIDTH}x{MIN_HEIGHT}"
+            )),
+            Line::raw(format!("(now {}x{})", area.width, area.height)),
+            Line::raw("q quits"),
+        ];
+        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let node_rows = (info.nodes.len() as u16).clamp(1, 8) + 3;
+    let failure_rows = (snapshot.failures.len() as u16).clamp(1, 8) + 2;
+    let [header, top, chart, bottom, footer] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(8),
+        Constraint::Min(6),
+        Constraint::Length(node_rows.max(failure_rows)),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [tps, latency] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+    let [nodes, failures] =
+        Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)]).areas(bottom);
+
+    let s = snapshot;
+    frame.render_widget(
+        widgets::Header {
+            snapshot: s,
+            info,
+            app,
+            theme,
+        },
+        header,
+    );
+    frame.render_widget(widgets::TpsSparkline { snapshot: s, theme }, tps);
+    frame.render_widget(widgets::LatencyTable { snapshot: s, theme }, latency);
+    frame.render_widget(widgets::LatencyChart { snapshot: s, theme }, chart);
+    frame.render_widget(widgets::NodeTable { info, theme }, nodes);
+    frame.render_widget(widgets::Failures { snapshot: s, theme }, failures);
+    frame.render_widget(widgets::Footer { app, theme }, footer);
+    if app.help {
+        frame.render_widget(widgets::HelpOverlay { theme }, area);
+    }
+}

@@ -1,0 +1,97 @@
+use super::{clock, count};
+use crate::metrics::{LoadSetting, Snapshot, Stage};
+use crate::tui::app::App;
+use crate::tui::{Theme, TuiInfo};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+/// Scenario, runtime, stage, elapsed time, counts and the load setting.
+pub struct Header<'a> {
+    pub snapshot: &'a Snapshot,
+    pub info: &'a TuiInfo,
+    pub app: &'a App,
+    pub theme: &'a Theme,
+}
+
+/// The stage as the header names it; a pause hides the stage it interrupts.
+pub fn stage_label(s: &Snapshot) -> &'static str {
+    if s.paused && !matches!(s.stage, Stage::Draining | Stage::Finished) {
+        "paused"
+    } else {
+        s.stage.as_str()
+    }
+}
+
+pub fn load_label(load: LoadSetting) -> String {
+    match load {
+        LoadSetting::Closed { concurrency } => format!("{concurrency} concurrent payers"),
+        LoadSetting::Open { rate } => format!("{rate:.1} payments/s target"),
+    }
+}
+
+impl Widget for Header<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (s, t) = (self.snapshot, self.theme);
+        let block = Block::bordered()
+            .border_style(t.border)
+            .title(Span::styled(" lnbench-tui ", t.title));
+        let stage = stage_label(s);
+        let stage_style = if stage == "paused" { t.warn } else { t.title };
+        let mut first = vec![
+            Span::styled(self.info.scenario.as_str(), t.title),
+            Span::styled(format!(" on {}", self.info.runtime), t.label),
+            Span::raw("   "),
+            Span::styled(format!(" {stage} "), stage_style),
+            Span::styled("   elapsed ", t.label),
+            Span::raw(clock(s.elapsed)),
+        ];
+        if s.warm_up > 0 {
+            first.push(Span::styled("   warm-up ", t.label));
+            first.push(Span::raw(count(s.warm_up)));
+        }
+        let failed_style = if s.failed > 0 { t.bad } else { t.label };
+        let mut second = vec![
+            Span::styled("ok ", t.label),
+            Span::styled(count(s.ok), t.ok),
+            Span::styled("   failed ", t.label),
+            Span::styled(count(s.failed), failed_style),
+        ];
+        if s.dropped > 0 {
+            second.push(Span::styled("   dropped ", t.label));
+            second.push(Span::styled(count(s.dropped), t.bad));
+        }
+        second.push(Span::styled("   load ", t.label));
+        second.push(Span::raw(load_label(s.load)));
+        // A change asked for here shows at once, before the engine confirms it.
+        if self.app.load != s.load {
+            second.push(Span::styled(
+                format!(" -> {}", load_label(self.app.load)),
+                t.warn,
+            ));
+        }
+        Paragraph::new(vec![Line::from(first), Line::from(second)])
+            .block(block)
+            .render(area, buf);
+    }
+}
+
+/// Key hints, or the note the last key left.
+pub struct Footer<'a> {
+    pub app: &'a App,
+    pub theme: &'a Theme,
+}
+
+impl Widget for Footer<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let line = match &self.app.message {
+            Some(m) => Line::from(Span::styled(format!(" {m}"), self.theme.warn)),
+            None => Line::from(Span::styled(
+                " p pause  +/- load  r report  ? help  q quit",
+                self.theme.label,
+            )),
+        };
+        line.render(area, buf);
+    }
+}

@@ -1,0 +1,189 @@
+//! Whole frames of the live view, rendered on ratatui's `TestBackend` from fixed
+//! snapshots and compared with the committed `tests/snapshots/*.snap` files.
+//! Review a changed frame with `cargo insta review`.
+
+// Until `lib.rs` declares `pub mod tui`, `src/tui` is compiled into this crate; its
+// `crate::metrics` / `crate::engine` paths resolve to these re-exports. Once it
+// does, use `lnbench_tui::tui` and delete these lines.
+pub use lnbench_tui::{engine, metrics};
+#[allow(dead_code)] // the terminal loop is not driven here
+#[path = "../src/tui/mod.rs"]
+mod tui;
+
+use lnbench_tui::metrics::{FailureKind, LoadSetting, Percentiles, SeriesPoint, Snapshot, Stage};
+use lnbench_tui::node::FailureReason;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::time::Duration;
+use tui::app::{Action, App};
+use tui::{NodeInfo, Theme, TuiInfo};
+
+fn info() -> TuiInfo {
+    let node = |name: &str, role: &str| NodeInfo {
+        name: name.into(),
+        implementation: "lnd".into(),
+        version: "0.21.1-beta commit=v0.21.1-beta".into(),
+        role: role.into(),
+    };
+    TuiInfo {
+        scenario: "alice-pays-bob".into(),
+        runtime: "local".into(),
+        nodes: vec![node("alice", "sender"), node("bob", "receiver")],
+    }
+}
+
+/// Two minutes of a closed-loop run near 100 TPS, with a slow spell.
+fn running() -> Snapshot {
+    let recent: Vec<SeriesPoint> = (1..=120u64)
+        .map(|i| {
+            let slow = (60..70).contains(&i);
+            let tps = if slow { 40.0 } else { 95.0 + (i % 7) as f64 };
+            SeriesPoint {
+                at_s: i as f64,
+                active_s: 1.0,
+                tps,
+                ok: tps as u64,
+                failed: 0,
+                p50_us: if slow { 240_000 } else { 95_000 + i * 100 },
+                p90_us: 150_000,
+                p99_us: if slow {
+                    610_000
+                } else {
+                    180_000 + (i % 5) * 4_000
+                },
+                max_us: 700_000,
+                warm_up: false,
+            }
+        })
+        .collect();
+    Snapshot {
+        elapsed: Duration::from_secs(120),
+        stage: Stage::Closed,
+        paused: false,
+        ok: 11_234,
+        failed: 0,
+        warm_up: 0,
+        dropped: 0,
+        tps_now: 98.0,
+        tps_avg: 93.6,
+        cumulative: Percentiles {
+            count: 11_234,
+            p50_us: 101_300,
+            p90_us: 152_000,
+            p99_us: 243_100,
+            p999_us: 598_000,
+            max_us: 701_900,
+            mean_us: 110_000.0,
+        },
+        last_interval: Percentiles {
+            count: 98,
+            p50_us: 107_000,
+            p90_us: 149_000,
+            p99_us: 196_000,
+            p999_us: 199_000,
+            max_us: 199_000,
+            mean_us: 108_000.0,
+        },
+        failures: Vec::new(),
+        recent,
+        load: LoadSetting::Closed { concurrency: 10 },
+    }
+}
+
+fn render(width: u16, height: u16, app: &App, snapshot: &Snapshot) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| tui::draw(f, app, snapshot, &info(), &Theme::plain()))
+        .unwrap();
+    terminal
+}
+
+#[test]
+fn running_view() {
+    let s = running();
+    let t = render(100, 30, &App::new(&s), &s);
+    insta::assert_snapshot!("running", t.backend());
+}
+
+#[test]
+fn paused_view_shows_paused_instead_of_the_stage() {
+    let s = Snapshot {
+        paused: true,
+        tps_now: 0.0,
+        ..running()
+    };
+    let t = render(100, 30, &App::new(&s), &s);
+    insta::assert_snapshot!("paused", t.backend());
+}
+
+#[test]
+fn failures_are_listed_by_reason_with_counts() {
+    let s = Snapshot {
+        failed: 57,
+        failures: vec![
+            (FailureKind::Node(FailureReason::NoRoute), 41),
+            (FailureKind::Node(FailureReason::Timeout), 12),
+            (FailureKind::RpcError, 4),
+        ],
+        stage: Stage::Hold,
+        load: LoadSetting::Open { rate: 150.0 },
+        ..running()
+    };
+    let t = render(100, 30, &App::new(&s), &s);
+    insta::assert_snapshot!("failures", t.backend());
+}
+
+#[test]
+fn a_small_terminal_says_what_size_it_needs() {
+    let s = running();
+    let t = render(60, 12, &App::new(&s), &s);
+    insta::assert_snapshot!("too_small", t.backend());
+}
+
+#[test]
+fn help_overlay_lists_every_key() {
+    let s = running();
+    let mut app = App::new(&s);
+    app.update(Action::ToggleHelp);
+    let t = render(100, 30, &app, &s);
+    insta::assert_snapshot!("help", t.backend());
+}
+
+#[test]
+fn a_load_change_shows_before_the_engine_confirms_it() {
+    let s = running();
+    let mut app = App::new(&s);
+    app.update(Action::Increase);
+    let t = render(100, 30, &app, &s);
+    let text = t.backend().to_string();
+    assert!(
+        text.contains("load 10 concurrent payers -> 15 concurrent payers"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_view_fits_the_minimum_size_and_a_resize() {
+    let s = running();
+    let app = App::new(&s);
+    let mut t = render(tui::MIN_WIDTH, tui::MIN_HEIGHT, &app, &s);
+    let text = t.backend().to_string();
+    for part in [
+        "alice-pays-bob",
+        "TPS",
+        "p99.9",
+        "Latency over time",
+        "bob",
+        "Failures",
+    ] {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+    t.backend_mut().resize(50, 10);
+    t.draw(|f| tui::draw(f, &app, &s, &info(), &Theme::plain()))
+        .unwrap();
+    assert!(
+        t.backend().to_string().contains("terminal too small"),
+        "{}",
+        t.backend()
+    );
+}
