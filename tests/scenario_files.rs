@@ -2,7 +2,9 @@
 //! invalid one fails with its own message, at its own line and column, with a hint.
 
 use lnbench_tui::node::Implementation;
-use lnbench_tui::scenario::{self, Load, PaymentKind, PhaseKind, ScenarioError};
+use lnbench_tui::scenario::{
+    self, LatencyStat, Load, PaymentKind, PhaseKind, ScenarioError, Threshold,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,6 +65,10 @@ invalid_fixtures! {
     zero_payments: "zero-payments" at "18:15", "stop payments is 0", hint "write payments: 1 or more";
     zero_amount: "zero-amount" at "16:16", "amount_msat is 0", hint "amount_msat: 1000";
     zero_payment_timeout: "zero-payment-timeout" at "19:20", "payment_timeout is 0", hint "write a duration above zero";
+    unknown_threshold: "unknown-threshold" at "21:3", "unknown field `p95_latency`", hint "allowed here: p50_latency, p90_latency, p99_latency, max_latency, min_tps, max_failure_rate";
+    bad_threshold_percent: "bad-threshold-percent" at "20:21", "thresholds max_failure_rate \"150%\" is not a fraction from 0 to 1 or a percentage from 0% to 100%", hint "max_failure_rate: 1% or max_failure_rate: 0.01";
+    negative_threshold: "negative-threshold" at "20:12", "thresholds min_tps is -5 payments/s", hint "min_tps: 20";
+    bad_threshold_latency: "bad-threshold-latency" at "20:16", "thresholds p99_latency \"2\" is not a duration (time unit needed", hint "p99_latency: 2s or 500ms";
 }
 
 fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
@@ -246,4 +252,33 @@ fn replicas_expand_nodes_channels_and_senders() {
     assert_eq!(s.workload.load, Load::Closed { concurrency: 40 });
     assert_eq!(s.workload.amount_msat, 1000);
     assert_eq!(s.workload.stop.duration, None);
+}
+
+#[test]
+fn thresholds_are_read_with_their_units_and_percentages() {
+    let path = Path::new(VALID).join("thresholds.yaml");
+    let s = scenario::load(&path).unwrap();
+    let latency = |stat, ms| Threshold::Latency {
+        stat,
+        max: Duration::from_millis(ms),
+    };
+    assert_eq!(
+        s.thresholds,
+        [
+            latency(LatencyStat::P50, 500),
+            latency(LatencyStat::P99, 2000),
+            latency(LatencyStat::Max, 60_000),
+            Threshold::MinTps(20.0),
+            Threshold::MaxFailureRate(0.01),
+        ]
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let as_fraction = scenario::parse(&path, &text.replace("1%", "0.01")).unwrap();
+    assert_eq!(as_fraction.thresholds, s.thresholds);
+}
+
+#[test]
+fn a_scenario_without_thresholds_has_none() {
+    let s = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    assert!(s.thresholds.is_empty());
 }

@@ -6,10 +6,12 @@ mod error;
 mod raw;
 #[cfg(test)]
 mod tests;
+mod thresholds;
 mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
+pub use thresholds::{LatencyStat, Threshold};
 
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
@@ -152,6 +154,8 @@ pub struct Scenario {
     pub nodes: Vec<NodeSpec>,
     pub channels: Vec<ChannelSpec>,
     pub workload: Workload,
+    /// Pass / fail criteria checked at the end (empty when the file has none).
+    pub thresholds: Vec<Threshold>,
     /// The file it came from and its text as written, for the report.
     pub path: PathBuf,
     pub source: String,

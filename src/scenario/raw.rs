@@ -22,6 +22,8 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub channels: Vec<Spanned<RawChannel>>,
     pub workload: Spanned<RawWorkload>,
+    #[serde(default)]
+    pub thresholds: Option<RawThresholds>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -160,4 +162,23 @@ pub(super) struct RawStop {
     pub payments: Option<Spanned<u64>>,
     #[serde(default)]
     pub duration: Option<Spanned<String>>,
+}
+
+/// `thresholds:`; durations and the failure rate are read as text and parsed by the
+/// validator, so `2s`, `1%` and `0.01` all keep their location.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawThresholds {
+    #[serde(default)]
+    pub p50_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    pub p90_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    pub p99_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    pub max_latency: Option<Spanned<String>>,
+    #[serde(default)]
+    pub min_tps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub max_failure_rate: Option<Spanned<String>>,
 }

@@ -113,6 +113,7 @@ pub(super) fn validate(
         )?);
     }
     let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
+    let thresholds = super::thresholds::validate(&ctx, raw.thresholds.as_ref())?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -121,6 +122,7 @@ pub(super) fn validate(
         nodes,
         channels,
         workload,
+        thresholds,
         path: path.to_path_buf(),
         source: source.to_string(),
     })

@@ -1,0 +1,128 @@
+//! `thresholds:` (k6-style pass / fail criteria checked at the end of a run): the
+//! validated [`Threshold`] and its checks on the raw section.
+
+use super::ScenarioError;
+use super::raw::RawThresholds;
+use super::validate::Ctx;
+use serde_saphyr::Spanned;
+use std::time::Duration;
+
+/// A latency statistic of the successful payments of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyStat {
+    P50,
+    P90,
+    P99,
+    Max,
+}
+
+/// One pass / fail criterion on the whole run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// The statistic is at most `max`.
+    Latency { stat: LatencyStat, max: Duration },
+    /// Average TPS (successes per active second) is at least this.
+    MinTps(f64),
+    /// failed / (ok + failed) is at most this fraction (0 to 1).
+    MaxFailureRate(f64),
+}
+
+impl Threshold {
+    /// The key as written in the scenario.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Threshold::Latency { stat, .. } => match stat {
+                LatencyStat::P50 => "p50_latency",
+                LatencyStat::P90 => "p90_latency",
+                LatencyStat::P99 => "p99_latency",
+                LatencyStat::Max => "max_latency",
+            },
+            Threshold::MinTps(_) => "min_tps",
+            Threshold::MaxFailureRate(_) => "max_failure_rate",
+        }
+    }
+}
+
+const LATENCY_HINT: &str =
+    "write a duration above zero with its unit, e.g. p99_latency: 2s or 500ms";
+
+pub(super) fn validate(
+    ctx: &Ctx,
+    raw: Option<&RawThresholds>,
+) -> Result<Vec<Threshold>, ScenarioError> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (stat, field) in [
+        (LatencyStat::P50, &raw.p50_latency),
+        (LatencyStat::P90, &raw.p90_latency),
+        (LatencyStat::P99, &raw.p99_latency),
+        (LatencyStat::Max, &raw.max_latency),
+    ] {
+        if let Some(text) = field {
+            let name = Threshold::Latency {
+                stat,
+                max: Duration::ZERO,
+            }
+            .name();
+            out.push(Threshold::Latency {
+                stat,
+                max: latency(ctx, text, name)?,
+            });
+        }
+    }
+    if let Some(tps) = &raw.min_tps {
+        if !(tps.value.is_finite() && tps.value >= 0.0) {
+            return Err(ctx.error(
+                &tps.referenced,
+                format!("thresholds min_tps is {} payments/s", tps.value),
+                "write the lowest acceptable average TPS, 0 or more, e.g. min_tps: 20",
+            ));
+        }
+        out.push(Threshold::MinTps(tps.value));
+    }
+    if let Some(rate) = &raw.max_failure_rate {
+        out.push(Threshold::MaxFailureRate(fraction(ctx, rate)?));
+    }
+    Ok(out)
+}
+
+fn latency(ctx: &Ctx, text: &Spanned<String>, name: &str) -> Result<Duration, ScenarioError> {
+    match humantime::parse_duration(text.value.trim()) {
+        Ok(d) if d.is_zero() => Err(ctx.error(
+            &text.referenced,
+            format!("thresholds {name} is 0"),
+            LATENCY_HINT,
+        )),
+        Ok(d) => Ok(d),
+        Err(e) => Err(ctx.error(
+            &text.referenced,
+            format!(
+                "thresholds {name} \"{}\" is not a duration ({e})",
+                text.value
+            ),
+            LATENCY_HINT,
+        )),
+    }
+}
+
+/// `0.01` or `1%`, between 0 and 1 (0% and 100%).
+fn fraction(ctx: &Ctx, text: &Spanned<String>) -> Result<f64, ScenarioError> {
+    let written = text.value.trim();
+    let parsed = match written.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+        None => written.parse::<f64>(),
+    };
+    match parsed {
+        Ok(f) if f.is_finite() && (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(ctx.error(
+            &text.referenced,
+            format!(
+                "thresholds max_failure_rate \"{}\" is not a fraction from 0 to 1 or a percentage from 0% to 100%",
+                text.value
+            ),
+            "write e.g. max_failure_rate: 1% or max_failure_rate: 0.01",
+        )),
+    }
+}
