@@ -355,5 +355,6 @@ fn build_report(
         },
         setup: log.steps.clone(),
         results,
+        thresholds: Vec::new(),
     }
 }

@@ -90,6 +90,7 @@ fn report_with(results: lnbench_tui::metrics::Summary) -> Report {
             seconds: 1.5,
         }],
         results,
+        thresholds: Vec::new(),
     }
 }
 
@@ -120,5 +121,34 @@ async fn schema_rejects_a_report_missing_its_results() {
     assert!(
         outcome.is_err(),
         "a report without results.ok must not validate"
+    );
+}
+
+#[tokio::test]
+async fn thresholds_in_the_report_match_the_schema() {
+    use lnbench_tui::scenario::{LatencyStat, Threshold};
+    let results = fake_results().await;
+    let mut report = report_with(results);
+    report.thresholds = report::thresholds::evaluate(
+        &[
+            Threshold::Latency {
+                stat: LatencyStat::P99,
+                max: Duration::from_secs(1),
+            },
+            Threshold::MinTps(1e9),
+            Threshold::MaxFailureRate(0.5),
+        ],
+        &report.results,
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    common::assert_matches_schema(&json);
+    assert_eq!(json["thresholds"][1]["passed"], false);
+
+    let mut bad = json.clone();
+    bad["thresholds"][0]["name"] = "p95_latency".into();
+    let outcome = std::panic::catch_unwind(|| common::assert_matches_schema(&bad));
+    assert!(
+        outcome.is_err(),
+        "an unknown threshold name must not validate"
     );
 }

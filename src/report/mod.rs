@@ -1,13 +1,47 @@
 //! The report of a run: one serializable model with a schema version, written by one
-//! file per format (`json.rs` now; HTML and others later).
+//! file per format: `json.rs` (report.json), `html.rs` (report.html with the charts
+//! of `charts.rs` inline, each also as its own `.svg`), `markdown.rs` (summary.md).
 
+pub mod charts;
+pub mod format;
 pub mod host;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod thresholds;
 
 use crate::setup::StepTiming;
+use anyhow::{Context, Result};
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 pub use host::Host;
+pub use thresholds::ThresholdResult;
+
+/// Writes every format of the report into `dir` (created if needed): report.json,
+/// report.html, one `.svg` per chart and summary.md. Returns the paths written,
+/// report.json first.
+pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = vec![json::write(report, dir)?];
+    let charts = charts::render_all(&report.results)?;
+    paths.push(html::write_with_charts(report, &charts, dir)?);
+    for chart in &charts {
+        paths.push(write_file(dir, chart.file_name, &chart.svg)?);
+    }
+    paths.push(markdown::write(report, dir)?);
+    Ok(paths)
+}
+
+/// Writes `dir/name` atomically (through a temporary file), creating `dir`.
+pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create report directory {}", dir.display()))?;
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
 
 /// Bump on any breaking change of the JSON shape; `docs/report.schema.json` describes it.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -35,6 +69,10 @@ pub struct Report {
     /// The measured load, including what the load generator itself cost
     /// (`tool_cpu_s`, `tool_process`).
     pub results: crate::metrics::Summary,
+    /// The scenario's thresholds checked against `results`, in the order written;
+    /// empty when the scenario has none.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdResult>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,0 +1,295 @@
+//! The report's charts as SVG, drawn with plotters' SVG backend (text is written as
+//! SVG `<text>`, so no font library is needed). Each chart is written inline in
+//! report.html and as its own `.svg` file.
+
+use crate::metrics::{SeriesPoint, Summary};
+use anyhow::{Result, anyhow};
+use plotters::prelude::*;
+
+pub const WIDTH: u32 = 900;
+pub const HEIGHT: u32 = 380;
+
+/// Points in the trailing moving average of TPS.
+pub const MOVING_AVERAGE_POINTS: usize = 10;
+
+/// Line colours; tests look the series up by them.
+pub const TPS_COLOR: RGBColor = RGBColor(0x9e, 0xc5, 0xe8);
+pub const TPS_AVG_COLOR: RGBColor = RGBColor(0x1f, 0x5f, 0xa8);
+pub const P50_COLOR: RGBColor = RGBColor(0x2c, 0x8c, 0x3c);
+pub const P90_COLOR: RGBColor = RGBColor(0xd9, 0x8a, 0x00);
+pub const P99_COLOR: RGBColor = RGBColor(0xc0, 0x2a, 0x2a);
+const WARM_UP_SHADE: RGBColor = RGBColor(0xee, 0xee, 0xee);
+const FONT: &str = "sans-serif";
+
+/// One rendered chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File name of the separate `.svg`, also used as the HTML element id.
+    pub file_name: &'static str,
+    pub title: &'static str,
+    /// What the chart shows and how to read it, one sentence.
+    pub caption: &'static str,
+    pub svg: String,
+}
+
+/// Every chart of a run, in the order the report shows them.
+pub fn render_all(results: &Summary) -> Result<Vec<Chart>> {
+    Ok(vec![
+        Chart {
+            file_name: "tps-over-time.svg",
+            title: "TPS over time",
+            caption: "Successful payments per active second in each interval (light) and their moving average (dark). Grey: warm-up, not counted.",
+            svg: tps_over_time(&results.series)?,
+        },
+        Chart {
+            file_name: "tps-vs-payments.svg",
+            title: "TPS vs payments processed",
+            caption: "TPS against the number of successful payments so far: a falling line means the nodes slow down as their databases grow.",
+            svg: tps_vs_payments(&results.series)?,
+        },
+        Chart {
+            file_name: "latency-over-time.svg",
+            title: "Latency over time",
+            caption: "p50, p90 and p99 latency of the successful payments of each interval, milliseconds.",
+            svg: latency_over_time(&results.series)?,
+        },
+    ])
+}
+
+/// Trailing moving average over `window` points (fewer at the start).
+pub fn moving_average(values: &[f64], window: usize) -> Vec<f64> {
+    let window = window.max(1);
+    let mut sum = 0.0;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            sum += v;
+            if i >= window {
+                sum -= values[i - window];
+            }
+            sum / (i + 1).min(window) as f64
+        })
+        .collect()
+}
+
+/// Upper end of an axis that shows `max` with some headroom, never empty.
+fn axis_top(max: f64) -> f64 {
+    if max.is_finite() && max > 0.0 {
+        max * 1.1
+    } else {
+        1.0
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!("drawing a chart: {e}")
+}
+
+/// A line series with its legend entry.
+struct Line<'a> {
+    label: &'a str,
+    color: RGBColor,
+    width: u32,
+    points: Vec<(f64, f64)>,
+}
+
+/// Draws `lines` on one linear chart; `shade_until` greys the x range of the warm-up.
+fn draw(
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    shade_until: Option<f64>,
+    empty_note: &str,
+) -> Result<String> {
+    let x_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let (x_top, y_top) = (axis_top(x_max), axis_top(y_max));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..x_top, 0f64..y_top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .draw()
+            .map_err(err)?;
+        if let Some(end) = shade_until.filter(|e| *e > 0.0) {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, 0.0), (end.min(x_top), y_top)],
+                    WARM_UP_SHADE.filled(),
+                )))
+                .map_err(err)?;
+        }
+        let mut any = false;
+        for line in lines.iter().filter(|l| !l.points.is_empty()) {
+            any = true;
+            let color = line.color;
+            chart
+                .draw_series(LineSeries::new(
+                    line.points.iter().copied(),
+                    color.stroke_width(line.width),
+                ))
+                .map_err(err)?
+                .label(line.label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+                });
+        }
+        if any {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font((FONT, 13))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.3))
+                .draw()
+                .map_err(err)?;
+        } else {
+            root.draw(&Text::new(
+                empty_note.to_string(),
+                (WIDTH as i32 / 2 - 80, HEIGHT as i32 / 2),
+                (FONT, 16),
+            ))
+            .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+fn warm_up_end(series: &[SeriesPoint]) -> Option<f64> {
+    series
+        .iter()
+        .filter(|p| p.warm_up)
+        .map(|p| p.at_s)
+        .reduce(f64::max)
+}
+
+pub fn tps_over_time(series: &[SeriesPoint]) -> Result<String> {
+    let points: Vec<(f64, f64)> = series.iter().map(|p| (p.at_s, p.tps)).collect();
+    let timed: Vec<&SeriesPoint> = series.iter().filter(|p| !p.warm_up).collect();
+    let tps: Vec<f64> = timed.iter().map(|p| p.tps).collect();
+    let avg = moving_average(&tps, MOVING_AVERAGE_POINTS)
+        .into_iter()
+        .zip(&timed)
+        .map(|(v, p)| (p.at_s, v))
+        .collect();
+    draw(
+        "seconds since start",
+        "payments / s",
+        &[
+            Line {
+                label: "TPS per interval",
+                color: TPS_COLOR,
+                width: 1,
+                points,
+            },
+            Line {
+                label: "moving average",
+                color: TPS_AVG_COLOR,
+                width: 2,
+                points: avg,
+            },
+        ],
+        warm_up_end(series),
+        "no payments recorded",
+    )
+}
+
+pub fn tps_vs_payments(series: &[SeriesPoint]) -> Result<String> {
+    let mut done = 0u64;
+    let mut points = Vec::new();
+    for p in series.iter().filter(|p| !p.warm_up) {
+        done += p.ok;
+        points.push((done as f64, p.tps));
+    }
+    let tps: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let avg = moving_average(&tps, MOVING_AVERAGE_POINTS)
+        .into_iter()
+        .zip(&points)
+        .map(|(v, p)| (p.0, v))
+        .collect();
+    draw(
+        "successful payments so far",
+        "payments / s",
+        &[
+            Line {
+                label: "TPS per interval",
+                color: TPS_COLOR,
+                width: 1,
+                points,
+            },
+            Line {
+                label: "moving average",
+                color: TPS_AVG_COLOR,
+                width: 2,
+                points: avg,
+            },
+        ],
+        None,
+        "no payments recorded",
+    )
+}
+
+pub fn latency_over_time(series: &[SeriesPoint]) -> Result<String> {
+    // An interval without successes has no latency: leave it out rather than draw 0.
+    let with_latency: Vec<&SeriesPoint> = series.iter().filter(|p| p.ok > 0).collect();
+    let line = |label, color, width, f: fn(&SeriesPoint) -> u64| Line {
+        label,
+        color,
+        width,
+        points: with_latency
+            .iter()
+            .map(|p| (p.at_s, f(p) as f64 / 1000.0))
+            .collect(),
+    };
+    draw(
+        "seconds since start",
+        "latency, ms",
+        &[
+            line("p50", P50_COLOR, 2, |p| p.p50_us),
+            line("p90", P90_COLOR, 2, |p| p.p90_us),
+            line("p99", P99_COLOR, 2, |p| p.p99_us),
+        ],
+        warm_up_end(series),
+        "no successful payments recorded",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moving_average_is_trailing_and_starts_short() {
+        let avg = moving_average(&[2.0, 4.0, 6.0, 8.0], 2);
+        assert_eq!(avg, vec![2.0, 3.0, 5.0, 7.0]);
+        assert!(moving_average(&[], 3).is_empty());
+        assert_eq!(moving_average(&[5.0], 0), vec![5.0]);
+    }
+
+    #[test]
+    fn empty_series_still_draws_a_chart_with_a_note() {
+        let svg = tps_over_time(&[]).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..60.min(svg.len())]);
+        assert!(svg.contains("no payments recorded"));
+    }
+}

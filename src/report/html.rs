@@ -1,0 +1,257 @@
+//! `report.html`: the report a person reads, self-contained (inline CSS and SVG, no
+//! script, nothing fetched), rendered from `assets/report.html` with minijinja.
+//! Figures are formatted here, so the template only lays them out.
+
+use super::{Report, charts, format};
+use anyhow::{Context, Result};
+use minijinja::{AutoEscape, Environment};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "report.html";
+
+const TEMPLATE: &str = include_str!("../../assets/report.html");
+const CSS: &str = include_str!("../../assets/report.css");
+
+/// Writes `dir/report.html` (creating `dir`).
+pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
+    let charts = charts::render_all(&report.results)?;
+    write_with_charts(report, &charts, dir)
+}
+
+/// Writes `dir/report.html` with charts already rendered (so `write_all` draws
+/// each chart once for the page and its `.svg` file).
+pub fn write_with_charts(report: &Report, charts: &[charts::Chart], dir: &Path) -> Result<PathBuf> {
+    let html = render(report, charts)?;
+    super::write_file(dir, FILE_NAME, &html)
+}
+
+/// The page as a string.
+pub fn render(report: &Report, charts: &[charts::Chart]) -> Result<String> {
+    let mut env = Environment::new();
+    // Everything that comes from the report (scenario text, error messages, node
+    // names) is escaped; only the SVG that plotters drew is marked safe.
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    env.add_template("report.html", TEMPLATE)
+        .context("parsing the report template")?;
+    let view = View::of(report, charts);
+    env.get_template("report.html")
+        .and_then(|t| t.render(&view))
+        .context("rendering report.html")
+}
+
+type Row = (String, String);
+
+fn row(label: &str, value: impl Into<String>) -> Row {
+    (label.to_string(), value.into())
+}
+
+#[derive(Serialize)]
+struct View<'a> {
+    css: &'static str,
+    title: String,
+    tool: String,
+    thresholds: Vec<ThresholdRow>,
+    complete: bool,
+    interrupted_by: Option<&'a str>,
+    started_at: &'a str,
+    finished_at: &'a str,
+    scenario_name: &'a str,
+    scenario_description: &'a str,
+    scenario_path: &'a str,
+    scenario_text: &'a str,
+    summary: Vec<Row>,
+    workload: Vec<Row>,
+    nodes: Vec<NodeRow>,
+    setup: Vec<Row>,
+    setup_total: String,
+    failures: Vec<(String, u64, String)>,
+    tool_cost: Vec<Row>,
+    environment: Vec<Row>,
+    charts: Vec<ChartView<'a>>,
+}
+
+#[derive(Serialize)]
+struct ThresholdRow {
+    name: String,
+    limit: String,
+    actual: String,
+    passed: bool,
+}
+
+#[derive(Serialize)]
+struct NodeRow {
+    name: String,
+    role: String,
+    implementation: String,
+    version: String,
+    pubkey: String,
+    pubkey_short: String,
+}
+
+#[derive(Serialize)]
+struct ChartView<'a> {
+    id: &'a str,
+    file_name: &'a str,
+    title: &'a str,
+    caption: &'a str,
+    svg: minijinja::Value,
+}
+
+impl<'a> View<'a> {
+    fn of(report: &'a Report, charts: &'a [charts::Chart]) -> View<'a> {
+        let r = &report.results;
+        let l = &r.latency;
+        let attempted = r.ok + r.failed;
+        let failure_rate = if attempted > 0 {
+            r.failed as f64 / attempted as f64
+        } else {
+            0.0
+        };
+        let summary = vec![
+            row("Successful payments", r.ok.to_string()),
+            row(
+                "Failed payments",
+                format!(
+                    "{} ({} of attempted)",
+                    r.failed,
+                    format::percent(failure_rate)
+                ),
+            ),
+            row("TPS (average over active time)", format::tps(r.tps_avg)),
+            row("Latency p50", format::latency_us(l.p50_us)),
+            row("Latency p90", format::latency_us(l.p90_us)),
+            row("Latency p99", format::latency_us(l.p99_us)),
+            row("Latency p99.9", format::latency_us(l.p999_us)),
+            row("Latency max", format::latency_us(l.max_us)),
+            row("Latency mean", format::latency_us(l.mean_us.round() as u64)),
+            row("Duration active", format::seconds(r.active_s)),
+            row("Duration paused", format::seconds(r.paused_s)),
+            row(
+                "Wall time (warm-up and pauses included)",
+                format::seconds(r.elapsed_s),
+            ),
+            row("Warm-up payments excluded", r.warm_up_excluded.to_string()),
+            row("Dropped (scheduled, never started)", r.dropped.to_string()),
+        ];
+        let w = &report.workload;
+        let workload = vec![
+            row("Kind", w.kind.clone()),
+            row("What is timed", format::what_is_timed(&w.kind)),
+            row("Amount", format!("{} msat", w.amount_msat)),
+            row("Load", format::load(w)),
+            row("Senders", w.senders.join(", ")),
+            row("Receivers", w.receivers.join(", ")),
+            row(
+                "Payment timeout",
+                format::seconds(w.payment_timeout_seconds),
+            ),
+        ];
+        let nodes = report
+            .nodes
+            .iter()
+            .map(|n| NodeRow {
+                name: n.name.clone(),
+                role: n.role.clone(),
+                implementation: n.implementation.clone(),
+                version: n.version.clone(),
+                pubkey: n.pubkey.clone(),
+                pubkey_short: format::short_pubkey(&n.pubkey),
+            })
+            .collect();
+        let setup = report
+            .setup
+            .iter()
+            .map(|s| row(&s.step, format::seconds(s.seconds)))
+            .collect();
+        let setup_total = format::seconds(report.setup.iter().map(|s| s.seconds).sum());
+        let failures = r
+            .failures_by_reason
+            .iter()
+            .map(|(reason, n)| {
+                let share = if r.failed > 0 {
+                    *n as f64 / r.failed as f64
+                } else {
+                    0.0
+                };
+                (reason.to_string(), *n, format::percent(share))
+            })
+            .collect();
+        let unknown = || "not measured".to_string();
+        let tool_cost = vec![
+            row(
+                "CPU per payment",
+                r.tool_cpu_per_payment_us()
+                    .map_or_else(unknown, |us| format!("{us:.1} µs")),
+            ),
+            row(
+                "CPU during the run",
+                r.tool_cpu_s.map_or_else(unknown, |s| format!("{s:.2} s")),
+            ),
+            row(
+                "Peak memory (RSS)",
+                r.tool_process
+                    .peak_rss_bytes
+                    .map_or_else(unknown, format::bytes),
+            ),
+        ];
+        let h = &report.host;
+        let environment = vec![
+            row(
+                "Tool",
+                format!("{} {}", report.tool.name, report.tool.version),
+            ),
+            row("Host CPU", h.cpu_model.clone()),
+            row("Cores", h.cores.to_string()),
+            row("Memory", format::bytes(h.memory_bytes)),
+            row("OS", h.os.clone()),
+            row("Kernel", h.kernel.clone()),
+            row("Runtime", report.runtime.clone()),
+            row(
+                "Chain",
+                format!("{} {}", report.chain.implementation, report.chain.version),
+            ),
+        ];
+        View {
+            css: CSS,
+            title: format!("lnbench-tui report: {}", report.scenario.name),
+            tool: format!("{} {}", report.tool.name, report.tool.version),
+            thresholds: report
+                .thresholds
+                .iter()
+                .map(|t| ThresholdRow {
+                    name: t.name.clone(),
+                    limit: t.limit_text(),
+                    actual: t.actual_text(),
+                    passed: t.passed,
+                })
+                .collect(),
+            complete: report.complete,
+            interrupted_by: report.interrupted_by.as_deref(),
+            started_at: &report.started_at,
+            finished_at: &report.finished_at,
+            scenario_name: &report.scenario.name,
+            scenario_description: &report.scenario.description,
+            scenario_path: &report.scenario.path,
+            scenario_text: &report.scenario.text,
+            summary,
+            workload,
+            nodes,
+            setup,
+            setup_total,
+            failures,
+            tool_cost,
+            environment,
+            charts: charts
+                .iter()
+                .map(|c| ChartView {
+                    id: c.file_name.trim_end_matches(".svg"),
+                    file_name: c.file_name,
+                    title: c.title,
+                    caption: c.caption,
+                    svg: minijinja::Value::from_safe_string(c.svg.clone()),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! `summary.md`: the headline figures as a markdown table, for pasting into an issue
+//! or a pull request.
+
+use super::{Report, format};
+use anyhow::Result;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "summary.md";
+
+pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
+    super::write_file(dir, FILE_NAME, &render(report))
+}
+
+/// A cell's text with the characters that would break a table row escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+pub fn render(report: &Report) -> String {
+    let r = &report.results;
+    let l = &r.latency;
+    let mut implementations: Vec<String> = Vec::new();
+    for n in &report.nodes {
+        let name = format!("{} {}", n.implementation, n.version);
+        if !implementations.contains(&name) {
+            implementations.push(name);
+        }
+    }
+    let attempted = r.ok + r.failed;
+    let failure_rate = if attempted > 0 {
+        r.failed as f64 / attempted as f64
+    } else {
+        0.0
+    };
+    let rows = [
+        ("scenario", report.scenario.name.clone()),
+        ("implementation", implementations.join(", ")),
+        ("kind", report.workload.kind.clone()),
+        ("load", format::load(&report.workload)),
+        (
+            "ok / failed",
+            format!(
+                "{} / {} ({})",
+                r.ok,
+                r.failed,
+                format::percent(failure_rate)
+            ),
+        ),
+        ("TPS (avg)", format::tps(r.tps_avg)),
+        (
+            "latency p50 / p99 / max",
+            format!(
+                "{} / {} / {}",
+                format::latency_us(l.p50_us),
+                format::latency_us(l.p99_us),
+                format::latency_us(l.max_us)
+            ),
+        ),
+        ("active time", format::seconds(r.active_s)),
+        (
+            "tool CPU / payment",
+            r.tool_cpu_per_payment_us()
+                .map_or_else(|| "not measured".into(), |us| format!("{us:.1} µs")),
+        ),
+    ];
+    let mut out = String::new();
+    let status = match (&report.complete, &report.interrupted_by) {
+        (true, _) => String::new(),
+        (false, Some(by)) => format!(" (partial: interrupted by {})", cell(by)),
+        (false, None) => " (partial)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "**lnbench-tui {}**: {}{status}\n",
+        report.tool.version,
+        cell(&report.scenario.name)
+    );
+    out.push_str("| metric | value |\n|---|---|\n");
+    for (metric, value) in rows {
+        let _ = writeln!(out, "| {metric} | {} |", cell(&value));
+    }
+    if !report.thresholds.is_empty() {
+        out.push_str("\n| threshold | limit | actual | result |\n|---|---|---|---|\n");
+        for t in &report.thresholds {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                t.name,
+                t.limit_text(),
+                t.actual_text(),
+                if t.passed { "pass" } else { "**FAIL**" }
+            );
+        }
+    }
+    let h = &report.host;
+    let _ = writeln!(
+        out,
+        "\nHost: {}, {} cores, {}, {}; {} {}; {} to {}.",
+        cell(&h.cpu_model),
+        h.cores,
+        format::bytes(h.memory_bytes),
+        cell(&h.os),
+        report.chain.implementation,
+        cell(&report.chain.version),
+        report.started_at,
+        report.finished_at
+    );
+    out
+}

@@ -1,0 +1,393 @@
+//! The files a report directory holds (report.html, the chart .svg files,
+//! summary.md), written from one fixed run so every figure is known.
+
+use lnbench_tui::metrics::process::ProcessStats;
+use lnbench_tui::metrics::{Percentiles, SeriesPoint, Summary};
+use lnbench_tui::report::{self, Report, charts};
+use lnbench_tui::scenario::{LatencyStat, Threshold};
+use lnbench_tui::setup::StepTiming;
+use quick_xml::events::Event;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const SCENARIO_TEXT: &str =
+    "name: fixed\n# a <script>alert(1)</script> & more\nworkload:\n  kind: keysend\n";
+
+/// 5 warm-up seconds, then 40 seconds whose TPS slowly falls and latency rises.
+fn series() -> Vec<SeriesPoint> {
+    (1..=45u64)
+        .map(|i| {
+            let warm_up = i <= 5;
+            let ok = if warm_up { 0 } else { 100 - (i - 5) };
+            SeriesPoint {
+                at_s: i as f64,
+                active_s: 1.0,
+                tps: ok as f64,
+                ok,
+                failed: u64::from(i % 10 == 0),
+                p50_us: 20_000 + i * 100,
+                p90_us: 40_000 + i * 200,
+                p99_us: 80_000 + i * 500,
+                max_us: 120_000 + i * 1000,
+                warm_up,
+            }
+        })
+        .collect()
+}
+
+fn fixed_report() -> Report {
+    let series = series();
+    let ok: u64 = series.iter().filter(|p| !p.warm_up).map(|p| p.ok).sum();
+    let failed: u64 = series.iter().filter(|p| !p.warm_up).map(|p| p.failed).sum();
+    let results = Summary {
+        started_unix_ms: 1_795_000_000_000,
+        ended_unix_ms: 1_795_000_045_000,
+        elapsed_s: 45.0,
+        active_s: 40.0,
+        paused_s: 0.0,
+        ok,
+        failed,
+        warm_up_excluded: 250,
+        dropped: 0,
+        tps_avg: ok as f64 / 40.0,
+        latency: Percentiles {
+            count: ok,
+            p50_us: 22_400,
+            p90_us: 47_000,
+            p99_us: 101_500,
+            p999_us: 160_000,
+            max_us: 165_000,
+            mean_us: 25_000.0,
+        },
+        failures_by_reason: BTreeMap::from([("no_route", 3), ("timeout", 1)]),
+        series_resolution_s: 1,
+        series,
+        tool_cpu_s: Some(1.25),
+        tool_process: ProcessStats {
+            cpu_s: Some(1.5),
+            rss_bytes: Some(20 * 1024 * 1024),
+            peak_rss_bytes: Some(24 * 1024 * 1024),
+        },
+    };
+    let thresholds = report::thresholds::evaluate(
+        &[
+            Threshold::Latency {
+                stat: LatencyStat::P99,
+                max: Duration::from_secs(2),
+            },
+            Threshold::MinTps(100.0),
+        ],
+        &results,
+    );
+    Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: report::Tool {
+            name: "lnbench-tui".into(),
+            version: "0.1.0".into(),
+        },
+        complete: true,
+        interrupted_by: None,
+        started_at: "2026-11-22T10:00:00Z".into(),
+        finished_at: "2026-11-22T10:01:00Z".into(),
+        scenario: report::ScenarioText {
+            name: "fixed".into(),
+            description: "a fixed run for golden tests".into(),
+            path: "scenarios/fixed.yaml".into(),
+            text: SCENARIO_TEXT.into(),
+        },
+        runtime: "local".into(),
+        host: report::Host {
+            cpu_model: "Test CPU @ 3.0GHz".into(),
+            cores: 8,
+            memory_bytes: 16 * 1024 * 1024 * 1024,
+            os: "Debian GNU/Linux 13 (trixie)".into(),
+            kernel: "6.12.0".into(),
+        },
+        chain: report::ChainInfo {
+            implementation: "btcd".into(),
+            version: "0.24.2-beta".into(),
+        },
+        nodes: vec![
+            node("alice", "sender", &"ab".repeat(32)),
+            node("bob", "receiver", &"cd".repeat(32)),
+        ],
+        workload: report::WorkloadReport {
+            kind: "keysend".into(),
+            amount_msat: 1000,
+            load_model: "closed".into(),
+            concurrency: Some(10),
+            senders: vec!["alice".into()],
+            receivers: vec!["bob".into()],
+            stop_after_payments: Some(2000),
+            stop_after_seconds: Some(300.0),
+            payment_timeout_seconds: 60.0,
+        },
+        setup: vec![
+            StepTiming {
+                step: "chain up".into(),
+                seconds: 1.5,
+            },
+            StepTiming {
+                step: "channels active".into(),
+                seconds: 12.3,
+            },
+        ],
+        results,
+        thresholds,
+    }
+}
+
+fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
+    report::NodeReport {
+        name: name.into(),
+        group: name.into(),
+        implementation: "lnd".into(),
+        version: "0.21.1-beta".into(),
+        pubkey: format!("02{key}"),
+        role: role.into(),
+        binary: "lnd".into(),
+    }
+}
+
+/// Parses `svg` as XML (failing on any error) and counts, per stroke colour, the
+/// `<polyline>` elements drawn in it.
+fn polylines_by_stroke(svg: &str) -> BTreeMap<String, usize> {
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut counts = BTreeMap::new();
+    let mut root = None;
+    loop {
+        match reader.read_event() {
+            Ok(Event::Eof) => break,
+            Ok(Event::Start(e) | Event::Empty(e)) => {
+                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+                root.get_or_insert(name.clone());
+                if name == "polyline" {
+                    let stroke = e
+                        .try_get_attribute("stroke")
+                        .unwrap()
+                        .map(|a| String::from_utf8(a.value.to_vec()).unwrap())
+                        .unwrap_or_default();
+                    *counts.entry(stroke).or_default() += 1;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => panic!(
+                "SVG is not well-formed XML at {}: {e}",
+                reader.buffer_position()
+            ),
+        }
+    }
+    assert_eq!(root.as_deref(), Some("svg"));
+    counts
+}
+
+/// The text of every `<text>` element of `svg`, trimmed.
+fn texts(svg: &str) -> Vec<String> {
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Eof => break,
+            Event::Text(t) => out.push(t.decode().unwrap().trim().to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn hex(c: plotters::style::RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+#[test]
+fn every_chart_is_xml_with_one_line_per_series() {
+    let report = fixed_report();
+    let charts = charts::render_all(&report.results).unwrap();
+    let names: Vec<&str> = charts.iter().map(|c| c.file_name).collect();
+    assert_eq!(
+        names,
+        [
+            "tps-over-time.svg",
+            "tps-vs-payments.svg",
+            "latency-over-time.svg"
+        ]
+    );
+    // Each series is one polyline, plus one short polyline for its legend entry.
+    let expected: [&[_]; 3] = [
+        &[charts::TPS_COLOR, charts::TPS_AVG_COLOR],
+        &[charts::TPS_COLOR, charts::TPS_AVG_COLOR],
+        &[charts::P50_COLOR, charts::P90_COLOR, charts::P99_COLOR],
+    ];
+    for (chart, colors) in charts.iter().zip(expected) {
+        let lines = polylines_by_stroke(&chart.svg);
+        for color in colors {
+            assert_eq!(
+                lines.get(&hex(*color)),
+                Some(&2),
+                "{}: series {} in {lines:?}",
+                chart.file_name,
+                hex(*color)
+            );
+        }
+        // Axes and ticks are black; any other line must be one of the series.
+        let series_lines: usize = lines
+            .iter()
+            .filter(|(stroke, _)| stroke.as_str() != "#000000")
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(series_lines, colors.len() * 2, "{lines:?}");
+    }
+    let legend = ["p50", "p90", "p99"].map(String::from);
+    assert!(legend.iter().all(|l| texts(&charts[2].svg).contains(l)));
+    assert!(texts(&charts[1].svg).contains(&"successful payments so far".to_string()));
+    assert!(texts(&charts[0].svg).contains(&"moving average".to_string()));
+}
+
+#[test]
+fn the_series_line_has_a_vertex_per_point() {
+    let report = fixed_report();
+    let svg = charts::tps_over_time(&report.results.series).unwrap();
+    let raw = hex(charts::TPS_COLOR);
+    let vertices: Vec<usize> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains(&format!("stroke=\"{raw}\"")))
+        .map(|p| {
+            let points = p.split("points=\"").nth(1).unwrap();
+            points[..points.find('"').unwrap()]
+                .split_whitespace()
+                .count()
+        })
+        .collect();
+    assert!(vertices.contains(&45), "{vertices:?}");
+}
+
+#[test]
+fn html_has_every_section_and_chart_inline() {
+    let report = fixed_report();
+    let dir = tempfile::tempdir().unwrap();
+    let path = report::html::write(&report, dir.path()).unwrap();
+    assert_eq!(path.file_name().unwrap(), "report.html");
+    let html = std::fs::read_to_string(&path).unwrap();
+    for id in [
+        "status",
+        "summary",
+        "thresholds",
+        "workload",
+        "charts",
+        "nodes",
+        "failures",
+        "setup",
+        "tool-cost",
+        "environment",
+        "scenario",
+        "tps-over-time",
+        "tps-vs-payments",
+        "latency-over-time",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no #{id}");
+    }
+    assert_eq!(html.matches("<svg").count(), 3);
+    for figure in html.split("<figure").skip(1) {
+        let svg_start = figure.find("<svg").expect("a figure holds its chart");
+        let svg_end = figure.find("</svg>").unwrap() + "</svg>".len();
+        polylines_by_stroke(&figure[svg_start..svg_end]);
+    }
+    for text in [
+        "Complete run",
+        "101.5 ms",          // p99
+        "165.0 ms",          // max
+        "160.0 ms",          // p99.9
+        "02abababab…ababab", // short pubkey
+        "no_route",
+        "12.3 s",   // a setup step
+        "364.0 µs", // tool CPU per payment: 1.25 s / (3180 ok + 4 failed + 250 warm-up)
+        "24.0 MiB",
+        "Test CPU @ 3.0GHz",
+        "btcd 0.24.2-beta",
+        "closed loop, 10 concurrent payers; stops after 2000 payments or 5 min 00 s",
+    ] {
+        assert!(html.contains(text), "missing {text:?}");
+    }
+    assert!(html.contains("keysend: a spontaneous payment"));
+    assert!(!html.contains("only paying them is timed"));
+    assert!(html.contains("class=\"pass\">pass<"));
+    assert!(html.contains("class=\"fail\">FAIL<"));
+}
+
+#[test]
+fn html_is_self_contained_and_escapes_the_scenario() {
+    let html = report::html::render(
+        &fixed_report(),
+        &charts::render_all(&fixed_report().results).unwrap(),
+    )
+    .unwrap();
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt; &amp; more"));
+    assert!(!html.contains("<script"), "no script, escaped or ours");
+    for external in ["<link", "src=", "@import", "url("] {
+        assert!(
+            !html.contains(external),
+            "references outside the file: {external}"
+        );
+    }
+    let namespaces = html.matches("http://www.w3.org/2000/svg").count();
+    assert_eq!(
+        html.matches("http").count(),
+        namespaces,
+        "only SVG namespaces"
+    );
+}
+
+#[test]
+fn a_partial_run_says_what_interrupted_it() {
+    let mut report = fixed_report();
+    report.complete = false;
+    report.interrupted_by = Some("SIGINT".into());
+    let html = report::html::render(&report, &[]).unwrap();
+    assert!(html.contains("Partial run, interrupted by SIGINT"));
+    assert!(!html.contains("Complete run"));
+    let md = report::markdown::render(&report);
+    assert!(md.starts_with("**lnbench-tui 0.1.0**: fixed (partial: interrupted by SIGINT)"));
+}
+
+#[test]
+fn summary_markdown_is_stable() {
+    insta::assert_snapshot!(report::markdown::render(&fixed_report()));
+}
+
+#[test]
+fn write_all_writes_every_file_of_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = report::write_all(&fixed_report(), dir.path()).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "report.json",
+            "report.html",
+            "tps-over-time.svg",
+            "tps-vs-payments.svg",
+            "latency-over-time.svg",
+            "summary.md",
+        ]
+    );
+    for p in &paths {
+        assert!(std::fs::metadata(p).unwrap().len() > 100, "{}", p.display());
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    let svg = std::fs::read_to_string(dir.path().join("latency-over-time.svg")).unwrap();
+    polylines_by_stroke(&svg);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&paths[0]).unwrap()).unwrap();
+    assert_eq!(json["thresholds"][1]["name"], "min_tps");
+    assert_eq!(json["thresholds"][1]["passed"], false);
+}
