@@ -391,3 +391,38 @@ fn write_all_writes_every_file_of_the_report() {
     assert_eq!(json["thresholds"][1]["name"], "min_tps");
     assert_eq!(json["thresholds"][1]["passed"], false);
 }
+
+#[test]
+fn a_day_long_run_gives_charts_of_bounded_size() {
+    let mut report = fixed_report();
+    report.results.series = (1..=86_400u64)
+        .map(|i| SeriesPoint {
+            at_s: i as f64,
+            active_s: 1.0,
+            tps: (i % 97) as f64,
+            ok: i % 97,
+            p50_us: 10_000 + i % 1000,
+            p90_us: 20_000 + i % 1000,
+            p99_us: 30_000 + i % 1000,
+            max_us: 40_000,
+            ..SeriesPoint::default()
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let charts = charts::render_all(&report.results).unwrap();
+    for chart in &charts {
+        assert!(
+            chart.svg.len() < 400_000,
+            "{}: {} bytes",
+            chart.file_name,
+            chart.svg.len()
+        );
+        let lines = polylines_by_stroke(&chart.svg);
+        assert!(lines.len() > 1, "{}: {lines:?}", chart.file_name);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

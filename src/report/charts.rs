@@ -9,6 +9,10 @@ use plotters::prelude::*;
 pub const WIDTH: u32 = 900;
 pub const HEIGHT: u32 = 380;
 
+/// Most vertices drawn per line: a day at one point a second would otherwise make
+/// megabytes of SVG for detail no screen shows. See [`thin`].
+pub const MAX_DRAWN_POINTS: usize = 2000;
+
 /// Points in the trailing moving average of TPS.
 pub const MOVING_AVERAGE_POINTS: usize = 10;
 
@@ -71,6 +75,30 @@ pub fn moving_average(values: &[f64], window: usize) -> Vec<f64> {
             sum / (i + 1).min(window) as f64
         })
         .collect()
+}
+
+/// At most [`MAX_DRAWN_POINTS`] of `points` (sorted by x): beyond that, the points
+/// are cut into buckets and each bucket keeps its lowest and highest point, in x
+/// order, so spikes and dips stay visible.
+pub fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_DRAWN_POINTS {
+        return points;
+    }
+    let bucket = points.len().div_ceil(MAX_DRAWN_POINTS / 2);
+    let mut out = Vec::with_capacity(MAX_DRAWN_POINTS);
+    for chunk in points.chunks(bucket) {
+        let by_y = |a: &&(f64, f64), b: &&(f64, f64)| a.1.total_cmp(&b.1);
+        let (Some(lo), Some(hi)) = (chunk.iter().min_by(by_y), chunk.iter().max_by(by_y)) else {
+            continue;
+        };
+        if lo.0 <= hi.0 {
+            out.extend([*lo, *hi]);
+        } else {
+            out.extend([*hi, *lo]);
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// Upper end of an axis that shows `max` with some headroom, never empty.
@@ -144,7 +172,7 @@ fn draw(
             let color = line.color;
             chart
                 .draw_series(LineSeries::new(
-                    line.points.iter().copied(),
+                    thin(line.points.clone()),
                     color.stroke_width(line.width),
                 ))
                 .map_err(err)?
@@ -284,6 +312,21 @@ mod tests {
         assert_eq!(avg, vec![2.0, 3.0, 5.0, 7.0]);
         assert!(moving_average(&[], 3).is_empty());
         assert_eq!(moving_average(&[5.0], 0), vec![5.0]);
+    }
+
+    #[test]
+    fn thinning_keeps_the_extremes_of_long_lines() {
+        let short: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 1.0)).collect();
+        assert_eq!(thin(short.clone()), short);
+        let mut long: Vec<(f64, f64)> = (0..86_400).map(|i| (i as f64, 50.0)).collect();
+        long[40_000].1 = 500.0;
+        long[60_000].1 = 0.0;
+        let thinned = thin(long);
+        assert!(thinned.len() <= MAX_DRAWN_POINTS, "{}", thinned.len());
+        assert!(thinned.contains(&(40_000.0, 500.0)));
+        assert!(thinned.contains(&(60_000.0, 0.0)));
+        assert!(thinned.windows(2).all(|w| w[0].0 <= w[1].0), "x order kept");
+        assert_eq!(thinned.last().unwrap().0, 86_399.0);
     }
 
     #[test]
