@@ -110,6 +110,15 @@ fn axis_top(max: f64) -> f64 {
     }
 }
 
+/// A tick label: whole numbers when the axis reaches 10, one decimal below.
+fn tick(value: f64, axis_top: f64) -> String {
+    if axis_top >= 10.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
 }
@@ -149,9 +158,13 @@ fn draw(
             .y_label_area_size(64)
             .build_cartesian_2d(0f64..x_top, 0f64..y_top)
             .map_err(err)?;
+        let x_label = |x: &f64| tick(*x, x_top);
+        let y_label = |y: &f64| tick(*y, y_top);
         chart
             .configure_mesh()
             .light_line_style(WHITE)
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
             .x_desc(x_desc)
             .y_desc(y_desc)
             .label_style((FONT, 13))
@@ -327,6 +340,12 @@ mod tests {
         assert!(thinned.contains(&(60_000.0, 0.0)));
         assert!(thinned.windows(2).all(|w| w[0].0 <= w[1].0), "x order kept");
         assert_eq!(thinned.last().unwrap().0, 86_399.0);
+    }
+
+    #[test]
+    fn ticks_drop_decimals_on_long_axes() {
+        assert_eq!(tick(1500.0, 3500.0), "1500");
+        assert_eq!(tick(0.5, 1.1), "0.5");
     }
 
     #[test]
