@@ -309,6 +309,11 @@ fn html_has_every_section_and_chart_inline() {
     ] {
         assert!(html.contains(text), "missing {text:?}");
     }
+    // minijinja's HTML escaping also writes `/` as `&#x2f;`.
+    assert!(html.contains(
+        "3180 successful payments (4 failed) at 79.5 payments&#x2f;s on average; latency p50 22.4 ms, p99 101.5 ms."
+    ));
+    assert!(html.contains("1 of 2 thresholds FAILED."));
     assert!(html.contains("keysend: a spontaneous payment"));
     assert!(!html.contains("only paying them is timed"));
     assert!(html.contains("class=\"pass\">pass<"));

@@ -51,6 +51,8 @@ struct View<'a> {
     css: &'static str,
     title: String,
     tool: String,
+    headline: String,
+    thresholds_verdict: Option<String>,
     thresholds: Vec<ThresholdRow>,
     complete: bool,
     interrupted_by: Option<&'a str>,
@@ -212,8 +214,24 @@ impl<'a> View<'a> {
                 format!("{} {}", report.chain.implementation, report.chain.version),
             ),
         ];
+        let headline = format!(
+            "{} successful payments ({} failed) at {} payments/s on average; latency p50 {}, p99 {}.",
+            r.ok,
+            r.failed,
+            format::tps(r.tps_avg),
+            format::latency_us(l.p50_us),
+            format::latency_us(l.p99_us)
+        );
+        let failed_thresholds = report.thresholds.iter().filter(|t| !t.passed).count();
+        let thresholds_verdict = match (report.thresholds.len(), failed_thresholds) {
+            (0, _) => None,
+            (n, 0) => Some(format!("All {n} thresholds passed.")),
+            (n, f) => Some(format!("{f} of {n} thresholds FAILED.")),
+        };
         View {
             css: CSS,
+            headline,
+            thresholds_verdict,
             title: format!("lnbench-tui report: {}", report.scenario.name),
             tool: format!("{} {}", report.tool.name, report.tool.version),
             thresholds: report
