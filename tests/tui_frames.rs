@@ -187,3 +187,107 @@ fn the_view_fits_the_minimum_size_and_a_resize() {
         t.backend()
     );
 }
+
+mod event_loop {
+    use super::*;
+    use crossterm::event::{Event, KeyCode, KeyEvent};
+    use lnbench_tui::engine::Command;
+    use tokio::sync::{mpsc, watch};
+    use tui::TuiExit;
+
+    fn key(c: char) -> std::io::Result<Event> {
+        Ok(Event::Key(KeyEvent::from(KeyCode::Char(c))))
+    }
+
+    #[tokio::test]
+    async fn keys_become_engine_commands_and_q_quits() {
+        let (_snapshot_tx, snapshot_rx) = watch::channel(running());
+        let (command_tx, mut command_rx) = mpsc::unbounded_channel();
+        let (key_tx, key_rx) = futures::channel::mpsc::unbounded();
+        for c in ['+', 'p', 'x', 'p', 'q', '+'] {
+            key_tx.unbounded_send(key(c)).unwrap();
+        }
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let exit = tui::drive(
+            &mut terminal,
+            key_rx,
+            snapshot_rx,
+            &command_tx,
+            &info(),
+            &Theme::plain(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(exit, TuiExit::Quit);
+        drop(command_tx);
+        let mut sent = Vec::new();
+        while let Some(c) = command_rx.recv().await {
+            sent.push(c);
+        }
+        // Nothing after `q`.
+        assert_eq!(
+            sent,
+            [
+                Command::SetConcurrency(15),
+                Command::Pause,
+                Command::Resume,
+                Command::Stop
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_view_ends_when_the_engine_drops_its_sender() {
+        let (snapshot_tx, snapshot_rx) = watch::channel(running());
+        let (command_tx, mut command_rx) = mpsc::unbounded_channel();
+        // Input stays open and quiet.
+        let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let engine = async move {
+            tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+            snapshot_tx
+                .send(Snapshot {
+                    stage: Stage::Finished,
+                    ..running()
+                })
+                .unwrap();
+            tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+        };
+        let (info, theme) = (info(), Theme::plain());
+        let (exit, ()) = tokio::join!(
+            tui::drive(
+                &mut terminal,
+                key_rx,
+                snapshot_rx,
+                &command_tx,
+                &info,
+                &theme,
+            ),
+            engine
+        );
+        assert_eq!(exit.unwrap(), TuiExit::Finished);
+        let text = terminal.backend().to_string();
+        assert!(text.contains(" finished "), "{text}");
+        drop(command_tx);
+        assert_eq!(command_rx.recv().await, None, "no command without a key");
+    }
+
+    #[tokio::test]
+    async fn closed_input_stops_the_run() {
+        let (_snapshot_tx, snapshot_rx) = watch::channel(running());
+        let (command_tx, mut command_rx) = mpsc::unbounded_channel();
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let exit = tui::drive(
+            &mut terminal,
+            futures::stream::empty(),
+            snapshot_rx,
+            &command_tx,
+            &info(),
+            &Theme::plain(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(exit, TuiExit::Quit);
+        assert_eq!(command_rx.recv().await, Some(Command::Stop));
+    }
+}

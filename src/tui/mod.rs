@@ -20,11 +20,12 @@ use crate::metrics::Snapshot;
 use anyhow::{Context, Result};
 use app::App;
 use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
-use ratatui::Frame;
+use futures::{Stream, StreamExt};
+use ratatui::backend::Backend;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::{Frame, Terminal};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -65,30 +66,57 @@ pub enum TuiExit {
 /// Draws the run view until the engine finishes or the operator quits. The terminal
 /// is restored before this returns, whatever happened.
 pub async fn run(
-    mut snapshots: watch::Receiver<Snapshot>,
+    snapshots: watch::Receiver<Snapshot>,
     commands: mpsc::UnboundedSender<Command>,
     info: TuiInfo,
 ) -> Result<TuiExit> {
     let theme = Theme::from_env();
+    let mut guard = terminal::enter().context("cannot switch the terminal to the live view")?;
+    let exit = drive(
+        &mut guard.terminal,
+        EventStream::new(),
+        snapshots,
+        &commands,
+        &info,
+        &theme,
+    )
+    .await;
+    drop(guard);
+    exit
+}
+
+/// The loop of [`run`] on any backend and event stream, so tests can drive it:
+/// terminal events, snapshot changes and a frame tick that draws only when
+/// something changed, at most every [`FRAME_INTERVAL`].
+pub async fn drive<B, E>(
+    terminal: &mut Terminal<B>,
+    mut events: E,
+    mut snapshots: watch::Receiver<Snapshot>,
+    commands: &mpsc::UnboundedSender<Command>,
+    info: &TuiInfo,
+    theme: &Theme,
+) -> Result<TuiExit>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    E: Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let mut snapshot = snapshots.borrow_and_update().clone();
     let mut app = App::new(&snapshot);
-    let mut guard = terminal::enter().context("cannot switch the terminal to the live view")?;
-    let mut events = EventStream::new();
     let mut frames = tokio::time::interval(FRAME_INTERVAL);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut dirty = true;
-    let exit = loop {
+    loop {
         tokio::select! {
             _ = frames.tick(), if dirty => {
-                guard
-                    .terminal
-                    .draw(|frame| draw(frame, &app, &snapshot, &info, &theme))
+                terminal
+                    .draw(|frame| draw(frame, &app, &snapshot, info, theme))
                     .context("drawing the live view")?;
                 dirty = false;
             }
             changed = snapshots.changed() => {
                 if changed.is_err() {
-                    break TuiExit::Finished;
+                    return Ok(TuiExit::Finished);
                 }
                 snapshot = snapshots.borrow_and_update().clone();
                 app.observe(&snapshot);
@@ -102,7 +130,7 @@ pub async fn run(
                             let _ = commands.send(command);
                         }
                         if app.quit {
-                            break TuiExit::Quit;
+                            return Ok(TuiExit::Quit);
                         }
                         dirty = true;
                     }
@@ -110,16 +138,14 @@ pub async fn run(
                 Some(Ok(Event::Resize(..))) => dirty = true,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e).context("reading terminal input"),
-                // No more input: nobody can quit by key, so stop like `q`.
+                // No more input: nobody can quit by key, so stop as `q` would.
                 None => {
                     let _ = commands.send(Command::Stop);
-                    break TuiExit::Quit;
+                    return Ok(TuiExit::Quit);
                 }
             },
         }
-    };
-    drop(guard);
-    Ok(exit)
+    }
 }
 
 /// The whole run view for one snapshot. Reads only; all figures come computed.
