@@ -8,24 +8,15 @@
 //!
 //!     cargo bench --bench tui
 
-// Until `lib.rs` declares `pub mod tui`, `src/tui` is compiled into this crate; its
-// `crate::metrics` / `crate::engine` paths resolve to these re-exports.
-pub use lnbench_tui::{engine, metrics};
-// Only drawing is measured here; `cargo clippy --all-targets` also builds this with
-// cfg(test) but without the unit tests, leaving their imports unused.
-#[allow(dead_code, unused_imports)]
-#[path = "../src/tui/mod.rs"]
-mod tui;
-
 use lnbench_tui::metrics::{FailureKind, LoadSetting, Percentiles, SeriesPoint, Snapshot, Stage};
 use lnbench_tui::node::FailureReason;
+use lnbench_tui::tui::app::App;
+use lnbench_tui::tui::{self, NodeInfo, Theme, TuiInfo};
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use tui::app::App;
-use tui::{NodeInfo, Theme, TuiInfo};
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 48;

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
+command -v tmux >/dev/null || need_apt+=(tmux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2

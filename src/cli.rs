@@ -38,6 +38,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
+    /// Print progress lines instead of the live view, even in a terminal.
+    #[arg(long, help_heading = "Output")]
+    pub no_tui: bool,
+
     /// Keep the run directory (node data dirs, logs, credentials) after the run.
     #[arg(long, help_heading = "Output")]
     pub keep: bool,

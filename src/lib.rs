@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod setup;
 pub mod tls;
+pub mod tui;
 
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -92,7 +93,12 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     if let Some(d) = args.duration {
         scenario.workload.stop.duration = Some(d);
     }
+    // The live view needs a terminal, and `--report` means a headless run.
+    let tui = !args.no_tui
+        && args.report.is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let opts = run::RunOptions {
+        tui,
         report_dir: args.report,
         keep: args.keep,
         run_dir_parent: args.run_dir,

@@ -12,7 +12,7 @@ use crate::runtime::Runtime;
 use crate::runtime::local::LocalRuntime;
 use crate::scenario::{Load, Scenario};
 use crate::setup::{self, ReadyNode, StepLog};
-use crate::{Exit, headless};
+use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub report_dir: Option<PathBuf>,
     pub keep: bool,
     pub run_dir_parent: Option<PathBuf>,
+    /// Follow the run in the live terminal view instead of progress lines.
+    pub tui: bool,
 }
 
 /// Runs `scenario` to the end and returns the exit code.
@@ -73,7 +75,8 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     log.end();
     let result = match outcome {
         Ok(Some(network)) => {
-            let (summary, load_err) = run_load(&scenario, &network, cancel.clone()).await;
+            let view = opts.tui.then(|| tui_info(&scenario, &facts));
+            let (summary, load_err) = run_load(&scenario, &network, cancel.clone(), view).await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -239,6 +242,7 @@ async fn run_load(
     scenario: &Scenario,
     network: &Network,
     cancel: CancellationToken,
+    view: Option<tui::TuiInfo>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -262,9 +266,16 @@ async fn run_load(
     };
     eprintln!("==> load: {}", describe_load(&w.load));
     let (recorder, snapshots) = metrics::Recorder::new();
-    let printer = tokio::spawn(headless::follow(snapshots, std::io::stderr()));
-    // Nothing sends commands in headless mode; the TUI will.
-    let (_commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = match view {
+        // While the live view draws, nothing else may write to the terminal.
+        Some(info) => tokio::spawn(follow_live(snapshots, commands, info)),
+        None => {
+            // Nothing sends commands in headless mode; a closed channel is fine.
+            drop(commands);
+            tokio::spawn(headless::follow(snapshots, std::io::stderr()))
+        }
+    };
     let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
     let (summary, err) = match res {
         Ok(outcome) => (outcome.summary, None),
@@ -273,6 +284,53 @@ async fn run_load(
     drop(recorder);
     let _ = printer.await;
     (summary, err)
+}
+
+/// The live view, falling back to progress lines if the terminal cannot show it.
+async fn follow_live(
+    snapshots: tokio::sync::watch::Receiver<metrics::Snapshot>,
+    commands: tokio::sync::mpsc::UnboundedSender<engine::Command>,
+    info: tui::TuiInfo,
+) {
+    let fallback = snapshots.clone();
+    match tui::run(snapshots, commands, info).await {
+        Ok(tui::TuiExit::Finished) => {}
+        // Stop was sent; in-flight payments finish before the summary.
+        Ok(tui::TuiExit::Quit) => eprintln!("==> stopping: in-flight payments finish ..."),
+        Err(e) => {
+            eprintln!("live view failed ({e:#}); progress lines follow");
+            headless::follow(fallback, std::io::stderr()).await;
+        }
+    }
+}
+
+/// What the live view shows about the network, besides snapshots.
+fn tui_info(scenario: &Scenario, facts: &RunFacts) -> tui::TuiInfo {
+    tui::TuiInfo {
+        scenario: scenario.name.clone(),
+        runtime: "local".into(),
+        nodes: facts
+            .nodes
+            .iter()
+            .map(|(spec, ready, _)| tui::NodeInfo {
+                name: spec.name.clone(),
+                implementation: spec.implementation.to_string(),
+                version: ready.info.version.clone(),
+                role: role(scenario, &spec.name).into(),
+            })
+            .collect(),
+    }
+}
+
+fn role(scenario: &Scenario, name: &str) -> &'static str {
+    let w = &scenario.workload;
+    if w.senders.iter().any(|s| s == name) {
+        "sender"
+    } else if w.receivers.iter().any(|r| r == name) {
+        "receiver"
+    } else {
+        "router"
+    }
 }
 
 fn describe_load(load: &Load) -> String {
@@ -292,15 +350,6 @@ fn build_report(
     interrupted_by: Option<String>,
 ) -> Report {
     let w = &scenario.workload;
-    let role = |name: &str| {
-        if w.senders.iter().any(|s| s == name) {
-            "sender"
-        } else if w.receivers.iter().any(|r| r == name) {
-            "receiver"
-        } else {
-            "router"
-        }
-    };
     Report {
         schema_version: report::SCHEMA_VERSION,
         tool: report::Tool::this(),
@@ -329,7 +378,7 @@ fn build_report(
                 implementation: spec.implementation.to_string(),
                 version: ready.info.version.clone(),
                 pubkey: ready.info.pubkey.clone(),
-                role: role(&spec.name).into(),
+                role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
             })
             .collect(),

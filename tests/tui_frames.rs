@@ -2,21 +2,13 @@
 //! snapshots and compared with the committed `tests/snapshots/*.snap` files.
 //! Review a changed frame with `cargo insta review`.
 
-// Until `lib.rs` declares `pub mod tui`, `src/tui` is compiled into this crate; its
-// `crate::metrics` / `crate::engine` paths resolve to these re-exports. Once it
-// does, use `lnbench_tui::tui` and delete these lines.
-pub use lnbench_tui::{engine, metrics};
-#[allow(dead_code)] // the terminal loop is not driven here
-#[path = "../src/tui/mod.rs"]
-mod tui;
-
 use lnbench_tui::metrics::{FailureKind, LoadSetting, Percentiles, SeriesPoint, Snapshot, Stage};
 use lnbench_tui::node::FailureReason;
+use lnbench_tui::tui::app::{Action, App};
+use lnbench_tui::tui::{self, NodeInfo, Theme, TuiInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::Duration;
-use tui::app::{Action, App};
-use tui::{NodeInfo, Theme, TuiInfo};
 
 fn info() -> TuiInfo {
     let node = |name: &str, role: &str| NodeInfo {
