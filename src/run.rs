@@ -83,8 +83,15 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
             let complete = interrupted_by.is_none();
             println!("{}", headless::summary_table(&summary));
+            let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+            for t in &thresholds {
+                let verdict = if t.passed { "pass" } else { "FAIL" };
+                let (actual, limit) = (t.actual_text(), t.limit_text());
+                println!("threshold {}: {verdict} ({actual}, limit {limit})", t.name);
+            }
+            let thresholds_passed = report::thresholds::all_passed(&thresholds);
             if let Some(dir) = &opts.report_dir {
-                let report = build_report(
+                let mut report = build_report(
                     &scenario,
                     &facts,
                     &log,
@@ -93,12 +100,15 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     complete,
                     interrupted_by,
                 );
-                let path = report::json::write(&report, dir)?;
-                eprintln!("report: {}", path.display());
+                report.thresholds = thresholds;
+                for path in report::write_all(&report, dir)? {
+                    eprintln!("report: {}", path.display());
+                }
             }
             match load_err {
                 Some(e) => Err(e),
                 None if signal.get().is_some() => Ok(Exit::Interrupted),
+                None if !thresholds_passed => Ok(Exit::ThresholdFailed),
                 None => Ok(Exit::Ok),
             }
         }
