@@ -76,7 +76,8 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let result = match outcome {
         Ok(Some(network)) => {
             let view = opts.tui.then(|| tui_info(&scenario, &facts));
-            let (summary, load_err) = run_load(&scenario, &network, cancel.clone(), view).await;
+            let load = run_load(&scenario, &network, cancel.clone(), view);
+            let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -146,6 +147,32 @@ fn preflight(scenario: &Scenario) -> Result<()> {
         find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
     }
     Ok(())
+}
+
+/// Runs the load while watching the started processes: a node (or the chain) that
+/// exits ends the load, and the run fails with the last lines of its log.
+async fn watch_processes(
+    runtime: &mut LocalRuntime,
+    load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
+    cancel: &CancellationToken,
+) -> (Summary, Option<anyhow::Error>) {
+    tokio::pin!(load);
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    let mut died: Option<anyhow::Error> = None;
+    loop {
+        tokio::select! {
+            (summary, err) = &mut load => return (summary, died.or(err)),
+            _ = tick.tick(), if died.is_none() => {
+                if let Some((name, status)) = runtime.exited() {
+                    died = Some(anyhow::anyhow!(
+                        "{name} exited during the load ({status}); last lines of its log:\n{}",
+                        runtime.log_tail(&name, 20)
+                    ));
+                    cancel.cancel();
+                }
+            }
+        }
+    }
 }
 
 /// Cancels the run on SIGINT or SIGTERM and records which one came.

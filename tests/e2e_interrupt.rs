@@ -131,3 +131,51 @@ fn sigterm_during_setup_tears_everything_down() {
         "no load ran, so no report is written"
     );
 }
+
+#[test]
+fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
+    let mut run = Run::start();
+    run.wait_for("load progress", 2, |l| {
+        l.contains(" ok ") && l.contains("tps")
+    });
+    let bob = processes_mentioning(&run.run_dir)
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("--alias=bob"))
+        .expect("bob's lnd is running");
+    kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
+
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = run.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "lnbench-tui did not end within 90 s of bob dying"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    while let Ok(line) = run.lines.recv_timeout(Duration::from_secs(1)) {
+        run.seen.push(line);
+    }
+    let log = run.seen.join("\n");
+    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
+    assert!(log.contains("bob exited during the load"), "{log}");
+    let left = processes_mentioning(&run.run_dir);
+    assert!(
+        left.is_empty(),
+        "processes of the run still alive: {left:?}"
+    );
+
+    let text = std::fs::read_to_string(run.report_dir.join("report.json")).expect("partial report");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["complete"], false);
+    assert!(
+        report["interrupted_by"]
+            .as_str()
+            .unwrap()
+            .contains("bob exited"),
+        "{}",
+        report["interrupted_by"]
+    );
+}

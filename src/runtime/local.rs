@@ -325,6 +325,13 @@ impl Runtime for LocalRuntime {
         tail(&self.run_dir.join(name).join("output.log"), lines)
     }
 
+    fn exited(&mut self) -> Option<(String, String)> {
+        self.nodes
+            .iter_mut()
+            .chain(self.chain.as_mut())
+            .find_map(|p| p.exited().map(|status| (p.name.clone(), status)))
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
         Self::stop(std::mem::take(&mut self.nodes)).await;

@@ -96,6 +96,9 @@ pub trait Runtime: Send {
     ) -> Result<Vec<NodeEndpoint>, RuntimeError>;
     /// The last `lines` lines of a node's (or `chain`'s) log, for error messages.
     fn log_tail(&self, name: &str, lines: usize) -> String;
+    /// The first started process (node or chain) found to have exited, as
+    /// `(name, exit status)`. A run polls this to notice a node that died.
+    fn exited(&mut self) -> Option<(String, String)>;
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
