@@ -92,7 +92,7 @@ fn missing_node_binary_exits_3_before_starting_anything() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("/nonexistent/lnbench/lnd"))
-        .stderr(predicate::str::contains("scripts/build-nodes.sh"));
+        .stderr(predicate::str::contains("fix `binary:` in the scenario"));
     assert!(
         std::fs::read_dir(run_dir.path()).unwrap().next().is_none(),
         "nothing should have been started or created"

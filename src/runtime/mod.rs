@@ -49,6 +49,11 @@ pub enum RuntimeError {
         what: String,
         looked: String,
     },
+    #[error(
+        "the binary given for {what} ({path}) does not exist or is not executable: fix \
+         `binary:` in the scenario, or remove it to use the one `scripts/build-nodes.sh` builds"
+    )]
+    ExplicitBinaryMissing { what: String, path: PathBuf },
     #[error("cannot start {what} ({binary})")]
     Spawn {
         what: String,

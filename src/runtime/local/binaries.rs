@@ -60,23 +60,25 @@ fn find_binary_with(
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<PathBuf, RuntimeError> {
     let looked = candidates(explicit, binary, env);
-    looked
-        .iter()
-        .find(|p| is_executable(p))
-        .cloned()
-        .ok_or_else(|| RuntimeError::BinaryNotFound {
+    if let Some(found) = looked.iter().find(|p| is_executable(p)) {
+        return Ok(found.clone());
+    }
+    Err(match explicit {
+        Some(path) => RuntimeError::ExplicitBinaryMissing {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+        },
+        None => RuntimeError::BinaryNotFound {
             binary: binary.to_string(),
             what: what.to_string(),
-            looked: match explicit {
-                Some(path) => path.display().to_string(),
-                None => {
-                    let cache = cache_bin_dir_from(env)
-                        .map(|d| d.display().to_string())
-                        .unwrap_or_else(|| "(no cache dir: HOME unset)".into());
-                    format!("{cache}, then PATH")
-                }
-            },
-        })
+            looked: format!(
+                "{}, then PATH",
+                cache_bin_dir_from(env)
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|| "(no cache dir: HOME unset)".into())
+            ),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -159,8 +161,9 @@ mod tests {
         let env = env_of(&[("PATH", &path_dir)]);
         let missing = dir.path().join("nope");
         let err = find_binary_with(Some(&missing), "lnd", "node alice", &env).unwrap_err();
+        assert!(matches!(err, RuntimeError::ExplicitBinaryMissing { .. }));
         let message = err.to_string();
-        assert!(message.contains("scripts/build-nodes.sh"), "{message}");
+        assert!(message.contains("fix `binary:`"), "{message}");
         assert!(message.contains("node alice"), "{message}");
         assert!(
             message.contains(&missing.display().to_string()),
