@@ -3,13 +3,20 @@
 # Idempotent: run it before the first run and after pulling changes.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh).
+#  - with --dev, what the tests need besides: tmux (the live view's end-to-end test) and
+#    chromium (the HTML report opened in a headless browser).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dev=false
+[ "${1:-}" = "--dev" ] && dev=true
 
 need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
-command -v tmux >/dev/null || need_apt+=(tmux)
+if $dev; then
+  command -v tmux >/dev/null || need_apt+=(tmux)
+  command -v chromium >/dev/null || need_apt+=(chromium)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2

@@ -59,4 +59,18 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
         "{md}"
     );
     assert!(processes_mentioning(&run_dir).is_empty());
+
+    // The report of this real run, as a person opens it: in a browser, offline.
+    let png = work.path().join("report.png");
+    let dom = chromium_render(&report_dir.join("report.html"), &png);
+    assert_eq!(dom.matches("<svg").count(), 3, "every chart is in the page");
+    assert!(
+        dom.contains("min_tps") && dom.contains("FAIL"),
+        "thresholds shown"
+    );
+    let shot = std::fs::metadata(&png).expect("screenshot written").len();
+    assert!(
+        shot > 20_000,
+        "screenshot of {shot} bytes is too small to show the report"
+    );
 }

@@ -76,3 +76,41 @@ pub fn assert_matches_schema(report: &serde_json::Value) {
         errors.join("\n")
     );
 }
+
+/// Opens `html` in headless Chromium (Debian's package, installed by
+/// `scripts/setup.sh --dev`): returns the DOM as Chromium built it, and writes a
+/// screenshot to `png`. Chromium runs with its network features off: the page must
+/// need nothing from outside.
+pub fn chromium_render(html: &Path, png: &Path) -> String {
+    let profile = tempfile::tempdir().expect("temp dir");
+    let url = format!("file://{}", html.display());
+    let run = |extra: &[String]| {
+        let out = std::process::Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                "--window-size=1200,2400",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs (scripts/setup.sh --dev installs it)");
+        assert!(
+            out.status.success(),
+            "chromium failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    run(&[format!("--screenshot={}", png.display())]);
+    let dom = run(&["--dump-dom".to_string()]);
+    String::from_utf8_lossy(&dom.stdout).into_owned()
+}
