@@ -179,6 +179,8 @@ mod tests {
             failures_by_reason: [("no_route", 2)].into_iter().collect(),
             series_resolution_s: 1,
             series: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
             tool_cpu_s: Some(0.0962),
             tool_process: Default::default(),
         };

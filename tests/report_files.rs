@@ -62,6 +62,8 @@ fn fixed_report() -> Report {
         failures_by_reason: BTreeMap::from([("no_route", 3), ("timeout", 1)]),
         series_resolution_s: 1,
         series,
+        events: Vec::new(),
+        events_dropped: 0,
         tool_cpu_s: Some(1.25),
         tool_process: ProcessStats {
             cpu_s: Some(1.5),

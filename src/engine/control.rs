@@ -87,6 +87,10 @@ impl Control {
         Duration::from_nanos(self.completed_pause_ns.load(Ordering::Acquire))
     }
 
+    pub(super) fn concurrency(&self) -> u32 {
+        self.concurrency.load(Ordering::Acquire)
+    }
+
     pub(super) fn set_concurrency(&self, n: u32) {
         self.concurrency.store(n, Ordering::Release);
         self.changed();

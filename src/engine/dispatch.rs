@@ -3,7 +3,7 @@
 use super::schedule::{Arrivals, warm_up_length};
 use super::worker::Ticket;
 use super::{Context, StopReason};
-use crate::metrics::{LoadSetting, Stage};
+use crate::metrics::{EventKind, LoadSetting, Stage};
 use crate::scenario::{Phase, PhaseKind, StopCondition};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +74,7 @@ pub(super) async fn dispatch(
         if now_stage != stage {
             stage = now_stage;
             ctx.recorder.set_stage(stage);
+            ctx.recorder.event(EventKind::PhaseStarted { phase: stage });
             if !warm_up {
                 ctx.recorder.begin_timed();
             }

@@ -16,7 +16,7 @@ mod worker;
 
 pub use control::Command;
 
-use crate::metrics::{LoadSetting, Recorder, Stage, Summary};
+use crate::metrics::{EventKind, LoadSetting, Recorder, Stage, Summary};
 use crate::node::{LightningNode, NodeError};
 use crate::scenario::{Load, PaymentKind, StopCondition};
 use control::Control;
@@ -306,6 +306,12 @@ fn spawn_workers(ctx: &Arc<Context>, workers: &mut JoinSet<()>, spawned: &mut u3
     }
 }
 
+/// Applies one command and records it as a run event (the one place commands
+/// become events). A command that changes nothing records nothing: `Pause` while
+/// paused, `Resume` while running, a load step to the value already set, `Stop`
+/// after the load already ended, and a command that does not apply to the load
+/// model (`SetRate` in closed loop, `SetConcurrency` in open loop) or has an
+/// invalid value (a rate that is not a positive number), which is logged instead.
 fn apply(
     command: Command,
     ctx: &Arc<Context>,
@@ -318,22 +324,36 @@ fn apply(
         Command::Pause => {
             if ctx.control.set_paused(true) {
                 recorder.set_paused(true);
+                recorder.event(EventKind::Paused);
             }
         }
         Command::Resume => {
             if ctx.control.set_paused(false) {
                 recorder.set_paused(false);
+                recorder.event(EventKind::Resumed);
             }
         }
         Command::SetConcurrency(n) if closed => {
             let n = n.clamp(1, MAX_CONCURRENCY);
+            let from = ctx.control.concurrency();
             ctx.control.set_concurrency(n);
             spawn_workers(ctx, workers, spawned, n);
             recorder.set_load(LoadSetting::Closed { concurrency: n });
+            if from != n {
+                recorder.event(EventKind::ConcurrencyChanged { from, to: n });
+            }
         }
         Command::SetRate(rate) if !closed && rate.is_finite() && rate > 0.0 => {
+            let from = match recorder.load() {
+                LoadSetting::Open { rate } => rate,
+                LoadSetting::Closed { .. } => 0.0,
+            };
+            let changed = ctx.control.rate_override() != Some(rate);
             ctx.control.set_rate(rate);
             recorder.set_load(LoadSetting::Open { rate });
+            if changed {
+                recorder.event(EventKind::RateChanged { from, to: rate });
+            }
         }
         Command::SetConcurrency(_) | Command::SetRate(_) => {
             tracing::warn!(
@@ -341,7 +361,12 @@ fn apply(
                 "ignored: it does not apply to this load model or value"
             );
         }
-        Command::Stop => ctx.end(StopReason::Command),
+        Command::Stop => {
+            if !ctx.stop.is_cancelled() {
+                recorder.event(EventKind::StopRequested);
+            }
+            ctx.end(StopReason::Command);
+        }
     }
 }
 

@@ -302,3 +302,88 @@ async fn rejects_plans_that_cannot_run() {
     let (handle, ..) = start(p);
     assert!(matches!(handle.await.unwrap(), Err(EngineError::NoRoutes)));
 }
+
+fn kinds(s: &Summary) -> Vec<EventKind> {
+    s.events.iter().map(|e| e.kind).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn commands_become_events_in_order_with_their_times() {
+    let sender = fake(FakeLatency::Fixed(ms(10)));
+    let (handle, tx, _rx, _cancel) = start(plan(&sender, Load::Closed { concurrency: 2 }, secs(3)));
+    tokio::time::sleep(ms(500)).await;
+    tx.send(Command::Pause).unwrap();
+    tokio::time::sleep(ms(1_000)).await;
+    tx.send(Command::Resume).unwrap();
+    tokio::time::sleep(ms(500)).await;
+    tx.send(Command::SetConcurrency(5)).unwrap();
+    let s = handle.await.unwrap().unwrap().summary;
+    assert_eq!(
+        kinds(&s),
+        vec![
+            EventKind::Paused,
+            EventKind::Resumed,
+            EventKind::ConcurrencyChanged { from: 2, to: 5 },
+        ]
+    );
+    let at: Vec<f64> = s.events.iter().map(|e| e.at_s).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+    for (got, want) in at.iter().zip([0.5, 1.5, 2.0]) {
+        assert!((got - want).abs() < 0.05, "{at:?}");
+    }
+    assert_eq!(s.events_dropped, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn commands_that_change_nothing_record_nothing() {
+    let sender = fake(FakeLatency::Fixed(ms(10)));
+    let (handle, tx, _rx, _cancel) = start(plan(&sender, Load::Closed { concurrency: 2 }, secs(2)));
+    tokio::time::sleep(ms(500)).await;
+    // Does not apply to a closed loop, already running, already at 2.
+    tx.send(Command::SetRate(50.0)).unwrap();
+    tx.send(Command::Resume).unwrap();
+    tx.send(Command::SetConcurrency(2)).unwrap();
+    tx.send(Command::Pause).unwrap();
+    tx.send(Command::Pause).unwrap();
+    tx.send(Command::Stop).unwrap();
+    tx.send(Command::Stop).unwrap();
+    let s = handle.await.unwrap().unwrap().summary;
+    assert_eq!(kinds(&s), vec![EventKind::Paused, EventKind::StopRequested]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn open_loop_records_phases_and_rate_changes() {
+    let sender = fake(FakeLatency::Fixed(ms(1)));
+    let load = open(vec![
+        phase(PhaseKind::WarmUp, 10.0, 1),
+        phase(PhaseKind::Hold, 10.0, 100),
+    ]);
+    let (handle, tx, _rx, _cancel) = start(plan(&sender, load, secs(2)));
+    tokio::time::sleep(ms(1_500)).await;
+    tx.send(Command::SetRate(40.0)).unwrap();
+    tx.send(Command::SetConcurrency(9)).unwrap(); // closed loop only: ignored
+    let s = handle.await.unwrap().unwrap().summary;
+    let kinds = kinds(&s);
+    assert_eq!(
+        kinds[..2],
+        [
+            EventKind::PhaseStarted {
+                phase: Stage::WarmUp
+            },
+            EventKind::PhaseStarted { phase: Stage::Hold },
+        ]
+    );
+    assert!(
+        kinds.contains(&EventKind::RateChanged {
+            from: 10.0,
+            to: 40.0
+        }),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds
+            .iter()
+            .any(|k| matches!(k, EventKind::ConcurrencyChanged { .. })),
+        "{kinds:?}"
+    );
+}

@@ -8,11 +8,13 @@
 //!
 //! Units: latencies are whole microseconds (`u64`) everywhere; front ends format them.
 
+mod events;
 pub mod process;
 mod recorder;
 mod series;
 mod snapshot;
 
+pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use recorder::{Recorder, WorkerRecorder};
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
 pub use snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};

@@ -1,6 +1,7 @@
 //! The shared recorder and the per-worker batch that feeds it.
 
 use super::FailureKind;
+use super::events::{EventKind, EventLog, MAX_EVENTS, RunEvent};
 use super::process::ProcessStats;
 use super::series::{MAX_SERIES_POINTS, Series, SeriesPoint};
 use super::snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
@@ -58,6 +59,7 @@ struct State {
     timed_start: Option<(Instant, Duration)>,
     series: Series,
     last_interval: Percentiles,
+    events: EventLog,
 }
 
 impl State {
@@ -167,6 +169,7 @@ impl Recorder {
             timed_start: None,
             series: Series::new(cap),
             last_interval: Percentiles::default(),
+            events: EventLog::new(MAX_EVENTS),
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -214,6 +217,19 @@ impl Recorder {
             }
             _ => {}
         }
+    }
+
+    /// The load setting in force.
+    pub fn load(&self) -> LoadSetting {
+        self.state().load
+    }
+
+    /// Records that `kind` happened now.
+    pub fn event(&self, kind: EventKind) {
+        let now = Instant::now();
+        let mut state = self.state();
+        let at_s = (now - state.started).as_secs_f64();
+        state.events.push(RunEvent { at_s, kind });
     }
 
     /// Paused time so far (completed pauses and the current one).
@@ -282,6 +298,8 @@ impl Recorder {
                     .collect(),
                 series_resolution_s: state.series.resolution(),
                 series: state.series.complete(),
+                events: state.events.events().to_vec(),
+                events_dropped: state.events.dropped(),
                 tool_cpu_s: process
                     .cpu_s
                     .zip(state.cpu_at_start)

@@ -2,7 +2,7 @@
 //! the end ([`Summary`]).
 
 use super::process::ProcessStats;
-use super::{FailureKind, SeriesPoint};
+use super::{FailureKind, RunEvent, SeriesPoint};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -139,6 +139,11 @@ pub struct Summary {
     /// [`super::MAX_SERIES_POINTS`]).
     pub series_resolution_s: u32,
     pub series: Vec<SeriesPoint>,
+    /// Pauses, resumes, load changes, stop requests and open-loop phase starts, in
+    /// order (at most [`super::MAX_EVENTS`]).
+    pub events: Vec<RunEvent>,
+    /// Events past [`super::MAX_EVENTS`], counted but not kept.
+    pub events_dropped: u64,
     /// The tool's own CPU during the run and memory at its end.
     pub tool_cpu_s: Option<f64>,
     pub tool_process: ProcessStats,

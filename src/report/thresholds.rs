@@ -118,6 +118,8 @@ mod tests {
             failures_by_reason: Default::default(),
             series_resolution_s: 1,
             series: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
             tool_cpu_s: None,
             tool_process: ProcessStats::default(),
         }
