@@ -2,7 +2,7 @@
 //! SVG `<text>`, so no font library is needed). Each chart is written inline in
 //! report.html and as its own `.svg` file.
 
-use crate::metrics::{SeriesPoint, Summary};
+use crate::metrics::{EventKind, RunEvent, SeriesPoint, Summary};
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 
@@ -23,6 +23,10 @@ pub const P50_COLOR: RGBColor = RGBColor(0x2c, 0x8c, 0x3c);
 pub const P90_COLOR: RGBColor = RGBColor(0xd9, 0x8a, 0x00);
 pub const P99_COLOR: RGBColor = RGBColor(0xc0, 0x2a, 0x2a);
 const WARM_UP_SHADE: RGBColor = RGBColor(0xee, 0xee, 0xee);
+/// Paused time: a band from each pause to its resume (or the end of the chart).
+pub const PAUSE_SHADE: RGBColor = RGBColor(0xfb, 0xe9, 0xc4);
+/// Load changes: a thin vertical line with the new setting written at its top.
+pub const LOAD_CHANGE_COLOR: RGBColor = RGBColor(0x7b, 0x3f, 0xa0);
 const FONT: &str = "sans-serif";
 
 /// One rendered chart.
@@ -42,8 +46,8 @@ pub fn render_all(results: &Summary) -> Result<Vec<Chart>> {
         Chart {
             file_name: "tps-over-time.svg",
             title: "TPS over time",
-            caption: "Successful payments per active second in each interval (light) and their moving average (dark). Grey: warm-up, not counted.",
-            svg: tps_over_time(&results.series)?,
+            caption: "Successful payments per active second in each interval (light) and their moving average (dark). Grey: warm-up, not counted. Amber bands: paused. Purple lines: load changed to the value written at their top.",
+            svg: tps_over_time_marked(&results.series, &results.events)?,
         },
         Chart {
             file_name: "tps-vs-payments.svg",
@@ -54,8 +58,8 @@ pub fn render_all(results: &Summary) -> Result<Vec<Chart>> {
         Chart {
             file_name: "latency-over-time.svg",
             title: "Latency over time",
-            caption: "p50, p90 and p99 latency of the successful payments of each interval, milliseconds.",
-            svg: latency_over_time(&results.series)?,
+            caption: "p50, p90 and p99 latency of the successful payments of each interval, milliseconds. Amber bands: paused. Purple lines: load changed to the value written at their top.",
+            svg: latency_over_time_marked(&results.series, &results.events)?,
         },
     ])
 }
@@ -123,6 +127,54 @@ fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
 }
 
+/// The run's events as drawn on a time axis.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Marks {
+    /// Paused from, to (`None`: still paused when the run ended).
+    pub pauses: Vec<(f64, Option<f64>)>,
+    /// Load changes: when, and the short label of the new setting (e.g. `→15`).
+    pub load_changes: Vec<(f64, String)>,
+}
+
+impl Marks {
+    pub fn of(events: &[RunEvent]) -> Marks {
+        let mut marks = Marks::default();
+        let mut paused_at = None;
+        for event in events {
+            match event.kind {
+                EventKind::Paused => {
+                    paused_at.get_or_insert(event.at_s);
+                }
+                EventKind::Resumed => {
+                    if let Some(from) = paused_at.take() {
+                        marks.pauses.push((from, Some(event.at_s)));
+                    }
+                }
+                EventKind::ConcurrencyChanged { to, .. } => {
+                    marks.load_changes.push((event.at_s, format!("→{to}")));
+                }
+                EventKind::RateChanged { to, .. } => {
+                    marks
+                        .load_changes
+                        .push((event.at_s, format!("→{}/s", tick(to, to))));
+                }
+                EventKind::StopRequested | EventKind::PhaseStarted { .. } => {}
+            }
+        }
+        if let Some(from) = paused_at {
+            marks.pauses.push((from, None));
+        }
+        marks
+    }
+
+    /// The latest time a mark needs on the x axis.
+    fn x_max(&self) -> f64 {
+        let pauses = self.pauses.iter().map(|(from, to)| to.unwrap_or(*from));
+        let changes = self.load_changes.iter().map(|(at, _)| *at);
+        pauses.chain(changes).fold(0.0, f64::max)
+    }
+}
+
 /// A line series with its legend entry.
 struct Line<'a> {
     label: &'a str,
@@ -131,18 +183,20 @@ struct Line<'a> {
     points: Vec<(f64, f64)>,
 }
 
-/// Draws `lines` on one linear chart; `shade_until` greys the x range of the warm-up.
+/// Draws `lines` on one linear chart; `shade_until` greys the x range of the warm-up;
+/// `marks` (on time axes) shade pauses and draw load changes.
 fn draw(
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],
     shade_until: Option<f64>,
+    marks: &Marks,
     empty_note: &str,
 ) -> Result<String> {
     let x_max = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
+        .fold(marks.x_max(), f64::max);
     let y_max = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
@@ -179,6 +233,30 @@ fn draw(
                 )))
                 .map_err(err)?;
         }
+        chart
+            .draw_series(marks.pauses.iter().map(|(from, to)| {
+                let to = to.unwrap_or(x_top).min(x_top);
+                Rectangle::new([(*from, 0.0), (to, y_top)], PAUSE_SHADE.filled())
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(marks.load_changes.iter().map(|(at, _)| {
+                PathElement::new(
+                    vec![(*at, 0.0), (*at, y_top)],
+                    LOAD_CHANGE_COLOR.stroke_width(1),
+                )
+            }))
+            .map_err(err)?;
+        let label_style = TextStyle::from((FONT, 12)).color(&LOAD_CHANGE_COLOR);
+        chart
+            .draw_series(marks.load_changes.iter().map(|(at, label)| {
+                Text::new(
+                    label.clone(),
+                    (*at + x_top * 0.005, y_top * 0.98),
+                    &label_style,
+                )
+            }))
+            .map_err(err)?;
         let mut any = false;
         for line in lines.iter().filter(|l| !l.points.is_empty()) {
             any = true;
@@ -225,6 +303,11 @@ fn warm_up_end(series: &[SeriesPoint]) -> Option<f64> {
 }
 
 pub fn tps_over_time(series: &[SeriesPoint]) -> Result<String> {
+    tps_over_time_marked(series, &[])
+}
+
+/// TPS over time with the run's pauses and load changes marked.
+pub fn tps_over_time_marked(series: &[SeriesPoint], events: &[RunEvent]) -> Result<String> {
     let points: Vec<(f64, f64)> = series.iter().map(|p| (p.at_s, p.tps)).collect();
     let timed: Vec<&SeriesPoint> = series.iter().filter(|p| !p.warm_up).collect();
     let tps: Vec<f64> = timed.iter().map(|p| p.tps).collect();
@@ -251,6 +334,7 @@ pub fn tps_over_time(series: &[SeriesPoint]) -> Result<String> {
             },
         ],
         warm_up_end(series),
+        &Marks::of(events),
         "no payments recorded",
     )
 }
@@ -286,11 +370,17 @@ pub fn tps_vs_payments(series: &[SeriesPoint]) -> Result<String> {
             },
         ],
         None,
+        &Marks::default(),
         "no payments recorded",
     )
 }
 
 pub fn latency_over_time(series: &[SeriesPoint]) -> Result<String> {
+    latency_over_time_marked(series, &[])
+}
+
+/// Latency over time with the run's pauses and load changes marked.
+pub fn latency_over_time_marked(series: &[SeriesPoint], events: &[RunEvent]) -> Result<String> {
     // An interval without successes has no latency: leave it out rather than draw 0.
     let with_latency: Vec<&SeriesPoint> = series.iter().filter(|p| p.ok > 0).collect();
     let line = |label, color, width, f: fn(&SeriesPoint) -> u64| Line {
@@ -311,6 +401,7 @@ pub fn latency_over_time(series: &[SeriesPoint]) -> Result<String> {
             line("p99", P99_COLOR, 2, |p| p.p99_us),
         ],
         warm_up_end(series),
+        &Marks::of(events),
         "no successful payments recorded",
     )
 }
@@ -346,6 +437,40 @@ mod tests {
     fn ticks_drop_decimals_on_long_axes() {
         assert_eq!(tick(1500.0, 3500.0), "1500");
         assert_eq!(tick(0.5, 1.1), "0.5");
+    }
+
+    fn event(at_s: f64, kind: EventKind) -> RunEvent {
+        RunEvent { at_s, kind }
+    }
+
+    #[test]
+    fn marks_pair_pauses_with_resumes_and_label_load_changes() {
+        let marks = Marks::of(&[
+            event(
+                1.0,
+                EventKind::PhaseStarted {
+                    phase: crate::metrics::Stage::Hold,
+                },
+            ),
+            event(2.0, EventKind::Paused),
+            event(4.0, EventKind::Resumed),
+            event(5.0, EventKind::ConcurrencyChanged { from: 4, to: 15 }),
+            event(
+                6.0,
+                EventKind::RateChanged {
+                    from: 10.0,
+                    to: 2.5,
+                },
+            ),
+            event(7.0, EventKind::Paused),
+            event(8.0, EventKind::StopRequested),
+        ]);
+        assert_eq!(marks.pauses, vec![(2.0, Some(4.0)), (7.0, None)]);
+        assert_eq!(
+            marks.load_changes,
+            vec![(5.0, "→15".to_string()), (6.0, "→2.5/s".to_string())]
+        );
+        assert_eq!(marks.x_max(), 7.0);
     }
 
     #[test]
