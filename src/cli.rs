@@ -27,6 +27,19 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Compare two or more runs side by side: writes DIR/compare.html and
+    /// DIR/compare.md and prints the markdown table. The first run is the baseline.
+    Compare {
+        /// Report directories or report.json files; the first is the baseline.
+        #[arg(required = true, value_name = "REPORT")]
+        inputs: Vec<PathBuf>,
+        /// Write compare.html and compare.md into this directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Flag changes larger than this many percent of the baseline.
+        #[arg(long, value_name = "PCT", default_value = "5")]
+        noise_pct: f64,
+    },
 }
 
 #[derive(Debug, Args)]

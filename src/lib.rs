@@ -46,6 +46,11 @@ impl From<Exit> for std::process::ExitCode {
 pub fn run(cli: cli::Cli) -> Result<Exit> {
     match cli.command {
         Some(cli::Command::Validate { files }) => Ok(validate(&files)),
+        Some(cli::Command::Compare {
+            inputs,
+            out,
+            noise_pct,
+        }) => report::compare::run(&inputs, &out, noise_pct),
         None => run_scenario(cli.run),
     }
 }

@@ -3,6 +3,7 @@
 //! of `charts.rs` inline, each also as its own `.svg`), `markdown.rs` (summary.md).
 
 pub mod charts;
+pub mod compare;
 pub mod format;
 pub mod host;
 pub mod html;

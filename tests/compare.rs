@@ -1,0 +1,195 @@
+//! `lnbench-tui compare` through the binary, on two recorded report.json files
+//! (tests/fixtures/reports: the same scenario against two LND versions).
+
+mod common;
+
+use assert_cmd::Command;
+use common::repo_file;
+use std::path::{Path, PathBuf};
+
+const BASE: &str = "tests/fixtures/reports/lnd-0.18";
+const NEW: &str = "tests/fixtures/reports/lnd-0.19";
+
+fn compare() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lnbench-tui"))
+}
+
+fn fixture_json(dir: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(repo_file(dir).join("report.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Writes `report` as `dir/name/report.json` and returns that directory.
+fn write_report(dir: &Path, name: &str, report: &serde_json::Value) -> PathBuf {
+    let run = dir.join(name);
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("report.json"), report.to_string()).unwrap();
+    run
+}
+
+#[test]
+fn fixtures_match_the_published_schema() {
+    for dir in [BASE, NEW] {
+        common::assert_matches_schema(&fixture_json(dir));
+    }
+}
+
+#[test]
+fn compares_two_recorded_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let assert = compare()
+        .arg("compare")
+        .arg(repo_file(BASE))
+        // A report.json path works as well as its directory.
+        .arg(repo_file(NEW).join("report.json"))
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let md = std::fs::read_to_string(out.path().join("compare.md")).unwrap();
+    assert_eq!(stdout, md, "stdout is the markdown written");
+    for line in [
+        "| metric | alice-pays-bob (lnd 0.18.5-beta) | alice-pays-bob (lnd 0.19.0-beta) | Δ alice-pays-bob (lnd 0.19.0-beta) |",
+        "| TPS (avg) | 82.0 | 112.0 | +30.0 (+36.6%) ▲ better |",
+        "| latency p50 | 22.0 ms | 22.0 ms | +0 µs (+0.0%) |",
+        "| latency p99 | 96.0 ms | 76.0 ms | -20.0 ms (-20.8%) ▼ better |",
+        "| latency p99.9 | 111.0 ms | 91.0 ms | -20.0 ms (-18.0%) ▼ better |",
+        "| successful payments | 2870 | 3920 | +1050 (+36.6%) ▲ better |",
+        "| failed payments | 5 | 0 | -5 (-100.0%) ▼ better |",
+        "| failure rate | 0.17% | 0.00% | -0.17 pp (-100.0%) ▼ better |",
+        "| tool CPU / payment | 521.7 µs | 357.1 µs | -164.6 µs (-31.5%) ▼ better |",
+    ] {
+        assert!(md.lines().any(|l| l == line), "missing {line:?} in\n{md}");
+    }
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 11);
+
+    let html = std::fs::read_to_string(out.path().join("compare.html")).unwrap();
+    for needle in [
+        "id=\"tps-over-time\"",
+        "id=\"latency-p99-over-time\"",
+        "+30.0 (+36.6%) ▲ better",
+        "alice-pays-bob (lnd 0.19.0-beta)",
+    ] {
+        assert!(html.contains(needle), "compare.html lacks {needle}");
+    }
+    assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
+    assert!(
+        !html.contains("<script") && !html.contains("<link"),
+        "self-contained"
+    );
+}
+
+#[test]
+fn changes_within_the_noise_threshold_are_not_flagged() {
+    let out = tempfile::tempdir().unwrap();
+    compare()
+        .args(["compare", BASE, NEW, "--noise-pct", "40", "--out"])
+        .arg(out.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.path().join("compare.md")).unwrap();
+    assert!(
+        md.contains("| TPS (avg) | 82.0 | 112.0 | +30.0 (+36.6%) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| failed payments | 5 | 0 | -5 (-100.0%) ▼ better |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored_and_same_labels_fall_back_to_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut report = fixture_json(BASE);
+    report["a_field_from_the_future"] = serde_json::json!({"x": 1});
+    report["results"]["events"] = serde_json::json!([]);
+    let a = write_report(dir.path(), "monday", &report);
+    let b = write_report(dir.path(), "tuesday", &report);
+    let out = dir.path().join("out");
+    let assert = compare()
+        .arg("compare")
+        .args([&a, &b])
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains("| metric | monday | tuesday | Δ tuesday |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| TPS (avg) | 82.0 | 82.0 | +0.0 (+0.0%) |"),
+        "{stdout}"
+    );
+}
+
+fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.get_output().stderr.clone()).unwrap()
+}
+
+#[test]
+fn a_missing_input_exits_2_naming_it() {
+    let out = tempfile::tempdir().unwrap();
+    let missing = out.path().join("no-such-run");
+    let assert = compare()
+        .arg("compare")
+        .arg(repo_file(BASE))
+        .arg(&missing)
+        .arg("--out")
+        .arg(out.path().join("out"))
+        .assert()
+        .code(2);
+    let err = stderr_of(&assert);
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(err.contains("no such file or directory"), "{err}");
+    assert!(!out.path().join("out").exists(), "nothing written");
+}
+
+#[test]
+fn bad_inputs_exit_2_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut newer = fixture_json(BASE);
+    newer["schema_version"] = serde_json::json!(2);
+    let newer = write_report(dir.path(), "newer", &newer);
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let scenario = repo_file("tests/fixtures/scenarios/valid/alice-pays-bob.yaml");
+    for (input, expected) in [
+        (
+            newer.clone(),
+            "report schema_version 2, this lnbench-tui reads version 1",
+        ),
+        (empty.clone(), "directory without report.json"),
+        (scenario.clone(), "not a lnbench-tui report.json"),
+    ] {
+        let assert = compare()
+            .arg("compare")
+            .arg(repo_file(BASE))
+            .arg(&input)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .assert()
+            .code(2);
+        let err = stderr_of(&assert);
+        assert!(err.contains(&input.display().to_string()), "{err}");
+        assert!(err.contains(expected), "{expected:?} not in {err}");
+    }
+    let assert = compare()
+        .args(["compare", BASE, NEW, "--noise-pct=-1", "--out"])
+        .arg(dir.path().join("out"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .code(2);
+    assert!(stderr_of(&assert).contains("--noise-pct -1"));
+    // One run is nothing to compare.
+    compare()
+        .args(["compare", BASE, "--out"])
+        .arg(dir.path().join("out"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .code(2);
+}
