@@ -264,3 +264,18 @@ async fn a_pause_still_open_at_the_end_shades_to_the_end() {
     assert_xml(&svg);
     assert_eq!(count(&svg, "rect", "fill", charts::PAUSE_SHADE), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn report_html_lists_the_events_only_when_there_are_some() {
+    let report = report_with(paused_and_ramped().await);
+    let charts = charts::render_all(&report.results).unwrap();
+    let html = report::html::render(&report, &charts).unwrap();
+    assert!(html.contains("<section id=\"events\">"));
+    for what in ["paused", "resumed", "concurrency 2 → 4"] {
+        assert!(html.contains(&format!("<td>{what}</td>")), "{what}");
+    }
+    let quiet = report_with(run(Load::Closed { concurrency: 1 }, 1, &[]).await);
+    let charts = charts::render_all(&quiet.results).unwrap();
+    let html = report::html::render(&quiet, &charts).unwrap();
+    assert!(!html.contains("id=\"events\""));
+}

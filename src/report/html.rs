@@ -71,6 +71,9 @@ struct View<'a> {
     tool_cost: Vec<Row>,
     environment: Vec<Row>,
     charts: Vec<ChartView<'a>>,
+    /// Run events: seconds since start, what happened.
+    events: Vec<Row>,
+    events_dropped: u64,
 }
 
 #[derive(Serialize)]
@@ -260,6 +263,12 @@ impl<'a> View<'a> {
             failures,
             tool_cost,
             environment,
+            events: r
+                .events
+                .iter()
+                .map(|e| (format!("{:.1} s", e.at_s), e.kind.describe()))
+                .collect(),
+            events_dropped: r.events_dropped,
             charts: charts
                 .iter()
                 .map(|c| ChartView {
