@@ -235,7 +235,8 @@ fn draw(
         }
         chart
             .draw_series(marks.pauses.iter().map(|(from, to)| {
-                let to = to.unwrap_or(x_top).min(x_top);
+                // A pause still open at the end lasts to the last point drawn.
+                let to = to.unwrap_or(x_max).min(x_top);
                 Rectangle::new([(*from, 0.0), (to, y_top)], PAUSE_SHADE.filled())
             }))
             .map_err(err)?;
