@@ -9,6 +9,7 @@ pub mod host;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod redact;
 pub mod thresholds;
 
 use crate::setup::StepTiming;
