@@ -47,7 +47,8 @@ pub struct RunArgs {
     /// The scenario to run (YAML).
     pub scenario: Option<PathBuf>,
 
-    /// Write the report into this directory (report.json) and run headless.
+    /// Write the report into this directory (report.json, report.html, charts,
+    /// summary.md). Without a terminal (scripts, CI) the run is headless.
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub report: Option<PathBuf>,
 

@@ -98,10 +98,8 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     if let Some(d) = args.duration {
         scenario.workload.stop.duration = Some(d);
     }
-    // The live view needs a terminal, and `--report` means a headless run.
-    let tui = !args.no_tui
-        && args.report.is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // The live view needs a terminal; scripts and CI (no terminal) get progress lines.
+    let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let opts = run::RunOptions {
         tui,
         report_dir: args.report,

@@ -52,11 +52,13 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
     std::fs::create_dir_all(&run_dir).unwrap();
     let exit_file = work.path().join("exit-code");
     let session = format!("lnbench-e2e-{}", std::process::id());
+    let report_dir = work.path().join("report");
     let command = format!(
-        "{} {} --payments 1000000 --run-dir {}; echo $? > {}; sleep 600",
+        "{} {} --payments 1000000 --run-dir {} --report {}; echo $? > {}; sleep 600",
         lnbench().display(),
         repo_file("scenarios/alice-pays-bob.yaml").display(),
         run_dir.display(),
+        report_dir.display(),
         exit_file.display(),
     );
     tmux(&[
@@ -110,6 +112,25 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
         left.is_empty(),
         "processes of the run still alive: {left:?}"
     );
+
+    // The report records the ramp, the pause and its end, and the stop, in order.
+    let text = std::fs::read_to_string(report_dir.join("report.json")).expect("report.json");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    let kinds: Vec<&str> = report["results"]["events"]
+        .as_array()
+        .expect("results.events")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["concurrency_changed", "paused", "resumed", "stop_requested"],
+        "events: {:#}",
+        report["results"]["events"]
+    );
+    assert_eq!(report["results"]["events"][0]["to"], 15);
+    assert!(report["results"]["paused_s"].as_f64().unwrap() >= 2.0);
 }
 
 /// The `ok N` count in the header.
