@@ -1,5 +1,7 @@
-//! `lnbench-tui compare` through the binary, on two recorded report.json files
-//! (tests/fixtures/reports: the same scenario against two LND versions).
+//! `lnbench-tui compare` through the binary, on recorded report.json files
+//! (tests/fixtures/reports): two hand-made runs of the same scenario against two LND
+//! versions, and two real runs of alice-pays-bob against LND (300 payments each,
+//! recorded with `--report`; only the node binary path was cut to `lnd`).
 
 mod common;
 
@@ -9,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 const BASE: &str = "tests/fixtures/reports/lnd-0.18";
 const NEW: &str = "tests/fixtures/reports/lnd-0.19";
+const REAL_A: &str = "tests/fixtures/reports/real-lnd-a";
+const REAL_B: &str = "tests/fixtures/reports/real-lnd-b";
 
 fn compare() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lnbench-tui"))
@@ -29,7 +33,7 @@ fn write_report(dir: &Path, name: &str, report: &serde_json::Value) -> PathBuf {
 
 #[test]
 fn fixtures_match_the_published_schema() {
-    for dir in [BASE, NEW] {
+    for dir in [BASE, NEW, REAL_A, REAL_B] {
         common::assert_matches_schema(&fixture_json(dir));
     }
 }
@@ -78,6 +82,36 @@ fn compares_two_recorded_runs() {
         !html.contains("<script") && !html.contains("<link"),
         "self-contained"
     );
+}
+
+#[test]
+fn compares_two_real_lnd_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let assert = compare()
+        .args(["compare", REAL_A, REAL_B, "--out"])
+        .arg(out.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .success();
+    let md = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    // Same scenario, same LND version: the directories tell the runs apart.
+    for line in [
+        "| metric | real-lnd-a | real-lnd-b | Δ real-lnd-b |",
+        "| TPS (avg) | 33.1 | 37.4 | +4.3 (+13.0%) ▲ better |",
+        "| latency p50 | 274.7 ms | 266.0 ms | -8.7 ms (-3.2%) |",
+        "| latency p99 | 555.0 ms | 382.7 ms | -172.3 ms (-31.0%) ▼ better |",
+        "| successful payments | 300 | 300 | +0 (+0.0%) |",
+        "| failure rate | 0.00% | 0.00% | +0.00 pp (+0.0%) |",
+    ] {
+        assert!(md.lines().any(|l| l == line), "missing {line:?} in\n{md}");
+    }
+    let html = std::fs::read_to_string(out.path().join("compare.html")).unwrap();
+    assert!(html.contains("lnd 0.21.1-beta"), "node versions listed");
+    // Each run's colour: its line and its legend entry in each of the two charts.
+    for color in ["#1F5FA8", "#D95F02"] {
+        let strokes = html.matches(&format!("stroke=\"{color}\"")).count();
+        assert_eq!(strokes, 4, "{color}");
+    }
 }
 
 #[test]
