@@ -398,7 +398,7 @@ fn build_report(
             name: scenario.name.clone(),
             description: scenario.description.clone(),
             path: scenario.path.display().to_string(),
-            text: scenario.source.clone(),
+            text: report::redact::redact_scenario_text(&scenario.source),
         },
         runtime: "local".into(),
         host: report::Host::detect(),

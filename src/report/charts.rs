@@ -176,16 +176,17 @@ impl Marks {
 }
 
 /// A line series with its legend entry.
-struct Line<'a> {
-    label: &'a str,
-    color: RGBColor,
-    width: u32,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Line<'a> {
+    pub label: &'a str,
+    pub color: RGBColor,
+    pub width: u32,
+    pub points: Vec<(f64, f64)>,
 }
 
 /// Draws `lines` on one linear chart; `shade_until` greys the x range of the warm-up;
-/// `marks` (on time axes) shade pauses and draw load changes.
-fn draw(
+/// `marks` (on time axes) shade pauses and draw load changes. Lines without points
+/// get no legend entry; with no points at all, `empty_note` is shown instead.
+pub(crate) fn draw(
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],

@@ -2,11 +2,9 @@
 //! backend like the report's own charts (same size, thinning and moving average).
 
 use super::input::Point;
-use crate::report::charts::{HEIGHT, MOVING_AVERAGE_POINTS, WIDTH, moving_average, thin};
-use anyhow::{Result, anyhow};
-use plotters::prelude::*;
-
-const FONT: &str = "sans-serif";
+use crate::report::charts::{Line, MOVING_AVERAGE_POINTS, Marks, draw, moving_average};
+use anyhow::Result;
+use plotters::style::RGBColor;
 
 /// Run colours in input order (a colour-blind-safe palette); runs past the last
 /// reuse them from the start.
@@ -93,90 +91,24 @@ pub fn p99_over_time(runs: &[RunLine]) -> Result<String> {
     )
 }
 
-fn err(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("drawing a comparison chart: {e}")
-}
-
-fn axis_top(max: f64) -> f64 {
-    if max.is_finite() && max > 0.0 {
-        max * 1.1
-    } else {
-        1.0
-    }
-}
-
-fn tick(value: f64, top: f64) -> String {
-    if top >= 10.0 {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.1}")
-    }
-}
-
+/// Draws one line per run with the report's chart drawing (same axes, legend, size).
 fn overlay(
     x_desc: &str,
     y_desc: &str,
     lines: &[(&str, Vec<(f64, f64)>)],
     empty_note: &str,
 ) -> Result<String> {
-    let all = || lines.iter().flat_map(|(_, points)| points.iter());
-    let x_top = axis_top(all().map(|p| p.0).fold(0.0, f64::max));
-    let y_top = axis_top(all().map(|p| p.1).fold(0.0, f64::max));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..x_top, 0f64..y_top)
-            .map_err(err)?;
-        let x_label = |x: &f64| tick(*x, x_top);
-        let y_label = |y: &f64| tick(*y, y_top);
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
-        let mut any = false;
-        for (i, (label, points)) in lines.iter().enumerate() {
-            let color = RUN_COLORS[i % RUN_COLORS.len()];
-            // Every run gets a legend entry, even one with nothing to draw.
-            any |= !points.is_empty();
-            chart
-                .draw_series(LineSeries::new(thin(points.clone()), color.stroke_width(2)))
-                .map_err(err)?
-                .label(*label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
-        }
-        if !any {
-            root.draw(&Text::new(
-                empty_note.to_string(),
-                (WIDTH as i32 / 2 - 80, HEIGHT as i32 / 2),
-                (FONT, 16),
-            ))
-            .map_err(err)?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+    let lines: Vec<Line> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (label, points))| Line {
+            label,
+            color: RUN_COLORS[i % RUN_COLORS.len()],
+            width: 2,
+            points: points.clone(),
+        })
+        .collect();
+    draw(x_desc, y_desc, &lines, None, &Marks::default(), empty_note)
 }
 
 #[cfg(test)]
