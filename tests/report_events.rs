@@ -3,13 +3,11 @@
 
 mod common;
 
-use lnbench_tui::engine::{self, Command, Plan, Route};
+use lnbench_tui::engine::{self, Command};
 use lnbench_tui::metrics::{EventKind, Recorder, Summary};
 use lnbench_tui::node::fake::{FakeConfig, FakeLatency, FakeNode};
-use lnbench_tui::report::{self, Report, charts};
-use lnbench_tui::scenario::{Load, PaymentKind, Phase, PhaseKind, StopCondition};
-use lnbench_tui::setup::StepTiming;
-use std::sync::Arc;
+use lnbench_tui::report::{self, charts};
+use lnbench_tui::scenario::{Load, Phase, PhaseKind, StopCondition};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -24,22 +22,11 @@ async fn run(load: Load, secs: u64, commands: &[(u64, Command)]) -> Summary {
         latency: FakeLatency::Fixed(ms(10)),
         ..FakeConfig::instant("alice")
     });
-    let receiver = FakeNode::new(FakeConfig::instant("bob"));
-    let plan = Plan {
-        routes: vec![Route {
-            receiver_pubkey: receiver.pubkey().to_string(),
-            sender: Arc::new(sender),
-            receiver: Arc::new(receiver),
-        }],
-        kind: PaymentKind::Keysend,
-        amount_msat: 1000,
-        load,
-        stop: StopCondition {
-            payments: None,
-            duration: Some(Duration::from_secs(secs)),
-        },
-        payment_timeout: Duration::from_secs(5),
+    let stop = StopCondition {
+        payments: None,
+        duration: Some(Duration::from_secs(secs)),
     };
+    let plan = common::fake_plan(sender, load, stop);
     let (recorder, _snapshots) = Recorder::new();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = tokio::spawn(engine::run(plan, recorder, rx, CancellationToken::new()));
@@ -62,55 +49,6 @@ async fn paused_and_ramped() -> Summary {
         ],
     )
     .await
-}
-
-fn report_with(results: Summary) -> Report {
-    Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: report::Tool::this(),
-        complete: true,
-        interrupted_by: None,
-        started_at: "2026-11-22T10:00:00Z".into(),
-        finished_at: "2026-11-22T10:01:00Z".into(),
-        scenario: report::ScenarioText {
-            name: "events".into(),
-            description: String::new(),
-            path: "scenarios/events.yaml".into(),
-            text: "name: events\n".into(),
-        },
-        runtime: "local".into(),
-        host: report::Host::detect(),
-        chain: report::ChainInfo {
-            implementation: "btcd".into(),
-            version: "btcd version 0.24.2-beta".into(),
-        },
-        nodes: vec![report::NodeReport {
-            name: "alice".into(),
-            group: "alice".into(),
-            implementation: "lnd".into(),
-            version: "0.21.1-beta".into(),
-            pubkey: format!("02{}", "ab".repeat(32)),
-            role: "sender".into(),
-            binary: "lnd".into(),
-        }],
-        workload: report::WorkloadReport {
-            kind: "keysend".into(),
-            amount_msat: 1000,
-            load_model: "closed".into(),
-            concurrency: Some(2),
-            senders: vec!["alice".into()],
-            receivers: vec!["bob".into()],
-            stop_after_payments: None,
-            stop_after_seconds: Some(4.0),
-            payment_timeout_seconds: 5.0,
-        },
-        setup: vec![StepTiming {
-            step: "chain up".into(),
-            seconds: 1.5,
-        }],
-        results,
-        thresholds: Vec::new(),
-    }
 }
 
 fn hex(c: plotters::style::RGBColor) -> String {
@@ -140,7 +78,7 @@ fn assert_xml(svg: &str) {
 #[tokio::test(start_paused = true)]
 async fn report_json_records_the_pause_and_the_ramp() {
     let results = paused_and_ramped().await;
-    let json = serde_json::to_value(report_with(results)).unwrap();
+    let json = serde_json::to_value(common::sample_report("name: events\n", results)).unwrap();
     common::assert_matches_schema(&json);
     let events = json["results"]["events"].as_array().unwrap();
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
@@ -192,7 +130,7 @@ async fn open_loop_events_match_the_schema() {
             .any(|k| matches!(k, EventKind::RateChanged { to, .. } if *to == 25.0)),
         "{kinds:?}"
     );
-    let json = serde_json::to_value(report_with(results)).unwrap();
+    let json = serde_json::to_value(common::sample_report("name: events\n", results)).unwrap();
     common::assert_matches_schema(&json);
     let phases: Vec<&str> = json["results"]["events"]
         .as_array()
@@ -267,14 +205,17 @@ async fn a_pause_still_open_at_the_end_shades_to_the_end() {
 
 #[tokio::test(start_paused = true)]
 async fn report_html_lists_the_events_only_when_there_are_some() {
-    let report = report_with(paused_and_ramped().await);
+    let report = common::sample_report("name: events\n", paused_and_ramped().await);
     let charts = charts::render_all(&report.results).unwrap();
     let html = report::html::render(&report, &charts).unwrap();
     assert!(html.contains("<section id=\"events\">"));
     for what in ["paused", "resumed", "concurrency 2 → 4"] {
         assert!(html.contains(&format!("<td>{what}</td>")), "{what}");
     }
-    let quiet = report_with(run(Load::Closed { concurrency: 1 }, 1, &[]).await);
+    let quiet = common::sample_report(
+        "name: events\n",
+        run(Load::Closed { concurrency: 1 }, 1, &[]).await,
+    );
     let charts = charts::render_all(&quiet.results).unwrap();
     let html = report::html::render(&quiet, &charts).unwrap();
     assert!(!html.contains("id=\"events\""));

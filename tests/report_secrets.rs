@@ -6,16 +6,11 @@
 
 mod common;
 
-use lnbench_tui::engine::{self, Plan, Route};
-use lnbench_tui::metrics::{Recorder, Summary};
+use lnbench_tui::metrics::Summary;
 use lnbench_tui::node::fake::{FakeConfig, FakeNode};
 use lnbench_tui::report::redact::{REDACTED, redact_scenario_text};
-use lnbench_tui::report::{self, Report};
-use lnbench_tui::scenario::{Load, PaymentKind, StopCondition};
-use lnbench_tui::setup::StepTiming;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio_util::sync::CancellationToken;
+use lnbench_tui::report::{self};
+use lnbench_tui::scenario::{Load, StopCondition};
 
 const RPC_PASS: &str = "hunter2";
 /// The start of a real LND admin macaroon in hex (a serialized macaroon always
@@ -36,78 +31,17 @@ fn scenario_text() -> String {
 }
 
 async fn fake_results() -> Summary {
-    let sender = FakeNode::new(FakeConfig::instant("alice"));
-    let receiver = FakeNode::new(FakeConfig::instant("bob"));
-    let plan = Plan {
-        routes: vec![Route {
-            receiver_pubkey: receiver.pubkey().to_string(),
-            sender: Arc::new(sender),
-            receiver: Arc::new(receiver),
-        }],
-        kind: PaymentKind::Keysend,
-        amount_msat: 1000,
-        load: Load::Closed { concurrency: 2 },
-        stop: StopCondition {
-            payments: Some(20),
-            duration: None,
-        },
-        payment_timeout: Duration::from_secs(5),
+    let stop = StopCondition {
+        payments: Some(20),
+        duration: None,
     };
-    let (recorder, _snapshots) = Recorder::new();
-    let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    engine::run(plan, recorder, rx, CancellationToken::new())
-        .await
-        .expect("engine runs")
-        .summary
-}
-
-fn report(text: String, results: Summary) -> Report {
-    Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: report::Tool::this(),
-        complete: true,
-        interrupted_by: None,
-        started_at: "2026-11-22T10:00:00Z".into(),
-        finished_at: "2026-11-22T10:01:00Z".into(),
-        scenario: report::ScenarioText {
-            name: "secrets".into(),
-            description: String::new(),
-            path: "scenarios/secrets.yaml".into(),
-            text,
-        },
-        runtime: "local".into(),
-        host: report::Host::detect(),
-        chain: report::ChainInfo {
-            implementation: "btcd".into(),
-            version: "btcd version 0.24.2-beta".into(),
-        },
-        nodes: vec![report::NodeReport {
-            name: "alice".into(),
-            group: "alice".into(),
-            implementation: "lnd".into(),
-            version: "0.19.0-beta".into(),
-            pubkey: format!("02{}", "ab".repeat(32)),
-            role: "sender".into(),
-            binary: "lnd".into(),
-        }],
-        workload: report::WorkloadReport {
-            kind: "keysend".into(),
-            amount_msat: 1000,
-            load_model: "closed".into(),
-            concurrency: Some(2),
-            senders: vec!["alice".into()],
-            receivers: vec!["bob".into()],
-            stop_after_payments: Some(20),
-            stop_after_seconds: None,
-            payment_timeout_seconds: 5.0,
-        },
-        setup: vec![StepTiming {
-            step: "chain up".into(),
-            seconds: 1.0,
-        }],
-        results,
-        thresholds: Vec::new(),
-    }
+    let alice = FakeNode::new(FakeConfig::instant("alice"));
+    common::run_fake(common::fake_plan(
+        alice,
+        Load::Closed { concurrency: 2 },
+        stop,
+    ))
+    .await
 }
 
 /// Words of a field name (split at `_`, `-`, `.`) that would mean it holds a
@@ -155,8 +89,11 @@ fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn the_report_model_has_no_field_for_credentials() {
-    let json =
-        serde_json::to_value(report("name: secrets\n".into(), fake_results().await)).unwrap();
+    let json = serde_json::to_value(common::sample_report(
+        "name: secrets\n",
+        fake_results().await,
+    ))
+    .unwrap();
     let mut model = Vec::new();
     keys(&json, &mut model);
     assert!(
@@ -227,7 +164,11 @@ async fn no_report_file_holds_a_secret_written_in_the_scenario() {
     }
     let dir = tempfile::tempdir().unwrap();
     let text = redact_scenario_text(&raw);
-    let written = report::write_all(&report(text, fake_results().await), dir.path()).unwrap();
+    let written = report::write_all(
+        &common::sample_report(&text, fake_results().await),
+        dir.path(),
+    )
+    .unwrap();
     assert!(written.len() >= 3, "{written:?}");
 
     let mut files = Vec::new();

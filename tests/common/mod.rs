@@ -114,3 +114,95 @@ pub fn chromium_render(html: &Path, png: &Path) -> String {
     let dom = run(&["--dump-dom".to_string()]);
     String::from_utf8_lossy(&dom.stdout).into_owned()
 }
+
+/// A plan paying from `sender` to an instant fake `bob` by keysend.
+pub fn fake_plan(
+    sender: lnbench_tui::node::fake::FakeNode,
+    load: lnbench_tui::scenario::Load,
+    stop: lnbench_tui::scenario::StopCondition,
+) -> lnbench_tui::engine::Plan {
+    use lnbench_tui::node::fake::{FakeConfig, FakeNode};
+    let receiver = FakeNode::new(FakeConfig::instant("bob"));
+    lnbench_tui::engine::Plan {
+        routes: vec![lnbench_tui::engine::Route {
+            receiver_pubkey: receiver.pubkey().to_string(),
+            sender: std::sync::Arc::new(sender),
+            receiver: std::sync::Arc::new(receiver),
+        }],
+        kind: lnbench_tui::scenario::PaymentKind::Keysend,
+        amount_msat: 1000,
+        load,
+        stop,
+        payment_timeout: std::time::Duration::from_secs(5),
+    }
+}
+
+/// Runs `plan` with the real engine to its end (no commands) and returns the summary.
+pub async fn run_fake(plan: lnbench_tui::engine::Plan) -> lnbench_tui::metrics::Summary {
+    let (recorder, _snapshots) = lnbench_tui::metrics::Recorder::new();
+    let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    lnbench_tui::engine::run(
+        plan,
+        recorder,
+        rx,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await
+    .expect("engine runs")
+    .summary
+}
+
+/// A complete report around `results`, with fixed facts (host aside) and the given
+/// scenario text.
+pub fn sample_report(
+    text: &str,
+    results: lnbench_tui::metrics::Summary,
+) -> lnbench_tui::report::Report {
+    use lnbench_tui::report;
+    report::Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: report::Tool::this(),
+        complete: true,
+        interrupted_by: None,
+        started_at: "2026-11-22T10:00:00Z".into(),
+        finished_at: "2026-11-22T10:01:00Z".into(),
+        scenario: report::ScenarioText {
+            name: "sample".into(),
+            description: "fake nodes".into(),
+            path: "scenarios/sample.yaml".into(),
+            text: text.into(),
+        },
+        runtime: "local".into(),
+        host: report::Host::detect(),
+        chain: report::ChainInfo {
+            implementation: "btcd".into(),
+            version: "btcd version 0.24.2-beta".into(),
+        },
+        nodes: vec![report::NodeReport {
+            name: "alice".into(),
+            group: "alice".into(),
+            implementation: "lnd".into(),
+            version: "0.21.1-beta".into(),
+            pubkey: format!("02{}", "ab".repeat(32)),
+            role: "sender".into(),
+            binary: "lnd".into(),
+        }],
+        workload: report::WorkloadReport {
+            kind: "keysend".into(),
+            amount_msat: 1000,
+            load_model: "closed".into(),
+            concurrency: Some(4),
+            senders: vec!["alice".into()],
+            receivers: vec!["bob".into()],
+            stop_after_payments: Some(200),
+            stop_after_seconds: None,
+            payment_timeout_seconds: 5.0,
+        },
+        setup: vec![lnbench_tui::setup::StepTiming {
+            step: "chain up".into(),
+            seconds: 1.5,
+        }],
+        results,
+        thresholds: Vec::new(),
+    }
+}
