@@ -73,10 +73,9 @@ impl Run {
         }
     }
 
-    /// Sends `signal`, waits for the exit, and checks it was clean: exit code 130 and
-    /// no process of the run left.
-    fn interrupt(&mut self, signal: Signal) {
-        kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
+    /// Waits (at most 90 s after `what`) for lnbench-tui to exit; returns its status
+    /// and everything it wrote to stderr.
+    fn wait_exit(&mut self, what: &str) -> (std::process::ExitStatus, String) {
         let started = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -84,14 +83,21 @@ impl Run {
             }
             assert!(
                 started.elapsed() < Duration::from_secs(90),
-                "lnbench-tui did not exit within 90 s of {signal}"
+                "lnbench-tui did not exit within 90 s of {what}"
             );
             std::thread::sleep(Duration::from_millis(100));
         };
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
             self.seen.push(line);
         }
-        let log = self.seen.join("\n");
+        (status, self.seen.join("\n"))
+    }
+
+    /// Sends `signal`, waits for the exit, and checks it was clean: exit code 130 and
+    /// no process of the run left.
+    fn interrupt(&mut self, signal: Signal) {
+        kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
+        let (status, log) = self.wait_exit(&signal.to_string());
         assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
         let left = processes_mentioning(&self.run_dir);
         assert!(
@@ -144,21 +150,7 @@ fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
         .expect("bob's lnd is running");
     kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
 
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = run.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "lnbench-tui did not end within 90 s of bob dying"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    while let Ok(line) = run.lines.recv_timeout(Duration::from_secs(1)) {
-        run.seen.push(line);
-    }
-    let log = run.seen.join("\n");
+    let (status, log) = run.wait_exit("bob dying");
     assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
     assert!(log.contains("bob exited during the load"), "{log}");
     let left = processes_mentioning(&run.run_dir);
