@@ -97,7 +97,7 @@ impl Run {
     /// no process of the run left.
     fn interrupt(&mut self, signal: Signal) {
         kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
-        let (status, log) = self.wait_exit(&signal.to_string());
+        let (status, log) = self.wait_exit(signal.as_ref());
         assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
         let left = processes_mentioning(&self.run_dir);
         assert!(
