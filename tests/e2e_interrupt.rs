@@ -171,3 +171,30 @@ fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
         report["interrupted_by"]
     );
 }
+
+#[test]
+fn sigkill_of_the_tool_takes_its_nodes_down_too() {
+    let mut run = Run::start();
+    run.wait_for("load progress", 1, |l| {
+        l.contains(" ok ") && l.contains("tps")
+    });
+    assert!(
+        !processes_mentioning(&run.run_dir).is_empty(),
+        "the run's nodes should be running before the kill"
+    );
+    // SIGKILL runs no teardown: the kernel's parent-death signal must stop the nodes.
+    kill(Pid::from_raw(run.child.id() as i32), Signal::SIGKILL).expect("SIGKILL lnbench-tui");
+    run.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_mentioning(&run.run_dir);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes still alive 10 s after lnbench-tui was killed: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

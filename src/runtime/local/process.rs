@@ -40,15 +40,16 @@ impl Proc {
                 source,
             })?;
         let err = out.try_clone().map_err(spawn_err)?;
-        let child = tokio::process::Command::new(binary)
+        let mut command = tokio::process::Command::new(binary);
+        command
             .args(args)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(spawn_err)?;
+            .kill_on_drop(true);
+        die_with_parent(&mut command);
+        let child = command.spawn().map_err(spawn_err)?;
         let pid = child.id().expect("a just-spawned child has a pid");
         Ok(Proc {
             name: name.to_string(),
@@ -113,6 +114,24 @@ impl Drop for Proc {
         if matches!(self.child.try_wait(), Ok(None)) {
             self.signal_group(Signal::SIGKILL);
         }
+    }
+}
+
+/// Has the kernel SIGKILL the child when this process dies, however it dies: even a
+/// SIGKILL of lnbench-tui, which runs no teardown, then leaves no node behind. (The
+/// signal follows the thread that spawned the child: the run's root future, which
+/// stays on the main thread until the process ends.)
+#[allow(
+    unsafe_code,
+    reason = "pre_exec runs between fork and exec; it only makes one async-signal-safe prctl call"
+)]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    // SAFETY: the closure allocates nothing and calls only prctl(2), which is
+    // async-signal-safe, as required between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        });
     }
 }
 
