@@ -311,34 +311,44 @@ pub fn tps_over_time(series: &[SeriesPoint]) -> Result<String> {
 /// TPS over time with the run's pauses and load changes marked.
 pub fn tps_over_time_marked(series: &[SeriesPoint], events: &[RunEvent]) -> Result<String> {
     let points: Vec<(f64, f64)> = series.iter().map(|p| (p.at_s, p.tps)).collect();
-    let timed: Vec<&SeriesPoint> = series.iter().filter(|p| !p.warm_up).collect();
-    let tps: Vec<f64> = timed.iter().map(|p| p.tps).collect();
-    let avg = moving_average(&tps, MOVING_AVERAGE_POINTS)
-        .into_iter()
-        .zip(&timed)
-        .map(|(v, p)| (p.at_s, v))
+    let timed: Vec<(f64, f64)> = series
+        .iter()
+        .filter(|p| !p.warm_up)
+        .map(|p| (p.at_s, p.tps))
         .collect();
     draw(
         "seconds since start",
         "payments / s",
-        &[
-            Line {
-                label: "TPS per interval",
-                color: TPS_COLOR,
-                width: 1,
-                points,
-            },
-            Line {
-                label: "moving average",
-                color: TPS_AVG_COLOR,
-                width: 2,
-                points: avg,
-            },
-        ],
+        &tps_lines(points, &timed),
         warm_up_end(series),
         &Marks::of(events),
         "no payments recorded",
     )
+}
+
+/// TPS per interval (thin) and the moving average of `averaged` (thick): the points
+/// the average covers may leave some out (the warm-up).
+fn tps_lines(points: Vec<(f64, f64)>, averaged: &[(f64, f64)]) -> [Line<'static>; 2] {
+    let tps: Vec<f64> = averaged.iter().map(|p| p.1).collect();
+    let avg = moving_average(&tps, MOVING_AVERAGE_POINTS)
+        .into_iter()
+        .zip(averaged)
+        .map(|(v, p)| (p.0, v))
+        .collect();
+    [
+        Line {
+            label: "TPS per interval",
+            color: TPS_COLOR,
+            width: 1,
+            points,
+        },
+        Line {
+            label: "moving average",
+            color: TPS_AVG_COLOR,
+            width: 2,
+            points: avg,
+        },
+    ]
 }
 
 pub fn tps_vs_payments(series: &[SeriesPoint]) -> Result<String> {
@@ -348,29 +358,10 @@ pub fn tps_vs_payments(series: &[SeriesPoint]) -> Result<String> {
         done += p.ok;
         points.push((done as f64, p.tps));
     }
-    let tps: Vec<f64> = points.iter().map(|p| p.1).collect();
-    let avg = moving_average(&tps, MOVING_AVERAGE_POINTS)
-        .into_iter()
-        .zip(&points)
-        .map(|(v, p)| (p.0, v))
-        .collect();
     draw(
         "successful payments so far",
         "payments / s",
-        &[
-            Line {
-                label: "TPS per interval",
-                color: TPS_COLOR,
-                width: 1,
-                points,
-            },
-            Line {
-                label: "moving average",
-                color: TPS_AVG_COLOR,
-                width: 2,
-                points: avg,
-            },
-        ],
+        &tps_lines(points.clone(), &points),
         None,
         &Marks::default(),
         "no payments recorded",
