@@ -17,14 +17,8 @@ pub use tps::TpsSparkline;
 
 use std::time::Duration;
 
-/// A latency for people: `850 µs`, `45.1 ms`, `1.24 s`.
-pub fn latency(us: u64) -> String {
-    match us {
-        0..1_000 => format!("{us} µs"),
-        1_000..1_000_000 => format!("{:.1} ms", us as f64 / 1e3),
-        _ => format!("{:.2} s", us as f64 / 1e6),
-    }
-}
+/// A latency for people (`850 µs`, `45.1 ms`, `1.24 s`), the same as in reports.
+pub use crate::report::format::latency_us as latency;
 
 /// `1,234,567`.
 pub fn count(n: u64) -> String {
