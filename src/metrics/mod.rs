@@ -11,11 +11,13 @@
 mod events;
 pub mod process;
 mod recorder;
+pub mod resources;
 mod series;
 mod snapshot;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use recorder::{Recorder, WorkerRecorder};
+pub use resources::ResourceReading;
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
 pub use snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
 

@@ -104,6 +104,11 @@ pub trait Runtime: Send {
     /// The first started process (node or chain) found to have exited, as
     /// `(name, exit status)`. A run polls this to notice a node that died.
     fn exited(&mut self) -> Option<(String, String)>;
+    /// Resource use of every started node and the chain now. Called about once a
+    /// second during a run; a runtime that cannot read resources returns nothing.
+    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        Vec::new()
+    }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
