@@ -9,6 +9,7 @@ pub mod engine;
 pub mod headless;
 pub mod metrics;
 pub mod node;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod runtime;

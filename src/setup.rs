@@ -7,11 +7,13 @@
 
 use crate::chain::ChainBackend;
 use crate::node::{LightningNode, NodeError, NodeInfo, PaymentOutcome};
+use crate::progress::Progress;
 use crate::scenario::ChannelSpec;
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// What a funding output carries beyond the channel capacity: the opener pays the
 /// funding transaction's fee and LND keeps an on-chain reserve for anchor channels.
@@ -37,19 +39,33 @@ pub struct StepTiming {
     pub seconds: f64,
 }
 
-/// Prints setup steps to stderr as they start and end, and keeps their timings.
+/// Keeps the timings of setup (or teardown) steps and shows them: as lines on stderr,
+/// or, when a live view follows the run, as [`Progress`] on a watch channel (then
+/// nothing is printed, as the view owns the terminal).
 #[derive(Debug, Default)]
 pub struct StepLog {
     pub steps: Vec<StepTiming>,
     current: Option<(String, Instant)>,
     last_progress: Option<Instant>,
+    view: Option<watch::Sender<Progress>>,
 }
 
 impl StepLog {
+    /// A log that publishes to `view` instead of printing, as a new task `title`
+    /// (`setting up`, `tearing down`): what `view` showed before is replaced.
+    pub fn for_view(view: watch::Sender<Progress>, title: &str) -> Self {
+        view.send_replace(Progress::new(title));
+        StepLog {
+            view: Some(view),
+            ..StepLog::default()
+        }
+    }
+
     pub fn begin(&mut self, step: &str) {
         self.finish_current();
-        eprintln!("==> {step} ...");
-        self.current = Some((step.to_string(), Instant::now()));
+        let now = Instant::now();
+        self.show(|p| p.begin(step, now), || format!("==> {step} ..."));
+        self.current = Some((step.to_string(), now));
         self.last_progress = None;
     }
 
@@ -64,7 +80,11 @@ impl StepLog {
         }
         self.last_progress = Some(now);
         if let Some((_, started)) = &self.current {
-            eprintln!("    {detail} ({:.0} s)", started.elapsed().as_secs_f64());
+            let secs = started.elapsed().as_secs_f64();
+            self.show(
+                |p| p.detail(detail),
+                || format!("    {detail} ({secs:.0} s)"),
+            );
         }
     }
 
@@ -72,11 +92,33 @@ impl StepLog {
         self.finish_current();
     }
 
+    /// Marks the running step failed with `why` (shown by the live view; the caller
+    /// prints the error itself).
+    pub fn fail(&mut self, why: &str) {
+        if let Some((step, started)) = self.current.take() {
+            let seconds = started.elapsed().as_secs_f64();
+            self.steps.push(StepTiming { step, seconds });
+        }
+        if let Some(view) = &self.view {
+            view.send_modify(|p| p.fail(why, Instant::now()));
+        }
+    }
+
     fn finish_current(&mut self) {
         if let Some((step, started)) = self.current.take() {
             let seconds = started.elapsed().as_secs_f64();
-            eprintln!("    {step}: done in {seconds:.1} s");
+            self.show(
+                |p| p.end(Instant::now()),
+                || format!("    {step}: done in {seconds:.1} s"),
+            );
             self.steps.push(StepTiming { step, seconds });
+        }
+    }
+
+    fn show(&self, update: impl FnOnce(&mut Progress), line: impl FnOnce() -> String) {
+        match &self.view {
+            Some(view) => view.send_modify(update),
+            None => eprintln!("{}", line()),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod action;
 pub mod app;
+pub mod session;
 pub mod terminal;
 mod theme;
 pub mod widgets;

@@ -6,6 +6,7 @@ mod header;
 mod help;
 mod latency;
 mod nodes;
+mod setup;
 mod tps;
 
 pub use failures::Failures;
@@ -13,6 +14,7 @@ pub use header::{Footer, Header};
 pub use help::HelpOverlay;
 pub use latency::{LatencyChart, LatencyTable};
 pub use nodes::NodeTable;
+pub use setup::SetupView;
 pub use tps::TpsSparkline;
 
 use std::time::Duration;
