@@ -62,20 +62,36 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
 
     let cancel = CancellationToken::new();
     let signal = Arc::new(OnceLock::new());
-    let signals = tokio::spawn(watch_signals(cancel.clone(), signal.clone()));
-
     let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
-    let mut log = StepLog::default();
+    // The live view owns the terminal from here to the end of teardown; until then
+    // lines for the terminal wait in `out`.
+    let mut session = opts
+        .tui
+        .then(|| start_session(&scenario, &cancel))
+        .flatten();
+    let mut out = Output::new(session.is_some());
+    let signals = tokio::spawn(watch_signals(
+        cancel.clone(),
+        signal.clone(),
+        session.is_some(),
+    ));
+    let mut log = match &session {
+        Some(s) => StepLog::for_view(s.progress(), "setting up"),
+        None => StepLog::default(),
+    };
     let mut facts = RunFacts::default();
 
     let outcome = tokio::select! {
         r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
         () = cancel.cancelled() => Ok(None),
     };
-    log.end();
+    match &outcome {
+        Err(e) => log.fail(&format!("{e:#}")),
+        Ok(_) => log.end(),
+    }
     let result = match outcome {
         Ok(Some(network)) => {
-            let view = opts.tui.then(|| tui_info(&scenario, &facts));
+            let view = session.as_mut().map(|s| (s, tui_info(&scenario, &facts)));
             let load = run_load(&scenario, &network, cancel.clone(), view);
             let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
             let interrupted_by = signal
@@ -83,15 +99,24 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 .map(|s: &&str| s.to_string())
                 .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
             let complete = interrupted_by.is_none();
-            println!("{}", headless::summary_table(&summary));
+            out.stdout(headless::summary_table(&summary));
             let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
             for t in &thresholds {
                 let verdict = if t.passed { "pass" } else { "FAIL" };
                 let (actual, limit) = (t.actual_text(), t.limit_text());
-                println!("threshold {}: {verdict} ({actual}, limit {limit})", t.name);
+                out.stdout(format!(
+                    "threshold {}: {verdict} ({actual}, limit {limit})",
+                    t.name
+                ));
             }
             let thresholds_passed = report::thresholds::all_passed(&thresholds);
             if let Some(dir) = &opts.report_dir {
+                let mut closing = session
+                    .as_ref()
+                    .map(|s| StepLog::for_view(s.progress(), "tearing down"));
+                if let Some(c) = &mut closing {
+                    c.begin("report written");
+                }
                 let mut report = build_report(
                     &scenario,
                     &facts,
@@ -102,8 +127,12 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     interrupted_by,
                 );
                 report.thresholds = thresholds;
-                for path in report::write_all(&report, dir)? {
-                    eprintln!("report: {}", path.display());
+                let written = report::write_all(&report, dir);
+                if let Some(c) = &mut closing {
+                    c.end();
+                }
+                for path in written? {
+                    out.stderr(format!("report: {}", path.display()));
                 }
             }
             match load_err {
@@ -117,9 +146,23 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         Err(e) => Err(e),
     };
 
-    eprintln!("==> teardown ...");
+    let mut teardown = match &session {
+        Some(s) => StepLog::for_view(s.progress(), "tearing down"),
+        None => StepLog::default(),
+    };
+    teardown.begin("nodes and chain stopped");
     let down = runtime.down().await;
+    teardown.end();
     signals.abort();
+    if let Some(session) = session.take() {
+        // The terminal is back: now the lines kept for it.
+        match session.finish().await {
+            Ok(Some(tui::TuiExit::Quit)) => eprintln!("stopped from the live view"),
+            Ok(_) => {}
+            Err(e) => eprintln!("live view failed: {e:#}"),
+        }
+        out.flush();
+    }
     match &down {
         Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
         Ok(()) => eprintln!("    all processes stopped, run directory removed"),
@@ -176,7 +219,11 @@ async fn watch_processes(
 }
 
 /// Cancels the run on SIGINT or SIGTERM and records which one came.
-async fn watch_signals(cancel: CancellationToken, which: Arc<OnceLock<&'static str>>) {
+async fn watch_signals(
+    cancel: CancellationToken,
+    which: Arc<OnceLock<&'static str>>,
+    live_view: bool,
+) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
@@ -189,7 +236,9 @@ async fn watch_signals(cancel: CancellationToken, which: Arc<OnceLock<&'static s
         _ = term.recv() => "SIGTERM",
     };
     let _ = which.set(name);
-    eprintln!("\n{name} received: stopping the load, then tearing down");
+    if !live_view {
+        eprintln!("\n{name} received: stopping the load, then tearing down");
+    }
     cancel.cancel();
 }
 
@@ -279,7 +328,7 @@ async fn run_load(
     scenario: &Scenario,
     network: &Network,
     cancel: CancellationToken,
-    view: Option<tui::TuiInfo>,
+    view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -301,16 +350,23 @@ async fn run_load(
         stop: w.stop,
         payment_timeout: w.payment_timeout,
     };
-    eprintln!("==> load: {}", describe_load(&w.load));
     let (recorder, snapshots) = metrics::Recorder::new();
     let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
     let printer = match view {
         // While the live view draws, nothing else may write to the terminal.
-        Some(info) => tokio::spawn(follow_live(snapshots, commands, info)),
+        Some((session, info)) => {
+            session.load(tui::session::LoadView {
+                snapshots,
+                commands,
+                info,
+            });
+            None
+        }
         None => {
+            eprintln!("==> load: {}", describe_load(&w.load));
             // Nothing sends commands in headless mode; a closed channel is fine.
             drop(commands);
-            tokio::spawn(headless::follow(snapshots, std::io::stderr()))
+            Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))
         }
     };
     let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
@@ -319,24 +375,68 @@ async fn run_load(
         Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
     };
     drop(recorder);
-    let _ = printer.await;
+    if let Some(printer) = printer {
+        let _ = printer.await;
+    }
     (summary, err)
 }
 
-/// The live view, falling back to progress lines if the terminal cannot show it.
-async fn follow_live(
-    snapshots: tokio::sync::watch::Receiver<metrics::Snapshot>,
-    commands: tokio::sync::mpsc::UnboundedSender<engine::Command>,
-    info: tui::TuiInfo,
-) {
-    let fallback = snapshots.clone();
-    match tui::run(snapshots, commands, info).await {
-        Ok(tui::TuiExit::Finished) => {}
-        // Stop was sent; in-flight payments finish before the summary.
-        Ok(tui::TuiExit::Quit) => eprintln!("==> stopping: in-flight payments finish ..."),
+/// Starts the live view before setup; `None` (with the reason printed) if the
+/// terminal cannot show it, and the run goes on with progress lines.
+fn start_session(scenario: &Scenario, cancel: &CancellationToken) -> Option<tui::session::Session> {
+    let info = tui::TuiInfo {
+        scenario: scenario.name.clone(),
+        runtime: "local".into(),
+        nodes: Vec::new(),
+    };
+    match tui::session::Session::start(info, cancel.clone()) {
+        Ok(s) => Some(s),
         Err(e) => {
             eprintln!("live view failed ({e:#}); progress lines follow");
-            headless::follow(fallback, std::io::stderr()).await;
+            None
+        }
+    }
+}
+
+/// Lines for the terminal: printed at once, or kept while the live view owns it.
+struct Output {
+    hold: bool,
+    kept: Vec<(bool, String)>,
+}
+
+impl Output {
+    fn new(hold: bool) -> Self {
+        Output {
+            hold,
+            kept: Vec::new(),
+        }
+    }
+
+    fn stdout(&mut self, line: String) {
+        if self.hold {
+            self.kept.push((true, line));
+        } else {
+            println!("{line}");
+        }
+    }
+
+    fn stderr(&mut self, line: String) {
+        if self.hold {
+            self.kept.push((false, line));
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Prints what was kept, in order, and prints at once from now on.
+    fn flush(&mut self) {
+        self.hold = false;
+        for (to_stdout, line) in self.kept.drain(..) {
+            if to_stdout {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
         }
     }
 }

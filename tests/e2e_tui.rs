@@ -74,6 +74,9 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
     ]);
     let _guard = Session(session.clone());
 
+    // Setup shows its steps in the view before the load starts.
+    let setup = wait_for_screen(&session, "setting up", 120);
+    assert!(setup.contains("chain up"), "{setup}");
     wait_for_screen(&session, "10 concurrent payers", 300);
     wait_for_screen(&session, "closed-loop", 30);
 
