@@ -89,6 +89,8 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         Err(e) => log.fail(&format!("{e:#}")),
         Ok(_) => log.end(),
     }
+    // The first line of a setup error, for a partial report's `interrupted_by`.
+    let outcome_err = outcome.as_ref().err().map(|e| e.to_string());
     let result = match outcome {
         Ok(Some(network)) => {
             let view = session.as_mut().map(|s| (s, tui_info(&scenario, &facts)));
@@ -140,6 +142,38 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 None if signal.get().is_some() => Ok(Exit::Interrupted),
                 None if !thresholds_passed => Ok(Exit::ThresholdFailed),
                 None => Ok(Exit::Ok),
+            }
+        }
+        // Cut short before the load: a partial report still says how far setup got.
+        Ok(None) | Err(_) if opts.report_dir.is_some() => {
+            let why = match &outcome_err {
+                Some(e) => format!("setup failed: {e}"),
+                None => signal
+                    .get()
+                    .map_or("stopped during setup", |s| *s)
+                    .to_string(),
+            };
+            let report = build_report(
+                &scenario,
+                &facts,
+                &log,
+                metrics::Recorder::new().0.finish(),
+                started_at,
+                false,
+                Some(why),
+            );
+            let dir = opts.report_dir.as_ref().expect("guarded");
+            match report::write_all(&report, dir) {
+                Ok(paths) => {
+                    for path in paths {
+                        out.stderr(format!("report (partial): {}", path.display()));
+                    }
+                }
+                Err(e) => out.stderr(format!("partial report not written: {e:#}")),
+            }
+            match outcome {
+                Err(e) => Err(e),
+                _ => Ok(Exit::Interrupted),
             }
         }
         Ok(None) => Ok(Exit::Interrupted),

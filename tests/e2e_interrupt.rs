@@ -132,10 +132,21 @@ fn sigterm_during_setup_tears_everything_down() {
     // The chain is up and the nodes are starting: the middle of setup.
     run.wait_for("node start", 1, |l| l.contains("==> nodes up"));
     run.interrupt(Signal::SIGTERM);
-    assert!(
-        !run.report_dir.join("report.json").exists(),
-        "no load ran, so no report is written"
-    );
+    // No load ran, but the partial report says how far setup got and why it stopped.
+    let text = std::fs::read_to_string(run.report_dir.join("report.json"))
+        .expect("a partial report after an interrupted setup");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGTERM");
+    assert_eq!(report["results"]["ok"], 0);
+    let steps: Vec<&str> = report["setup"]
+        .as_array()
+        .expect("setup steps")
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps.first(), Some(&"chain up"), "{steps:?}");
 }
 
 #[test]
