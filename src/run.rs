@@ -75,9 +75,12 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     log.end();
     let result = match outcome {
         Ok(Some(network)) => {
-            let view = opts.tui.then(|| tui_info(&scenario, &facts));
+            let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
+            let view = opts.tui.then(|| tui_info(&scenario, &facts, readings_rx));
             let load = run_load(&scenario, &network, cancel.clone(), view);
-            let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
+            let mut resources = metrics::ResourceLog::new();
+            let (summary, load_err) =
+                watch_processes(&mut runtime, load, &cancel, &mut resources, &readings_tx).await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -101,6 +104,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     complete,
                     interrupted_by,
                 );
+                add_resources(&mut report, &resources);
                 report.thresholds = thresholds;
                 for path in report::write_all(&report, dir)? {
                     eprintln!("report: {}", path.display());
@@ -150,29 +154,47 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 }
 
 /// Runs the load while watching the started processes: a node (or the chain) that
-/// exits ends the load, and the run fails with the last lines of its log.
+/// exits ends the load, and the run fails with the last lines of its log. Resource
+/// readings are taken once a second (and once more at the end) into `resources`, the
+/// latest also to `readings` for the live view. The watcher runs beside the load, so
+/// a slow reading never holds the load up.
 async fn watch_processes(
     runtime: &mut LocalRuntime,
     load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
     cancel: &CancellationToken,
+    resources: &mut metrics::ResourceLog,
+    readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
 ) -> (Summary, Option<anyhow::Error>) {
-    tokio::pin!(load);
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
-    let mut died: Option<anyhow::Error> = None;
-    loop {
-        tokio::select! {
-            (summary, err) = &mut load => return (summary, died.or(err)),
-            _ = tick.tick(), if died.is_none() => {
+    let outcome = {
+        let watcher = async {
+            let mut tick = tokio::time::interval(Duration::from_millis(500));
+            for n in 0u64.. {
+                tick.tick().await;
                 if let Some((name, status)) = runtime.exited() {
-                    died = Some(anyhow::anyhow!(
+                    cancel.cancel();
+                    return anyhow::anyhow!(
                         "{name} exited during the load ({status}); last lines of its log:\n{}",
                         runtime.log_tail(&name, 20)
-                    ));
-                    cancel.cancel();
+                    );
+                }
+                if n % 2 == 0 {
+                    resources.record(runtime.resources().await);
+                    readings.send_replace(resources.latest().to_vec());
                 }
             }
+            unreachable!("the tick loop only ends by returning")
+        };
+        tokio::pin!(load, watcher);
+        let mut died: Option<anyhow::Error> = None;
+        loop {
+            tokio::select! {
+                (summary, err) = &mut load => break (summary, died.or(err)),
+                e = &mut watcher, if died.is_none() => died = Some(e),
+            }
         }
-    }
+    };
+    resources.record(runtime.resources().await);
+    outcome
 }
 
 /// Cancels the run on SIGINT or SIGTERM and records which one came.
@@ -342,21 +364,54 @@ async fn follow_live(
 }
 
 /// What the live view shows about the network, besides snapshots.
-fn tui_info(scenario: &Scenario, facts: &RunFacts) -> tui::TuiInfo {
+fn tui_info(
+    scenario: &Scenario,
+    facts: &RunFacts,
+    readings: tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+) -> tui::TuiInfo {
+    let channels = |name: &str| {
+        let of_node = scenario
+            .channels
+            .iter()
+            .filter(|c| c.from == name || c.to == name);
+        Some(of_node.map(|c| c.count).sum())
+    };
+    let mut nodes: Vec<tui::NodeInfo> = facts
+        .nodes
+        .iter()
+        .map(|(spec, ready, _)| tui::NodeInfo {
+            name: spec.name.clone(),
+            implementation: spec.implementation.to_string(),
+            version: ready.info.version.clone(),
+            role: role(scenario, &spec.name).into(),
+            channels: channels(&spec.name),
+        })
+        .collect();
+    nodes.push(tui::NodeInfo {
+        name: crate::runtime::local::CHAIN_NAME.into(),
+        implementation: "btcd".into(),
+        version: facts
+            .chain_version
+            .trim_start_matches("btcd version ")
+            .to_string(),
+        role: "chain".into(),
+        channels: None,
+    });
     tui::TuiInfo {
         scenario: scenario.name.clone(),
         runtime: "local".into(),
-        nodes: facts
-            .nodes
-            .iter()
-            .map(|(spec, ready, _)| tui::NodeInfo {
-                name: spec.name.clone(),
-                implementation: spec.implementation.to_string(),
-                version: ready.info.version.clone(),
-                role: role(scenario, &spec.name).into(),
-            })
-            .collect(),
+        nodes,
+        resources: Some(readings),
     }
+}
+
+/// Each node's (and the chain's) resource use over the load, into the report.
+fn add_resources(report: &mut Report, resources: &metrics::ResourceLog) {
+    let ok = report.results.ok;
+    for node in &mut report.nodes {
+        node.resources = resources.report(&node.name, ok);
+    }
+    report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
 }
 
 fn role(scenario: &Scenario, name: &str) -> &'static str {
@@ -405,6 +460,7 @@ fn build_report(
         chain: report::ChainInfo {
             implementation: "btcd".into(),
             version: facts.chain_version.clone(),
+            resources: Default::default(),
         },
         nodes: facts
             .nodes
@@ -417,6 +473,7 @@ fn build_report(
                 pubkey: ready.info.pubkey.clone(),
                 role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
+                resources: Default::default(),
             })
             .collect(),
         workload: report::WorkloadReport {
