@@ -155,7 +155,7 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log. Resource
-/// readings are taken once a second (and once more at the end) into `resources`, the
+/// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
 /// latest also to `readings` for the live view. The watcher runs beside the load, so
 /// a slow reading never holds the load up.
 async fn watch_processes(
@@ -193,7 +193,7 @@ async fn watch_processes(
             }
         }
     };
-    resources.record(runtime.resources().await);
+    resources.record(runtime.resources_fresh().await);
     outcome
 }
 

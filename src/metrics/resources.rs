@@ -105,7 +105,8 @@ pub struct NodeResources {
     pub cpu_pct_avg: Option<f64>,
     /// Highest memory reading of the load.
     pub mem_bytes_peak: Option<u64>,
-    /// First and last data-dir size read during the load.
+    /// First data-dir size read during the load, and the last (read afresh when the
+    /// load ended, when the runtime can).
     pub data_dir_bytes_start: Option<u64>,
     pub data_dir_bytes_end: Option<u64>,
     /// Data-dir growth over the load divided by the run's successful payments (can

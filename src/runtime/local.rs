@@ -73,6 +73,19 @@ impl LocalRuntime {
         Ok(dir)
     }
 
+    /// Every started process, for resource readings.
+    fn watched(&self) -> Vec<stats::Watched> {
+        self.nodes
+            .iter()
+            .chain(self.chain.as_ref())
+            .map(|p| stats::Watched {
+                name: p.name.clone(),
+                pid: p.pid,
+                data_dir: self.run_dir.join(&p.name),
+            })
+            .collect()
+    }
+
     fn ports(&self, count: usize) -> Result<Vec<u16>, RuntimeError> {
         free_ports(count).map_err(|source| RuntimeError::Io {
             path: self.run_dir.clone(),
@@ -338,17 +351,13 @@ impl Runtime for LocalRuntime {
     /// Every started process group from `/proc` (see [`stats`]); the data dir of each
     /// is its directory under the run directory.
     async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
-        let watched = self
-            .nodes
-            .iter()
-            .chain(self.chain.as_ref())
-            .map(|p| stats::Watched {
-                name: p.name.clone(),
-                pid: p.pid,
-                data_dir: self.run_dir.join(&p.name),
-            })
-            .collect();
-        self.stats.read(watched).await
+        let watched = self.watched();
+        self.stats.read(watched, false).await
+    }
+
+    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        let watched = self.watched();
+        self.stats.read(watched, true).await
     }
 
     async fn down(&mut self) -> Result<(), RuntimeError> {
@@ -499,7 +508,9 @@ mod tests {
         }
         let first = rt.resources().await;
         tokio::time::sleep(Duration::from_millis(300)).await;
+        std::fs::write(rt.run_dir.join("alice/more"), vec![1u8; 64 * 1024]).unwrap();
         let second = rt.resources().await;
+        let fresh = rt.resources_fresh().await;
         rt.down().await.unwrap();
 
         let names: Vec<&str> = first.iter().map(|r| r.name.as_str()).collect();
@@ -515,6 +526,12 @@ mod tests {
                 assert!(b.disk_write_bytes.is_some(), "{b:?}");
             }
         }
+        let grown = |r: &[crate::metrics::ResourceReading]| r[0].data_dir_bytes.unwrap();
+        assert!(
+            grown(&fresh) >= grown(&first) + 64 * 1024,
+            "a fresh reading walks"
+        );
+        assert_eq!(fresh[1].data_dir_bytes, first[1].data_dir_bytes);
     }
 
     #[test]

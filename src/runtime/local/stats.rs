@@ -15,9 +15,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Walking a data dir touches every file in it: do it at most this often and
-/// report the last size in between.
+/// Walking a data dir touches every file in it: do it about this often and report
+/// the last size in between. A reading due less than [`DATA_DIR_SLACK`] early walks
+/// too, so readings a second apart walk every fifth, not every sixth.
 pub const DATA_DIR_EVERY: Duration = Duration::from_secs(5);
+pub const DATA_DIR_SLACK: Duration = Duration::from_millis(250);
 
 /// A started process to read.
 #[derive(Debug, Clone)]
@@ -47,10 +49,15 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Reads every process in `watched` now. The first reading of a process has no
-    /// CPU % (nothing to compare with).
-    pub async fn read(&mut self, watched: Vec<Watched>) -> Vec<ResourceReading> {
-        let walk = self.last_walk.is_none_or(|t| t.elapsed() >= DATA_DIR_EVERY);
+    /// Reads every process in `watched` now; the data dirs too when `fresh` or when
+    /// their last walk is [`DATA_DIR_EVERY`] old. The first reading of a process has
+    /// no CPU % (nothing to compare with).
+    pub async fn read(&mut self, watched: Vec<Watched>, fresh: bool) -> Vec<ResourceReading> {
+        let started = Instant::now();
+        let walk = fresh
+            || self
+                .last_walk
+                .is_none_or(|t| started - t + DATA_DIR_SLACK >= DATA_DIR_EVERY);
         let leaders: Vec<u32> = watched.iter().map(|w| w.pid).collect();
         let dirs: Vec<PathBuf> = watched.iter().map(|w| w.data_dir.clone()).collect();
         // /proc reads never wait for a disk, but walking a data dir can: off the
@@ -67,7 +74,8 @@ impl Sampler {
         if let Some(sizes) = sizes {
             let sizes: Vec<Option<u64>> = sizes;
             self.data_dir_bytes = watched.iter().map(|w| w.name.clone()).zip(sizes).collect();
-            self.last_walk = Some(at);
+            // From when this reading began, so the walks keep the readings' cadence.
+            self.last_walk = Some(started);
         }
         watched
             .iter()
