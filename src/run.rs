@@ -168,7 +168,9 @@ async fn watch_processes(
     let outcome = {
         let watcher = async {
             let mut tick = tokio::time::interval(Duration::from_millis(500));
-            for n in 0u64.. {
+            // Resources every other tick: once a second.
+            let mut read_resources = true;
+            loop {
                 tick.tick().await;
                 if let Some((name, status)) = runtime.exited() {
                     cancel.cancel();
@@ -177,12 +179,12 @@ async fn watch_processes(
                         runtime.log_tail(&name, 20)
                     );
                 }
-                if n % 2 == 0 {
+                if read_resources {
                     resources.record(runtime.resources().await);
                     readings.send_replace(resources.latest().to_vec());
                 }
+                read_resources = !read_resources;
             }
-            unreachable!("the tick loop only ends by returning")
         };
         tokio::pin!(load, watcher);
         let mut died: Option<anyhow::Error> = None;
