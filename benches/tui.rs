@@ -70,10 +70,23 @@ fn snapshot(second: u64) -> Snapshot {
 }
 
 fn info() -> TuiInfo {
+    let names = ["alice", "bob", "carol", "dave"];
+    // Every frame also looks up each node's latest resource reading.
+    let readings = names
+        .iter()
+        .map(|name| lnbench_tui::metrics::ResourceReading {
+            name: name.to_string(),
+            cpu_pct: Some(42.0),
+            mem_bytes: Some(120_000_000),
+            data_dir_bytes: Some(60_000_000),
+            ..Default::default()
+        })
+        .collect();
+    let (_tx, rx) = tokio::sync::watch::channel(readings);
     TuiInfo {
         scenario: "four-node-ring".into(),
         runtime: "local".into(),
-        nodes: ["alice", "bob", "carol", "dave"]
+        nodes: names
             .iter()
             .enumerate()
             .map(|(i, name)| NodeInfo {
@@ -81,8 +94,10 @@ fn info() -> TuiInfo {
                 implementation: "lnd".into(),
                 version: "0.21.1-beta".into(),
                 role: ["sender", "router", "router", "receiver"][i].into(),
+                channels: Some(2),
             })
             .collect(),
+        resources: Some(rx),
     }
 }
 

@@ -93,9 +93,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let outcome_err = outcome.as_ref().err().map(|e| e.to_string());
     let result = match outcome {
         Ok(Some(network)) => {
-            let view = session.as_mut().map(|s| (s, tui_info(&scenario, &facts)));
+            let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
+            let view = session
+                .as_mut()
+                .map(|s| (s, tui_info(&scenario, &facts, readings_rx)));
             let load = run_load(&scenario, &network, cancel.clone(), view);
-            let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
+            let mut resources = metrics::ResourceLog::new();
+            let (summary, load_err) =
+                watch_processes(&mut runtime, load, &cancel, &mut resources, &readings_tx).await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -128,6 +133,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     complete,
                     interrupted_by,
                 );
+                add_resources(&mut report, &resources);
                 report.thresholds = thresholds;
                 let written = report::write_all(&report, dir);
                 if let Some(c) = &mut closing {
@@ -227,29 +233,49 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 }
 
 /// Runs the load while watching the started processes: a node (or the chain) that
-/// exits ends the load, and the run fails with the last lines of its log.
+/// exits ends the load, and the run fails with the last lines of its log. Resource
+/// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
+/// latest also to `readings` for the live view. The watcher runs beside the load, so
+/// a slow reading never holds the load up.
 async fn watch_processes(
     runtime: &mut LocalRuntime,
     load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
     cancel: &CancellationToken,
+    resources: &mut metrics::ResourceLog,
+    readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
 ) -> (Summary, Option<anyhow::Error>) {
-    tokio::pin!(load);
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
-    let mut died: Option<anyhow::Error> = None;
-    loop {
-        tokio::select! {
-            (summary, err) = &mut load => return (summary, died.or(err)),
-            _ = tick.tick(), if died.is_none() => {
+    let outcome = {
+        let watcher = async {
+            let mut tick = tokio::time::interval(Duration::from_millis(500));
+            // Resources every other tick: once a second.
+            let mut read_resources = true;
+            loop {
+                tick.tick().await;
                 if let Some((name, status)) = runtime.exited() {
-                    died = Some(anyhow::anyhow!(
+                    cancel.cancel();
+                    return anyhow::anyhow!(
                         "{name} exited during the load ({status}); last lines of its log:\n{}",
                         runtime.log_tail(&name, 20)
-                    ));
-                    cancel.cancel();
+                    );
                 }
+                if read_resources {
+                    resources.record(runtime.resources().await);
+                    readings.send_replace(resources.latest().to_vec());
+                }
+                read_resources = !read_resources;
+            }
+        };
+        tokio::pin!(load, watcher);
+        let mut died: Option<anyhow::Error> = None;
+        loop {
+            tokio::select! {
+                (summary, err) = &mut load => break (summary, died.or(err)),
+                e = &mut watcher, if died.is_none() => died = Some(e),
             }
         }
-    }
+    };
+    resources.record(runtime.resources_fresh().await);
+    outcome
 }
 
 /// Cancels the run on SIGINT or SIGTERM and records which one came.
@@ -422,6 +448,7 @@ fn start_session(scenario: &Scenario, cancel: &CancellationToken) -> Option<tui:
         scenario: scenario.name.clone(),
         runtime: "local".into(),
         nodes: Vec::new(),
+        resources: None,
     };
     match tui::session::Session::start(info, cancel.clone()) {
         Ok(s) => Some(s),
@@ -476,21 +503,54 @@ impl Output {
 }
 
 /// What the live view shows about the network, besides snapshots.
-fn tui_info(scenario: &Scenario, facts: &RunFacts) -> tui::TuiInfo {
+fn tui_info(
+    scenario: &Scenario,
+    facts: &RunFacts,
+    readings: tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+) -> tui::TuiInfo {
+    let channels = |name: &str| {
+        let of_node = scenario
+            .channels
+            .iter()
+            .filter(|c| c.from == name || c.to == name);
+        Some(of_node.map(|c| c.count).sum())
+    };
+    let mut nodes: Vec<tui::NodeInfo> = facts
+        .nodes
+        .iter()
+        .map(|(spec, ready, _)| tui::NodeInfo {
+            name: spec.name.clone(),
+            implementation: spec.implementation.to_string(),
+            version: ready.info.version.clone(),
+            role: role(scenario, &spec.name).into(),
+            channels: channels(&spec.name),
+        })
+        .collect();
+    nodes.push(tui::NodeInfo {
+        name: crate::runtime::local::CHAIN_NAME.into(),
+        implementation: "btcd".into(),
+        version: facts
+            .chain_version
+            .trim_start_matches("btcd version ")
+            .to_string(),
+        role: "chain".into(),
+        channels: None,
+    });
     tui::TuiInfo {
         scenario: scenario.name.clone(),
         runtime: "local".into(),
-        nodes: facts
-            .nodes
-            .iter()
-            .map(|(spec, ready, _)| tui::NodeInfo {
-                name: spec.name.clone(),
-                implementation: spec.implementation.to_string(),
-                version: ready.info.version.clone(),
-                role: role(scenario, &spec.name).into(),
-            })
-            .collect(),
+        nodes,
+        resources: Some(readings),
     }
+}
+
+/// Each node's (and the chain's) resource use over the load, into the report.
+fn add_resources(report: &mut Report, resources: &metrics::ResourceLog) {
+    let ok = report.results.ok;
+    for node in &mut report.nodes {
+        node.resources = resources.report(&node.name, ok);
+    }
+    report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
 }
 
 fn role(scenario: &Scenario, name: &str) -> &'static str {
@@ -539,6 +599,7 @@ fn build_report(
         chain: report::ChainInfo {
             implementation: "btcd".into(),
             version: facts.chain_version.clone(),
+            resources: Default::default(),
         },
         nodes: facts
             .nodes
@@ -551,6 +612,7 @@ fn build_report(
                 pubkey: ready.info.pubkey.clone(),
                 role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
+                resources: Default::default(),
             })
             .collect(),
         workload: report::WorkloadReport {

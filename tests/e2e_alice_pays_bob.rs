@@ -70,6 +70,38 @@ fn alice_pays_bob_keysend_real_lnd() {
     );
     assert!(!report["results"]["series"].as_array().unwrap().is_empty());
 
+    // Every node and the chain were read from /proc during the load.
+    let mut read = report["nodes"].as_array().unwrap().clone();
+    read.push(report["chain"].clone());
+    for node in &read {
+        let name = node["name"].as_str().unwrap_or("chain");
+        let r = &node["resources"];
+        let samples = r["samples"].as_array().unwrap();
+        assert!(samples.len() >= 2, "{name}: {r:#}");
+        let any = |field: &str| {
+            samples
+                .iter()
+                .any(|s| s[field].as_f64().unwrap_or(0.0) > 0.0)
+        };
+        assert!(any("cpu_pct"), "{name}: no CPU figure above 0: {r:#}");
+        assert!(any("mem_bytes"), "{name}: no memory figure: {r:#}");
+        assert!(any("data_dir_bytes"), "{name}: no data-dir size: {r:#}");
+        assert!(r["cpu_pct_avg"].as_f64().unwrap() > 0.0, "{name}: {r:#}");
+        assert!(
+            r["mem_bytes_peak"].as_u64().unwrap() > 1024 * 1024,
+            "{name}"
+        );
+        assert!(r["data_dir_bytes_end"].as_u64().unwrap() > 0, "{name}");
+        assert!(r["bytes_per_payment"].is_number(), "{name}: {r:#}");
+    }
+    for svg in [
+        "cpu-over-time.svg",
+        "memory-over-time.svg",
+        "data-dir-over-time.svg",
+    ] {
+        assert!(report_dir.join(svg).exists(), "{svg} not written");
+    }
+
     let left = processes_mentioning(&run_dir);
     assert!(
         left.is_empty(),

@@ -80,6 +80,30 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
     wait_for_screen(&session, "10 concurrent payers", 300);
     wait_for_screen(&session, "closed-loop", 30);
 
+    // The node table shows the runtime's readings live (CPU needs two of them).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let s = screen(&session);
+        let row = |name: &str| {
+            s.lines()
+                .find(|l| l.contains(&format!("│{name} ")))
+                .map(str::to_owned)
+        };
+        if [row("alice"), row("chain")]
+            .iter()
+            .all(|r| r.as_deref().is_some_and(|r| r.contains('%')))
+        {
+            // Shown with --nocapture, to see the view as it was.
+            eprintln!("{s}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no CPU figures in the node table:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+
     tmux(&["send-keys", "-t", &session, "+"]);
     wait_for_screen(&session, "15 concurrent payers", 10);
 

@@ -108,6 +108,7 @@ fn fixed_report() -> Report {
         chain: report::ChainInfo {
             implementation: "btcd".into(),
             version: "0.24.2-beta".into(),
+            resources: Default::default(),
         },
         nodes: vec![
             node("alice", "sender", &"ab".repeat(32)),
@@ -148,6 +149,7 @@ fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
         pubkey: format!("02{key}"),
         role: role.into(),
         binary: "lnd".into(),
+        resources: Default::default(),
     }
 }
 

@@ -2,7 +2,9 @@
 //! snapshots and compared with the committed `tests/snapshots/*.snap` files.
 //! Review a changed frame with `cargo insta review`.
 
-use lnbench_tui::metrics::{FailureKind, LoadSetting, Percentiles, SeriesPoint, Snapshot, Stage};
+use lnbench_tui::metrics::{
+    FailureKind, LoadSetting, Percentiles, ResourceReading, SeriesPoint, Snapshot, Stage,
+};
 use lnbench_tui::node::FailureReason;
 use lnbench_tui::tui::app::{Action, App};
 use lnbench_tui::tui::{self, NodeInfo, Theme, TuiInfo};
@@ -16,11 +18,39 @@ fn info() -> TuiInfo {
         implementation: "lnd".into(),
         version: "0.21.1-beta commit=v0.21.1-beta".into(),
         role: role.into(),
+        channels: Some(10),
     };
+    let chain = NodeInfo {
+        name: "chain".into(),
+        implementation: "btcd".into(),
+        version: "0.24.2-beta".into(),
+        role: "chain".into(),
+        channels: None,
+    };
+    // The sender read twice; the receiver's first reading (no CPU yet, no data dir
+    // walked); the chain not read at all.
+    let readings = vec![
+        ResourceReading {
+            name: "alice".into(),
+            cpu_pct: Some(87.4),
+            mem_bytes: Some(96 * 1024 * 1024),
+            data_dir_bytes: Some(48_500_000),
+            ..ResourceReading::default()
+        },
+        ResourceReading {
+            name: "bob".into(),
+            cpu_pct: None,
+            mem_bytes: Some(1_288_490_189),
+            data_dir_bytes: None,
+            ..ResourceReading::default()
+        },
+    ];
+    let (_tx, rx) = tokio::sync::watch::channel(readings);
     TuiInfo {
         scenario: "alice-pays-bob".into(),
         runtime: "local".into(),
-        nodes: vec![node("alice", "sender"), node("bob", "receiver")],
+        nodes: vec![node("alice", "sender"), node("bob", "receiver"), chain],
+        resources: Some(rx),
     }
 }
 
@@ -262,6 +292,56 @@ mod event_loop {
         assert!(text.contains(" finished "), "{text}");
         drop(command_tx);
         assert_eq!(command_rx.recv().await, None, "no command without a key");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn new_resource_readings_are_drawn_as_they_come() {
+        let (snapshot_tx, snapshot_rx) = watch::channel(running());
+        let (command_tx, _command_rx) = mpsc::unbounded_channel();
+        let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
+        let (readings_tx, readings_rx) = watch::channel(Vec::new());
+        let info = TuiInfo {
+            resources: Some(readings_rx),
+            ..info()
+        };
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let run = async move {
+            tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+            readings_tx.send_replace(vec![ResourceReading {
+                name: "chain".into(),
+                cpu_pct: Some(3.25),
+                mem_bytes: Some(31 * 1024 * 1024),
+                data_dir_bytes: Some(5 * 1024 * 1024),
+                ..ResourceReading::default()
+            }]);
+            // The run stops reading before the load ends: the last readings stay.
+            drop(readings_tx);
+            tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+            drop(snapshot_tx);
+        };
+        let theme = Theme::plain();
+        let (exit, ()) = tokio::join!(
+            tui::drive(
+                &mut terminal,
+                key_rx,
+                snapshot_rx,
+                &command_tx,
+                &info,
+                &theme
+            ),
+            run
+        );
+        assert_eq!(exit.unwrap(), TuiExit::Finished);
+        let text = terminal.backend().to_string();
+        let chain_row = text
+            .lines()
+            .find(|l| l.contains("chain "))
+            .expect("a chain row");
+        for figure in ["3.2%", "31.0M", "5.0M"] {
+            assert!(chain_row.contains(figure), "{figure} not in {chain_row}");
+        }
+        let alice_row = text.lines().find(|l| l.contains("alice ")).unwrap();
+        assert!(!alice_row.contains('%'), "alice not read: {alice_row}");
     }
 
     #[tokio::test]

@@ -18,6 +18,7 @@ fn info() -> TuiInfo {
         scenario: "alice-pays-bob".into(),
         runtime: "local".into(),
         nodes: Vec::new(),
+        resources: None,
     }
 }
 

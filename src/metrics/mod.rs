@@ -17,7 +17,7 @@ mod snapshot;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use recorder::{Recorder, WorkerRecorder};
-pub use resources::ResourceReading;
+pub use resources::{NodeResources, ResourceLog, ResourceReading, ResourceSample};
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
 pub use snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
 

@@ -1,5 +1,6 @@
-//! The tool's own CPU time and memory, read from `/proc/self` (Linux). On other
-//! systems, or if `/proc` cannot be read, the values are `None`.
+//! CPU time and memory of a process, read from `/proc/self` (the tool's own) or
+//! `/proc/<pid>` (Linux). On other systems, or if `/proc` cannot be read, the values
+//! are `None`. The parsers are shared with the local runtime's resource readings.
 
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use serde::Serialize;
 /// the kernel exposes to user space.
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// CPU and memory of this process at one moment.
+/// CPU and memory of a process at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct ProcessStats {
     /// User + system CPU seconds since the process started.
@@ -19,11 +20,22 @@ pub struct ProcessStats {
 }
 
 impl ProcessStats {
+    /// This process now.
     pub fn now() -> Self {
-        let status = std::fs::read_to_string("/proc/self/status").ok();
+        ProcessStats::read("self")
+    }
+
+    /// Process `pid` now (every field `None` once it is gone).
+    pub fn of(pid: u32) -> Self {
+        ProcessStats::read(&pid.to_string())
+    }
+
+    /// `entry` is the directory name under `/proc`: `self` or a pid.
+    fn read(entry: &str) -> Self {
+        let status = std::fs::read_to_string(format!("/proc/{entry}/status")).ok();
         let field = |name| status.as_deref().and_then(|s| status_kib(s, name));
         ProcessStats {
-            cpu_s: std::fs::read_to_string("/proc/self/stat")
+            cpu_s: std::fs::read_to_string(format!("/proc/{entry}/stat"))
                 .ok()
                 .and_then(|s| cpu_seconds(&s)),
             rss_bytes: field("VmRSS:").map(|kib| kib * 1024),
@@ -32,19 +44,29 @@ impl ProcessStats {
     }
 }
 
+/// The fields of the text of `/proc/<pid>/stat` after the command name, starting
+/// with field 3 (state). The command name (field 2) may hold spaces and parentheses:
+/// split after the last ')'.
+fn stat_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace())
+}
+
 /// utime + stime from the text of `/proc/<pid>/stat`, in seconds.
-fn cpu_seconds(stat: &str) -> Option<f64> {
-    // The command name (field 2) may hold spaces and parentheses: split after the
-    // last ')'. utime and stime are fields 14 and 15, i.e. 12th and 13th after it.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
+pub(crate) fn cpu_seconds(stat: &str) -> Option<f64> {
+    // utime and stime are fields 14 and 15, i.e. 12th and 13th after the name.
+    let mut fields = stat_fields(stat)?.skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
 }
 
+/// The process group (field 5) from the text of `/proc/<pid>/stat`.
+pub(crate) fn process_group(stat: &str) -> Option<u32> {
+    stat_fields(stat)?.nth(2)?.parse().ok()
+}
+
 /// A `kB` value from the text of `/proc/<pid>/status`.
-fn status_kib(status: &str, name: &str) -> Option<u64> {
+pub(crate) fn status_kib(status: &str, name: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(name))?;
     line[name.len()..].split_whitespace().next()?.parse().ok()
 }
@@ -58,6 +80,13 @@ mod tests {
         let stat = "1234 (my (odd) cmd) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0";
         assert_eq!(cpu_seconds(stat), Some(3.0));
         assert_eq!(cpu_seconds("garbage"), None);
+    }
+
+    #[test]
+    fn parses_the_process_group_from_stat() {
+        let stat = "1234 (my (odd) cmd) S 1 4321 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0";
+        assert_eq!(process_group(stat), Some(4321));
+        assert_eq!(process_group("1 (x)"), None);
     }
 
     #[test]
@@ -75,6 +104,10 @@ mod tests {
             assert!(stats.rss_bytes.unwrap() > 0);
             assert!(stats.peak_rss_bytes.unwrap() >= stats.rss_bytes.unwrap());
             assert!(stats.cpu_s.is_some());
+            let by_pid = ProcessStats::of(std::process::id());
+            assert!(by_pid.rss_bytes.unwrap() > 0);
+            assert!(by_pid.cpu_s.unwrap() >= stats.cpu_s.unwrap());
         }
+        assert_eq!(ProcessStats::of(u32::MAX), ProcessStats::default());
     }
 }

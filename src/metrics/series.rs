@@ -30,7 +30,13 @@ pub struct SeriesPoint {
     pub warm_up: bool,
 }
 
-impl SeriesPoint {
+/// A point of a bounded series: knows how to take in the point that follows it when
+/// the series halves its resolution.
+pub trait Mergeable: Copy {
+    fn absorb(&mut self, later: &Self);
+}
+
+impl Mergeable for SeriesPoint {
     /// Merges a later point into this one. Percentiles of the merged point are the
     /// larger of the two (exact merging would need the histograms): conservative.
     fn absorb(&mut self, later: &SeriesPoint) {
@@ -51,19 +57,20 @@ impl SeriesPoint {
     }
 }
 
-/// The recent ring and the bounded whole-run series.
+/// The recent ring and the bounded whole-run series (of [`SeriesPoint`]s unless
+/// another [`Mergeable`] point is given, e.g. resource samples).
 #[derive(Debug, Clone)]
-pub struct Series {
-    recent: VecDeque<SeriesPoint>,
-    all: Vec<SeriesPoint>,
+pub struct Series<P = SeriesPoint> {
+    recent: VecDeque<P>,
+    all: Vec<P>,
     /// Intervals merged into each point of `all`.
     resolution: u32,
     /// Intervals waiting to fill the next point of `all` (when resolution > 1).
-    pending: Option<(SeriesPoint, u32)>,
+    pending: Option<(P, u32)>,
     cap: usize,
 }
 
-impl Series {
+impl<P: Mergeable> Series<P> {
     pub fn new(cap: usize) -> Self {
         Series {
             recent: VecDeque::with_capacity(RECENT_POINTS),
@@ -74,7 +81,7 @@ impl Series {
         }
     }
 
-    pub fn push(&mut self, point: SeriesPoint) {
+    pub fn push(&mut self, point: P) {
         if self.recent.len() == RECENT_POINTS {
             self.recent.pop_front();
         }
@@ -112,11 +119,11 @@ impl Series {
         self.resolution *= 2;
     }
 
-    pub fn recent(&self) -> impl Iterator<Item = &SeriesPoint> {
+    pub fn recent(&self) -> impl Iterator<Item = &P> {
         self.recent.iter()
     }
 
-    pub fn last(&self) -> Option<&SeriesPoint> {
+    pub fn last(&self) -> Option<&P> {
         self.recent.back()
     }
 
@@ -125,7 +132,7 @@ impl Series {
     }
 
     /// The whole-run series, including a partly filled last point.
-    pub fn complete(&self) -> Vec<SeriesPoint> {
+    pub fn complete(&self) -> Vec<P> {
         let mut all = self.all.clone();
         all.extend(self.pending.map(|(p, _)| p));
         all

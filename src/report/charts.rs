@@ -296,7 +296,7 @@ pub(crate) fn draw(
     Ok(svg)
 }
 
-fn warm_up_end(series: &[SeriesPoint]) -> Option<f64> {
+pub(crate) fn warm_up_end(series: &[SeriesPoint]) -> Option<f64> {
     series
         .iter()
         .filter(|p| p.warm_up)

@@ -15,7 +15,8 @@ const CSS: &str = include_str!("../../assets/report.css");
 
 /// Writes `dir/report.html` (creating `dir`).
 pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
-    let charts = charts::render_all(&report.results)?;
+    let mut charts = charts::render_all(&report.results)?;
+    charts.extend(super::resources_charts::render_all(report)?);
     write_with_charts(report, &charts, dir)
 }
 
@@ -74,6 +75,8 @@ struct View<'a> {
     /// Run events: seconds since start, what happened.
     events: Vec<Row>,
     events_dropped: u64,
+    /// Per-node resource use; empty when the runtime read none.
+    resources: Vec<super::resources::ResourceRow>,
 }
 
 #[derive(Serialize)]
@@ -269,6 +272,7 @@ impl<'a> View<'a> {
                 .map(|e| (format!("{:.1} s", e.at_s), e.kind.describe()))
                 .collect(),
             events_dropped: r.events_dropped,
+            resources: super::resources::rows(report),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

@@ -93,6 +93,7 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    out.push_str(&super::resources::markdown(report));
     let h = &report.host;
     let _ = writeln!(
         out,

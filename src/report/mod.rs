@@ -10,8 +10,11 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod redact;
+pub mod resources;
+pub mod resources_charts;
 pub mod thresholds;
 
+use crate::metrics::NodeResources;
 use crate::setup::StepTiming;
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -25,7 +28,8 @@ pub use thresholds::ThresholdResult;
 /// report.json first.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut paths = vec![json::write(report, dir)?];
-    let charts = charts::render_all(&report.results)?;
+    let mut charts = charts::render_all(&report.results)?;
+    charts.extend(resources_charts::render_all(report)?);
     paths.push(html::write_with_charts(report, &charts, dir)?);
     for chart in &charts {
         paths.push(write_file(dir, chart.file_name, &chart.svg)?);
@@ -105,6 +109,8 @@ pub struct ScenarioText {
 pub struct ChainInfo {
     pub implementation: String,
     pub version: String,
+    /// The chain backend's resource use over the load.
+    pub resources: NodeResources,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -117,6 +123,9 @@ pub struct NodeReport {
     /// `sender`, `receiver` or `router`.
     pub role: String,
     pub binary: String,
+    /// The node's resource use over the load (samples empty when the runtime read
+    /// none).
+    pub resources: NodeResources,
 }
 
 #[derive(Debug, Clone, Serialize)]

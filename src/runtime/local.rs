@@ -4,6 +4,7 @@
 
 mod binaries;
 mod process;
+pub mod stats;
 
 pub use binaries::{cache_bin_dir, find_binary};
 
@@ -36,6 +37,7 @@ pub struct LocalRuntime {
     chain: Option<Proc>,
     nodes: Vec<Proc>,
     pids: Vec<u32>,
+    stats: stats::Sampler,
 }
 
 impl LocalRuntime {
@@ -48,6 +50,7 @@ impl LocalRuntime {
             chain: None,
             nodes: Vec::new(),
             pids: Vec::new(),
+            stats: stats::Sampler::default(),
         }
     }
 
@@ -68,6 +71,19 @@ impl LocalRuntime {
             source,
         })?;
         Ok(dir)
+    }
+
+    /// Every started process, for resource readings.
+    fn watched(&self) -> Vec<stats::Watched> {
+        self.nodes
+            .iter()
+            .chain(self.chain.as_ref())
+            .map(|p| stats::Watched {
+                name: p.name.clone(),
+                pid: p.pid,
+                data_dir: self.run_dir.join(&p.name),
+            })
+            .collect()
     }
 
     fn ports(&self, count: usize) -> Result<Vec<u16>, RuntimeError> {
@@ -332,6 +348,18 @@ impl Runtime for LocalRuntime {
             .find_map(|p| p.exited().map(|status| (p.name.clone(), status)))
     }
 
+    /// Every started process group from `/proc` (see [`stats`]); the data dir of each
+    /// is its directory under the run directory.
+    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        let watched = self.watched();
+        self.stats.read(watched, false).await
+    }
+
+    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        let watched = self.watched();
+        self.stats.read(watched, true).await
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
         Self::stop(std::mem::take(&mut self.nodes)).await;
@@ -450,6 +478,60 @@ mod tests {
         rt.down().await.unwrap();
         assert!(!run_dir.exists());
         assert!(!std::path::Path::new(&format!("/proc/{}", rt.pids()[0])).exists());
+    }
+
+    #[tokio::test]
+    async fn resources_read_every_started_process_from_proc() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rt = LocalRuntime::new(dir.path().join("run"), false);
+        for name in ["alice", CHAIN_NAME] {
+            let d = rt.dir_for(name).unwrap();
+            std::fs::write(d.join("db"), vec![1u8; 100 * 1024]).unwrap();
+            // Busy for a while, then idle: CPU to measure, memory to read.
+            let proc = Proc::spawn(
+                name,
+                "test shell",
+                Path::new("/bin/sh"),
+                &[
+                    "-c".into(),
+                    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 300".into(),
+                ],
+                d.join("output.log"),
+            )
+            .unwrap();
+            rt.pids.push(proc.pid);
+            if name == CHAIN_NAME {
+                rt.chain = Some(proc);
+            } else {
+                rt.nodes.push(proc);
+            }
+        }
+        let first = rt.resources().await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        std::fs::write(rt.run_dir.join("alice/more"), vec![1u8; 64 * 1024]).unwrap();
+        let second = rt.resources().await;
+        let fresh = rt.resources_fresh().await;
+        rt.down().await.unwrap();
+
+        let names: Vec<&str> = first.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["alice", CHAIN_NAME]);
+        for (a, b) in first.iter().zip(&second) {
+            assert_eq!(a.cpu_pct, None, "first reading: {a:?}");
+            assert!(b.cpu_pct.is_some_and(|c| c >= 0.0), "{b:?}");
+            assert!(b.mem_bytes.is_some_and(|m| m > 0), "{b:?}");
+            assert!(a.data_dir_bytes.is_some_and(|d| d >= 100 * 1024), "{a:?}");
+            assert_eq!(b.data_dir_bytes, a.data_dir_bytes, "cached between walks");
+            assert_eq!((b.net_rx_bytes, b.net_tx_bytes), (None, None));
+            if Path::new("/proc/self/io").exists() {
+                assert!(b.disk_write_bytes.is_some(), "{b:?}");
+            }
+        }
+        let grown = |r: &[crate::metrics::ResourceReading]| r[0].data_dir_bytes.unwrap();
+        assert!(
+            grown(&fresh) >= grown(&first) + 64 * 1024,
+            "a fresh reading walks"
+        );
+        assert_eq!(fresh[1].data_dir_bytes, first[1].data_dir_bytes);
     }
 
     #[test]

@@ -109,6 +109,12 @@ pub trait Runtime: Send {
     async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
         Vec::new()
     }
+    /// Like [`Runtime::resources`], with every figure read now (nothing cached, such
+    /// as a data-dir size walked a few seconds ago). Called once when the load ends, so
+    /// the data-dir growth (and bytes per payment) covers the whole load.
+    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        self.resources().await
+    }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;

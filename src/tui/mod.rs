@@ -17,7 +17,7 @@ pub mod widgets;
 pub use theme::Theme;
 
 use crate::engine::Command;
-use crate::metrics::Snapshot;
+use crate::metrics::{ResourceReading, Snapshot};
 use anyhow::{Context, Result};
 use app::App;
 use crossterm::event::{Event, EventStream};
@@ -38,12 +38,15 @@ pub const MIN_HEIGHT: u16 = 24;
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What the TUI shows that snapshots do not carry.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct TuiInfo {
     pub scenario: String,
     /// `local` or `docker`.
     pub runtime: String,
     pub nodes: Vec<NodeInfo>,
+    /// The latest resource reading of each node, as the run publishes them about
+    /// once a second; `None` when nothing reads resources.
+    pub resources: Option<watch::Receiver<Vec<ResourceReading>>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -51,8 +54,10 @@ pub struct NodeInfo {
     pub name: String,
     pub implementation: String,
     pub version: String,
-    /// `sender`, `receiver` or `router`.
+    /// `sender`, `receiver`, `router`, or `chain` for the chain backend.
     pub role: String,
+    /// Channels the scenario opens with this node; `None` for the chain.
+    pub channels: Option<u32>,
 }
 
 /// Why the TUI returned.
@@ -103,6 +108,7 @@ where
     E: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let mut snapshot = snapshots.borrow_and_update().clone();
+    let mut readings = info.resources.clone();
     let mut app = App::new(&snapshot);
     let mut frames = tokio::time::interval(FRAME_INTERVAL);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -121,6 +127,13 @@ where
                 }
                 snapshot = snapshots.borrow_and_update().clone();
                 app.observe(&snapshot);
+                dirty = true;
+            }
+            changed = async { readings.as_mut().expect("guarded").changed().await }, if readings.is_some() => {
+                if changed.is_err() {
+                    // The run stopped reading; the last readings stay on screen.
+                    readings = None;
+                }
                 dirty = true;
             }
             event = events.next() => match event {
@@ -165,11 +178,13 @@ pub fn draw(frame: &mut Frame, app: &App, snapshot: &Snapshot, info: &TuiInfo, t
     }
     let node_rows = (info.nodes.len() as u16).clamp(1, 8) + 3;
     let failure_rows = (snapshot.failures.len() as u16).clamp(1, 8) + 2;
+    // The other panes need 19 rows: on a short terminal the tables show what fits.
+    let bottom_rows = node_rows.max(failure_rows).min(area.height - 19);
     let [header, top, chart, bottom, footer] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(8),
         Constraint::Min(6),
-        Constraint::Length(node_rows.max(failure_rows)),
+        Constraint::Length(bottom_rows),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -191,7 +206,19 @@ pub fn draw(frame: &mut Frame, app: &App, snapshot: &Snapshot, info: &TuiInfo, t
     frame.render_widget(widgets::TpsSparkline { snapshot: s, theme }, tps);
     frame.render_widget(widgets::LatencyTable { snapshot: s, theme }, latency);
     frame.render_widget(widgets::LatencyChart { snapshot: s, theme }, chart);
-    frame.render_widget(widgets::NodeTable { info, theme }, nodes);
+    let readings = info
+        .resources
+        .as_ref()
+        .map(|rx| rx.borrow().clone())
+        .unwrap_or_default();
+    frame.render_widget(
+        widgets::NodeTable {
+            info,
+            readings: &readings,
+            theme,
+        },
+        nodes,
+    );
     frame.render_widget(widgets::Failures { snapshot: s, theme }, failures);
     frame.render_widget(widgets::Footer { app, theme }, footer);
     if app.help {

@@ -177,6 +177,7 @@ pub fn sample_report(
         chain: report::ChainInfo {
             implementation: "btcd".into(),
             version: "btcd version 0.24.2-beta".into(),
+            resources: Default::default(),
         },
         nodes: vec![report::NodeReport {
             name: "alice".into(),
@@ -186,6 +187,7 @@ pub fn sample_report(
             pubkey: format!("02{}", "ab".repeat(32)),
             role: "sender".into(),
             binary: "lnd".into(),
+            resources: Default::default(),
         }],
         workload: report::WorkloadReport {
             kind: "keysend".into(),
