@@ -76,7 +76,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let result = match outcome {
         Ok(Some(network)) => {
             let view = opts.tui.then(|| tui_info(&scenario, &facts));
-            let load = run_load(&scenario, &network, cancel.clone(), view);
+            // Streamed during the load, copied into the report at the end.
+            let hlog = (opts.report_dir.as_ref()).map(|_| run_dir.join(metrics::hlog::FILE_NAME));
+            let load = run_load(&scenario, &network, cancel.clone(), view, hlog);
             let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
             let interrupted_by = signal
                 .get()
@@ -280,6 +282,7 @@ async fn run_load(
     network: &Network,
     cancel: CancellationToken,
     view: Option<tui::TuiInfo>,
+    interval_log: Option<PathBuf>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -303,6 +306,16 @@ async fn run_load(
     };
     eprintln!("==> load: {}", describe_load(&w.load));
     let (recorder, snapshots) = metrics::Recorder::new();
+    if let Some(path) = interval_log {
+        match metrics::IntervalLog::create(&path, recorder.started_wall()) {
+            Ok(log) => recorder.log_intervals_to(log),
+            Err(e) => eprintln!(
+                "warning: no {}: cannot create {}: {e}",
+                metrics::hlog::FILE_NAME,
+                path.display()
+            ),
+        }
+    }
     let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
     let printer = match view {
         // While the live view draws, nothing else may write to the terminal.

@@ -2,6 +2,7 @@
 
 use super::FailureKind;
 use super::events::{EventKind, EventLog, MAX_EVENTS, RunEvent};
+use super::hlog::IntervalLog;
 use super::process::ProcessStats;
 use super::series::{MAX_SERIES_POINTS, Series, SeriesPoint};
 use super::snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
@@ -60,6 +61,8 @@ struct State {
     series: Series,
     last_interval: Percentiles,
     events: EventLog,
+    /// Where each closing interval is appended, when the run keeps an `.hlog`.
+    interval_log: Option<IntervalLog>,
 }
 
 impl State {
@@ -99,6 +102,9 @@ impl State {
             max_us: self.last_interval.max_us,
             warm_up: self.stage == Stage::WarmUp,
         });
+        if let Some(log) = self.interval_log.as_mut() {
+            log.append(&self.interval, self.last_tick - self.started, length);
+        }
         self.cumulative
             .add(&self.interval)
             .expect("histograms share bounds");
@@ -170,6 +176,7 @@ impl Recorder {
             series: Series::new(cap),
             last_interval: Percentiles::default(),
             events: EventLog::new(MAX_EVENTS),
+            interval_log: None,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -196,6 +203,17 @@ impl Recorder {
             pending_failures: 0,
             warm_up: 0,
         }
+    }
+
+    /// Appends every interval from now on to `log` (timestamps count from the
+    /// recorder's start); [`Recorder::finish`] flushes it and names it in the summary.
+    pub fn log_intervals_to(&self, log: IntervalLog) {
+        self.state().interval_log = Some(log);
+    }
+
+    /// When the recorder's clock started.
+    pub fn started_wall(&self) -> SystemTime {
+        self.state().started_wall
     }
 
     pub fn set_stage(&self, stage: Stage) {
@@ -291,6 +309,7 @@ impl Recorder {
                 dropped: state.dropped,
                 tps_avg: snapshot.tps_avg,
                 latency: snapshot.cumulative,
+                latency_spectrum: super::spectrum::spectrum(&state.cumulative),
                 failures_by_reason: snapshot
                     .failures
                     .iter()
@@ -305,6 +324,7 @@ impl Recorder {
                     .zip(state.cpu_at_start)
                     .map(|(end, start)| end - start),
                 tool_process: process,
+                interval_log: state.interval_log.as_mut().map(IntervalLog::finish),
             };
             (snapshot, summary)
         };

@@ -2,7 +2,7 @@
 //! the end ([`Summary`]).
 
 use super::process::ProcessStats;
-use super::{FailureKind, RunEvent, SeriesPoint};
+use super::{FailureKind, IntervalLogFile, RunEvent, SeriesPoint, SpectrumPoint};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -134,6 +134,9 @@ pub struct Summary {
     pub tps_avg: f64,
     /// Cumulative latency of successful payments, microseconds.
     pub latency: Percentiles,
+    /// The cumulative latency as HdrHistogram's percentile spectrum (0% to the max),
+    /// bounded in size: see [`super::spectrum`].
+    pub latency_spectrum: Vec<SpectrumPoint>,
     pub failures_by_reason: BTreeMap<&'static str, u64>,
     /// Seconds each series point covers (1 unless the run outgrew
     /// [`super::MAX_SERIES_POINTS`]).
@@ -147,6 +150,10 @@ pub struct Summary {
     /// The tool's own CPU during the run and memory at its end.
     pub tool_cpu_s: Option<f64>,
     pub tool_process: ProcessStats,
+    /// The HdrHistogram interval log streamed during the run, if one was asked for
+    /// ([`super::Recorder::log_intervals_to`]); the report copies it as `latency.hlog`.
+    #[serde(skip)]
+    pub interval_log: Option<IntervalLogFile>,
 }
 
 impl Summary {

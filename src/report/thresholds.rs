@@ -115,12 +115,14 @@ mod tests {
                 max_us: p99_us * 2,
                 mean_us: 0.0,
             },
+            latency_spectrum: Vec::new(),
             failures_by_reason: Default::default(),
             series_resolution_s: 1,
             series: Vec::new(),
             events: Vec::new(),
             events_dropped: 0,
             tool_cpu_s: None,
+            interval_log: None,
             tool_process: ProcessStats::default(),
         }
     }
