@@ -177,6 +177,7 @@ mod tests {
                 mean_us: 1_600.0,
             },
             latency_spectrum: Vec::new(),
+            phases: Vec::new(),
             failures_by_reason: [("no_route", 2)].into_iter().collect(),
             series_resolution_s: 1,
             series: Vec::new(),

@@ -86,11 +86,18 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
             let complete = interrupted_by.is_none();
             println!("{}", headless::summary_table(&summary));
-            let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+            let mut thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+            thresholds.extend(report::thresholds::evaluate_phases(
+                &scenario.phase_thresholds,
+                &summary,
+            ));
             for t in &thresholds {
                 let verdict = if t.passed { "pass" } else { "FAIL" };
                 let (actual, limit) = (t.actual_text(), t.limit_text());
-                println!("threshold {}: {verdict} ({actual}, limit {limit})", t.name);
+                println!(
+                    "threshold {}: {verdict} ({actual}, limit {limit})",
+                    t.label()
+                );
             }
             let thresholds_passed = report::thresholds::all_passed(&thresholds);
             if let Some(dir) = &opts.report_dir {

@@ -80,6 +80,7 @@ fn fixed_report() -> Report {
             mean_us: 25_000.0,
         },
         latency_spectrum: spectrum(),
+        phases: Vec::new(),
         failures_by_reason: BTreeMap::from([("no_route", 3), ("timeout", 1)]),
         series_resolution_s: 1,
         series,

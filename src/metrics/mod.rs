@@ -22,7 +22,7 @@ pub use hlog::{IntervalLog, IntervalLogFile};
 pub use recorder::{Recorder, WorkerRecorder};
 pub use resources::ResourceReading;
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
-pub use snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
+pub use snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
 pub use spectrum::SpectrumPoint;
 
 use crate::node::FailureReason;
