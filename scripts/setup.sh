@@ -4,7 +4,8 @@
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh).
 #  - with --dev, what the tests need besides: tmux (the live view's end-to-end test) and
-#    chromium (the HTML report opened in a headless browser).
+#    chromium (the HTML report opened in a headless browser), and the reference HdrHistogram
+#    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=false
@@ -16,6 +17,8 @@ command -v pgrep >/dev/null || need_apt+=(procps)
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
   command -v chromium >/dev/null || need_apt+=(chromium)
+  command -v java >/dev/null || need_apt+=(default-jre-headless)
+  command -v mvn >/dev/null || need_apt+=(maven)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -25,6 +28,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}..." >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if $dev; then
+  jars="${LNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lnbench-tui}/jars"
+  if [ ! -f "$jars/HdrHistogram.jar" ]; then
+    echo "fetching the HdrHistogram jar..." >&2
+    mvn -q -B dependency:copy -Dartifact=org.hdrhistogram:HdrHistogram:2.2.2 \
+      -Dmdep.stripVersion=true -DoutputDirectory="$jars"
+  fi
 fi
 
 command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: see rustup" >&2; exit 3; }

@@ -176,12 +176,15 @@ mod tests {
                 max_us: 5_000,
                 mean_us: 1_600.0,
             },
+            latency_spectrum: Vec::new(),
+            phases: Vec::new(),
             failures_by_reason: [("no_route", 2)].into_iter().collect(),
             series_resolution_s: 1,
             series: Vec::new(),
             events: Vec::new(),
             events_dropped: 0,
             tool_cpu_s: Some(0.0962),
+            interval_log: None,
             tool_process: Default::default(),
         };
         let table = summary_table(&summary);

@@ -97,7 +97,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             let view = session
                 .as_mut()
                 .map(|s| (s, tui_info(&scenario, &facts, readings_rx)));
-            let load = run_load(&scenario, &network, cancel.clone(), view);
+            // Streamed during the load, copied into the report at the end.
+            let hlog = (opts.report_dir.as_ref()).map(|_| run_dir.join(metrics::hlog::FILE_NAME));
+            let load = run_load(&scenario, &network, cancel.clone(), view, hlog);
             let mut resources = metrics::ResourceLog::new();
             let (summary, load_err) =
                 watch_processes(&mut runtime, load, &cancel, &mut resources, &readings_tx).await;
@@ -107,13 +109,17 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
             let complete = interrupted_by.is_none();
             out.stdout(headless::summary_table(&summary));
-            let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+            let mut thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+            thresholds.extend(report::thresholds::evaluate_phases(
+                &scenario.phase_thresholds,
+                &summary,
+            ));
             for t in &thresholds {
                 let verdict = if t.passed { "pass" } else { "FAIL" };
                 let (actual, limit) = (t.actual_text(), t.limit_text());
                 out.stdout(format!(
                     "threshold {}: {verdict} ({actual}, limit {limit})",
-                    t.name
+                    t.label()
                 ));
             }
             let thresholds_passed = report::thresholds::all_passed(&thresholds);
@@ -389,6 +395,7 @@ async fn run_load(
     network: &Network,
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
+    interval_log: Option<PathBuf>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -411,6 +418,16 @@ async fn run_load(
         payment_timeout: w.payment_timeout,
     };
     let (recorder, snapshots) = metrics::Recorder::new();
+    if let Some(path) = interval_log {
+        match metrics::IntervalLog::create(&path, recorder.started_wall()) {
+            Ok(log) => recorder.log_intervals_to(log),
+            Err(e) => eprintln!(
+                "warning: no {}: cannot create {}: {e}",
+                metrics::hlog::FILE_NAME,
+                path.display()
+            ),
+        }
+    }
     let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
     let printer = match view {
         // While the live view draws, nothing else may write to the terminal.

@@ -45,6 +45,8 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
         "tps-over-time.svg",
         "tps-vs-payments.svg",
         "latency-over-time.svg",
+        "latency-spectrum.svg",
+        "latency.hlog",
     ] {
         assert!(report_dir.join(file).exists(), "{file} missing:\n{stderr}");
     }
@@ -63,7 +65,7 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
     // The report of this real run, as a person opens it: in a browser, offline.
     let png = work.path().join("report.png");
     let dom = chromium_render(&report_dir.join("report.html"), &png);
-    assert_eq!(dom.matches("<svg").count(), 3, "every chart is in the page");
+    assert_eq!(dom.matches("<svg").count(), 4, "every chart is in the page");
     assert!(
         dom.contains("min_tps") && dom.contains("FAIL"),
         "thresholds shown"

@@ -2,7 +2,7 @@
 //! summary.md), written from one fixed run so every figure is known.
 
 use lnbench_tui::metrics::process::ProcessStats;
-use lnbench_tui::metrics::{Percentiles, SeriesPoint, Summary};
+use lnbench_tui::metrics::{Percentiles, SeriesPoint, SpectrumPoint, Summary};
 use lnbench_tui::report::{self, Report, charts};
 use lnbench_tui::scenario::{LatencyStat, Threshold};
 use lnbench_tui::setup::StepTiming;
@@ -35,6 +35,26 @@ fn series() -> Vec<SeriesPoint> {
         .collect()
 }
 
+/// A spectrum shaped like HdrHistogram's: ticks halving towards 100%, the max last.
+fn spectrum() -> Vec<SpectrumPoint> {
+    let total = 3180u64;
+    let mut points: Vec<SpectrumPoint> = [0.0, 50.0, 75.0, 87.5, 93.75, 96.875, 99.0, 99.9]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| SpectrumPoint {
+            percentile: *p,
+            latency_us: 10_000 + i as u64 * 15_000,
+            total_count: (total as f64 * p / 100.0).max(1.0) as u64,
+        })
+        .collect();
+    points.push(SpectrumPoint {
+        percentile: 100.0,
+        latency_us: 165_000,
+        total_count: total,
+    });
+    points
+}
+
 fn fixed_report() -> Report {
     let series = series();
     let ok: u64 = series.iter().filter(|p| !p.warm_up).map(|p| p.ok).sum();
@@ -59,11 +79,14 @@ fn fixed_report() -> Report {
             max_us: 165_000,
             mean_us: 25_000.0,
         },
+        latency_spectrum: spectrum(),
+        phases: Vec::new(),
         failures_by_reason: BTreeMap::from([("no_route", 3), ("timeout", 1)]),
         series_resolution_s: 1,
         series,
         events: Vec::new(),
         events_dropped: 0,
+        interval_log: None,
         tool_cpu_s: Some(1.25),
         tool_process: ProcessStats {
             cpu_s: Some(1.5),
@@ -213,14 +236,16 @@ fn every_chart_is_xml_with_one_line_per_series() {
         [
             "tps-over-time.svg",
             "tps-vs-payments.svg",
-            "latency-over-time.svg"
+            "latency-over-time.svg",
+            "latency-spectrum.svg"
         ]
     );
     // Each series is one polyline, plus one short polyline for its legend entry.
-    let expected: [&[_]; 3] = [
+    let expected: [&[_]; 4] = [
         &[charts::TPS_COLOR, charts::TPS_AVG_COLOR],
         &[charts::TPS_COLOR, charts::TPS_AVG_COLOR],
         &[charts::P50_COLOR, charts::P90_COLOR, charts::P99_COLOR],
+        &[report::spectrum::SPECTRUM_COLOR],
     ];
     for (chart, colors) in charts.iter().zip(expected) {
         let lines = polylines_by_stroke(&chart.svg);
@@ -245,6 +270,10 @@ fn every_chart_is_xml_with_one_line_per_series() {
     assert!(legend.iter().all(|l| texts(&charts[2].svg).contains(l)));
     assert!(texts(&charts[1].svg).contains(&"successful payments so far".to_string()));
     assert!(texts(&charts[0].svg).contains(&"moving average".to_string()));
+    let ticks = texts(&charts[3].svg);
+    for tick in ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"] {
+        assert!(ticks.contains(&tick.to_string()), "{tick} in {ticks:?}");
+    }
 }
 
 #[test]
@@ -288,10 +317,11 @@ fn html_has_every_section_and_chart_inline() {
         "tps-over-time",
         "tps-vs-payments",
         "latency-over-time",
+        "latency-spectrum",
     ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "no #{id}");
     }
-    assert_eq!(html.matches("<svg").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 4);
     for figure in html.split("<figure").skip(1) {
         let svg_start = figure.find("<svg").expect("a figure holds its chart");
         let svg_end = figure.find("</svg>").unwrap() + "</svg>".len();
@@ -380,6 +410,7 @@ fn write_all_writes_every_file_of_the_report() {
             "tps-over-time.svg",
             "tps-vs-payments.svg",
             "latency-over-time.svg",
+            "latency-spectrum.svg",
             "summary.md",
         ]
     );

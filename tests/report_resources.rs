@@ -34,6 +34,9 @@ fn summary() -> Summary {
         events_dropped: 0,
         tool_cpu_s: None,
         tool_process: ProcessStats::default(),
+        latency_spectrum: Vec::new(),
+        phases: Vec::new(),
+        interval_log: None,
     }
 }
 

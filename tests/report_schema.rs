@@ -42,6 +42,13 @@ async fn serialized_report_matches_the_published_schema() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     common::assert_matches_schema(&json);
+    let spectrum = json["results"]["latency_spectrum"].as_array().unwrap();
+    let last = spectrum
+        .last()
+        .expect("a spectrum for a run with successes");
+    assert_eq!(last["percentile"], 100.0);
+    assert_eq!(last["total_count"], json["results"]["ok"]);
+    assert_eq!(last["latency_us"], json["results"]["latency"]["max_us"]);
     assert_eq!(
         json["results"]["failures_by_reason"]["no_route"],
         json["results"]["failed"]

@@ -3,7 +3,7 @@
 
 use lnbench_tui::node::Implementation;
 use lnbench_tui::scenario::{
-    self, LatencyStat, Load, PaymentKind, PhaseKind, ScenarioError, Threshold,
+    self, LatencyStat, Load, PaymentKind, PhaseKind, PhaseThreshold, ScenarioError, Threshold,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -69,6 +69,9 @@ invalid_fixtures! {
     bad_threshold_percent: "bad-threshold-percent" at "20:21", "thresholds max_failure_rate \"150%\" is not a fraction from 0 to 1 or a percentage from 0% to 100%", hint "max_failure_rate: 1% or max_failure_rate: 0.01";
     negative_threshold: "negative-threshold" at "20:12", "thresholds min_tps is -5 payments/s", hint "min_tps: 20";
     bad_threshold_latency: "bad-threshold-latency" at "20:16", "thresholds p99_latency \"2\" is not a duration (time unit needed", hint "p99_latency: 2s or 500ms";
+    threshold_unknown_phase: "threshold-unknown-phase" at "28:12", "thresholds phase: steady is not a phase of this workload (its measured phases: ramp, hold)", hint "write one of: ramp, hold";
+    threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
+    threshold_phase_closed_loop: "threshold-phase-closed-loop" at "20:10", "thresholds phase: hold is set, but the load is closed-loop (concurrency:), which has no phases", hint "remove phase: to check the whole run";
 }
 
 fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
@@ -275,6 +278,49 @@ fn thresholds_are_read_with_their_units_and_percentages() {
     let text = std::fs::read_to_string(&path).unwrap();
     let as_fraction = scenario::parse(&path, &text.replace("1%", "0.01")).unwrap();
     assert_eq!(as_fraction.thresholds, s.thresholds);
+}
+
+#[test]
+fn thresholds_in_a_list_can_name_their_phase() {
+    let s = scenario::load(&Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
+    let latency = |ms| Threshold::Latency {
+        stat: LatencyStat::P99,
+        max: Duration::from_millis(ms),
+    };
+    assert_eq!(
+        s.thresholds,
+        [latency(2000), Threshold::MaxFailureRate(0.01)]
+    );
+    let on = |phase, threshold| PhaseThreshold { phase, threshold };
+    assert_eq!(
+        s.phase_thresholds,
+        [
+            on(PhaseKind::Hold, latency(1000)),
+            on(PhaseKind::Hold, Threshold::MinTps(45.0)),
+            on(PhaseKind::Ramp, Threshold::MaxFailureRate(0.005)),
+        ]
+    );
+    // One block with phase: is a mapping, as without.
+    let text = std::fs::read_to_string(Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
+    let cut = text.find("thresholds:").unwrap();
+    let one = format!("{}thresholds:\n  phase: ramp\n  min_tps: 5\n", &text[..cut]);
+    let s = scenario::parse(Path::new("one.yaml"), &one).unwrap();
+    assert!(s.thresholds.is_empty());
+    assert_eq!(
+        s.phase_thresholds,
+        [on(PhaseKind::Ramp, Threshold::MinTps(5.0))]
+    );
+}
+
+#[test]
+fn an_unknown_field_in_a_listed_threshold_block_is_located() {
+    let text = std::fs::read_to_string(Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
+    let bad = text.replace("    min_tps: 45", "    min_tsp: 45");
+    let err = scenario::parse(Path::new("bad.yaml"), &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bad.yaml:28:5"), "{err}");
+    assert!(err.contains("unknown field `min_tsp`"), "{err}");
 }
 
 #[test]

@@ -91,6 +91,7 @@ pub(super) async fn dispatch(
             intended: ctx.start + ctx.control.completed_pause() + arrival.offset,
             pause_at_release: ctx.control.completed_pause(),
             warm_up,
+            stage,
         };
         seq += 1;
         match queue.try_send(ticket) {

@@ -2,7 +2,7 @@
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
 use super::{Context, StopReason};
-use crate::metrics::{FailureKind, WorkerRecorder};
+use crate::metrics::{FailureKind, Stage, WorkerRecorder};
 use crate::node::{NodeError, PaymentOutcome};
 use crate::scenario::PaymentKind;
 use std::future::Future;
@@ -24,6 +24,9 @@ pub(super) struct Ticket {
     /// not the node's fault and are taken off the latency.
     pub pause_at_release: std::time::Duration,
     pub warm_up: bool,
+    /// The stage the payment was scheduled in (its open-loop phase), which its
+    /// result is counted under.
+    pub stage: Stage,
 }
 
 /// Where a worker's tickets come from.
@@ -60,6 +63,9 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         };
         let settled = settle(pay(&ctx, route), &ctx, &mut batch).await;
         now = Instant::now();
+        if !ticket.warm_up {
+            batch.set_stage(ticket.stage);
+        }
         let Some(attempt) = settled else {
             // Aborted while in flight.
             if ticket.warm_up {
@@ -135,6 +141,7 @@ async fn next_ticket(ctx: &Context, batch: &mut WorkerRecorder, now: Instant) ->
                 intended: now,
                 pause_at_release: ctx.control.completed_pause(),
                 warm_up: false,
+                stage: Stage::Closed,
             })
         }
         Tickets::Open(queue) => {

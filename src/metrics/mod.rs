@@ -9,17 +9,21 @@
 //! Units: latencies are whole microseconds (`u64`) everywhere; front ends format them.
 
 mod events;
+pub mod hlog;
 pub mod process;
 mod recorder;
 pub mod resources;
 mod series;
 mod snapshot;
+pub mod spectrum;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
+pub use hlog::{IntervalLog, IntervalLogFile};
 pub use recorder::{Recorder, WorkerRecorder};
 pub use resources::{NodeResources, ResourceLog, ResourceReading, ResourceSample};
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
-pub use snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
+pub use snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
+pub use spectrum::SpectrumPoint;
 
 use crate::node::FailureReason;
 

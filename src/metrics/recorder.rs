@@ -2,9 +2,10 @@
 
 use super::FailureKind;
 use super::events::{EventKind, EventLog, MAX_EVENTS, RunEvent};
+use super::hlog::IntervalLog;
 use super::process::ProcessStats;
 use super::series::{MAX_SERIES_POINTS, Series, SeriesPoint};
-use super::snapshot::{LoadSetting, Percentiles, Snapshot, Stage, Summary};
+use super::snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
 use hdrhistogram::Histogram;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -20,6 +21,29 @@ const BATCH: usize = 1024;
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS)
         .expect("constant histogram bounds are valid")
+}
+
+/// The measured open-loop phases, each with its own figures: its slot in
+/// `State::phases`. Other stages have none (warm-up is not measured).
+fn phase_slot(stage: Stage) -> Option<u8> {
+    match stage {
+        Stage::Ramp => Some(0),
+        Stage::Hold => Some(1),
+        _ => None,
+    }
+}
+const PHASE_STAGES: [Stage; 2] = [Stage::Ramp, Stage::Hold];
+
+/// One phase's own counts, latency and active time.
+#[derive(Debug, Default)]
+struct PhaseStats {
+    /// When the phase first started (for the order phases are listed in).
+    started: Option<Instant>,
+    ok: u64,
+    failed: u64,
+    active: Duration,
+    /// Allocated when the phase gets its first success.
+    histogram: Option<Histogram<u64>>,
 }
 
 /// Handle to the run's metrics; cheap to clone.
@@ -60,9 +84,55 @@ struct State {
     series: Series,
     last_interval: Percentiles,
     events: EventLog,
+    /// Where each closing interval is appended, when the run keeps an `.hlog`.
+    interval_log: Option<IntervalLog>,
+    phases: [PhaseStats; 2],
+    /// The measured phase whose clock runs, since when, and the pause total then.
+    /// Draining keeps the last phase's clock running, as the whole run's does.
+    phase_clock: Option<(u8, Instant, Duration)>,
 }
 
 impl State {
+    /// Stops the running phase clock (if any), adding its active time.
+    fn stop_phase_clock(&mut self, now: Instant) {
+        if let Some((slot, since, paused_then)) = self.phase_clock.take() {
+            let paused = self.paused_at(now) - paused_then;
+            self.phases[slot as usize].active += (now - since).saturating_sub(paused);
+        }
+    }
+
+    fn phase_summaries(&self) -> Vec<PhaseSummary> {
+        let mut seen: Vec<(Instant, usize)> = self
+            .phases
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.started.map(|at| (at, i)))
+            .collect();
+        seen.sort();
+        seen.into_iter()
+            .map(|(_, i)| {
+                let p = &self.phases[i];
+                let active_s = p.active.as_secs_f64();
+                PhaseSummary {
+                    phase: PHASE_STAGES[i],
+                    active_s,
+                    ok: p.ok,
+                    failed: p.failed,
+                    tps_avg: if active_s > 0.0 {
+                        p.ok as f64 / active_s
+                    } else {
+                        0.0
+                    },
+                    latency: p
+                        .histogram
+                        .as_ref()
+                        .map(Percentiles::of)
+                        .unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
     fn paused_at(&self, now: Instant) -> Duration {
         self.paused_total + self.paused_since.map_or(Duration::ZERO, |s| now - s)
     }
@@ -99,6 +169,9 @@ impl State {
             max_us: self.last_interval.max_us,
             warm_up: self.stage == Stage::WarmUp,
         });
+        if let Some(log) = self.interval_log.as_mut() {
+            log.append(&self.interval, self.last_tick - self.started, length);
+        }
         self.cumulative
             .add(&self.interval)
             .expect("histograms share bounds");
@@ -170,6 +243,9 @@ impl Recorder {
             series: Series::new(cap),
             last_interval: Percentiles::default(),
             events: EventLog::new(MAX_EVENTS),
+            interval_log: None,
+            phases: Default::default(),
+            phase_clock: None,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -195,11 +271,37 @@ impl Recorder {
             failures: [0; FailureKind::COUNT],
             pending_failures: 0,
             warm_up: 0,
+            phase: None,
         }
     }
 
+    /// Appends every interval from now on to `log` (timestamps count from the
+    /// recorder's start); [`Recorder::finish`] flushes it and names it in the summary.
+    pub fn log_intervals_to(&self, log: IntervalLog) {
+        self.state().interval_log = Some(log);
+    }
+
+    /// When the recorder's clock started.
+    pub fn started_wall(&self) -> SystemTime {
+        self.state().started_wall
+    }
+
     pub fn set_stage(&self, stage: Stage) {
-        self.state().stage = stage;
+        let now = Instant::now();
+        let mut state = self.state();
+        state.stage = stage;
+        let running = state.phase_clock.map(|(slot, ..)| slot);
+        match phase_slot(stage) {
+            Some(slot) if running != Some(slot) => {
+                state.stop_phase_clock(now);
+                let paused = state.paused_at(now);
+                state.phase_clock = Some((slot, now, paused));
+                state.phases[slot as usize].started.get_or_insert(now);
+            }
+            // Warm-up is not measured; draining and the end leave the clock as is.
+            None if stage == Stage::WarmUp => state.stop_phase_clock(now),
+            _ => {}
+        }
     }
 
     pub fn set_load(&self, load: LoadSetting) {
@@ -273,6 +375,7 @@ impl Recorder {
                 state.close_interval(now);
             }
             let snapshot = state.snapshot(now);
+            state.stop_phase_clock(now);
             let elapsed = now - state.started;
             let ended_wall = state.started_wall + elapsed;
             let unix_ms = |t: SystemTime| {
@@ -291,6 +394,8 @@ impl Recorder {
                 dropped: state.dropped,
                 tps_avg: snapshot.tps_avg,
                 latency: snapshot.cumulative,
+                latency_spectrum: super::spectrum::spectrum(&state.cumulative),
+                phases: state.phase_summaries(),
                 failures_by_reason: snapshot
                     .failures
                     .iter()
@@ -305,6 +410,7 @@ impl Recorder {
                     .zip(state.cpu_at_start)
                     .map(|(end, start)| end - start),
                 tool_process: process,
+                interval_log: state.interval_log.as_mut().map(IntervalLog::finish),
             };
             (snapshot, summary)
         };
@@ -327,6 +433,17 @@ impl Recorder {
         for (total, n) in state.failures.iter_mut().zip(batch.failures.iter_mut()) {
             *total += u64::from(std::mem::take(n));
         }
+        if let Some(slot) = batch.phase {
+            let phase = &mut state.phases[slot as usize];
+            if !batch.latencies_us.is_empty() {
+                let h = phase.histogram.get_or_insert_with(histogram);
+                for &us in &batch.latencies_us {
+                    h.saturating_record(u64::from(us).max(1));
+                }
+            }
+            phase.ok += ok;
+            phase.failed += failed;
+        }
         batch.latencies_us.clear();
         batch.pending_failures = 0;
         batch.warm_up = 0;
@@ -342,9 +459,22 @@ pub struct WorkerRecorder {
     failures: [u32; FailureKind::COUNT],
     pending_failures: u32,
     warm_up: u32,
+    /// The measured phase the pending results belong to (see [`phase_slot`]).
+    phase: Option<u8>,
 }
 
 impl WorkerRecorder {
+    /// The stage the next results belong to: the phase their payments were
+    /// scheduled in. Merges the batch first when the phase changes, so each batch
+    /// holds one phase.
+    pub fn set_stage(&mut self, stage: Stage) {
+        let slot = phase_slot(stage);
+        if slot != self.phase {
+            self.flush();
+            self.phase = slot;
+        }
+    }
+
     pub fn success(&mut self, latency: Duration) {
         let us = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
         self.latencies_us.push(us);
@@ -493,6 +623,65 @@ mod tests {
         assert!((summary.tps_avg - 50.0).abs() < 1e-6);
         let point = summary.series.last().unwrap();
         assert!((point.active_s - 2.0).abs() < 1e-6, "{point:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn phases_get_their_own_counts_latency_and_active_time() {
+        let (recorder, _rx) = Recorder::new();
+        recorder.set_stage(Stage::WarmUp);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        recorder.set_stage(Stage::Ramp);
+        recorder.begin_timed();
+        let mut worker = recorder.worker();
+        worker.set_stage(Stage::Ramp);
+        for _ in 0..10 {
+            worker.success(ms(100));
+        }
+        worker.failure(FailureKind::RpcError);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        recorder.set_stage(Stage::Hold);
+        // A ramp payment still in flight when the hold starts counts for the ramp.
+        worker.success(ms(100));
+        worker.set_stage(Stage::Hold);
+        for _ in 0..40 {
+            worker.success(ms(5));
+        }
+        recorder.set_paused(true);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        recorder.set_paused(false);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        recorder.set_stage(Stage::Draining);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        drop(worker);
+        let summary = recorder.finish();
+        let [ramp, hold] = &summary.phases[..] else {
+            panic!("{:?}", summary.phases);
+        };
+        assert_eq!((ramp.phase, ramp.ok, ramp.failed), (Stage::Ramp, 11, 1));
+        assert_eq!((hold.phase, hold.ok, hold.failed), (Stage::Hold, 40, 0));
+        assert!(ramp.latency.p50_us >= 99_000 && hold.latency.max_us < 6_000);
+        assert!((ramp.active_s - 2.0).abs() < 1e-6, "{}", ramp.active_s);
+        // Paused time is left out; draining counts for the last phase.
+        assert!((hold.active_s - 3.0).abs() < 1e-6, "{}", hold.active_s);
+        assert!((hold.tps_avg - 40.0 / 3.0).abs() < 1e-6);
+        assert!(
+            (summary.active_s - 5.0).abs() < 1e-6,
+            "{}",
+            summary.active_s
+        );
+    }
+
+    #[test]
+    fn closed_loop_runs_have_no_phases() {
+        let (recorder, _rx) = Recorder::new();
+        recorder.set_stage(Stage::Closed);
+        let mut worker = recorder.worker();
+        worker.set_stage(Stage::Closed);
+        worker.success(ms(1));
+        drop(worker);
+        let summary = recorder.finish();
+        assert_eq!(summary.ok, 1);
+        assert!(summary.phases.is_empty());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the end ([`Summary`]).
 
 use super::process::ProcessStats;
-use super::{FailureKind, RunEvent, SeriesPoint};
+use super::{FailureKind, IntervalLogFile, RunEvent, SeriesPoint, SpectrumPoint};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -116,6 +116,21 @@ pub struct Snapshot {
     pub load: LoadSetting,
 }
 
+/// The figures of one measured open-loop phase (ramp or hold): the payments
+/// scheduled in it, wherever they ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSummary {
+    /// `ramp` or `hold`.
+    pub phase: Stage,
+    /// From the phase's start to the next phase's (or the run's end, draining
+    /// included, as for the whole run), pauses excluded: the TPS denominator.
+    pub active_s: f64,
+    pub ok: u64,
+    pub failed: u64,
+    pub tps_avg: f64,
+    pub latency: Percentiles,
+}
+
 /// Everything a report needs about the measured load.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -134,6 +149,12 @@ pub struct Summary {
     pub tps_avg: f64,
     /// Cumulative latency of successful payments, microseconds.
     pub latency: Percentiles,
+    /// The cumulative latency as HdrHistogram's percentile spectrum (0% to the max),
+    /// bounded in size: see [`super::spectrum`].
+    pub latency_spectrum: Vec<SpectrumPoint>,
+    /// Open loop: each measured phase (ramp, hold) on its own, in run order; empty
+    /// for a closed loop.
+    pub phases: Vec<PhaseSummary>,
     pub failures_by_reason: BTreeMap<&'static str, u64>,
     /// Seconds each series point covers (1 unless the run outgrew
     /// [`super::MAX_SERIES_POINTS`]).
@@ -147,6 +168,10 @@ pub struct Summary {
     /// The tool's own CPU during the run and memory at its end.
     pub tool_cpu_s: Option<f64>,
     pub tool_process: ProcessStats,
+    /// The HdrHistogram interval log streamed during the run, if one was asked for
+    /// ([`super::Recorder::log_intervals_to`]); the report copies it as `latency.hlog`.
+    #[serde(skip)]
+    pub interval_log: Option<IntervalLogFile>,
 }
 
 impl Summary {

@@ -61,6 +61,12 @@ pub fn render_all(results: &Summary) -> Result<Vec<Chart>> {
             caption: "p50, p90 and p99 latency of the successful payments of each interval, milliseconds. Amber bands: paused. Purple lines: load changed to the value written at their top.",
             svg: latency_over_time_marked(&results.series, &results.events)?,
         },
+        Chart {
+            file_name: "latency-spectrum.svg",
+            title: "Latency percentile spectrum",
+            caption: "Latency of the successful payments of the whole run at each percentile, milliseconds; the percentile axis is logarithmic in 1 / (1 − p), so 90%, 99%, 99.9% … each get the same width (as HdrHistogram plots it). The line ends at the max.",
+            svg: super::spectrum::latency_spectrum(&results.latency_spectrum)?,
+        },
     ])
 }
 

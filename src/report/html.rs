@@ -55,6 +55,7 @@ struct View<'a> {
     headline: String,
     thresholds_verdict: Option<String>,
     thresholds: Vec<ThresholdRow>,
+    phases: Vec<PhaseRow>,
     complete: bool,
     interrupted_by: Option<&'a str>,
     started_at: &'a str,
@@ -85,6 +86,37 @@ struct ThresholdRow {
     limit: String,
     actual: String,
     passed: bool,
+}
+
+/// One measured open-loop phase, formatted.
+#[derive(Serialize)]
+struct PhaseRow {
+    phase: &'static str,
+    ok: u64,
+    failed: u64,
+    tps: String,
+    p50: String,
+    p90: String,
+    p99: String,
+    max: String,
+    active: String,
+}
+
+impl PhaseRow {
+    fn of(p: &crate::metrics::PhaseSummary) -> PhaseRow {
+        let l = &p.latency;
+        PhaseRow {
+            phase: p.phase.as_str(),
+            ok: p.ok,
+            failed: p.failed,
+            tps: format::tps(p.tps_avg),
+            p50: format::latency_us(l.p50_us),
+            p90: format::latency_us(l.p90_us),
+            p99: format::latency_us(l.p99_us),
+            max: format::latency_us(l.max_us),
+            active: format::seconds(p.active_s),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -244,12 +276,13 @@ impl<'a> View<'a> {
                 .thresholds
                 .iter()
                 .map(|t| ThresholdRow {
-                    name: t.name.clone(),
+                    name: t.label(),
                     limit: t.limit_text(),
                     actual: t.actual_text(),
                     passed: t.passed,
                 })
                 .collect(),
+            phases: r.phases.iter().map(PhaseRow::of).collect(),
             complete: report.complete,
             interrupted_by: report.interrupted_by.as_deref(),
             started_at: &report.started_at,

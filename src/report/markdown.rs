@@ -80,13 +80,32 @@ pub fn render(report: &Report) -> String {
     for (metric, value) in rows {
         let _ = writeln!(out, "| {metric} | {} |", cell(&value));
     }
+    if !r.phases.is_empty() {
+        out.push_str(
+            "\n| phase | ok / failed | TPS (avg) | latency p50 / p99 / max |\n|---|---|---|---|\n",
+        );
+        for p in &r.phases {
+            let l = &p.latency;
+            let _ = writeln!(
+                out,
+                "| {} | {} / {} | {} | {} / {} / {} |",
+                p.phase.as_str(),
+                p.ok,
+                p.failed,
+                format::tps(p.tps_avg),
+                format::latency_us(l.p50_us),
+                format::latency_us(l.p99_us),
+                format::latency_us(l.max_us)
+            );
+        }
+    }
     if !report.thresholds.is_empty() {
         out.push_str("\n| threshold | limit | actual | result |\n|---|---|---|---|\n");
         for t in &report.thresholds {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} |",
-                t.name,
+                t.label(),
                 t.limit_text(),
                 t.actual_text(),
                 if t.passed { "pass" } else { "**FAIL**" }

@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod redact;
 pub mod resources;
 pub mod resources_charts;
+pub mod spectrum;
 pub mod thresholds;
 
 use crate::metrics::NodeResources;
@@ -35,7 +36,33 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         paths.push(write_file(dir, chart.file_name, &chart.svg)?);
     }
     paths.push(markdown::write(report, dir)?);
+    if let Some(path) = copy_interval_log(report, dir)? {
+        paths.push(path);
+    }
     Ok(paths)
+}
+
+/// Copies the interval log the run streamed (if any) into `dir` as `latency.hlog`.
+/// A log whose writing failed is not copied; the failure is printed instead, since
+/// the rest of the report is still good.
+fn copy_interval_log(report: &Report, dir: &Path) -> Result<Option<PathBuf>> {
+    use crate::metrics::hlog;
+    let Some(log) = &report.results.interval_log else {
+        return Ok(None);
+    };
+    if let Some(error) = &log.error {
+        eprintln!("warning: {} not written: {error}", hlog::FILE_NAME);
+        return Ok(None);
+    }
+    let path = dir.join(hlog::FILE_NAME);
+    std::fs::copy(&log.path, &path).with_context(|| {
+        format!(
+            "cannot copy the latency log {} to {}",
+            log.path.display(),
+            path.display()
+        )
+    })?;
+    Ok(Some(path))
 }
 
 /// Writes `dir/name` atomically (through a temporary file), creating `dir`.

@@ -1,8 +1,8 @@
 //! Thresholds of the scenario checked against the results at the end of a run
 //! (k6-style): any failed threshold fails the run (exit code 1).
 
-use crate::metrics::Summary;
-use crate::scenario::{LatencyStat, Threshold};
+use crate::metrics::{Percentiles, Summary};
+use crate::scenario::{LatencyStat, PhaseKind, PhaseThreshold, Threshold};
 use serde::Serialize;
 
 /// One threshold and how the run fared against it.
@@ -19,6 +19,10 @@ pub struct ThresholdResult {
     /// latency, no payment at all for the failure rate): the threshold then fails.
     pub actual: Option<f64>,
     pub passed: bool,
+    /// The open-loop phase (`ramp`, `hold`) checked, when the threshold is on one;
+    /// absent for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
 }
 
 impl ThresholdResult {
@@ -27,6 +31,14 @@ impl ThresholdResult {
             "us" => super::format::latency_us(value.round() as u64),
             "fraction" => super::format::percent(value),
             _ => format!("{value:.1} payments/s"),
+        }
+    }
+
+    /// The name with its phase, if any: `p99_latency`, `p99_latency (hold)`.
+    pub fn label(&self) -> String {
+        match &self.phase {
+            Some(phase) => format!("{} ({phase})", self.name),
+            None => self.name.clone(),
         }
     }
 
@@ -47,28 +59,82 @@ pub fn evaluate(thresholds: &[Threshold], results: &Summary) -> Vec<ThresholdRes
     thresholds.iter().map(|t| check(t, results)).collect()
 }
 
+/// Checks every per-phase threshold against that phase's figures in `results`. A
+/// phase the run never reached (stopped early) has nothing measured: it fails.
+pub fn evaluate_phases(thresholds: &[PhaseThreshold], results: &Summary) -> Vec<ThresholdResult> {
+    thresholds
+        .iter()
+        .map(|t| {
+            let name = match t.phase {
+                PhaseKind::WarmUp => "warm-up",
+                PhaseKind::Ramp => "ramp",
+                PhaseKind::Hold => "hold",
+            };
+            let figures = results
+                .phases
+                .iter()
+                .find(|p| p.phase.as_str() == name)
+                .map(|p| Figures {
+                    ok: p.ok,
+                    failed: p.failed,
+                    tps: p.tps_avg,
+                    latency: &p.latency,
+                });
+            let mut result = check_figures(&t.threshold, figures);
+            result.phase = Some(name.to_string());
+            result
+        })
+        .collect()
+}
+
 /// True when every threshold passed (also when there are none).
 pub fn all_passed(results: &[ThresholdResult]) -> bool {
     results.iter().all(|r| r.passed)
 }
 
+/// What a threshold is checked against: the whole run's figures or one phase's.
+struct Figures<'a> {
+    ok: u64,
+    failed: u64,
+    tps: f64,
+    latency: &'a Percentiles,
+}
+
 fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
+    check_figures(
+        threshold,
+        Some(Figures {
+            ok: r.ok,
+            failed: r.failed,
+            tps: r.tps_avg,
+            latency: &r.latency,
+        }),
+    )
+}
+
+/// `None`: nothing to check against (a phase never reached); the threshold fails.
+fn check_figures(threshold: &Threshold, figures: Option<Figures>) -> ThresholdResult {
     let (unit, bound, limit, actual) = match *threshold {
         Threshold::Latency { stat, max } => {
-            let l = &r.latency;
-            let value = match stat {
-                LatencyStat::P50 => l.p50_us,
-                LatencyStat::P90 => l.p90_us,
-                LatencyStat::P99 => l.p99_us,
-                LatencyStat::Max => l.max_us,
-            };
-            let actual = (r.ok > 0).then_some(value as f64);
+            let l = figures.as_ref().map(|f| f.latency);
+            let actual = figures
+                .as_ref()
+                .filter(|f| f.ok > 0)
+                .zip(l)
+                .map(|(_, l)| match stat {
+                    LatencyStat::P50 => l.p50_us,
+                    LatencyStat::P90 => l.p90_us,
+                    LatencyStat::P99 => l.p99_us,
+                    LatencyStat::Max => l.max_us,
+                } as f64);
             ("us", "max", max.as_secs_f64() * 1e6, actual)
         }
-        Threshold::MinTps(min) => ("tps", "min", min, Some(r.tps_avg)),
+        Threshold::MinTps(min) => ("tps", "min", min, figures.as_ref().map(|f| f.tps)),
         Threshold::MaxFailureRate(max) => {
-            let attempted = r.ok + r.failed;
-            let actual = (attempted > 0).then(|| r.failed as f64 / attempted as f64);
+            let actual = figures.as_ref().and_then(|f| {
+                let attempted = f.ok + f.failed;
+                (attempted > 0).then(|| f.failed as f64 / attempted as f64)
+            });
             ("fraction", "max", max, actual)
         }
     };
@@ -84,6 +150,7 @@ fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
         limit,
         actual,
         passed,
+        phase: None,
     }
 }
 
@@ -115,12 +182,15 @@ mod tests {
                 max_us: p99_us * 2,
                 mean_us: 0.0,
             },
+            latency_spectrum: Vec::new(),
+            phases: Vec::new(),
             failures_by_reason: Default::default(),
             series_resolution_s: 1,
             series: Vec::new(),
             events: Vec::new(),
             events_dropped: 0,
             tool_cpu_s: None,
+            interval_log: None,
             tool_process: ProcessStats::default(),
         }
     }
@@ -198,6 +268,89 @@ mod tests {
         assert_eq!(out[0].actual, None);
         assert_eq!(out[0].actual_text(), "nothing measured");
         assert_eq!(out[2].actual, None);
+    }
+
+    fn phase(
+        stage: crate::metrics::Stage,
+        ok: u64,
+        failed: u64,
+        tps: f64,
+        p99_us: u64,
+    ) -> crate::metrics::PhaseSummary {
+        crate::metrics::PhaseSummary {
+            phase: stage,
+            active_s: 10.0,
+            ok,
+            failed,
+            tps_avg: tps,
+            latency: Percentiles {
+                count: ok,
+                p99_us,
+                max_us: p99_us,
+                ..Percentiles::default()
+            },
+        }
+    }
+
+    #[test]
+    fn phase_thresholds_use_that_phases_figures() {
+        use crate::metrics::Stage;
+        let mut r = results(1000, 10, 30.0, 900_000);
+        r.phases = vec![
+            phase(Stage::Ramp, 300, 10, 15.0, 3_000_000),
+            phase(Stage::Hold, 700, 0, 50.0, 500_000),
+        ];
+        let on = |phase, threshold| PhaseThreshold { phase, threshold };
+        let out = evaluate_phases(
+            &[
+                on(PhaseKind::Hold, p99(Duration::from_secs(1))),
+                on(PhaseKind::Ramp, p99(Duration::from_secs(1))),
+                on(PhaseKind::Hold, Threshold::MinTps(40.0)),
+                on(PhaseKind::Ramp, Threshold::MinTps(40.0)),
+                on(PhaseKind::Ramp, Threshold::MaxFailureRate(0.01)),
+                on(PhaseKind::Hold, Threshold::MaxFailureRate(0.0)),
+            ],
+            &r,
+        );
+        let got: Vec<(String, bool)> = out.iter().map(|t| (t.label(), t.passed)).collect();
+        assert_eq!(
+            got,
+            [
+                ("p99_latency (hold)".to_string(), true),
+                ("p99_latency (ramp)".to_string(), false),
+                ("min_tps (hold)".to_string(), true),
+                ("min_tps (ramp)".to_string(), false),
+                ("max_failure_rate (ramp)".to_string(), false),
+                ("max_failure_rate (hold)".to_string(), true),
+            ]
+        );
+        assert_eq!(out[0].actual, Some(500_000.0));
+        assert_eq!(out[1].actual, Some(3_000_000.0));
+        assert_eq!(out[3].actual, Some(15.0));
+        assert_eq!(out[0].phase.as_deref(), Some("hold"));
+        // The same threshold on the whole run passes: only the phase's figures count.
+        assert!(evaluate(&[p99(Duration::from_secs(1))], &r)[0].passed);
+    }
+
+    #[test]
+    fn a_phase_never_reached_fails_with_nothing_measured() {
+        let r = results(100, 0, 30.0, 900_000);
+        let out = evaluate_phases(
+            &[PhaseThreshold {
+                phase: PhaseKind::Hold,
+                threshold: Threshold::MinTps(0.0),
+            }],
+            &r,
+        );
+        assert!(!out[0].passed);
+        assert_eq!(out[0].actual_text(), "nothing measured");
+        let json = serde_json::to_value(&out[0]).unwrap();
+        assert_eq!(json["phase"], "hold");
+        let whole = serde_json::to_value(&evaluate(&[Threshold::MinTps(1.0)], &r)[0]).unwrap();
+        assert!(
+            whole.get("phase").is_none(),
+            "no phase key on whole-run thresholds"
+        );
     }
 
     #[test]

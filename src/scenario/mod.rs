@@ -11,7 +11,7 @@ mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
-pub use thresholds::{LatencyStat, Threshold};
+pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
@@ -156,6 +156,8 @@ pub struct Scenario {
     pub workload: Workload,
     /// Pass / fail criteria checked at the end (empty when the file has none).
     pub thresholds: Vec<Threshold>,
+    /// Thresholds on one open-loop phase each (`phase: hold`), in file order.
+    pub phase_thresholds: Vec<PhaseThreshold>,
     /// The file it came from and its text as written, for the report.
     pub path: PathBuf,
     pub source: String,

@@ -23,7 +23,7 @@ pub(super) struct RawScenario {
     pub channels: Vec<Spanned<RawChannel>>,
     pub workload: Spanned<RawWorkload>,
     #[serde(default)]
-    pub thresholds: Option<RawThresholds>,
+    pub thresholds: Option<RawThresholdBlocks>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -166,6 +166,50 @@ pub(super) struct RawStop {
 
 /// `thresholds:`; durations and the failure rate are read as text and parsed by the
 /// validator, so `2s`, `1%` and `0.01` all keep their location.
+/// `thresholds:` as one block, or a list of blocks (each may name its `phase:`).
+#[derive(Debug)]
+pub(super) struct RawThresholdBlocks(pub Vec<RawThresholds>);
+
+impl<'de> Deserialize<'de> for RawThresholdBlocks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BlocksVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for BlocksVisitor {
+            type Value = RawThresholdBlocks;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a mapping of thresholds (p99_latency: 2s, ...) or a list of such mappings, each with an optional phase:",
+                )
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawThresholdBlocks, A::Error> {
+                // The block's own fields are read by the map itself, so their
+                // locations and unknown-field errors stay as precise as elsewhere.
+                let block =
+                    RawThresholds::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawThresholdBlocks(vec![block]))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RawThresholdBlocks, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(RawThresholdBlocks(blocks))
+            }
+        }
+
+        deserializer.deserialize_any(BlocksVisitor)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawThresholds {
@@ -181,4 +225,8 @@ pub(super) struct RawThresholds {
     pub min_tps: Option<Spanned<f64>>,
     #[serde(default)]
     pub max_failure_rate: Option<Spanned<String>>,
+    /// The open-loop phase (`ramp` or `hold`) these thresholds apply to; the whole
+    /// run when absent.
+    #[serde(default)]
+    pub phase: Option<Spanned<String>>,
 }

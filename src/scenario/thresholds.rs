@@ -1,9 +1,9 @@
 //! `thresholds:` (k6-style pass / fail criteria checked at the end of a run): the
 //! validated [`Threshold`] and its checks on the raw section.
 
-use super::ScenarioError;
-use super::raw::RawThresholds;
+use super::raw::{RawThresholdBlocks, RawThresholds};
 use super::validate::Ctx;
+use super::{Load, PhaseKind, ScenarioError};
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
@@ -43,16 +43,97 @@ impl Threshold {
     }
 }
 
+/// A threshold on one open-loop phase (`phase: hold`): checked against that phase's
+/// own payments, TPS and latency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseThreshold {
+    pub phase: PhaseKind,
+    pub threshold: Threshold,
+}
+
+/// The scenario's thresholds: on the whole run, and per phase, each in file order.
+pub(super) type Validated = (Vec<Threshold>, Vec<PhaseThreshold>);
+
 const LATENCY_HINT: &str =
     "write a duration above zero with its unit, e.g. p99_latency: 2s or 500ms";
 
 pub(super) fn validate(
     ctx: &Ctx,
-    raw: Option<&RawThresholds>,
-) -> Result<Vec<Threshold>, ScenarioError> {
-    let Some(raw) = raw else {
-        return Ok(Vec::new());
+    raw: Option<&RawThresholdBlocks>,
+    load: &Load,
+) -> Result<Validated, ScenarioError> {
+    let (mut whole, mut phased) = (Vec::new(), Vec::new());
+    for block in raw.map_or(&[][..], |b| b.0.as_slice()) {
+        let thresholds = block_thresholds(ctx, block)?;
+        match &block.phase {
+            None => whole.extend(thresholds),
+            Some(name) => {
+                let phase = phase(ctx, name, load)?;
+                phased.extend(
+                    thresholds
+                        .into_iter()
+                        .map(|threshold| PhaseThreshold { phase, threshold }),
+                );
+            }
+        }
+    }
+    Ok((whole, phased))
+}
+
+/// The phase a `phase:` names: one of the open-loop phases the workload has, and
+/// one whose payments are counted (not the warm-up).
+fn phase(ctx: &Ctx, name: &Spanned<String>, load: &Load) -> Result<PhaseKind, ScenarioError> {
+    let phases = match load {
+        Load::Closed { .. } => {
+            return Err(ctx.error(
+                &name.referenced,
+                format!(
+                    "thresholds phase: {} is set, but the load is closed-loop (concurrency:), which has no phases",
+                    name.value
+                ),
+                "remove phase: to check the whole run, or use an open-loop workload (rate: with ramp: / hold:)",
+            ));
+        }
+        Load::Open { phases } => phases,
     };
+    let counted: Vec<&str> = phases
+        .iter()
+        .filter_map(|p| match p.kind {
+            PhaseKind::WarmUp => None,
+            PhaseKind::Ramp => Some("ramp"),
+            PhaseKind::Hold => Some("hold"),
+        })
+        .collect();
+    let written = name.value.trim();
+    let kind = match written {
+        "ramp" => Some(PhaseKind::Ramp),
+        "hold" => Some(PhaseKind::Hold),
+        "warm_up" | "warm-up" => {
+            return Err(ctx.error(
+                &name.referenced,
+                "thresholds phase: warm-up is not measured (warm-up payments are excluded from every figure)",
+                format!("use one of the measured phases: {}", counted.join(", ")),
+            ));
+        }
+        _ => None,
+    };
+    match kind {
+        Some(k) if phases.iter().any(|p| p.kind == k) => Ok(k),
+        _ => Err(ctx.error(
+            &name.referenced,
+            format!(
+                "thresholds phase: {written} is not a phase of this workload (its measured phases: {})",
+                if counted.is_empty() { "none".to_string() } else { counted.join(", ") }
+            ),
+            format!(
+                "write one of: {}, or add that phase under workload rate:",
+                counted.join(", ")
+            ),
+        )),
+    }
+}
+
+fn block_thresholds(ctx: &Ctx, raw: &RawThresholds) -> Result<Vec<Threshold>, ScenarioError> {
     let mut out = Vec::new();
     for (stat, field) in [
         (LatencyStat::P50, &raw.p50_latency),

@@ -113,7 +113,8 @@ pub(super) fn validate(
         )?);
     }
     let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
-    let thresholds = super::thresholds::validate(&ctx, raw.thresholds.as_ref())?;
+    let (thresholds, phase_thresholds) =
+        super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -123,6 +124,7 @@ pub(super) fn validate(
         channels,
         workload,
         thresholds,
+        phase_thresholds,
         path: path.to_path_buf(),
         source: source.to_string(),
     })
