@@ -98,6 +98,7 @@ fn info() -> TuiInfo {
             })
             .collect(),
         resources: Some(rx),
+        report_snapshots: None,
     }
 }
 

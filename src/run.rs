@@ -99,7 +99,36 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 .map(|s| (s, tui_info(&scenario, &facts, readings_rx)));
             // Streamed during the load, copied into the report at the end.
             let hlog = (opts.report_dir.as_ref()).map(|_| run_dir.join(metrics::hlog::FILE_NAME));
-            let load = run_load(&scenario, &network, cancel.clone(), view, hlog);
+            // `r` in the live view: the report so far, into <report dir>/snapshots/<s>/
+            // (or ./lnbench-snapshots-<run id>/<s>/ without --report).
+            let snapshot_root = opts.report_dir.as_ref().map_or_else(
+                || PathBuf::from(format!("lnbench-snapshots-{run_id}")),
+                |d| d.join("snapshots"),
+            );
+            let write_snapshot = |summary: Summary| -> Result<PathBuf> {
+                let at = format!("{:.0}s", summary.elapsed_s);
+                let why = format!("snapshot taken {at} into the load; the run went on");
+                let report = build_report(
+                    &scenario,
+                    &facts,
+                    &log,
+                    summary,
+                    started_at,
+                    false,
+                    Some(why),
+                );
+                let dir = snapshot_root.join(at);
+                report::write_all(&report, &dir)?;
+                Ok(dir)
+            };
+            let load = run_load(
+                &scenario,
+                &network,
+                cancel.clone(),
+                view,
+                hlog,
+                &write_snapshot,
+            );
             let mut resources = metrics::ResourceLog::new();
             let (summary, load_err) =
                 watch_processes(&mut runtime, load, &cancel, &mut resources, &readings_tx).await;
@@ -396,6 +425,7 @@ async fn run_load(
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
+    write_snapshot: &dyn Fn(Summary) -> Result<PathBuf>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -429,9 +459,17 @@ async fn run_load(
         }
     }
     let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+    // `r` in the live view asks for a report snapshot; the answer goes to its footer.
+    let (snapshot_tx, mut snapshot_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (note_tx, note_rx) = tokio::sync::watch::channel(String::new());
+    let mut snapshots_open = view.is_some();
     let printer = match view {
         // While the live view draws, nothing else may write to the terminal.
-        Some((session, info)) => {
+        Some((session, mut info)) => {
+            info.report_snapshots = Some(tui::SnapshotChannel {
+                requests: snapshot_tx,
+                notes: note_rx,
+            });
             session.load(tui::session::LoadView {
                 snapshots,
                 commands,
@@ -446,7 +484,23 @@ async fn run_load(
             Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))
         }
     };
-    let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
+    let engine = engine::run(plan, recorder.clone(), command_rx, cancel);
+    tokio::pin!(engine);
+    let res = loop {
+        tokio::select! {
+            res = &mut engine => break res,
+            request = snapshot_rx.recv(), if snapshots_open => match request {
+                Some(()) => {
+                    let note = match write_snapshot(recorder.summary_now()) {
+                        Ok(dir) => format!("report snapshot written to {}", dir.display()),
+                        Err(e) => format!("report snapshot failed: {e:#}"),
+                    };
+                    let _ = note_tx.send(note);
+                }
+                None => snapshots_open = false,
+            },
+        }
+    };
     let (summary, err) = match res {
         Ok(outcome) => (outcome.summary, None),
         Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
@@ -466,6 +520,7 @@ fn start_session(scenario: &Scenario, cancel: &CancellationToken) -> Option<tui:
         runtime: "local".into(),
         nodes: Vec::new(),
         resources: None,
+        report_snapshots: None,
     };
     match tui::session::Session::start(info, cancel.clone()) {
         Ok(s) => Some(s),
@@ -558,6 +613,7 @@ fn tui_info(
         runtime: "local".into(),
         nodes,
         resources: Some(readings),
+        report_snapshots: None,
     }
 }
 

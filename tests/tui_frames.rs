@@ -51,6 +51,7 @@ fn info() -> TuiInfo {
         runtime: "local".into(),
         nodes: vec![node("alice", "sender"), node("bob", "receiver"), chain],
         resources: Some(rx),
+        report_snapshots: None,
     }
 }
 
@@ -302,6 +303,7 @@ mod event_loop {
         let (readings_tx, readings_rx) = watch::channel(Vec::new());
         let info = TuiInfo {
             resources: Some(readings_rx),
+            report_snapshots: None,
             ..info()
         };
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();

@@ -376,42 +376,26 @@ impl Recorder {
             }
             let snapshot = state.snapshot(now);
             state.stop_phase_clock(now);
-            let elapsed = now - state.started;
-            let ended_wall = state.started_wall + elapsed;
-            let unix_ms = |t: SystemTime| {
-                t.duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64)
-            };
-            let summary = Summary {
-                started_unix_ms: unix_ms(state.started_wall),
-                ended_unix_ms: unix_ms(ended_wall),
-                elapsed_s: elapsed.as_secs_f64(),
-                active_s: state.active_timed(now).as_secs_f64(),
-                paused_s: state.paused_at(now).as_secs_f64(),
-                ok: state.ok,
-                failed: state.failed,
-                warm_up_excluded: state.warm_up,
-                dropped: state.dropped,
-                tps_avg: snapshot.tps_avg,
-                latency: snapshot.cumulative,
-                latency_spectrum: super::spectrum::spectrum(&state.cumulative),
-                phases: state.phase_summaries(),
-                failures_by_reason: snapshot
-                    .failures
-                    .iter()
-                    .map(|(k, n)| (k.as_str(), *n))
-                    .collect(),
-                series_resolution_s: state.series.resolution(),
-                series: state.series.complete(),
-                events: state.events.events().to_vec(),
-                events_dropped: state.events.dropped(),
-                tool_cpu_s: process
-                    .cpu_s
-                    .zip(state.cpu_at_start)
-                    .map(|(end, start)| end - start),
-                tool_process: process,
-                interval_log: state.interval_log.as_mut().map(IntervalLog::finish),
-            };
+            let interval_log = state.interval_log.as_mut().map(IntervalLog::finish);
+            let summary = summarize(&state, now, &snapshot, process, interval_log);
+            (snapshot, summary)
+        };
+        self.shared.snapshots.send_replace(snapshot);
+        summary
+    }
+
+    /// The summary so far while the load goes on (a report snapshot). It closes the
+    /// interval in progress early, as a tick does (the series gets one short
+    /// interval), and finishes nothing: the run goes on. Workers' unflushed batches
+    /// are not in it.
+    pub fn summary_now(&self) -> Summary {
+        let now = Instant::now();
+        let process = ProcessStats::now();
+        let (snapshot, summary) = {
+            let mut state = self.state();
+            state.close_interval(now);
+            let snapshot = state.snapshot(now);
+            let summary = summarize(&state, now, &snapshot, process, None);
             (snapshot, summary)
         };
         self.shared.snapshots.send_replace(snapshot);
@@ -447,6 +431,52 @@ impl Recorder {
         batch.latencies_us.clear();
         batch.pending_failures = 0;
         batch.warm_up = 0;
+    }
+}
+
+/// The summary of everything recorded up to `now`, with `snapshot` taken at `now`.
+fn summarize(
+    state: &State,
+    now: Instant,
+    snapshot: &Snapshot,
+    process: ProcessStats,
+    interval_log: Option<super::hlog::IntervalLogFile>,
+) -> Summary {
+    let elapsed = now - state.started;
+    let ended_wall = state.started_wall + elapsed;
+    let unix_ms = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    };
+    Summary {
+        started_unix_ms: unix_ms(state.started_wall),
+        ended_unix_ms: unix_ms(ended_wall),
+        elapsed_s: elapsed.as_secs_f64(),
+        active_s: state.active_timed(now).as_secs_f64(),
+        paused_s: state.paused_at(now).as_secs_f64(),
+        ok: state.ok,
+        failed: state.failed,
+        warm_up_excluded: state.warm_up,
+        dropped: state.dropped,
+        tps_avg: snapshot.tps_avg,
+        latency: snapshot.cumulative,
+        latency_spectrum: super::spectrum::spectrum(&state.cumulative),
+        phases: state.phase_summaries(),
+        failures_by_reason: snapshot
+            .failures
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect(),
+        series_resolution_s: state.series.resolution(),
+        series: state.series.complete(),
+        events: state.events.events().to_vec(),
+        events_dropped: state.events.dropped(),
+        tool_cpu_s: process
+            .cpu_s
+            .zip(state.cpu_at_start)
+            .map(|(end, start)| end - start),
+        tool_process: process,
+        interval_log,
     }
 }
 
@@ -669,6 +699,30 @@ mod tests {
             "{}",
             summary.active_s
         );
+    }
+
+    #[test]
+    fn summary_now_counts_so_far_and_the_run_goes_on() {
+        let (recorder, _rx) = Recorder::new();
+        recorder.set_stage(Stage::Closed);
+        let mut worker = recorder.worker();
+        worker.set_stage(Stage::Closed);
+        worker.success(ms(3));
+        worker.success(ms(5));
+        worker.flush();
+        let now = recorder.summary_now();
+        assert_eq!(now.ok, 2);
+        assert!(now.latency.max_us >= 5_000, "{:?}", now.latency);
+        assert_eq!(
+            recorder.state().stage,
+            Stage::Closed,
+            "a snapshot finishes nothing"
+        );
+        worker.success(ms(7));
+        drop(worker);
+        let end = recorder.finish();
+        assert_eq!(end.ok, 3);
+        assert!(end.latency.max_us >= 7_000);
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub const KEYS: [(&str, &str); 6] = [
     ("p / space", "pause or resume (in-flight payments finish)"),
     ("+ / up", "more load: concurrency or target rate, one step"),
     ("- / down", "less load, one step"),
-    ("r", "report snapshot (not available yet)"),
+    ("r", "write a report snapshot now (the run goes on)"),
     ("?", "show or hide this help (esc hides it)"),
     ("q / ctrl-c", "stop the run: report, then teardown"),
 ];

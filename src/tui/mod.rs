@@ -47,6 +47,16 @@ pub struct TuiInfo {
     /// The latest resource reading of each node, as the run publishes them about
     /// once a second; `None` when nothing reads resources.
     pub resources: Option<watch::Receiver<Vec<ResourceReading>>>,
+    /// Where `r` asks the run for a report snapshot; `None` where nothing writes one.
+    pub report_snapshots: Option<SnapshotChannel>,
+}
+
+/// `r` sends a request; the run answers with a note for the footer (where the
+/// snapshot went, or why none was written).
+#[derive(Debug, Clone)]
+pub struct SnapshotChannel {
+    pub requests: mpsc::UnboundedSender<()>,
+    pub notes: watch::Receiver<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -109,6 +119,7 @@ where
 {
     let mut snapshot = snapshots.borrow_and_update().clone();
     let mut readings = info.resources.clone();
+    let mut notes = info.report_snapshots.as_ref().map(|c| c.notes.clone());
     let mut app = App::new(&snapshot);
     let mut frames = tokio::time::interval(FRAME_INTERVAL);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -129,6 +140,16 @@ where
                 app.observe(&snapshot);
                 dirty = true;
             }
+            changed = async { notes.as_mut().expect("guarded").changed().await }, if notes.is_some() => {
+                match changed {
+                    Ok(()) => {
+                        let note = notes.as_mut().expect("guarded").borrow_and_update().clone();
+                        app.message = Some(note);
+                        dirty = true;
+                    }
+                    Err(_) => notes = None,
+                }
+            }
             changed = async { readings.as_mut().expect("guarded").changed().await }, if readings.is_some() => {
                 if changed.is_err() {
                     // The run stopped reading; the last readings stay on screen.
@@ -142,6 +163,14 @@ where
                         if let Some(command) = app.update(action) {
                             // The engine gone means the run is ending anyway.
                             let _ = commands.send(command);
+                        }
+                        if action == app::Action::ReportSnapshot {
+                            app.message = Some(match &info.report_snapshots {
+                                Some(c) if c.requests.send(()).is_ok() => {
+                                    "writing a report snapshot ...".to_string()
+                                }
+                                _ => "report snapshot: not available in this run".to_string(),
+                            });
                         }
                         if app.quit {
                             return Ok(TuiExit::Quit);
