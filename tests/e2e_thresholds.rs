@@ -70,6 +70,8 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
         dom.contains("min_tps") && dom.contains("FAIL"),
         "thresholds shown"
     );
+    let console = chromium_console(&report_dir.join("report.html"));
+    assert!(console.is_empty(), "console messages: {console:#?}");
     let shot = std::fs::metadata(&png).expect("screenshot written").len();
     assert!(
         shot > 20_000,

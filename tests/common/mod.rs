@@ -115,6 +115,37 @@ pub fn chromium_render(html: &Path, png: &Path) -> String {
     String::from_utf8_lossy(&dom.stdout).into_owned()
 }
 
+/// What the page wrote to the browser console while headless Chromium loaded it
+/// (Chromium logs each console message to stderr as `...:CONSOLE:...] "text"`).
+/// Report pages have no script, so any message means something went wrong.
+pub fn chromium_console(html: &Path) -> Vec<String> {
+    let profile = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs (scripts/setup.sh --dev installs it)");
+    assert!(out.status.success(), "chromium failed");
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect()
+}
+
 /// A plan paying from `sender` to an instant fake `bob` by keysend.
 pub fn fake_plan(
     sender: lnbench_tui::node::fake::FakeNode,
