@@ -121,6 +121,10 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
     tmux(&["send-keys", "-t", &session, "p"]);
     wait_for_screen(&session, "closed-loop", 10);
 
+    // `r`: the report so far, written while the run goes on.
+    tmux(&["send-keys", "-t", &session, "r"]);
+    wait_for_screen(&session, "report snapshot written", 30);
+
     tmux(&["send-keys", "-t", &session, "q"]);
     let code = wait_for_file(&exit_file, 120);
     let after = screen(&session);
@@ -139,6 +143,19 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
         left.is_empty(),
         "processes of the run still alive: {left:?}"
     );
+
+    let snapshot = std::fs::read_dir(report_dir.join("snapshots"))
+        .expect("snapshots dir")
+        .next()
+        .expect("one snapshot")
+        .unwrap()
+        .path();
+    let snap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(snapshot.join("report.json")).unwrap())
+            .unwrap();
+    assert_matches_schema(&snap);
+    assert_eq!(snap["complete"], false);
+    assert!(snap["results"]["ok"].as_u64().unwrap() > 0);
 
     // The report records the ramp, the pause and its end, and the stop, in order.
     let text = std::fs::read_to_string(report_dir.join("report.json")).expect("report.json");
