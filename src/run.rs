@@ -9,8 +9,9 @@ use crate::node::LightningNode;
 use crate::node::lnd::{self, LndNode};
 use crate::report::{self, Report};
 use crate::runtime::Runtime;
+use crate::runtime::docker::{self, DockerRuntime};
 use crate::runtime::local::LocalRuntime;
-use crate::scenario::{Load, Scenario};
+use crate::scenario::{Load, RuntimeKind, Scenario};
 use crate::setup::{self, ReadyNode, StepLog};
 use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
@@ -36,7 +37,7 @@ pub struct RunOptions {
 /// Runs `scenario` to the end and returns the exit code.
 pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     crate::tls::install_crypto_provider();
-    preflight(&scenario)?;
+    let chosen = choose_runtime(&scenario).await?;
     let started_at = SystemTime::now();
     let run_id = format!(
         "{}-{}-{}",
@@ -64,12 +65,26 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let signal = Arc::new(OnceLock::new());
     let signals = tokio::spawn(watch_signals(cancel.clone(), signal.clone()));
 
-    let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
+    let mut runtime: Box<dyn Runtime> = match chosen {
+        Chosen::Local => Box::new(LocalRuntime::new(run_dir.clone(), opts.keep)),
+        Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
+            engine,
+            images,
+            &run_id,
+            &scenario.name,
+            run_dir.clone(),
+            opts.keep,
+        )),
+    };
     let mut log = StepLog::default();
-    let mut facts = RunFacts::default();
+    let mut facts = RunFacts {
+        runtime: runtime.describe(),
+        ..RunFacts::default()
+    };
+    eprintln!("runtime: {}", facts.runtime);
 
     let outcome = tokio::select! {
-        r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
+        r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
         () = cancel.cancelled() => Ok(None),
     };
     log.end();
@@ -77,7 +92,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         Ok(Some(network)) => {
             let view = opts.tui.then(|| tui_info(&scenario, &facts));
             let load = run_load(&scenario, &network, cancel.clone(), view);
-            let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
+            let (summary, load_err) = watch_processes(runtime.as_mut(), load, &cancel).await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -122,7 +137,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     signals.abort();
     match &down {
         Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
-        Ok(()) => eprintln!("    all processes stopped, run directory removed"),
+        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
         Err(e) => eprintln!("    teardown: {e:#}"),
     }
     if let Some(sig) = signal.get() {
@@ -133,9 +148,47 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     Ok(exit)
 }
 
+/// The runtime a run uses, checked before anything starts.
+enum Chosen {
+    Local,
+    Docker(bollard::Docker, docker::RunImages),
+}
+
+/// Picks the runtime the scenario asks for and checks it can run the scenario: the
+/// binaries for `local`; the engine and the images (pulled as the policy allows) for
+/// `docker`. `auto` takes docker when an engine answers and every image is present or
+/// may be pulled, and no `binary:` is set (a binary is only run locally); else local,
+/// saying why.
+async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
+    match scenario.runtime {
+        RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
+        RuntimeKind::Docker => {
+            let (engine, images) = docker::preflight(scenario).await?;
+            Ok(Chosen::Docker(engine, images))
+        }
+        RuntimeKind::Auto => {
+            let binary_set = scenario.chain.binary.is_some()
+                || scenario.nodes.iter().any(|n| n.binary.is_some());
+            let why_local = if binary_set {
+                "the scenario sets binary:".to_string()
+            } else {
+                match docker::available(scenario).await {
+                    Ok(()) => {
+                        let (engine, images) = docker::preflight(scenario).await?;
+                        return Ok(Chosen::Docker(engine, images));
+                    }
+                    Err(e) => format!("{e}"),
+                }
+            };
+            eprintln!("runtime auto: using local processes ({why_local})");
+            preflight_local(scenario).map(|()| Chosen::Local)
+        }
+    }
+}
+
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
-fn preflight(scenario: &Scenario) -> Result<()> {
+fn preflight_local(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
     find_binary(
         scenario.chain.binary.as_deref(),
@@ -152,7 +205,7 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log.
 async fn watch_processes(
-    runtime: &mut LocalRuntime,
+    runtime: &mut dyn Runtime,
     load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
     cancel: &CancellationToken,
 ) -> (Summary, Option<anyhow::Error>) {
@@ -196,6 +249,8 @@ async fn watch_signals(cancel: CancellationToken, which: Arc<OnceLock<&'static s
 /// What setup learned, for the report.
 #[derive(Default)]
 struct RunFacts {
+    /// `local`, or `docker (images)`.
+    runtime: String,
     chain_version: String,
     nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
 }
@@ -207,7 +262,7 @@ struct Network {
 
 async fn bring_up(
     scenario: &Scenario,
-    runtime: &mut LocalRuntime,
+    runtime: &mut dyn Runtime,
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
@@ -345,7 +400,7 @@ async fn follow_live(
 fn tui_info(scenario: &Scenario, facts: &RunFacts) -> tui::TuiInfo {
     tui::TuiInfo {
         scenario: scenario.name.clone(),
-        runtime: "local".into(),
+        runtime: facts.runtime.clone(),
         nodes: facts
             .nodes
             .iter()
@@ -400,7 +455,7 @@ fn build_report(
             path: scenario.path.display().to_string(),
             text: report::redact::redact_scenario_text(&scenario.source),
         },
-        runtime: "local".into(),
+        runtime: facts.runtime.clone(),
         host: report::Host::detect(),
         chain: report::ChainInfo {
             implementation: "btcd".into(),

@@ -1,0 +1,805 @@
+//! Docker runtime: btcd and LND in containers of a Docker engine (bollard), one
+//! user-defined bridge network per run. Container hostnames are the node names (the
+//! chain is `chain`), so peers reach each other at `bob:9735` and LND reaches btcd at
+//! `chain:18556`. Ports are published on 127.0.0.1 only, on ephemeral host ports read
+//! back by inspect. Node data stays in the container's writable layer (its size is
+//! the data-dir size); credentials are copied out into the run directory (0600); each
+//! container's log is followed into `<run dir>/<name>.log`. Everything carries the
+//! labels `lnbench.run`, `lnbench.scenario`, `lnbench.node`, so `lnbench-tui down`
+//! finds what a killed run left.
+
+mod cleanup;
+mod creds;
+mod images;
+pub mod stats;
+
+pub use cleanup::{Removed, down_all};
+pub use images::{DEFAULT_BTCD_VERSION, DEFAULT_LND_VERSION, RunImages};
+
+use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
+use super::local::{CHAIN_NAME, random_hex};
+use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
+use crate::metrics::ResourceReading;
+use crate::scenario::{ChainSpec, NodeSpec, Scenario};
+use async_trait::async_trait;
+use bollard::Docker;
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, HostConfig, NetworkCreateRequest, NetworkingConfig,
+    PortBinding,
+};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+    StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
+};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+pub const LABEL_RUN: &str = "lnbench.run";
+pub const LABEL_SCENARIO: &str = "lnbench.scenario";
+pub const LABEL_NODE: &str = "lnbench.node";
+
+/// Ports inside the containers (the same in every container: each has its own address).
+const BTCD_RPC_PORT: u16 = 18556;
+const BTCD_P2P_PORT: u16 = 18444;
+const LND_GRPC_PORT: u16 = 10009;
+const LND_P2P_PORT: u16 = 9735;
+/// Data directory inside every container.
+const DATA: &str = "/data";
+/// btcd's RPC certificate inside LND containers.
+const BTCD_CERT_IN_LND: &str = "/data/btcd-rpc.cert";
+/// How long the engine may take to answer a ping.
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
+const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Seconds a container gets to stop on SIGTERM before the engine kills it.
+const STOP_SECS: i32 = 5;
+const POLL: Duration = Duration::from_millis(200);
+
+/// Connects to the engine `DOCKER_HOST` names (else the local socket), checks that it
+/// answers within 2 s, and settles on the API version both sides speak.
+pub async fn connect() -> Result<Docker, RuntimeError> {
+    let no_engine = |detail: String| RuntimeError::NoEngine { detail };
+    let docker = Docker::connect_with_defaults().map_err(|e| no_engine(e.to_string()))?;
+    match tokio::time::timeout(PING_TIMEOUT, docker.ping()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(no_engine(e.to_string())),
+        Err(_) => {
+            return Err(no_engine(format!(
+                "no answer in {} s",
+                PING_TIMEOUT.as_secs()
+            )));
+        }
+    }
+    tokio::time::timeout(PING_TIMEOUT * 2, docker.negotiate_version())
+        .await
+        .map_err(|_| no_engine("version negotiation timed out".into()))?
+        .map_err(|e| no_engine(e.to_string()))
+}
+
+/// Checks the engine and chooses (and, as the pull policy allows, pulls) every image
+/// of `scenario`. Returns the connection and the images to run.
+pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), RuntimeError> {
+    let docker = connect().await?;
+    let (run_images, to_pull) = images::plan(&docker, scenario).await?;
+    for image in &to_pull {
+        eprintln!("pulling {image} ...");
+        images::pull(&docker, image).await?;
+    }
+    Ok((docker, run_images))
+}
+
+/// Checks without pulling: the engine answers and every image is present or may be
+/// pulled. For `runtime: auto`, which must not start a pull to find out.
+pub async fn available(scenario: &Scenario) -> Result<(), RuntimeError> {
+    let docker = connect().await?;
+    images::plan(&docker, scenario).await.map(|_| ())
+}
+
+/// One container of the run.
+#[derive(Debug)]
+struct Started {
+    /// Node name, or `chain`.
+    name: String,
+    id: String,
+}
+
+/// What the background tasks share with the runtime. Never locked across an await.
+#[derive(Default)]
+struct Shared {
+    latest: stats::Latest,
+    /// Containers found stopped, as `(name, status)`, in the order they stopped.
+    exited: Mutex<Vec<(String, String)>>,
+}
+
+pub struct DockerRuntime {
+    docker: Docker,
+    run_id: String,
+    scenario: String,
+    run_dir: PathBuf,
+    keep: bool,
+    images: RunImages,
+    network: Option<String>,
+    containers: Vec<Started>,
+    shared: Arc<Shared>,
+    /// Stats, size and exit watchers: aborted at teardown.
+    watchers: Vec<JoinHandle<()>>,
+    /// Log followers: they end by themselves when their container stops.
+    loggers: Vec<JoinHandle<()>>,
+    /// btcd's RPC certificate (PEM), given to every LND container.
+    chain_cert: Option<String>,
+}
+
+impl std::fmt::Debug for DockerRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerRuntime")
+            .field("run_id", &self.run_id)
+            .field("network", &self.network)
+            .field("containers", &self.containers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DockerRuntime {
+    /// A runtime for one run; `images` from [`preflight`]. `run_dir` holds logs and
+    /// credentials and is removed by `down` unless `keep`.
+    pub fn new(
+        docker: Docker,
+        images: RunImages,
+        run_id: &str,
+        scenario: &str,
+        run_dir: PathBuf,
+        keep: bool,
+    ) -> DockerRuntime {
+        DockerRuntime {
+            docker,
+            run_id: run_id.to_string(),
+            scenario: scenario.to_string(),
+            run_dir,
+            keep,
+            images,
+            network: None,
+            containers: Vec::new(),
+            shared: Arc::default(),
+            watchers: Vec::new(),
+            loggers: Vec::new(),
+            chain_cert: None,
+        }
+    }
+
+    /// Names of containers and networks allow `[a-zA-Z0-9_.-]`; the run id may hold
+    /// more (it starts with the scenario name).
+    fn object_name(&self, suffix: Option<&str>) -> String {
+        let safe: String = self
+            .run_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        match suffix {
+            Some(s) => format!("lnbench-{safe}-{s}"),
+            None => format!("lnbench-{safe}"),
+        }
+    }
+
+    fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
+        let mut labels = HashMap::from([
+            (LABEL_RUN.to_string(), self.run_id.clone()),
+            (LABEL_SCENARIO.to_string(), self.scenario.clone()),
+        ]);
+        if let Some(n) = node {
+            labels.insert(LABEL_NODE.to_string(), n.to_string());
+        }
+        labels
+    }
+
+    fn err(what: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> RuntimeError {
+        let what = what.into();
+        move |source| RuntimeError::Docker { what, source }
+    }
+
+    fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
+        move |source| RuntimeError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Where a node's (or the chain's) log is saved.
+    fn log_path(&self, name: &str) -> PathBuf {
+        self.run_dir.join(format!("{name}.log"))
+    }
+
+    /// A private directory in the run dir for a node's credentials.
+    fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.run_dir.join(name);
+        std::fs::create_dir_all(&dir).map_err(Self::io_err(&dir))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(Self::io_err(&dir))?;
+        Ok(dir)
+    }
+
+    async fn ensure_network(&mut self) -> Result<String, RuntimeError> {
+        if let Some(n) = &self.network {
+            return Ok(n.clone());
+        }
+        let name = self.object_name(None);
+        let request = NetworkCreateRequest {
+            name: name.clone(),
+            driver: Some("bridge".into()),
+            labels: Some(self.labels(None)),
+            ..Default::default()
+        };
+        self.docker
+            .create_network(request)
+            .await
+            .map_err(Self::err(format!("creating network {name}")))?;
+        self.network = Some(name.clone());
+        Ok(name)
+    }
+
+    /// Creates (not starts) the container of `name`; remembered at once, so teardown
+    /// removes it whatever happens next.
+    async fn create(
+        &mut self,
+        name: &str,
+        image: &str,
+        cmd: Vec<String>,
+        ports: &[u16],
+    ) -> Result<String, RuntimeError> {
+        let network = self.ensure_network().await?;
+        let container_name = self.object_name(Some(name));
+        let bindings = ports
+            .iter()
+            .map(|p| {
+                (
+                    format!("{p}/tcp"),
+                    // Loopback only: an LND admin port on all interfaces would be a
+                    // remote-control hole. An empty host port means "any free one".
+                    Some(vec![PortBinding {
+                        host_ip: Some("127.0.0.1".into()),
+                        host_port: Some(String::new()),
+                    }]),
+                )
+            })
+            .collect();
+        let body = ContainerCreateBody {
+            image: Some(image.to_string()),
+            cmd: Some(cmd),
+            hostname: Some(name.to_string()),
+            labels: Some(self.labels(Some(name))),
+            exposed_ports: Some(ports.iter().map(|p| format!("{p}/tcp")).collect()),
+            host_config: Some(HostConfig {
+                port_bindings: Some(bindings),
+                network_mode: Some(network.clone()),
+                ..Default::default()
+            }),
+            networking_config: Some(NetworkingConfig {
+                endpoints_config: Some(HashMap::from([(
+                    network,
+                    EndpointSettings {
+                        aliases: Some(vec![name.to_string()]),
+                        ..Default::default()
+                    },
+                )])),
+            }),
+            ..Default::default()
+        };
+        let options = CreateContainerOptionsBuilder::default()
+            .name(&container_name)
+            .build();
+        let created = self
+            .docker
+            .create_container(Some(options), body)
+            .await
+            .map_err(Self::err(format!(
+                "creating container {container_name} from image {image}"
+            )))?;
+        self.containers.push(Started {
+            name: name.to_string(),
+            id: created.id.clone(),
+        });
+        Ok(created.id)
+    }
+
+    /// Starts a created container and its log follower, exit watcher and stats tasks.
+    async fn start(&mut self, name: &str, id: &str) -> Result<(), RuntimeError> {
+        self.docker
+            .start_container(id, None)
+            .await
+            .map_err(Self::err(format!("starting the container of {name}")))?;
+        self.loggers.push(tokio::spawn(follow_log(
+            self.docker.clone(),
+            id.to_string(),
+            self.log_path(name),
+        )));
+        self.watchers.push(tokio::spawn(watch_exit(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.clone(),
+        )));
+        self.watchers.push(tokio::spawn(stats::follow(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.latest.clone(),
+        )));
+        self.watchers.push(tokio::spawn(stats::watch_size(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.latest.clone(),
+        )));
+        Ok(())
+    }
+
+    /// `127.0.0.1:<host port>` published for `port` of the container.
+    async fn host_addr(&self, id: &str, port: u16) -> Result<String, RuntimeError> {
+        let info = self
+            .docker
+            .inspect_container(id, None)
+            .await
+            .map_err(Self::err("inspecting a container for its ports"))?;
+        let host_port = info
+            .network_settings
+            .and_then(|n| n.ports)
+            .and_then(|p| p.get(&format!("{port}/tcp")).cloned().flatten())
+            .and_then(|b| b.into_iter().find_map(|b| b.host_port))
+            .filter(|p| !p.is_empty());
+        match host_port {
+            Some(p) => Ok(format!("127.0.0.1:{p}")),
+            None => Err(RuntimeError::Io {
+                path: self.run_dir.clone(),
+                source: std::io::Error::other(format!(
+                    "the engine published no host port for container port {port}"
+                )),
+            }),
+        }
+    }
+
+    fn exit_of(&self, name: &str) -> Option<String> {
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        exited
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.clone())
+    }
+
+    fn exited_error(&self, what: String, name: &str, status: String) -> RuntimeError {
+        RuntimeError::Exited {
+            what,
+            status,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    fn not_ready_error(&self, what: String, name: &str, secs: u64) -> RuntimeError {
+        RuntimeError::NotReady {
+            what,
+            secs,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    /// Copies a node's tls.cert and admin.macaroon out once both exist, into its
+    /// private directory. False while LND has not written them yet.
+    async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> bool {
+        let macaroon_in = format!("{DATA}/data/chain/bitcoin/regtest/admin.macaroon");
+        let cert_in = format!("{DATA}/tls.cert");
+        let (Ok(mac), Ok(cert)) = (
+            creds::download(&self.docker, id, &macaroon_in).await,
+            creds::download(&self.docker, id, &cert_in).await,
+        ) else {
+            return false;
+        };
+        creds::write_private(&ep.macaroon, &mac).is_ok()
+            && creds::write_private(&ep.tls_cert, &cert).is_ok()
+    }
+
+    /// Stops, saves the logs of, and removes every container, then the network.
+    async fn remove_all(&mut self) -> Result<(), RuntimeError> {
+        for w in self.watchers.drain(..) {
+            w.abort();
+        }
+        let containers = std::mem::take(&mut self.containers);
+        // Nodes first (reverse start order): LND can hang while its chain is gone.
+        let stop = StopContainerOptionsBuilder::default().t(STOP_SECS).build();
+        let nodes: Vec<&Started> = containers
+            .iter()
+            .rev()
+            .filter(|c| c.name != CHAIN_NAME)
+            .collect();
+        futures::future::join_all(
+            nodes
+                .iter()
+                .map(|c| self.docker.stop_container(&c.id, Some(stop.clone()))),
+        )
+        .await;
+        for c in containers.iter().filter(|c| c.name == CHAIN_NAME) {
+            let _ = self.docker.stop_container(&c.id, Some(stop.clone())).await;
+        }
+        // The followers end with their containers; wait briefly for the logs' ends.
+        for l in self.loggers.drain(..) {
+            let abort = l.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), l)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        let mut first_err = None;
+        let remove = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        for c in &containers {
+            match self
+                .docker
+                .remove_container(&c.id, Some(remove.clone()))
+                .await
+            {
+                Ok(()) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(source) => {
+                    first_err.get_or_insert(RuntimeError::Docker {
+                        what: format!("removing the container of {}", c.name),
+                        source,
+                    });
+                }
+            }
+        }
+        if let Some(network) = self.network.take() {
+            match self.docker.remove_network(&network).await {
+                Ok(()) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(source) => {
+                    first_err.get_or_insert(RuntimeError::Docker {
+                        what: format!("removing network {network}"),
+                        source,
+                    });
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Appends the container's output to `path` (owner-only: logs can name secrets)
+/// until the container stops.
+async fn follow_log(docker: Docker, id: String, path: PathBuf) {
+    let Ok(mut file) = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .await
+    else {
+        return;
+    };
+    let options = LogsOptionsBuilder::default()
+        .follow(true)
+        .stdout(true)
+        .stderr(true)
+        .build();
+    let mut stream = docker.logs(&id, Some(options));
+    while let Some(Ok(chunk)) = stream.next().await {
+        if file.write_all(&chunk.into_bytes()).await.is_err() {
+            break;
+        }
+        let _ = file.flush().await;
+    }
+    let _ = file.flush().await;
+}
+
+/// Records the container's exit, when it comes.
+async fn watch_exit(docker: Docker, id: String, name: String, shared: Arc<Shared>) {
+    let options = WaitContainerOptionsBuilder::default()
+        .condition("not-running")
+        .build();
+    let mut stream = docker.wait_container(&id, Some(options));
+    let status = match stream.next().await {
+        Some(Ok(r)) => format!("exit code {}", r.status_code),
+        // bollard reports a non-zero exit code as an error.
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => {
+            format!("exit code {code}")
+        }
+        Some(Err(e)) => format!("unknown status: {e}"),
+        None => "stopped".into(),
+    };
+    shared
+        .exited
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((name, status));
+}
+
+/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
+/// A published port accepts TCP before the program inside listens (the engine's
+/// proxy answers), so only a handshake shows the server is up.
+async fn tls_ready(addr: &str, cert_pem: &[u8]) -> bool {
+    let Some(cert) = crate::tls::cert_from_pem(cert_pem) else {
+        return false;
+    };
+    let Ok(config) = crate::tls::pinned_client_config(cert, &[]) else {
+        return false;
+    };
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let attempt = async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
+        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
+        connector.connect(name, tcp).await.ok()
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), attempt).await,
+        Ok(Some(_))
+    )
+}
+
+/// The last `lines` lines of a log file (empty if it cannot be read).
+fn tail(path: &Path, lines: usize) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let start = bytes.len().saturating_sub(64 * 1024);
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[async_trait]
+impl Runtime for DockerRuntime {
+    async fn start_chain(
+        &mut self,
+        spec: &ChainSpec,
+        mining_addr: &str,
+    ) -> Result<ChainEndpoint, RuntimeError> {
+        let what = "the chain (btcd)";
+        let image = self.images.chain.clone();
+        std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
+        let dir = self.cred_dir(CHAIN_NAME)?;
+        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (cert, key) = crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1"])
+            .map_err(|e| RuntimeError::Io {
+                path: dir.clone(),
+                source: std::io::Error::other(e),
+            })?;
+        let rpc_cert = dir.join("rpc.cert");
+        creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
+        let rpc_listen = format!("0.0.0.0:{BTCD_RPC_PORT}");
+        let p2p_listen = format!("0.0.0.0:{BTCD_P2P_PORT}");
+        let mut cmd = btcd_args(&BtcdArgs {
+            dir: DATA,
+            rpc_listen: &rpc_listen,
+            p2p_listen: &p2p_listen,
+            user: &user,
+            pass: &pass,
+            mining_addr,
+        });
+        cmd.extend(spec.args.iter().cloned());
+        let id = self
+            .create(CHAIN_NAME, &image, cmd, &[BTCD_RPC_PORT])
+            .await?;
+        let archive = creds::pack(&[
+            ("data/rpc.cert", cert.as_bytes(), 0o644),
+            ("data/rpc.key", key.as_bytes(), 0o600),
+        ])
+        .map_err(Self::io_err(&dir))?;
+        creds::upload(&self.docker, &id, archive)
+            .await
+            .map_err(Self::err(
+                "copying the RPC certificate into the chain's container",
+            ))?;
+        self.start(CHAIN_NAME, &id).await?;
+        let rpc_addr = self.host_addr(&id, BTCD_RPC_PORT).await?;
+
+        let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.exit_of(CHAIN_NAME) {
+                return Err(self.exited_error(what.into(), CHAIN_NAME, status));
+            }
+            if tls_ready(&rpc_addr, cert.as_bytes()).await {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(self.not_ready_error(
+                    what.into(),
+                    CHAIN_NAME,
+                    CHAIN_READY_TIMEOUT.as_secs(),
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        self.chain_cert = Some(cert);
+        Ok(ChainEndpoint {
+            rpc_addr,
+            rpc_user: user,
+            rpc_pass: pass,
+            rpc_cert,
+            p2p_addr: format!("{CHAIN_NAME}:{BTCD_P2P_PORT}"),
+            version: format!("btcd ({image})"),
+        })
+    }
+
+    async fn start_nodes(
+        &mut self,
+        nodes: &[NodeSpec],
+        chain: &ChainEndpoint,
+    ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
+        let chain_cert = self.chain_cert.clone().unwrap_or_default();
+        let btcd_rpc = format!("{CHAIN_NAME}:{BTCD_RPC_PORT}");
+        let grpc_listen = format!("0.0.0.0:{LND_GRPC_PORT}");
+        let p2p_listen = format!("0.0.0.0:{LND_P2P_PORT}");
+        // Start all, then wait for all: LND start-up is mostly waiting.
+        let mut started = Vec::with_capacity(nodes.len());
+        for spec in nodes {
+            let image = self
+                .images
+                .node(&spec.name)
+                .ok_or_else(|| RuntimeError::Image {
+                    what: format!("node {}", spec.name),
+                    detail: "no image was chosen for it".into(),
+                })?
+                .to_string();
+            let dir = self.cred_dir(&spec.name)?;
+            let mut cmd = lnd_args(&LndArgs {
+                name: &spec.name,
+                dir: DATA,
+                grpc_listen: &grpc_listen,
+                p2p_listen: &p2p_listen,
+                btcd_rpc: &btcd_rpc,
+                btcd_user: &chain.rpc_user,
+                btcd_pass: &chain.rpc_pass,
+                btcd_cert: BTCD_CERT_IN_LND,
+            });
+            // LND in a container names its certificate for the container's hostname too.
+            cmd.push(format!("--tlsextradomain={}", spec.name));
+            cmd.extend(spec.args.iter().cloned());
+            let id = self
+                .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])
+                .await?;
+            let archive = creds::pack(&[(
+                BTCD_CERT_IN_LND.trim_start_matches('/'),
+                chain_cert.as_bytes(),
+                0o644,
+            )])
+            .map_err(Self::io_err(&dir))?;
+            creds::upload(&self.docker, &id, archive)
+                .await
+                .map_err(Self::err(format!(
+                    "copying btcd's certificate into the container of {}",
+                    spec.name
+                )))?;
+            self.start(&spec.name, &id).await?;
+            let grpc_addr = self.host_addr(&id, LND_GRPC_PORT).await?;
+            started.push((
+                id,
+                NodeEndpoint {
+                    name: spec.name.clone(),
+                    grpc_addr,
+                    p2p_addr: format!("{}:{LND_P2P_PORT}", spec.name),
+                    tls_cert: dir.join("tls.cert"),
+                    macaroon: dir.join("admin.macaroon"),
+                    data_dir: dir,
+                    binary: PathBuf::from(image),
+                    pid: None,
+                },
+            ));
+        }
+
+        let deadline = Instant::now() + NODE_READY_TIMEOUT;
+        let mut pending: Vec<usize> = (0..started.len()).collect();
+        while !pending.is_empty() {
+            let mut still = Vec::new();
+            for i in pending {
+                let (id, ep) = &started[i];
+                if let Some(status) = self.exit_of(&ep.name) {
+                    return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
+                }
+                let ready = self.copy_credentials(id, ep).await
+                    && match std::fs::read(&ep.tls_cert) {
+                        Ok(pem) => tls_ready(&ep.grpc_addr, &pem).await,
+                        Err(_) => false,
+                    };
+                if !ready {
+                    still.push(i);
+                }
+            }
+            pending = still;
+            if let Some(&i) = pending.first()
+                && Instant::now() >= deadline
+            {
+                let name = started[i].1.name.clone();
+                return Err(self.not_ready_error(
+                    format!("node {name}"),
+                    &name,
+                    NODE_READY_TIMEOUT.as_secs(),
+                ));
+            }
+            if !pending.is_empty() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+        Ok(started.into_iter().map(|(_, ep)| ep).collect())
+    }
+
+    fn log_tail(&self, name: &str, lines: usize) -> String {
+        tail(&self.log_path(name), lines)
+    }
+
+    fn exited(&mut self) -> Option<(String, String)> {
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        exited.first().cloned()
+    }
+
+    async fn resources(&mut self) -> Vec<ResourceReading> {
+        let latest = self.shared.latest.lock().unwrap_or_else(|e| e.into_inner());
+        self.containers
+            .iter()
+            .filter_map(|c| latest.get(&c.name).cloned())
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
+            .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
+            .collect();
+        images.sort_unstable();
+        images.dedup();
+        format!("docker ({})", images.join(", "))
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        let removed = self.remove_all().await;
+        if !self.keep {
+            match tokio::fs::remove_dir_all(&self.run_dir).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(RuntimeError::Io {
+                        path: self.run_dir.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for DockerRuntime {
+    /// A backstop for panics and early returns, which skip `down`: remove the run's
+    /// containers and network from a thread of its own (Drop cannot await).
+    fn drop(&mut self) {
+        for w in self.watchers.drain(..).chain(self.loggers.drain(..)) {
+            w.abort();
+        }
+        if self.containers.is_empty() && self.network.is_none() {
+            return;
+        }
+        self.containers.clear();
+        self.network = None;
+        cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.run_dir);
+        }
+    }
+}
