@@ -478,3 +478,41 @@ fn chain_container_resources_exit_and_teardown() {
     });
     assert_nothing_left(&run_id, "");
 }
+
+/// A node that fails to start: the run fails (exit 3) with the last lines of its
+/// container's log, and nothing of the run is left.
+#[test]
+fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
+    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    if !engine_ready() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let scenario = work.path().join("bad-flag.yaml");
+    let text = std::fs::read_to_string(repo_file(SCENARIO))
+        .unwrap()
+        .replace(
+            "  bob:\n    implementation: lnd\n",
+            "  bob:\n    implementation: lnd\n    args: [\"--no-such-flag\"]\n",
+        );
+    std::fs::write(&scenario, text).unwrap();
+    let out = Command::new(lnbench())
+        .arg(&scenario)
+        .arg("--run-dir")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("node bob exited early"), "{stderr}");
+    assert!(
+        stderr.contains("no-such-flag"),
+        "the log's last lines: {stderr}"
+    );
+    let run_id = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run ")?.split(':').next())
+        .unwrap()
+        .to_string();
+    assert_nothing_left(&run_id, &stderr);
+}

@@ -465,6 +465,11 @@ impl DockerRuntime {
                 }
             }
         }
+        // Anything created while a cancelled start was awaiting the engine is not in
+        // the list; the run label finds it.
+        if let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await {
+            first_err.get_or_insert(e);
+        }
         if let Some(network) = self.network.take() {
             match self.docker.remove_network(&network).await {
                 Ok(()) => {}
@@ -530,6 +535,46 @@ async fn watch_exit(docker: Docker, id: String, name: String, shared: Arc<Shared
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push((name, status));
+}
+
+/// The first line `cmd` prints in the container (e.g. `btcd --version`), empty if it
+/// cannot run there (an image without that binary on its PATH).
+async fn exec_first_line(docker: &Docker, id: &str, cmd: &[&str]) -> String {
+    let run = async {
+        let exec = docker
+            .create_exec(
+                id,
+                bollard::exec::CreateExecOptions {
+                    cmd: Some(cmd.to_vec()),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .ok()?;
+        let bollard::exec::StartExecResults::Attached { mut output, .. } =
+            docker.start_exec(&exec.id, None).await.ok()?
+        else {
+            return None;
+        };
+        let mut text = Vec::new();
+        while let Some(Ok(chunk)) = output.next().await {
+            text.extend_from_slice(&chunk.into_bytes());
+        }
+        Some(
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()?
+                .trim()
+                .to_string(),
+        )
+    };
+    tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
 }
 
 /// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
@@ -629,13 +674,17 @@ impl Runtime for DockerRuntime {
             tokio::time::sleep(POLL).await;
         }
         self.chain_cert = Some(cert);
+        let version = match exec_first_line(&self.docker, &id, &["btcd", "--version"]).await {
+            v if v.is_empty() => format!("btcd ({image})"),
+            v => format!("{v} ({image})"),
+        };
         Ok(ChainEndpoint {
             rpc_addr,
             rpc_user: user,
             rpc_pass: pass,
             rpc_cert,
             p2p_addr: format!("{CHAIN_NAME}:{BTCD_P2P_PORT}"),
-            version: format!("btcd ({image})"),
+            version,
         })
     }
 
