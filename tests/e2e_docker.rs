@@ -516,3 +516,88 @@ fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
         .to_string();
     assert_nothing_left(&run_id, &stderr);
 }
+
+/// A node whose container dies in the middle of the load ends the run (exit 3, its
+/// log's last lines in the error) and the rest is torn down.
+#[test]
+fn a_node_that_dies_during_the_load_ends_the_run_and_leaves_nothing() {
+    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    if !engine_ready() {
+        return;
+    }
+    let mut run = Run::start(1_000_000);
+    run.wait_for_load();
+    let run_id = run.run_id();
+    block_on(async {
+        let docker = Docker::connect_with_defaults().unwrap();
+        let filters = HashMap::from([(
+            "label",
+            vec![
+                format!("lnbench.run={run_id}"),
+                "lnbench.node=bob".to_string(),
+            ],
+        )]);
+        let bob = docker
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(bob.len(), 1, "{bob:?}");
+        docker
+            .kill_container(
+                bob[0].id.as_deref().unwrap(),
+                None::<bollard::query_parameters::KillContainerOptions>,
+            )
+            .await
+            .unwrap();
+    });
+    let (status, log) = run.wait_exit(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
+    assert!(
+        log.contains("bob exited during the load (exit code 137)"),
+        "{log}"
+    );
+    assert_nothing_left(&run_id, &log);
+}
+
+/// Dropping the runtime without `down` (a panic unwinding past the run) still removes
+/// the run's containers and network.
+#[test]
+fn dropping_the_runtime_without_down_removes_the_run() {
+    use lnbench_tui::runtime::Runtime;
+    use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
+    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    if !engine_ready() {
+        return;
+    }
+    lnbench_tui::tls::install_crypto_provider();
+    let work = tempfile::tempdir().unwrap();
+    let run_id = format!("drop-test-{}", std::process::id());
+    block_on(async {
+        let docker = lnbench_tui::runtime::docker::connect().await.unwrap();
+        let images = RunImages {
+            chain: "lnbench/btcd:v0.24.2".into(),
+            nodes: Vec::new(),
+        };
+        let mut rt =
+            DockerRuntime::new(docker, images, &run_id, "t", work.path().join("run"), false);
+        let spec = lnbench_tui::scenario::ChainSpec {
+            kind: lnbench_tui::scenario::ChainKind::Btcd,
+            binary: None,
+            image: None,
+            args: Vec::new(),
+        };
+        let wallet = lnbench_tui::chain::btcd::MiningWallet::generate();
+        rt.start_chain(&spec, &wallet.address()).await.unwrap();
+        assert_eq!(labelled_now(Some(&run_id)).await.0.len(), 1);
+        drop(rt);
+    });
+    assert_nothing_left(&run_id, "");
+    assert!(
+        !work.path().join("run").exists(),
+        "the run dir is removed without --keep"
+    );
+}
