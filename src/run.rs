@@ -157,7 +157,7 @@ enum Chosen {
 /// Picks the runtime the scenario asks for and checks it can run the scenario: the
 /// binaries for `local`; the engine and the images (pulled as the policy allows) for
 /// `docker`. `auto` takes docker when an engine answers and every image is present or
-/// may be pulled, and no `binary:` is set (a binary is only run locally); else local,
+/// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
 /// saying why.
 async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
@@ -172,11 +172,10 @@ async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
             let why_local = if binary_set {
                 "the scenario sets binary:".to_string()
             } else {
-                match docker::available(scenario).await {
-                    Ok(()) => {
-                        let (engine, images) = docker::preflight(scenario).await?;
-                        return Ok(Chosen::Docker(engine, images));
-                    }
+                // Any docker problem (no engine, an image missing or failing to pull)
+                // falls back to local.
+                match docker::preflight(scenario).await {
+                    Ok((engine, images)) => return Ok(Chosen::Docker(engine, images)),
                     Err(e) => format!("{e}"),
                 }
             };

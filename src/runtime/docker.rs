@@ -94,13 +94,6 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
     Ok((docker, run_images))
 }
 
-/// Checks without pulling: the engine answers and every image is present or may be
-/// pulled. For `runtime: auto`, which must not start a pull to find out.
-pub async fn available(scenario: &Scenario) -> Result<(), RuntimeError> {
-    let docker = connect().await?;
-    images::plan(&docker, scenario).await.map(|_| ())
-}
-
 /// One container of the run.
 #[derive(Debug)]
 struct Started {
