@@ -36,8 +36,13 @@ LABEL org.opencontainers.image.title="$main" org.opencontainers.image.version="$
 ENTRYPOINT ["/bin/$main"]
 DOCKERFILE
   echo "building $tag ..." >&2
-  # The classic builder needs nothing from a registry for FROM scratch.
-  DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >/dev/null
+  # The classic builder needs nothing from a registry for FROM scratch (no buildx
+  # needed); its deprecation notice is shown only when the build fails.
+  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
+    cat "$ctx/build.log" >&2
+    echo "error: building $tag failed" >&2
+    exit 3
+  fi
 }
 
 build "lnbench/lnd:$lnd_version" lnd lncli
