@@ -11,6 +11,8 @@
 mod cleanup;
 mod creds;
 mod images;
+mod probe;
+mod spec;
 pub mod stats;
 
 pub use cleanup::{Removed, down_all};
@@ -23,20 +25,14 @@ use crate::metrics::ResourceReading;
 use crate::scenario::{ChainSpec, NodeSpec, Scenario};
 use async_trait::async_trait;
 use bollard::Docker;
-use bollard::models::{
-    ContainerCreateBody, EndpointSettings, HostConfig, NetworkCreateRequest, NetworkingConfig,
-    PortBinding,
-};
+use bollard::models::NetworkCreateRequest;
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
-    StopContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
 };
-use futures::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -106,8 +102,7 @@ struct Started {
 #[derive(Default)]
 struct Shared {
     latest: stats::Latest,
-    /// Containers found stopped, as `(name, status)`, in the order they stopped.
-    exited: Mutex<Vec<(String, String)>>,
+    exited: probe::Exits,
 }
 
 pub struct DockerRuntime {
@@ -165,35 +160,12 @@ impl DockerRuntime {
         }
     }
 
-    /// Names of containers and networks allow `[a-zA-Z0-9_.-]`; the run id may hold
-    /// more (it starts with the scenario name).
     fn object_name(&self, suffix: Option<&str>) -> String {
-        let safe: String = self
-            .run_id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        match suffix {
-            Some(s) => format!("lnbench-{safe}-{s}"),
-            None => format!("lnbench-{safe}"),
-        }
+        spec::object_name(&self.run_id, suffix)
     }
 
     fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
-        let mut labels = HashMap::from([
-            (LABEL_RUN.to_string(), self.run_id.clone()),
-            (LABEL_SCENARIO.to_string(), self.scenario.clone()),
-        ]);
-        if let Some(n) = node {
-            labels.insert(LABEL_NODE.to_string(), n.to_string());
-        }
-        labels
+        spec::labels(&self.run_id, &self.scenario, node)
     }
 
     fn err(what: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> RuntimeError {
@@ -253,42 +225,14 @@ impl DockerRuntime {
     ) -> Result<String, RuntimeError> {
         let network = self.ensure_network().await?;
         let container_name = self.object_name(Some(name));
-        let bindings = ports
-            .iter()
-            .map(|p| {
-                (
-                    format!("{p}/tcp"),
-                    // Loopback only: an LND admin port on all interfaces would be a
-                    // remote-control hole. An empty host port means "any free one".
-                    Some(vec![PortBinding {
-                        host_ip: Some("127.0.0.1".into()),
-                        host_port: Some(String::new()),
-                    }]),
-                )
-            })
-            .collect();
-        let body = ContainerCreateBody {
-            image: Some(image.to_string()),
-            cmd: Some(cmd),
-            hostname: Some(name.to_string()),
-            labels: Some(self.labels(Some(name))),
-            exposed_ports: Some(ports.iter().map(|p| format!("{p}/tcp")).collect()),
-            host_config: Some(HostConfig {
-                port_bindings: Some(bindings),
-                network_mode: Some(network.clone()),
-                ..Default::default()
-            }),
-            networking_config: Some(NetworkingConfig {
-                endpoints_config: Some(HashMap::from([(
-                    network,
-                    EndpointSettings {
-                        aliases: Some(vec![name.to_string()]),
-                        ..Default::default()
-                    },
-                )])),
-            }),
-            ..Default::default()
-        };
+        let body = spec::container_body(&spec::ContainerSpec {
+            name,
+            image,
+            cmd,
+            ports,
+            network: &network,
+            labels: self.labels(Some(name)),
+        });
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
@@ -312,16 +256,16 @@ impl DockerRuntime {
             .start_container(id, None)
             .await
             .map_err(Self::err(format!("starting the container of {name}")))?;
-        self.loggers.push(tokio::spawn(follow_log(
+        self.loggers.push(tokio::spawn(probe::follow_log(
             self.docker.clone(),
             id.to_string(),
             self.log_path(name),
         )));
-        self.watchers.push(tokio::spawn(watch_exit(
+        self.watchers.push(tokio::spawn(probe::watch_exit(
             self.docker.clone(),
             id.to_string(),
             name.to_string(),
-            self.shared.clone(),
+            self.shared.exited.clone(),
         )));
         self.watchers.push(tokio::spawn(stats::follow(
             self.docker.clone(),
@@ -481,128 +425,6 @@ impl DockerRuntime {
     }
 }
 
-/// Appends the container's output to `path` (owner-only: logs can name secrets)
-/// until the container stops.
-async fn follow_log(docker: Docker, id: String, path: PathBuf) {
-    let Ok(mut file) = tokio::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path)
-        .await
-    else {
-        return;
-    };
-    let options = LogsOptionsBuilder::default()
-        .follow(true)
-        .stdout(true)
-        .stderr(true)
-        .build();
-    let mut stream = docker.logs(&id, Some(options));
-    while let Some(Ok(chunk)) = stream.next().await {
-        if file.write_all(&chunk.into_bytes()).await.is_err() {
-            break;
-        }
-        let _ = file.flush().await;
-    }
-    let _ = file.flush().await;
-}
-
-/// Records the container's exit, when it comes.
-async fn watch_exit(docker: Docker, id: String, name: String, shared: Arc<Shared>) {
-    let options = WaitContainerOptionsBuilder::default()
-        .condition("not-running")
-        .build();
-    let mut stream = docker.wait_container(&id, Some(options));
-    let status = match stream.next().await {
-        Some(Ok(r)) => format!("exit code {}", r.status_code),
-        // bollard reports a non-zero exit code as an error.
-        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => {
-            format!("exit code {code}")
-        }
-        Some(Err(e)) => format!("unknown status: {e}"),
-        None => "stopped".into(),
-    };
-    shared
-        .exited
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((name, status));
-}
-
-/// The first line `cmd` prints in the container (e.g. `btcd --version`), empty if it
-/// cannot run there (an image without that binary on its PATH).
-async fn exec_first_line(docker: &Docker, id: &str, cmd: &[&str]) -> String {
-    let run = async {
-        let exec = docker
-            .create_exec(
-                id,
-                bollard::exec::CreateExecOptions {
-                    cmd: Some(cmd.to_vec()),
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    ..Default::default()
-                },
-            )
-            .await
-            .ok()?;
-        let bollard::exec::StartExecResults::Attached { mut output, .. } =
-            docker.start_exec(&exec.id, None).await.ok()?
-        else {
-            return None;
-        };
-        let mut text = Vec::new();
-        while let Some(Ok(chunk)) = output.next().await {
-            text.extend_from_slice(&chunk.into_bytes());
-        }
-        Some(
-            String::from_utf8_lossy(&text)
-                .lines()
-                .next()?
-                .trim()
-                .to_string(),
-        )
-    };
-    tokio::time::timeout(Duration::from_secs(10), run)
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
-/// A published port accepts TCP before the program inside listens (the engine's
-/// proxy answers), so only a handshake shows the server is up.
-async fn tls_ready(addr: &str, cert_pem: &[u8]) -> bool {
-    let Some(cert) = crate::tls::cert_from_pem(cert_pem) else {
-        return false;
-    };
-    let Ok(config) = crate::tls::pinned_client_config(cert, &[]) else {
-        return false;
-    };
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let attempt = async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
-        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
-        connector.connect(name, tcp).await.ok()
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), attempt).await,
-        Ok(Some(_))
-    )
-}
-
-/// The last `lines` lines of a log file (empty if it cannot be read).
-fn tail(path: &Path, lines: usize) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    let start = bytes.len().saturating_sub(64 * 1024);
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 #[async_trait]
 impl Runtime for DockerRuntime {
     async fn start_chain(
@@ -654,7 +476,7 @@ impl Runtime for DockerRuntime {
             if let Some(status) = self.exit_of(CHAIN_NAME) {
                 return Err(self.exited_error(what.into(), CHAIN_NAME, status));
             }
-            if tls_ready(&rpc_addr, cert.as_bytes()).await {
+            if probe::tls_ready(&rpc_addr, cert.as_bytes()).await {
                 break;
             }
             if Instant::now() >= deadline {
@@ -667,7 +489,8 @@ impl Runtime for DockerRuntime {
             tokio::time::sleep(POLL).await;
         }
         self.chain_cert = Some(cert);
-        let version = match exec_first_line(&self.docker, &id, &["btcd", "--version"]).await {
+        let version = match probe::exec_first_line(&self.docker, &id, &["btcd", "--version"]).await
+        {
             v if v.is_empty() => format!("btcd ({image})"),
             v => format!("{v} ({image})"),
         };
@@ -758,7 +581,7 @@ impl Runtime for DockerRuntime {
                 }
                 let ready = self.copy_credentials(id, ep).await
                     && match std::fs::read(&ep.tls_cert) {
-                        Ok(pem) => tls_ready(&ep.grpc_addr, &pem).await,
+                        Ok(pem) => probe::tls_ready(&ep.grpc_addr, &pem).await,
                         Err(_) => false,
                     };
                 if !ready {
@@ -784,7 +607,7 @@ impl Runtime for DockerRuntime {
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
-        tail(&self.log_path(name), lines)
+        probe::tail(&self.log_path(name), lines)
     }
 
     fn exited(&mut self) -> Option<(String, String)> {

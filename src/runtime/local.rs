@@ -6,6 +6,8 @@ mod binaries;
 mod process;
 
 pub use binaries::{cache_bin_dir, find_binary};
+/// Also read by the docker runtime for its saved container logs.
+pub(super) use process::tail;
 
 use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
 use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
@@ -13,7 +15,7 @@ use crate::node::Implementation;
 use crate::scenario::{ChainKind, ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use bitcoin::hex::DisplayHex;
-use process::{Proc, accepts_tcp, free_ports, tail};
+use process::{Proc, accepts_tcp, free_ports};
 use rand::RngCore;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
