@@ -333,6 +333,16 @@ fn runtime_docker_without_an_engine_exits_3_at_once() {
     assert!(stderr.contains("runtime: local"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(20));
     assert!(std::fs::read_dir(work.path()).unwrap().next().is_none());
+
+    // `down` cannot look either, and says so the same way.
+    let down = Command::new(lnbench())
+        .arg("down")
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    assert_eq!(down.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no Docker engine answers"), "{stderr}");
 }
 
 /// `runtime: auto` without an engine falls back to local processes and says why
