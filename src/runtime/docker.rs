@@ -121,6 +121,9 @@ pub struct DockerRuntime {
     loggers: Vec<JoinHandle<()>>,
     /// btcd's RPC certificate (PEM), given to every LND container.
     chain_cert: Option<String>,
+    /// True while nothing of the run may exist in the engine: before the first create,
+    /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
+    clean: bool,
 }
 
 impl std::fmt::Debug for DockerRuntime {
@@ -157,6 +160,7 @@ impl DockerRuntime {
             watchers: Vec::new(),
             loggers: Vec::new(),
             chain_cert: None,
+            clean: true,
         }
     }
 
@@ -200,6 +204,9 @@ impl DockerRuntime {
             return Ok(n.clone());
         }
         let name = self.object_name(None);
+        // From here on the engine may hold something of the run, even if this await is
+        // cancelled half-way.
+        self.clean = false;
         let request = NetworkCreateRequest {
             name: name.clone(),
             driver: Some("bridge".into()),
@@ -421,6 +428,7 @@ impl DockerRuntime {
                 }
             }
         }
+        self.clean = first_err.is_none();
         first_err.map_or(Ok(()), Err)
     }
 }
@@ -657,7 +665,7 @@ impl Drop for DockerRuntime {
         for w in self.watchers.drain(..).chain(self.loggers.drain(..)) {
             w.abort();
         }
-        if self.containers.is_empty() && self.network.is_none() {
+        if self.clean {
             return;
         }
         self.containers.clear();
