@@ -543,8 +543,6 @@ impl Runtime for DockerRuntime {
                 btcd_pass: &chain.rpc_pass,
                 btcd_cert: BTCD_CERT_IN_LND,
             });
-            // LND in a container names its certificate for the container's hostname too.
-            cmd.push(format!("--tlsextradomain={}", spec.name));
             cmd.extend(spec.args.iter().cloned());
             let id = self
                 .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])
