@@ -97,6 +97,7 @@ async fn run(
     let chain_spec = ChainSpec {
         kind: ChainKind::Btcd,
         binary: None,
+        image: None,
         args: vec![],
     };
     let chain_ep = runtime.start_chain(&chain_spec, &wallet.address()).await?;
@@ -120,6 +121,7 @@ async fn run(
         implementation: Implementation::Lnd,
         version: None,
         binary: None,
+        image: None,
         args: vec![],
     };
     let eps = runtime

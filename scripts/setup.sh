@@ -3,9 +3,11 @@
 # Idempotent: run it before the first run and after pulling changes.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh).
-#  - with --dev, what the tests need besides: tmux (the live view's end-to-end test) and
-#    chromium (the HTML report opened in a headless browser), and the reference HdrHistogram
-#    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache.
+#  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
+#    chromium (the HTML report opened in a headless browser), the reference HdrHistogram
+#    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
+#    and a Docker engine (Debian's docker.io, started by scripts/start-dockerd.sh) with the
+#    local node images (scripts/build-images.sh) for the docker runtime's end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=false
@@ -19,6 +21,7 @@ if $dev; then
   command -v chromium >/dev/null || need_apt+=(chromium)
   command -v java >/dev/null || need_apt+=(default-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
+  command -v dockerd >/dev/null || need_apt+=(docker.io)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -42,3 +45,8 @@ fi
 command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: see rustup" >&2; exit 3; }
 bin=$(bash scripts/build-nodes.sh | tail -n 1)
 echo "node binaries: $bin" >&2
+if $dev; then
+  bash scripts/start-dockerd.sh
+  images=$(bash scripts/build-images.sh | tail -n 1)
+  echo "node images: $images" >&2
+fi

@@ -40,6 +40,10 @@ pub enum Command {
         #[arg(long, value_name = "PCT", default_value = "5")]
         noise_pct: f64,
     },
+    /// Remove every container, network and volume a run of the docker runtime left
+    /// behind (anything labelled `lnbench.run`, e.g. after the tool was killed), and
+    /// list what was removed.
+    Down,
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             out,
             noise_pct,
         }) => report::compare::run(&inputs, &out, noise_pct),
+        Some(cli::Command::Down) => down(),
         None => run_scenario(cli.run),
     }
 }
@@ -79,6 +80,22 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
     } else {
         Exit::Ok
     }
+}
+
+/// `lnbench-tui down`: removes what docker runs left behind and lists it.
+fn down() -> Result<Exit> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let removed = rt.block_on(runtime::docker::down_all())?;
+    if removed.is_empty() {
+        println!("nothing to remove: no container, network or volume is labelled lnbench.run");
+    }
+    for item in &removed {
+        println!("removed {item}");
+    }
+    Ok(Exit::Ok)
 }
 
 fn run_scenario(args: cli::RunArgs) -> Result<Exit> {

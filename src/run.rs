@@ -9,8 +9,9 @@ use crate::node::LightningNode;
 use crate::node::lnd::{self, LndNode};
 use crate::report::{self, Report};
 use crate::runtime::Runtime;
+use crate::runtime::docker::{self, DockerRuntime};
 use crate::runtime::local::LocalRuntime;
-use crate::scenario::{Load, Scenario};
+use crate::scenario::{Load, RuntimeKind, Scenario};
 use crate::setup::{self, ReadyNode, StepLog};
 use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
@@ -36,7 +37,7 @@ pub struct RunOptions {
 /// Runs `scenario` to the end and returns the exit code.
 pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     crate::tls::install_crypto_provider();
-    preflight(&scenario)?;
+    let chosen = choose_runtime(&scenario).await?;
     let started_at = SystemTime::now();
     let run_id = format!(
         "{}-{}-{}",
@@ -62,12 +63,27 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
 
     let cancel = CancellationToken::new();
     let signal = Arc::new(OnceLock::new());
-    let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
+    let mut runtime: Box<dyn Runtime> = match chosen {
+        Chosen::Local => Box::new(LocalRuntime::new(run_dir.clone(), opts.keep)),
+        Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
+            engine,
+            images,
+            &run_id,
+            &scenario.name,
+            run_dir.clone(),
+            opts.keep,
+        )),
+    };
+    let mut facts = RunFacts {
+        runtime: runtime.describe(),
+        ..RunFacts::default()
+    };
+    eprintln!("runtime: {}", facts.runtime);
     // The live view owns the terminal from here to the end of teardown; until then
     // lines for the terminal wait in `out`.
     let mut session = opts
         .tui
-        .then(|| start_session(&scenario, &cancel))
+        .then(|| start_session(&scenario, &facts.runtime, &cancel))
         .flatten();
     let mut out = Output::new(session.is_some());
     let signals = tokio::spawn(watch_signals(
@@ -79,10 +95,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         Some(s) => StepLog::for_view(s.progress(), "setting up"),
         None => StepLog::default(),
     };
-    let mut facts = RunFacts::default();
 
     let outcome = tokio::select! {
-        r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
+        r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
         () = cancel.cancelled() => Ok(None),
     };
     match &outcome {
@@ -130,8 +145,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 &write_snapshot,
             );
             let mut resources = metrics::ResourceLog::new();
-            let (summary, load_err) =
-                watch_processes(&mut runtime, load, &cancel, &mut resources, &readings_tx).await;
+            let (summary, load_err) = watch_processes(
+                runtime.as_mut(),
+                load,
+                &cancel,
+                &mut resources,
+                &readings_tx,
+            )
+            .await;
             let interrupted_by = signal
                 .get()
                 .map(|s: &&str| s.to_string())
@@ -240,7 +261,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     }
     match &down {
         Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
-        Ok(()) => eprintln!("    all processes stopped, run directory removed"),
+        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
         Err(e) => eprintln!("    teardown: {e:#}"),
     }
     if let Some(sig) = signal.get() {
@@ -251,9 +272,46 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     Ok(exit)
 }
 
+/// The runtime a run uses, checked before anything starts.
+enum Chosen {
+    Local,
+    Docker(bollard::Docker, docker::RunImages),
+}
+
+/// Picks the runtime the scenario asks for and checks it can run the scenario: the
+/// binaries for `local`; the engine and the images (pulled as the policy allows) for
+/// `docker`. `auto` takes docker when an engine answers and every image is present or
+/// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
+/// saying why.
+async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
+    match scenario.runtime {
+        RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
+        RuntimeKind::Docker => {
+            let (engine, images) = docker::preflight(scenario).await?;
+            Ok(Chosen::Docker(engine, images))
+        }
+        RuntimeKind::Auto => {
+            let binary_set = scenario.chain.binary.is_some()
+                || scenario.nodes.iter().any(|n| n.binary.is_some());
+            let why_local = if binary_set {
+                "the scenario sets binary:".to_string()
+            } else {
+                // Any docker problem (no engine, an image missing or failing to pull)
+                // falls back to local.
+                match docker::preflight(scenario).await {
+                    Ok((engine, images)) => return Ok(Chosen::Docker(engine, images)),
+                    Err(e) => format!("{e}"),
+                }
+            };
+            eprintln!("runtime auto: using local processes ({why_local})");
+            preflight_local(scenario).map(|()| Chosen::Local)
+        }
+    }
+}
+
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
-fn preflight(scenario: &Scenario) -> Result<()> {
+fn preflight_local(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
     find_binary(
         scenario.chain.binary.as_deref(),
@@ -273,7 +331,7 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 /// latest also to `readings` for the live view. The watcher runs beside the load, so
 /// a slow reading never holds the load up.
 async fn watch_processes(
-    runtime: &mut LocalRuntime,
+    runtime: &mut dyn Runtime,
     load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
     cancel: &CancellationToken,
     resources: &mut metrics::ResourceLog,
@@ -340,6 +398,8 @@ async fn watch_signals(
 /// What setup learned, for the report.
 #[derive(Default)]
 struct RunFacts {
+    /// `local`, or `docker (images)`.
+    runtime: String,
     chain_version: String,
     nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
 }
@@ -351,7 +411,7 @@ struct Network {
 
 async fn bring_up(
     scenario: &Scenario,
-    runtime: &mut LocalRuntime,
+    runtime: &mut dyn Runtime,
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
@@ -514,10 +574,14 @@ async fn run_load(
 
 /// Starts the live view before setup; `None` (with the reason printed) if the
 /// terminal cannot show it, and the run goes on with progress lines.
-fn start_session(scenario: &Scenario, cancel: &CancellationToken) -> Option<tui::session::Session> {
+fn start_session(
+    scenario: &Scenario,
+    runtime: &str,
+    cancel: &CancellationToken,
+) -> Option<tui::session::Session> {
     let info = tui::TuiInfo {
         scenario: scenario.name.clone(),
-        runtime: "local".into(),
+        runtime: runtime.to_string(),
         nodes: Vec::new(),
         resources: None,
         report_snapshots: None,
@@ -610,7 +674,7 @@ fn tui_info(
     });
     tui::TuiInfo {
         scenario: scenario.name.clone(),
-        runtime: "local".into(),
+        runtime: facts.runtime.clone(),
         nodes,
         resources: Some(readings),
         report_snapshots: None,
@@ -667,7 +731,7 @@ fn build_report(
             path: scenario.path.display().to_string(),
             text: report::redact::redact_scenario_text(&scenario.source),
         },
-        runtime: "local".into(),
+        runtime: facts.runtime.clone(),
         host: report::Host::detect(),
         chain: report::ChainInfo {
             implementation: "btcd".into(),

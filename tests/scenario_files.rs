@@ -27,14 +27,14 @@ macro_rules! invalid_fixtures {
 }
 
 invalid_fixtures! {
-    unknown_field: "unknown-field" at "6:5", "unknown field `replcas`", hint "allowed here: implementation, version, binary, replicas, args";
+    unknown_field: "unknown-field" at "6:5", "unknown field `replcas`", hint "allowed here: implementation, version, binary, image, replicas, args";
     unknown_field_in_phase: "unknown-field-in-phase" at "17:37", "unknown field `burst`", hint "allowed here: rate, duration";
     yaml_syntax: "yaml-syntax" at "15:11", "illegal placement of ':' indicator", hint "an unclosed [ or {";
     missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";
     duplicate_node: "duplicate-node" at "8:3", "`alice` appears twice in the same mapping", hint "names under nodes: must be unique";
     bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
     bad_implementation: "bad-implementation" at "7:21", "unknown value `cln`", hint "write one of: lnd";
-    bad_runtime: "bad-runtime" at "3:10", "unknown value `docker`", hint "write one of: local";
+    bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoind`", hint "write one of: btcd";
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
     bad_duration: "bad-duration" at "18:15", "stop duration \"5\" is not a duration (time unit needed", hint "e.g. 30s, 5m or 1h30m";

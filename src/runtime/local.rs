@@ -7,13 +7,16 @@ mod process;
 pub mod stats;
 
 pub use binaries::{cache_bin_dir, find_binary};
+/// Also read by the docker runtime for its saved container logs.
+pub(super) use process::tail;
 
+use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
 use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
 use crate::node::Implementation;
 use crate::scenario::{ChainKind, ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use bitcoin::hex::DisplayHex;
-use process::{Proc, accepts_tcp, free_ports, tail};
+use process::{Proc, accepts_tcp, free_ports};
 use rand::RngCore;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -105,73 +108,9 @@ impl LocalRuntime {
     }
 }
 
-/// The command line for btcd.
-pub fn btcd_args(
-    dir: &Path,
-    rpc_port: u16,
-    p2p_port: u16,
-    user: &str,
-    pass: &str,
-    mining_addr: &str,
-) -> Vec<String> {
-    let d = dir.display();
-    vec![
-        "--regtest".into(),
-        format!("--datadir={d}/data"),
-        format!("--logdir={d}/logs"),
-        format!("--rpcuser={user}"),
-        format!("--rpcpass={pass}"),
-        format!("--rpclisten=127.0.0.1:{rpc_port}"),
-        format!("--listen=127.0.0.1:{p2p_port}"),
-        format!("--rpccert={d}/rpc.cert"),
-        format!("--rpckey={d}/rpc.key"),
-        format!("--miningaddr={mining_addr}"),
-        "--txindex".into(),
-        // Many LND nodes each hold websocket clients; the defaults (10 / 25) are small.
-        "--rpcmaxclients=1000".into(),
-        "--rpcmaxwebsockets=1000".into(),
-        "--rpcmaxconcurrentreqs=1000".into(),
-        "--debuglevel=info".into(),
-    ]
-}
-
-/// The command line for LND.
-pub fn lnd_args(
-    name: &str,
-    dir: &Path,
-    grpc_port: u16,
-    p2p_port: u16,
-    chain: &ChainEndpoint,
-) -> Vec<String> {
-    let d = dir.display();
-    vec![
-        format!("--lnddir={d}"),
-        "--bitcoin.active".into(),
-        "--bitcoin.regtest".into(),
-        "--bitcoin.node=btcd".into(),
-        format!("--btcd.rpchost={}", chain.rpc_addr),
-        format!("--btcd.rpcuser={}", chain.rpc_user),
-        format!("--btcd.rpcpass={}", chain.rpc_pass),
-        format!("--btcd.rpccert={}", chain.rpc_cert.display()),
-        format!("--rpclisten=127.0.0.1:{grpc_port}"),
-        "--norest".into(),
-        format!("--listen=127.0.0.1:{p2p_port}"),
-        "--noseedbackup".into(),
-        "--nobootstrap".into(),
-        "--accept-keysend".into(),
-        "--maxpendingchannels=100".into(),
-        // Channels above 16.7 M sat need wumbo.
-        "--protocol.wumbo-channels".into(),
-        // Gossip fast, so new channels are known (and routable) soon on regtest.
-        "--trickledelay=50".into(),
-        format!("--alias={name}"),
-        "--debuglevel=info".into(),
-    ]
-}
-
 /// Writes a P-256 certificate and key for btcd's RPC listener (btcd would make a
 /// P-521 one, which rustls with ring cannot verify).
-fn write_rpc_cert(cert_path: &Path, key_path: &Path) -> Result<(), RuntimeError> {
+pub(super) fn write_rpc_cert(cert_path: &Path, key_path: &Path) -> Result<(), RuntimeError> {
     let (cert, key) =
         crate::tls::self_signed_pem(&["localhost", "127.0.0.1"]).map_err(|e| RuntimeError::Io {
             path: cert_path.to_path_buf(),
@@ -186,7 +125,7 @@ fn write_rpc_cert(cert_path: &Path, key_path: &Path) -> Result<(), RuntimeError>
     Ok(())
 }
 
-fn random_hex(bytes: usize) -> String {
+pub(super) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);
     buf.to_lower_hex_string()
@@ -224,7 +163,19 @@ impl Runtime for LocalRuntime {
         let (user, pass) = ("lnbench".to_string(), random_hex(16));
         let rpc_cert = dir.join("rpc.cert");
         write_rpc_cert(&rpc_cert, &dir.join("rpc.key"))?;
-        let mut args = btcd_args(&dir, ports[0], ports[1], &user, &pass, mining_addr);
+        let (d, rpc_listen, p2p_listen) = (
+            dir.display().to_string(),
+            format!("127.0.0.1:{}", ports[0]),
+            format!("127.0.0.1:{}", ports[1]),
+        );
+        let mut args = btcd_args(&BtcdArgs {
+            dir: &d,
+            rpc_listen: &rpc_listen,
+            p2p_listen: &p2p_listen,
+            user: &user,
+            pass: &pass,
+            mining_addr,
+        });
         args.extend(spec.args.iter().cloned());
         let log = dir.join("output.log");
         let proc = Proc::spawn(CHAIN_NAME, what, &binary, &args, log.clone())?;
@@ -279,7 +230,22 @@ impl Runtime for LocalRuntime {
             let binary = find_binary(spec.binary.as_deref(), "lnd", &what)?;
             let dir = self.dir_for(&spec.name)?;
             let ports = self.ports(2)?;
-            let mut args = lnd_args(&spec.name, &dir, ports[0], ports[1], chain);
+            let (d, grpc_listen, p2p_listen) = (
+                dir.display().to_string(),
+                format!("127.0.0.1:{}", ports[0]),
+                format!("127.0.0.1:{}", ports[1]),
+            );
+            let cert = chain.rpc_cert.display().to_string();
+            let mut args = lnd_args(&LndArgs {
+                name: &spec.name,
+                dir: &d,
+                grpc_listen: &grpc_listen,
+                p2p_listen: &p2p_listen,
+                btcd_rpc: &chain.rpc_addr,
+                btcd_user: &chain.rpc_user,
+                btcd_pass: &chain.rpc_pass,
+                btcd_cert: &cert,
+            });
             args.extend(spec.args.iter().cloned());
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
@@ -405,58 +371,6 @@ impl Drop for LocalRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chain() -> ChainEndpoint {
-        ChainEndpoint {
-            rpc_addr: "127.0.0.1:1000".into(),
-            rpc_user: "u".into(),
-            rpc_pass: "p".into(),
-            rpc_cert: PathBuf::from("/run/chain/rpc.cert"),
-            p2p_addr: "127.0.0.1:1001".into(),
-            version: String::new(),
-        }
-    }
-
-    #[test]
-    fn lnd_args_point_at_the_chain_and_enable_what_benchmarks_need() {
-        let args = lnd_args("alice", Path::new("/run/alice"), 10009, 9735, &chain());
-        for wanted in [
-            "--lnddir=/run/alice",
-            "--bitcoin.regtest",
-            "--bitcoin.node=btcd",
-            "--btcd.rpchost=127.0.0.1:1000",
-            "--btcd.rpccert=/run/chain/rpc.cert",
-            "--rpclisten=127.0.0.1:10009",
-            "--listen=127.0.0.1:9735",
-            "--accept-keysend",
-            "--maxpendingchannels=100",
-            "--noseedbackup",
-            "--alias=alice",
-        ] {
-            assert!(
-                args.iter().any(|a| a == wanted),
-                "missing {wanted}: {args:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn btcd_args_mine_to_the_given_address() {
-        let args = btcd_args(Path::new("/run/chain"), 1, 2, "u", "p", "bcrt1qxyz");
-        for wanted in [
-            "--regtest",
-            "--miningaddr=bcrt1qxyz",
-            "--rpclisten=127.0.0.1:1",
-            "--listen=127.0.0.1:2",
-            "--rpccert=/run/chain/rpc.cert",
-            "--txindex",
-        ] {
-            assert!(
-                args.iter().any(|a| a == wanted),
-                "missing {wanted}: {args:?}"
-            );
-        }
-    }
 
     #[tokio::test]
     async fn down_is_idempotent_and_removes_the_run_dir() {

@@ -1,6 +1,9 @@
 //! Runtimes start the chain backend and the nodes, and tear everything down.
-//! `local` runs them as processes of this machine.
+//! `local` runs them as processes of this machine, `docker` as containers of a Docker
+//! engine. Both give btcd and LND the same flags (`args`).
 
+pub mod args;
+pub mod docker;
 pub mod local;
 
 use crate::scenario::{ChainSpec, NodeSpec};
@@ -75,6 +78,19 @@ pub enum RuntimeError {
         log: PathBuf,
         tail: String,
     },
+    #[error(
+        "no Docker engine answers ({detail}): start one (e.g. `sudo scripts/start-dockerd.sh`, \
+         or `sudo systemctl start docker`), or set `runtime: local` in the scenario"
+    )]
+    NoEngine { detail: String },
+    #[error("docker: {what}")]
+    Docker {
+        what: String,
+        #[source]
+        source: bollard::errors::Error,
+    },
+    #[error("no image for {what}: {detail}")]
+    Image { what: String, detail: String },
     #[error("run directory {path}")]
     Io {
         path: PathBuf,
@@ -114,6 +130,12 @@ pub trait Runtime: Send {
     /// the data-dir growth (and bytes per payment) covers the whole load.
     async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
         self.resources().await
+    }
+
+    /// What the report and the live view call this runtime: `local`, or `docker`
+    /// with the images used.
+    fn describe(&self) -> String {
+        "local".into()
     }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.

@@ -38,7 +38,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuntimeKind {
+    /// Docker when an engine answers (and no `binary:` is set), else local.
+    Auto,
+    /// One container per node and for the chain, on a network of the run's own.
+    Docker,
+    /// Processes of this machine.
     Local,
+}
+
+/// When the docker runtime pulls an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PullPolicy {
+    /// Pull only images that are not present locally.
+    #[default]
+    IfMissing,
+    /// Pull every image before the run, even if present.
+    Always,
+    /// Never pull: every image must be present (e.g. built by scripts/build-images.sh).
+    Never,
 }
 
 /// The chain backend.
@@ -53,6 +71,8 @@ pub struct ChainSpec {
     pub kind: ChainKind,
     /// Explicit binary path; `None` means: look in the build cache, then PATH.
     pub binary: Option<PathBuf>,
+    /// Docker image for the docker runtime; `None` means the default for btcd.
+    pub image: Option<String>,
     pub args: Vec<String>,
 }
 
@@ -68,6 +88,9 @@ pub struct NodeSpec {
     /// Version the user asked for (informational for `local`; image tag for docker).
     pub version: Option<String>,
     pub binary: Option<PathBuf>,
+    /// Docker image for the docker runtime; `None` means the default for the
+    /// implementation and version.
+    pub image: Option<String>,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
 }
@@ -150,6 +173,8 @@ pub struct Scenario {
     pub name: String,
     pub description: String,
     pub runtime: RuntimeKind,
+    /// When the docker runtime pulls images.
+    pub pull: PullPolicy,
     pub chain: ChainSpec,
     pub nodes: Vec<NodeSpec>,
     pub channels: Vec<ChannelSpec>,

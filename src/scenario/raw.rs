@@ -17,6 +17,8 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub runtime: Option<RawRuntime>,
     #[serde(default)]
+    pub pull: Option<RawPull>,
+    #[serde(default)]
     pub chain: Option<RawChain>,
     pub nodes: Spanned<NodeMap>,
     #[serde(default)]
@@ -29,7 +31,17 @@ pub(super) struct RawScenario {
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(super) enum RawRuntime {
+    Auto,
+    Docker,
     Local,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawPull {
+    IfMissing,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -45,6 +57,8 @@ pub(super) struct RawChain {
     #[serde(default)]
     pub binary: Option<PathBuf>,
     #[serde(default)]
+    pub image: Option<Spanned<String>>,
+    #[serde(default)]
     pub args: Vec<String>,
 }
 
@@ -56,6 +70,8 @@ pub(super) struct RawNode {
     pub version: Option<String>,
     #[serde(default)]
     pub binary: Option<PathBuf>,
+    #[serde(default)]
+    pub image: Option<Spanned<String>>,
     #[serde(default)]
     pub replicas: Option<Spanned<u32>>,
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! Unit tests of parsing and validation on small inline scenarios; the fixture files
 //! are covered by tests/scenario_files.rs.
 
-use super::{ChainKind, Load, RuntimeKind, parse};
+use super::{ChainKind, Load, PullPolicy, RuntimeKind, parse};
 use std::path::Path;
 
 /// A valid scenario; tests swap parts of it.
@@ -40,7 +40,12 @@ fn error_of(text: &str) -> String {
 #[test]
 fn defaults_fill_runtime_chain_description_count_amount_and_timeout() {
     let s = parse(Path::new("t.yaml"), BASE).unwrap();
-    assert_eq!(s.runtime, RuntimeKind::Local);
+    assert_eq!(s.runtime, RuntimeKind::Auto);
+    assert_eq!(s.pull, PullPolicy::IfMissing);
+    assert_eq!(
+        (s.chain.image.clone(), s.nodes[0].image.clone()),
+        (None, None)
+    );
     assert_eq!(s.chain.kind, ChainKind::Btcd);
     assert_eq!((s.chain.binary.clone(), s.chain.args.len()), (None, 0));
     assert_eq!(s.description, "");
@@ -60,7 +65,7 @@ fn an_unknown_top_level_field_lists_the_allowed_ones() {
     );
     assert!(
         text.ends_with(
-            "hint: allowed here: name, description, runtime, chain, nodes, channels, workload, thresholds; fix the spelling or remove `threads`"
+            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds; fix the spelling or remove `threads`"
         ),
         "{text}"
     );
@@ -163,4 +168,41 @@ fn an_empty_file_is_a_located_yaml_error() {
     let err = error_of("");
     assert!(err.starts_with("t.yaml:1:1: "), "{err}");
     assert!(err.contains("\n  hint: "), "{err}");
+}
+
+#[test]
+fn runtime_pull_and_images_are_read() {
+    let text = BASE.replacen("name:", "runtime: docker\npull: never\nname:", 1);
+    let text = text.replacen(
+        "implementation: lnd",
+        "implementation: lnd\n    image: my/lnd:dev",
+        1,
+    );
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.runtime, RuntimeKind::Docker);
+    assert_eq!(s.pull, PullPolicy::Never);
+    assert_eq!(s.nodes[0].image.as_deref(), Some("my/lnd:dev"));
+    assert_eq!(s.nodes[1].image, None);
+}
+
+#[test]
+fn a_bad_image_or_pull_policy_is_located_with_a_hint() {
+    let text = BASE.replacen(
+        "implementation: lnd",
+        "implementation: lnd\n    image: 'my lnd'",
+        1,
+    );
+    let err = error_of(&text);
+    assert!(
+        err.contains("image of node alice is not an image reference"),
+        "{err}"
+    );
+    assert!(err.contains("hint: write repository:tag"), "{err}");
+    assert!(err.starts_with("t.yaml:"), "{err}");
+    let err = error_of(&BASE.replacen("name:", "pull: sometimes\nname:", 1));
+    assert!(err.starts_with("t.yaml:1:7:"), "{err}");
+    assert!(
+        err.contains("write one of: if-missing, always, never"),
+        "{err}"
+    );
 }

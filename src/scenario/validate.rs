@@ -2,8 +2,8 @@
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
 use super::error::{Position, ScenarioError, excerpt};
-use super::raw::{RawChainKind, RawChannel, RawNode, RawRuntime, RawScenario};
-use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, RuntimeKind, Scenario};
+use super::raw::{RawChainKind, RawChannel, RawNode, RawPull, RawRuntime, RawScenario};
+use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, PullPolicy, RuntimeKind, Scenario};
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
 use std::path::Path;
@@ -84,8 +84,15 @@ pub(super) fn validate(
             "give the scenario a short name, e.g. name: alice-pays-bob (reports and output folders use it)",
         ));
     }
-    let runtime = match raw.runtime.unwrap_or(RawRuntime::Local) {
+    let runtime = match raw.runtime.unwrap_or(RawRuntime::Auto) {
+        RawRuntime::Auto => RuntimeKind::Auto,
+        RawRuntime::Docker => RuntimeKind::Docker,
         RawRuntime::Local => RuntimeKind::Local,
+    };
+    let pull = match raw.pull {
+        None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
+        Some(RawPull::Always) => PullPolicy::Always,
+        Some(RawPull::Never) => PullPolicy::Never,
     };
     let chain = match raw.chain {
         Some(chain) => ChainSpec {
@@ -93,11 +100,13 @@ pub(super) fn validate(
                 RawChainKind::Btcd => ChainKind::Btcd,
             },
             binary: chain.binary,
+            image: check_image(&ctx, chain.image.as_ref(), "the chain")?,
             args: chain.args,
         },
         None => ChainSpec {
             kind: ChainKind::Btcd,
             binary: None,
+            image: None,
             args: Vec::new(),
         },
     };
@@ -119,6 +128,7 @@ pub(super) fn validate(
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
         runtime,
+        pull,
         chain,
         nodes,
         channels,
@@ -150,6 +160,7 @@ fn expand_nodes(
     let mut taken: HashMap<String, String> = HashMap::new();
     for (name, node) in &raw.value.0 {
         check_node_name(ctx, name)?;
+        check_image(ctx, node.image.as_ref(), &format!("node {}", name.value))?;
         let replicas = match &node.replicas {
             Some(r) if r.value == 0 => {
                 return Err(ctx.error(
@@ -198,7 +209,33 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
         implementation: node.implementation,
         version: node.version.clone(),
         binary: node.binary.clone(),
+        image: node.image.as_ref().map(|i| i.value.trim().to_string()),
         args: node.args.clone(),
+    }
+}
+
+/// An image reference is one word: `repository[:tag]` or `repository@digest`.
+fn check_image(
+    ctx: &Ctx,
+    image: Option<&Spanned<String>>,
+    what: &str,
+) -> Result<Option<String>, ScenarioError> {
+    let Some(image) = image else {
+        return Ok(None);
+    };
+    let value = image.value.trim();
+    let ok = !value.is_empty()
+        && !value.chars().any(char::is_whitespace)
+        && !value.starts_with(['-', ':', '@', '/'])
+        && !value.ends_with([':', '@', '/']);
+    if ok {
+        Ok(Some(value.to_string()))
+    } else {
+        Err(ctx.error(
+            &image.referenced,
+            format!("image of {what} is not an image reference: \"{}\"", image.value),
+            "write repository:tag, e.g. image: lnbench/lnd:v0.21.1-beta, or remove image: to use the default",
+        ))
     }
 }
 

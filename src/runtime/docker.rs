@@ -1,0 +1,676 @@
+//! Docker runtime: btcd and LND in containers of a Docker engine (bollard), one
+//! user-defined bridge network per run. Container hostnames are the node names (the
+//! chain is `chain`), so peers reach each other at `bob:9735` and LND reaches btcd at
+//! `chain:18556`. Ports are published on 127.0.0.1 only, on ephemeral host ports read
+//! back by inspect. Node data stays in the container's writable layer (its size is
+//! the data-dir size); credentials are copied out into the run directory (0600); each
+//! container's log is followed into `<run dir>/<name>.log`. Everything carries the
+//! labels `lnbench.run`, `lnbench.scenario`, `lnbench.node`, so `lnbench-tui down`
+//! finds what a killed run left.
+
+mod cleanup;
+mod creds;
+mod images;
+mod probe;
+mod spec;
+pub mod stats;
+
+pub use cleanup::{Removed, down_all};
+pub use images::{DEFAULT_BTCD_VERSION, DEFAULT_LND_VERSION, RunImages};
+
+use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
+use super::local::{CHAIN_NAME, random_hex};
+use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
+use crate::metrics::ResourceReading;
+use crate::scenario::{ChainSpec, NodeSpec, Scenario};
+use async_trait::async_trait;
+use bollard::Docker;
+use bollard::models::NetworkCreateRequest;
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+pub const LABEL_RUN: &str = "lnbench.run";
+pub const LABEL_SCENARIO: &str = "lnbench.scenario";
+pub const LABEL_NODE: &str = "lnbench.node";
+
+/// Ports inside the containers (the same in every container: each has its own address).
+const BTCD_RPC_PORT: u16 = 18556;
+const BTCD_P2P_PORT: u16 = 18444;
+const LND_GRPC_PORT: u16 = 10009;
+const LND_P2P_PORT: u16 = 9735;
+/// Data directory inside every container.
+const DATA: &str = "/data";
+/// btcd's RPC certificate inside LND containers.
+const BTCD_CERT_IN_LND: &str = "/data/btcd-rpc.cert";
+/// How long the engine may take to answer a ping.
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
+const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Seconds a container gets to stop on SIGTERM before the engine kills it.
+const STOP_SECS: i32 = 5;
+const POLL: Duration = Duration::from_millis(200);
+
+/// Connects to the engine `DOCKER_HOST` names (else the local socket), checks that it
+/// answers within 2 s, and settles on the API version both sides speak.
+pub async fn connect() -> Result<Docker, RuntimeError> {
+    let no_engine = |detail: String| RuntimeError::NoEngine { detail };
+    let docker = Docker::connect_with_defaults().map_err(|e| no_engine(e.to_string()))?;
+    match tokio::time::timeout(PING_TIMEOUT, docker.ping()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(no_engine(e.to_string())),
+        Err(_) => {
+            return Err(no_engine(format!(
+                "no answer in {} s",
+                PING_TIMEOUT.as_secs()
+            )));
+        }
+    }
+    tokio::time::timeout(PING_TIMEOUT * 2, docker.negotiate_version())
+        .await
+        .map_err(|_| no_engine("version negotiation timed out".into()))?
+        .map_err(|e| no_engine(e.to_string()))
+}
+
+/// Checks the engine and chooses (and, as the pull policy allows, pulls) every image
+/// of `scenario`. Returns the connection and the images to run.
+pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), RuntimeError> {
+    let docker = connect().await?;
+    let (run_images, to_pull) = images::plan(&docker, scenario).await?;
+    for image in &to_pull {
+        eprintln!("pulling {image} ...");
+        images::pull(&docker, image).await?;
+    }
+    Ok((docker, run_images))
+}
+
+/// One container of the run.
+#[derive(Debug)]
+struct Started {
+    /// Node name, or `chain`.
+    name: String,
+    id: String,
+}
+
+/// What the background tasks share with the runtime. Never locked across an await.
+#[derive(Default)]
+struct Shared {
+    latest: stats::Latest,
+    exited: probe::Exits,
+}
+
+pub struct DockerRuntime {
+    docker: Docker,
+    run_id: String,
+    scenario: String,
+    run_dir: PathBuf,
+    keep: bool,
+    images: RunImages,
+    network: Option<String>,
+    containers: Vec<Started>,
+    shared: Arc<Shared>,
+    /// Stats, size and exit watchers: aborted at teardown.
+    watchers: Vec<JoinHandle<()>>,
+    /// Log followers: they end by themselves when their container stops.
+    loggers: Vec<JoinHandle<()>>,
+    /// btcd's RPC certificate (PEM), given to every LND container.
+    chain_cert: Option<String>,
+    /// True while nothing of the run may exist in the engine: before the first create,
+    /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
+    clean: bool,
+}
+
+impl std::fmt::Debug for DockerRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerRuntime")
+            .field("run_id", &self.run_id)
+            .field("network", &self.network)
+            .field("containers", &self.containers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DockerRuntime {
+    /// A runtime for one run; `images` from [`preflight`]. `run_dir` holds logs and
+    /// credentials and is removed by `down` unless `keep`.
+    pub fn new(
+        docker: Docker,
+        images: RunImages,
+        run_id: &str,
+        scenario: &str,
+        run_dir: PathBuf,
+        keep: bool,
+    ) -> DockerRuntime {
+        DockerRuntime {
+            docker,
+            run_id: run_id.to_string(),
+            scenario: scenario.to_string(),
+            run_dir,
+            keep,
+            images,
+            network: None,
+            containers: Vec::new(),
+            shared: Arc::default(),
+            watchers: Vec::new(),
+            loggers: Vec::new(),
+            chain_cert: None,
+            clean: true,
+        }
+    }
+
+    fn object_name(&self, suffix: Option<&str>) -> String {
+        spec::object_name(&self.run_id, suffix)
+    }
+
+    fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
+        spec::labels(&self.run_id, &self.scenario, node)
+    }
+
+    fn err(what: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> RuntimeError {
+        let what = what.into();
+        move |source| RuntimeError::Docker { what, source }
+    }
+
+    fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
+        move |source| RuntimeError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Where a node's (or the chain's) log is saved.
+    fn log_path(&self, name: &str) -> PathBuf {
+        self.run_dir.join(format!("{name}.log"))
+    }
+
+    /// A private directory in the run dir for a node's credentials.
+    fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.run_dir.join(name);
+        std::fs::create_dir_all(&dir).map_err(Self::io_err(&dir))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(Self::io_err(&dir))?;
+        Ok(dir)
+    }
+
+    async fn ensure_network(&mut self) -> Result<String, RuntimeError> {
+        if let Some(n) = &self.network {
+            return Ok(n.clone());
+        }
+        let name = self.object_name(None);
+        // From here on the engine may hold something of the run, even if this await is
+        // cancelled half-way.
+        self.clean = false;
+        let request = NetworkCreateRequest {
+            name: name.clone(),
+            driver: Some("bridge".into()),
+            labels: Some(self.labels(None)),
+            ..Default::default()
+        };
+        self.docker
+            .create_network(request)
+            .await
+            .map_err(Self::err(format!("creating network {name}")))?;
+        self.network = Some(name.clone());
+        Ok(name)
+    }
+
+    /// Creates (not starts) the container of `name`; remembered at once, so teardown
+    /// removes it whatever happens next.
+    async fn create(
+        &mut self,
+        name: &str,
+        image: &str,
+        cmd: Vec<String>,
+        ports: &[u16],
+    ) -> Result<String, RuntimeError> {
+        let network = self.ensure_network().await?;
+        let container_name = self.object_name(Some(name));
+        let body = spec::container_body(&spec::ContainerSpec {
+            name,
+            image,
+            cmd,
+            ports,
+            network: &network,
+            labels: self.labels(Some(name)),
+        });
+        let options = CreateContainerOptionsBuilder::default()
+            .name(&container_name)
+            .build();
+        let created = self
+            .docker
+            .create_container(Some(options), body)
+            .await
+            .map_err(Self::err(format!(
+                "creating container {container_name} from image {image}"
+            )))?;
+        self.containers.push(Started {
+            name: name.to_string(),
+            id: created.id.clone(),
+        });
+        Ok(created.id)
+    }
+
+    /// Starts a created container and its log follower, exit watcher and stats tasks.
+    async fn start(&mut self, name: &str, id: &str) -> Result<(), RuntimeError> {
+        self.docker
+            .start_container(id, None)
+            .await
+            .map_err(Self::err(format!("starting the container of {name}")))?;
+        self.loggers.push(tokio::spawn(probe::follow_log(
+            self.docker.clone(),
+            id.to_string(),
+            self.log_path(name),
+        )));
+        self.watchers.push(tokio::spawn(probe::watch_exit(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.exited.clone(),
+        )));
+        self.watchers.push(tokio::spawn(stats::follow(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.latest.clone(),
+        )));
+        self.watchers.push(tokio::spawn(stats::watch_size(
+            self.docker.clone(),
+            id.to_string(),
+            name.to_string(),
+            self.shared.latest.clone(),
+        )));
+        Ok(())
+    }
+
+    /// `127.0.0.1:<host port>` published for `port` of the container.
+    async fn host_addr(&self, id: &str, port: u16) -> Result<String, RuntimeError> {
+        let info = self
+            .docker
+            .inspect_container(id, None)
+            .await
+            .map_err(Self::err("inspecting a container for its ports"))?;
+        let host_port = info
+            .network_settings
+            .and_then(|n| n.ports)
+            .and_then(|p| p.get(&format!("{port}/tcp")).cloned().flatten())
+            .and_then(|b| b.into_iter().find_map(|b| b.host_port))
+            .filter(|p| !p.is_empty());
+        match host_port {
+            Some(p) => Ok(format!("127.0.0.1:{p}")),
+            None => Err(RuntimeError::Io {
+                path: self.run_dir.clone(),
+                source: std::io::Error::other(format!(
+                    "the engine published no host port for container port {port}"
+                )),
+            }),
+        }
+    }
+
+    fn exit_of(&self, name: &str) -> Option<String> {
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        exited
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.clone())
+    }
+
+    fn exited_error(&self, what: String, name: &str, status: String) -> RuntimeError {
+        RuntimeError::Exited {
+            what,
+            status,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    fn not_ready_error(&self, what: String, name: &str, secs: u64) -> RuntimeError {
+        RuntimeError::NotReady {
+            what,
+            secs,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    /// Copies a node's tls.cert and admin.macaroon out once both exist, into its
+    /// private directory. False while LND has not written them yet.
+    async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> bool {
+        let macaroon_in = format!("{DATA}/data/chain/bitcoin/regtest/admin.macaroon");
+        let cert_in = format!("{DATA}/tls.cert");
+        let (Ok(mac), Ok(cert)) = (
+            creds::download(&self.docker, id, &macaroon_in).await,
+            creds::download(&self.docker, id, &cert_in).await,
+        ) else {
+            return false;
+        };
+        creds::write_private(&ep.macaroon, &mac).is_ok()
+            && creds::write_private(&ep.tls_cert, &cert).is_ok()
+    }
+
+    /// Stops, saves the logs of, and removes every container, then the network.
+    async fn remove_all(&mut self) -> Result<(), RuntimeError> {
+        for w in self.watchers.drain(..) {
+            w.abort();
+        }
+        let containers = std::mem::take(&mut self.containers);
+        // Nodes first (reverse start order): LND can hang while its chain is gone.
+        let stop = StopContainerOptionsBuilder::default().t(STOP_SECS).build();
+        let nodes: Vec<&Started> = containers
+            .iter()
+            .rev()
+            .filter(|c| c.name != CHAIN_NAME)
+            .collect();
+        futures::future::join_all(
+            nodes
+                .iter()
+                .map(|c| self.docker.stop_container(&c.id, Some(stop.clone()))),
+        )
+        .await;
+        for c in containers.iter().filter(|c| c.name == CHAIN_NAME) {
+            let _ = self.docker.stop_container(&c.id, Some(stop.clone())).await;
+        }
+        // The followers end with their containers; wait briefly for the logs' ends.
+        for l in self.loggers.drain(..) {
+            let abort = l.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), l)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        let mut first_err = None;
+        let remove = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        for c in &containers {
+            match self
+                .docker
+                .remove_container(&c.id, Some(remove.clone()))
+                .await
+            {
+                Ok(()) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(source) => {
+                    first_err.get_or_insert(RuntimeError::Docker {
+                        what: format!("removing the container of {}", c.name),
+                        source,
+                    });
+                }
+            }
+        }
+        // Anything created while a cancelled start was awaiting the engine is not in
+        // the list; the run label finds it.
+        if let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await {
+            first_err.get_or_insert(e);
+        }
+        if let Some(network) = self.network.take() {
+            match self.docker.remove_network(&network).await {
+                Ok(()) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(source) => {
+                    first_err.get_or_insert(RuntimeError::Docker {
+                        what: format!("removing network {network}"),
+                        source,
+                    });
+                }
+            }
+        }
+        self.clean = first_err.is_none();
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+#[async_trait]
+impl Runtime for DockerRuntime {
+    async fn start_chain(
+        &mut self,
+        spec: &ChainSpec,
+        mining_addr: &str,
+    ) -> Result<ChainEndpoint, RuntimeError> {
+        let what = "the chain (btcd)";
+        let image = self.images.chain.clone();
+        std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
+        let dir = self.cred_dir(CHAIN_NAME)?;
+        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (cert, key) = crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1"])
+            .map_err(|e| RuntimeError::Io {
+                path: dir.clone(),
+                source: std::io::Error::other(e),
+            })?;
+        let rpc_cert = dir.join("rpc.cert");
+        creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
+        let rpc_listen = format!("0.0.0.0:{BTCD_RPC_PORT}");
+        let p2p_listen = format!("0.0.0.0:{BTCD_P2P_PORT}");
+        let mut cmd = btcd_args(&BtcdArgs {
+            dir: DATA,
+            rpc_listen: &rpc_listen,
+            p2p_listen: &p2p_listen,
+            user: &user,
+            pass: &pass,
+            mining_addr,
+        });
+        cmd.extend(spec.args.iter().cloned());
+        let id = self
+            .create(CHAIN_NAME, &image, cmd, &[BTCD_RPC_PORT])
+            .await?;
+        let archive = creds::pack(&[
+            ("data/rpc.cert", cert.as_bytes(), 0o644),
+            ("data/rpc.key", key.as_bytes(), 0o600),
+        ])
+        .map_err(Self::io_err(&dir))?;
+        creds::upload(&self.docker, &id, archive)
+            .await
+            .map_err(Self::err(
+                "copying the RPC certificate into the chain's container",
+            ))?;
+        self.start(CHAIN_NAME, &id).await?;
+        let rpc_addr = self.host_addr(&id, BTCD_RPC_PORT).await?;
+
+        let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.exit_of(CHAIN_NAME) {
+                return Err(self.exited_error(what.into(), CHAIN_NAME, status));
+            }
+            if probe::tls_ready(&rpc_addr, cert.as_bytes()).await {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(self.not_ready_error(
+                    what.into(),
+                    CHAIN_NAME,
+                    CHAIN_READY_TIMEOUT.as_secs(),
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        self.chain_cert = Some(cert);
+        let version = match probe::exec_first_line(&self.docker, &id, &["btcd", "--version"]).await
+        {
+            v if v.is_empty() => format!("btcd ({image})"),
+            v => format!("{v} ({image})"),
+        };
+        Ok(ChainEndpoint {
+            rpc_addr,
+            rpc_user: user,
+            rpc_pass: pass,
+            rpc_cert,
+            p2p_addr: format!("{CHAIN_NAME}:{BTCD_P2P_PORT}"),
+            version,
+        })
+    }
+
+    async fn start_nodes(
+        &mut self,
+        nodes: &[NodeSpec],
+        chain: &ChainEndpoint,
+    ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
+        let chain_cert = self.chain_cert.clone().unwrap_or_default();
+        let btcd_rpc = format!("{CHAIN_NAME}:{BTCD_RPC_PORT}");
+        let grpc_listen = format!("0.0.0.0:{LND_GRPC_PORT}");
+        let p2p_listen = format!("0.0.0.0:{LND_P2P_PORT}");
+        // Start all, then wait for all: LND start-up is mostly waiting.
+        let mut started = Vec::with_capacity(nodes.len());
+        for spec in nodes {
+            let image = self
+                .images
+                .node(&spec.name)
+                .ok_or_else(|| RuntimeError::Image {
+                    what: format!("node {}", spec.name),
+                    detail: "no image was chosen for it".into(),
+                })?
+                .to_string();
+            let dir = self.cred_dir(&spec.name)?;
+            let mut cmd = lnd_args(&LndArgs {
+                name: &spec.name,
+                dir: DATA,
+                grpc_listen: &grpc_listen,
+                p2p_listen: &p2p_listen,
+                btcd_rpc: &btcd_rpc,
+                btcd_user: &chain.rpc_user,
+                btcd_pass: &chain.rpc_pass,
+                btcd_cert: BTCD_CERT_IN_LND,
+            });
+            cmd.extend(spec.args.iter().cloned());
+            let id = self
+                .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])
+                .await?;
+            let archive = creds::pack(&[(
+                BTCD_CERT_IN_LND.trim_start_matches('/'),
+                chain_cert.as_bytes(),
+                0o644,
+            )])
+            .map_err(Self::io_err(&dir))?;
+            creds::upload(&self.docker, &id, archive)
+                .await
+                .map_err(Self::err(format!(
+                    "copying btcd's certificate into the container of {}",
+                    spec.name
+                )))?;
+            self.start(&spec.name, &id).await?;
+            let grpc_addr = self.host_addr(&id, LND_GRPC_PORT).await?;
+            started.push((
+                id,
+                NodeEndpoint {
+                    name: spec.name.clone(),
+                    grpc_addr,
+                    p2p_addr: format!("{}:{LND_P2P_PORT}", spec.name),
+                    tls_cert: dir.join("tls.cert"),
+                    macaroon: dir.join("admin.macaroon"),
+                    data_dir: dir,
+                    binary: PathBuf::from(image),
+                    pid: None,
+                },
+            ));
+        }
+
+        let deadline = Instant::now() + NODE_READY_TIMEOUT;
+        let mut pending: Vec<usize> = (0..started.len()).collect();
+        while !pending.is_empty() {
+            let mut still = Vec::new();
+            for i in pending {
+                let (id, ep) = &started[i];
+                if let Some(status) = self.exit_of(&ep.name) {
+                    return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
+                }
+                let ready = self.copy_credentials(id, ep).await
+                    && match std::fs::read(&ep.tls_cert) {
+                        Ok(pem) => probe::tls_ready(&ep.grpc_addr, &pem).await,
+                        Err(_) => false,
+                    };
+                if !ready {
+                    still.push(i);
+                }
+            }
+            pending = still;
+            if let Some(&i) = pending.first()
+                && Instant::now() >= deadline
+            {
+                let name = started[i].1.name.clone();
+                return Err(self.not_ready_error(
+                    format!("node {name}"),
+                    &name,
+                    NODE_READY_TIMEOUT.as_secs(),
+                ));
+            }
+            if !pending.is_empty() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+        Ok(started.into_iter().map(|(_, ep)| ep).collect())
+    }
+
+    fn log_tail(&self, name: &str, lines: usize) -> String {
+        probe::tail(&self.log_path(name), lines)
+    }
+
+    fn exited(&mut self) -> Option<(String, String)> {
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        exited.first().cloned()
+    }
+
+    async fn resources(&mut self) -> Vec<ResourceReading> {
+        let latest = self.shared.latest.lock().unwrap_or_else(|e| e.into_inner());
+        self.containers
+            .iter()
+            .filter_map(|c| latest.get(&c.name).cloned())
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
+            .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
+            .collect();
+        images.sort_unstable();
+        images.dedup();
+        format!("docker ({})", images.join(", "))
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        let removed = self.remove_all().await;
+        if !self.keep {
+            match tokio::fs::remove_dir_all(&self.run_dir).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(RuntimeError::Io {
+                        path: self.run_dir.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for DockerRuntime {
+    /// A backstop for panics and early returns, which skip `down`: remove the run's
+    /// containers and network from a thread of its own (Drop cannot await).
+    fn drop(&mut self) {
+        for w in self.watchers.drain(..).chain(self.loggers.drain(..)) {
+            w.abort();
+        }
+        if self.clean {
+            return;
+        }
+        self.containers.clear();
+        self.network = None;
+        cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.run_dir);
+        }
+    }
+}

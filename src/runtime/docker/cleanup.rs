@@ -1,0 +1,199 @@
+//! Removal of everything labelled with a run id: at the end of a run, from `Drop`
+//! after a panic, and for `lnbench-tui down` after a run that was killed.
+
+use super::{LABEL_RUN, connect};
+use crate::runtime::RuntimeError;
+use bollard::Docker;
+use bollard::query_parameters::{
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// One removed thing, for `down`'s list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// `container`, `network` or `volume`.
+    pub kind: &'static str,
+    pub name: String,
+    /// The run it belonged to.
+    pub run: String,
+}
+
+impl std::fmt::Display for Removed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} (run {})", self.kind, self.name, self.run)
+    }
+}
+
+fn docker_err(what: &str) -> impl FnOnce(bollard::errors::Error) -> RuntimeError + '_ {
+    move |source| RuntimeError::Docker {
+        what: what.to_string(),
+        source,
+    }
+}
+
+/// Gone already is fine: someone else removed it first.
+fn not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+/// Removes containers (forced, with their anonymous volumes), then networks, then
+/// volumes that carry the run label: of one run (`run = Some(id)`) or of any run.
+pub async fn remove_labelled(
+    docker: &Docker,
+    run: Option<&str>,
+) -> Result<Vec<Removed>, RuntimeError> {
+    let label = match run {
+        Some(id) => format!("{LABEL_RUN}={id}"),
+        None => LABEL_RUN.to_string(),
+    };
+    let filters: HashMap<&str, Vec<&str>> = HashMap::from([("label", vec![label.as_str()])]);
+    let run_of = |labels: Option<&HashMap<String, String>>| {
+        labels
+            .and_then(|l| l.get(LABEL_RUN))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut removed = Vec::new();
+
+    let containers = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(docker_err("listing containers"))?;
+    for c in containers {
+        let Some(id) = c.id.as_deref() else { continue };
+        let name = c
+            .names
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| n.trim_start_matches('/').to_string())
+            .unwrap_or_else(|| id.to_string());
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        match docker.remove_container(id, Some(options)).await {
+            Ok(()) => {}
+            Err(e) if not_found(&e) => continue,
+            Err(source) => {
+                return Err(RuntimeError::Docker {
+                    what: format!("removing container {name}"),
+                    source,
+                });
+            }
+        }
+        removed.push(Removed {
+            kind: "container",
+            name,
+            run: run_of(c.labels.as_ref()),
+        });
+    }
+
+    let networks = docker
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(docker_err("listing networks"))?;
+    for n in networks {
+        let Some(name) = n.name.clone() else { continue };
+        match docker.remove_network(&name).await {
+            Ok(()) => {}
+            Err(e) if not_found(&e) => continue,
+            Err(source) => {
+                return Err(RuntimeError::Docker {
+                    what: format!("removing network {name}"),
+                    source,
+                });
+            }
+        }
+        removed.push(Removed {
+            kind: "network",
+            name,
+            run: run_of(n.labels.as_ref()),
+        });
+    }
+
+    let volumes = docker
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(docker_err("listing volumes"))?;
+    for v in volumes.volumes.unwrap_or_default() {
+        let options = RemoveVolumeOptionsBuilder::default().force(true).build();
+        match docker.remove_volume(&v.name, Some(options)).await {
+            Ok(()) => {}
+            Err(e) if not_found(&e) => continue,
+            Err(source) => {
+                return Err(RuntimeError::Docker {
+                    what: format!("removing volume {}", v.name),
+                    source,
+                });
+            }
+        }
+        removed.push(Removed {
+            kind: "volume",
+            name: v.name.clone(),
+            run: v.labels.get(LABEL_RUN).cloned().unwrap_or_default(),
+        });
+    }
+    Ok(removed)
+}
+
+/// `lnbench-tui down`: removes what any run left behind and returns the list.
+pub async fn down_all() -> Result<Vec<Removed>, RuntimeError> {
+    let docker = connect().await?;
+    remove_labelled(&docker, None).await
+}
+
+/// For `Drop` (which cannot await): removes the run's containers and network on a
+/// fresh thread with its own async runtime and its own engine connection, waiting
+/// at most `limit`. Whatever is left then, `lnbench-tui down` removes.
+pub fn remove_run_blocking(run_id: String, limit: Duration) {
+    let (done, wait) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("lnbench-docker-cleanup".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let result = rt.block_on(async {
+                let docker = connect().await?;
+                remove_labelled(&docker, Some(&run_id)).await
+            });
+            let _ = done.send(result);
+        });
+    if spawned.is_ok() {
+        match wait.recv_timeout(limit) {
+            Ok(Ok(removed)) if !removed.is_empty() => {
+                eprintln!("removed {} leftovers of the run", removed.len());
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
+            Err(_) => {
+                eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
+            }
+        }
+    }
+}

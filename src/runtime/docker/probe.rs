@@ -1,0 +1,128 @@
+//! Background tasks and probes around one container: its log followed into a file,
+//! its exit recorded, a command run in it, and a TLS handshake through its published
+//! port.
+
+use bollard::Docker;
+use bollard::query_parameters::{LogsOptionsBuilder, WaitContainerOptionsBuilder};
+use futures::StreamExt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+/// Containers found stopped, as `(name, status)`, in the order they stopped. Never
+/// locked across an await.
+pub type Exits = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Appends the container's output to `path` (owner-only: logs can name secrets)
+/// until the container stops.
+pub async fn follow_log(docker: Docker, id: String, path: PathBuf) {
+    let Ok(mut file) = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .await
+    else {
+        return;
+    };
+    let options = LogsOptionsBuilder::default()
+        .follow(true)
+        .stdout(true)
+        .stderr(true)
+        .build();
+    let mut stream = docker.logs(&id, Some(options));
+    while let Some(Ok(chunk)) = stream.next().await {
+        if file.write_all(&chunk.into_bytes()).await.is_err() {
+            break;
+        }
+        let _ = file.flush().await;
+    }
+    let _ = file.flush().await;
+}
+
+/// Records the container's exit, when it comes.
+pub async fn watch_exit(docker: Docker, id: String, name: String, exits: Exits) {
+    let options = WaitContainerOptionsBuilder::default()
+        .condition("not-running")
+        .build();
+    let mut stream = docker.wait_container(&id, Some(options));
+    let status = match stream.next().await {
+        Some(Ok(r)) => format!("exit code {}", r.status_code),
+        // bollard reports a non-zero exit code as an error.
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => {
+            format!("exit code {code}")
+        }
+        Some(Err(e)) => format!("unknown status: {e}"),
+        None => "stopped".into(),
+    };
+    exits
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((name, status));
+}
+
+/// The first line `cmd` prints in the container (e.g. `btcd --version`), empty if it
+/// cannot run there (an image without that binary on its PATH).
+pub async fn exec_first_line(docker: &Docker, id: &str, cmd: &[&str]) -> String {
+    let run = async {
+        let exec = docker
+            .create_exec(
+                id,
+                bollard::exec::CreateExecOptions {
+                    cmd: Some(cmd.to_vec()),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .ok()?;
+        let bollard::exec::StartExecResults::Attached { mut output, .. } =
+            docker.start_exec(&exec.id, None).await.ok()?
+        else {
+            return None;
+        };
+        let mut text = Vec::new();
+        while let Some(Ok(chunk)) = output.next().await {
+            text.extend_from_slice(&chunk.into_bytes());
+        }
+        Some(
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()?
+                .trim()
+                .to_string(),
+        )
+    };
+    tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
+/// A published port accepts TCP before the program inside listens (the engine's
+/// proxy answers), so only a handshake shows the server is up.
+pub async fn tls_ready(addr: &str, cert_pem: &[u8]) -> bool {
+    let Some(cert) = crate::tls::cert_from_pem(cert_pem) else {
+        return false;
+    };
+    let Ok(config) = crate::tls::pinned_client_config(cert, &[]) else {
+        return false;
+    };
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let attempt = async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
+        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
+        connector.connect(name, tcp).await.ok()
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), attempt).await,
+        Ok(Some(_))
+    )
+}
+
+/// The last `lines` lines of a log file (the local runtime's reader).
+pub(super) use crate::runtime::local::tail;

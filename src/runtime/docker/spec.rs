@@ -1,0 +1,137 @@
+//! What the engine is asked to create: names, labels and the container body. Pure, so
+//! the loopback-only port bindings and the labels are tested without an engine.
+
+use super::{LABEL_NODE, LABEL_RUN, LABEL_SCENARIO};
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, HostConfig, NetworkingConfig, PortBinding,
+};
+use std::collections::HashMap;
+
+/// Names of containers and networks allow `[a-zA-Z0-9_.-]`; the run id may hold more
+/// (it starts with the scenario name). `lnbench-<run id>[-<suffix>]`.
+pub fn object_name(run_id: &str, suffix: Option<&str>) -> String {
+    let safe: String = run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    match suffix {
+        Some(s) => format!("lnbench-{safe}-{s}"),
+        None => format!("lnbench-{safe}"),
+    }
+}
+
+/// The labels of everything a run creates; `node` for containers.
+pub fn labels(run_id: &str, scenario: &str, node: Option<&str>) -> HashMap<String, String> {
+    let mut labels = HashMap::from([
+        (LABEL_RUN.to_string(), run_id.to_string()),
+        (LABEL_SCENARIO.to_string(), scenario.to_string()),
+    ]);
+    if let Some(n) = node {
+        labels.insert(LABEL_NODE.to_string(), n.to_string());
+    }
+    labels
+}
+
+/// One container to create.
+pub struct ContainerSpec<'a> {
+    /// Node name (or `chain`): hostname and network alias.
+    pub name: &'a str,
+    pub image: &'a str,
+    /// Arguments to the image's entrypoint.
+    pub cmd: Vec<String>,
+    /// Container ports to publish.
+    pub ports: &'a [u16],
+    pub network: &'a str,
+    pub labels: HashMap<String, String>,
+}
+
+pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
+    let bindings = spec
+        .ports
+        .iter()
+        .map(|p| {
+            (
+                format!("{p}/tcp"),
+                // Loopback only: an LND admin port on all interfaces would be a
+                // remote-control hole. An empty host port means "any free one".
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    host_port: Some(String::new()),
+                }]),
+            )
+        })
+        .collect();
+    ContainerCreateBody {
+        image: Some(spec.image.to_string()),
+        cmd: Some(spec.cmd.clone()),
+        hostname: Some(spec.name.to_string()),
+        labels: Some(spec.labels.clone()),
+        exposed_ports: Some(spec.ports.iter().map(|p| format!("{p}/tcp")).collect()),
+        host_config: Some(HostConfig {
+            port_bindings: Some(bindings),
+            network_mode: Some(spec.network.to_string()),
+            ..Default::default()
+        }),
+        networking_config: Some(NetworkingConfig {
+            endpoints_config: Some(HashMap::from([(
+                spec.network.to_string(),
+                EndpointSettings {
+                    aliases: Some(vec![spec.name.to_string()]),
+                    ..Default::default()
+                },
+            )])),
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_to_the_engine_alphabet() {
+        assert_eq!(
+            object_name("a b/c-1", Some("alice")),
+            "lnbench-a-b-c-1-alice"
+        );
+        assert_eq!(object_name("run.1_x", None), "lnbench-run.1_x");
+    }
+
+    #[test]
+    fn ports_are_published_on_loopback_only_and_everything_is_labelled() {
+        let body = container_body(&ContainerSpec {
+            name: "alice",
+            image: "lnbench/lnd:v0.21.1-beta",
+            cmd: vec!["--alias=alice".into()],
+            ports: &[10009, 9735],
+            network: "lnbench-r1",
+            labels: labels("r1", "s", Some("alice")),
+        });
+        let host = body.host_config.unwrap();
+        let bindings = host.port_bindings.unwrap();
+        assert_eq!(bindings.len(), 2);
+        for (port, b) in &bindings {
+            let b = b.as_ref().unwrap();
+            assert_eq!(b.len(), 1, "{port}");
+            assert_eq!(b[0].host_ip.as_deref(), Some("127.0.0.1"), "{port}");
+            assert_eq!(b[0].host_port.as_deref(), Some(""), "{port}: ephemeral");
+        }
+        assert_eq!(host.network_mode.as_deref(), Some("lnbench-r1"));
+        assert_eq!(body.hostname.as_deref(), Some("alice"));
+        let aliases = body.networking_config.unwrap().endpoints_config.unwrap()["lnbench-r1"]
+            .aliases
+            .clone();
+        assert_eq!(aliases, Some(vec!["alice".to_string()]));
+        let labels = body.labels.unwrap();
+        assert_eq!(labels["lnbench.run"], "r1");
+        assert_eq!(labels["lnbench.scenario"], "s");
+        assert_eq!(labels["lnbench.node"], "alice");
+    }
+}
