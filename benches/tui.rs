@@ -83,6 +83,7 @@ fn info() -> TuiInfo {
                 role: ["sender", "router", "router", "receiver"][i].into(),
             })
             .collect(),
+        point: None,
     }
 }
 

@@ -33,20 +33,72 @@ pub struct RunOptions {
     pub tui: bool,
 }
 
-/// Runs `scenario` to the end and returns the exit code.
+/// Runs `scenario` to the end and returns the exit code. A scenario with `sweep:`
+/// runs its points in turn (`crate::sweep`).
 pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
+    if scenario.sweep.is_some() {
+        return crate::sweep::execute(scenario, opts).await;
+    }
     crate::tls::install_crypto_provider();
     preflight(&scenario)?;
     let started_at = SystemTime::now();
-    let run_id = format!(
-        "{}-{}-{}",
+    let run_id = run_id(&scenario.name, started_at, None);
+    let run_dir = make_run_dir(&opts, &run_id)?;
+    eprintln!(
+        "run {run_id}: {} ({} nodes)",
         scenario.name,
-        started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs(),
-        std::process::id()
+        scenario.nodes.len()
     );
+
+    let signals = Signals::watch();
+    let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
+    let mut log = StepLog::default();
+    let mut facts = RunFacts::default();
+
+    let outcome = tokio::select! {
+        r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
+        () = signals.cancel.cancelled() => Ok(None),
+    };
+    log.end();
+    let result = match outcome {
+        Ok(Some(network)) => {
+            let point = Point {
+                scenario: &scenario,
+                facts: &facts,
+                log: &log,
+                started_at,
+                report_dir: opts.report_dir.clone(),
+                tui: opts.tui,
+                label: None,
+            };
+            let measured = measure(point, &network, &mut runtime, &signals).await;
+            measured.exit(&signals)
+        }
+        Ok(None) => Ok(Exit::Interrupted),
+        Err(e) => Err(e),
+    };
+
+    let down = teardown(&mut runtime, &run_dir, opts.keep).await;
+    signals.stop();
+    let exit = result?;
+    down.context("tearing down the run")?;
+    Ok(exit)
+}
+
+/// `<scenario>-<unix seconds>-<pid>`, and `-net<N>` for the N-th network of a sweep.
+pub(crate) fn run_id(name: &str, started_at: SystemTime, network: Option<usize>) -> String {
+    let secs = started_at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let id = format!("{name}-{secs}-{}", std::process::id());
+    match network {
+        Some(n) => format!("{id}-net{n}"),
+        None => id,
+    }
+}
+
+pub(crate) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
     let parent = opts
         .run_dir_parent
         .clone()
@@ -54,88 +106,160 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let run_dir = parent.join(format!("lnbench-{run_id}"));
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
-    eprintln!(
-        "run {run_id}: {} ({} nodes)",
-        scenario.name,
-        scenario.nodes.len()
-    );
+    Ok(run_dir)
+}
 
-    let cancel = CancellationToken::new();
-    let signal = Arc::new(OnceLock::new());
-    let signals = tokio::spawn(watch_signals(cancel.clone(), signal.clone()));
-
-    let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
-    let mut log = StepLog::default();
-    let mut facts = RunFacts::default();
-
-    let outcome = tokio::select! {
-        r = bring_up(&scenario, &mut runtime, &mut log, &mut facts) => r.map(Some),
-        () = cancel.cancelled() => Ok(None),
-    };
-    log.end();
-    let result = match outcome {
-        Ok(Some(network)) => {
-            let view = opts.tui.then(|| tui_info(&scenario, &facts));
-            let load = run_load(&scenario, &network, cancel.clone(), view);
-            let (summary, load_err) = watch_processes(&mut runtime, load, &cancel).await;
-            let interrupted_by = signal
-                .get()
-                .map(|s: &&str| s.to_string())
-                .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
-            let complete = interrupted_by.is_none();
-            println!("{}", headless::summary_table(&summary));
-            let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
-            for t in &thresholds {
-                let verdict = if t.passed { "pass" } else { "FAIL" };
-                let (actual, limit) = (t.actual_text(), t.limit_text());
-                println!("threshold {}: {verdict} ({actual}, limit {limit})", t.name);
-            }
-            let thresholds_passed = report::thresholds::all_passed(&thresholds);
-            if let Some(dir) = &opts.report_dir {
-                let mut report = build_report(
-                    &scenario,
-                    &facts,
-                    &log,
-                    summary,
-                    started_at,
-                    complete,
-                    interrupted_by,
-                );
-                report.thresholds = thresholds;
-                for path in report::write_all(&report, dir)? {
-                    eprintln!("report: {}", path.display());
-                }
-            }
-            match load_err {
-                Some(e) => Err(e),
-                None if signal.get().is_some() => Ok(Exit::Interrupted),
-                None if !thresholds_passed => Ok(Exit::ThresholdFailed),
-                None => Ok(Exit::Ok),
-            }
-        }
-        Ok(None) => Ok(Exit::Interrupted),
-        Err(e) => Err(e),
-    };
-
+/// Stops everything the runtime started and says so; the caller decides what a
+/// teardown error means for the exit code.
+pub(crate) async fn teardown(
+    runtime: &mut LocalRuntime,
+    run_dir: &std::path::Path,
+    keep: bool,
+) -> Result<(), crate::runtime::RuntimeError> {
     eprintln!("==> teardown ...");
     let down = runtime.down().await;
-    signals.abort();
     match &down {
-        Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
+        Ok(()) if keep => eprintln!("    kept run directory {}", run_dir.display()),
         Ok(()) => eprintln!("    all processes stopped, run directory removed"),
         Err(e) => eprintln!("    teardown: {e:#}"),
     }
-    if let Some(sig) = signal.get() {
-        eprintln!("interrupted by {sig}");
+    down
+}
+
+/// The run's cancellation token, cancelled by SIGINT or SIGTERM, and which came.
+pub(crate) struct Signals {
+    pub cancel: CancellationToken,
+    which: Arc<OnceLock<&'static str>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Signals {
+    pub fn watch() -> Signals {
+        let cancel = CancellationToken::new();
+        let which = Arc::new(OnceLock::new());
+        let task = tokio::spawn(watch_signals(cancel.clone(), which.clone()));
+        Signals {
+            cancel,
+            which,
+            task,
+        }
     }
-    let exit = result?;
-    down.context("tearing down the run")?;
-    Ok(exit)
+
+    /// The signal that interrupted the run, if one did.
+    pub fn received(&self) -> Option<&'static str> {
+        self.which.get().copied()
+    }
+
+    /// Stops watching and says what interrupted the run, if anything.
+    pub fn stop(self) {
+        self.task.abort();
+        if let Some(sig) = self.received() {
+            eprintln!("interrupted by {sig}");
+        }
+    }
+}
+
+/// One load on a network that is up: the scenario (a sweep point or the whole
+/// scenario) and where its report goes.
+pub(crate) struct Point<'a> {
+    pub scenario: &'a Scenario,
+    pub facts: &'a RunFacts,
+    pub log: &'a StepLog,
+    pub started_at: SystemTime,
+    pub report_dir: Option<PathBuf>,
+    pub tui: bool,
+    /// `point 2/4: concurrency=4` in a sweep.
+    pub label: Option<String>,
+}
+
+/// What one load measured and how it ended.
+pub(crate) struct Measured {
+    pub summary: Summary,
+    /// False when cut short (signal, error, a node died).
+    pub complete: bool,
+    pub thresholds_passed: bool,
+    /// The error that ended the load early (a node died, an RPC failed).
+    pub load_err: Option<anyhow::Error>,
+    /// The operator quit the live view.
+    pub quit: bool,
+}
+
+impl Measured {
+    pub fn exit(self, signals: &Signals) -> Result<Exit> {
+        match self.load_err {
+            Some(e) => Err(e),
+            None if signals.received().is_some() => Ok(Exit::Interrupted),
+            None if !self.thresholds_passed => Ok(Exit::ThresholdFailed),
+            None => Ok(Exit::Ok),
+        }
+    }
+}
+
+/// Runs one load on `network`, prints its summary and threshold verdicts, and writes
+/// its report (before any teardown, so a slow teardown cannot lose it).
+pub(crate) async fn measure(
+    point: Point<'_>,
+    network: &Network,
+    runtime: &mut LocalRuntime,
+    signals: &Signals,
+) -> Measured {
+    let scenario = point.scenario;
+    let view = point.tui.then(|| {
+        let mut info = tui_info(scenario, point.facts);
+        info.point = point.label.clone();
+        info
+    });
+    let load = run_load(scenario, network, signals.cancel.clone(), view);
+    let ((summary, load_err, quit), died) = watch_processes(runtime, load, &signals.cancel).await;
+    let load_err = died.or(load_err);
+    let interrupted_by = signals
+        .received()
+        .map(str::to_string)
+        .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
+    let complete = interrupted_by.is_none();
+    println!("{}", headless::summary_table(&summary));
+    let thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+    for t in &thresholds {
+        let verdict = if t.passed { "pass" } else { "FAIL" };
+        let (actual, limit) = (t.actual_text(), t.limit_text());
+        println!("threshold {}: {verdict} ({actual}, limit {limit})", t.name);
+    }
+    let thresholds_passed = report::thresholds::all_passed(&thresholds);
+    let mut load_err = load_err;
+    if let Some(dir) = &point.report_dir {
+        let mut report = build_report(
+            scenario,
+            point.facts,
+            point.log,
+            summary.clone(),
+            point.started_at,
+            complete,
+            interrupted_by,
+        );
+        report.thresholds = thresholds;
+        match report::write_all(&report, dir) {
+            Ok(paths) => {
+                for path in paths {
+                    eprintln!("report: {}", path.display());
+                }
+            }
+            Err(e) => {
+                load_err.get_or_insert(e);
+            }
+        }
+    }
+    Measured {
+        summary,
+        complete,
+        thresholds_passed,
+        load_err,
+        quit,
+    }
 }
 
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
-fn preflight(scenario: &Scenario) -> Result<()> {
+pub(crate) fn preflight(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
     find_binary(
         scenario.chain.binary.as_deref(),
@@ -151,17 +275,17 @@ fn preflight(scenario: &Scenario) -> Result<()> {
 
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log.
-async fn watch_processes(
+async fn watch_processes<T>(
     runtime: &mut LocalRuntime,
-    load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
+    load: impl std::future::Future<Output = T>,
     cancel: &CancellationToken,
-) -> (Summary, Option<anyhow::Error>) {
+) -> (T, Option<anyhow::Error>) {
     tokio::pin!(load);
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     let mut died: Option<anyhow::Error> = None;
     loop {
         tokio::select! {
-            (summary, err) = &mut load => return (summary, died.or(err)),
+            out = &mut load => return (out, died),
             _ = tick.tick(), if died.is_none() => {
                 if let Some((name, status)) = runtime.exited() {
                     died = Some(anyhow::anyhow!(
@@ -195,17 +319,17 @@ async fn watch_signals(cancel: CancellationToken, which: Arc<OnceLock<&'static s
 
 /// What setup learned, for the report.
 #[derive(Default)]
-struct RunFacts {
+pub(crate) struct RunFacts {
     chain_version: String,
     nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
 }
 
 /// The network, ready for load.
-struct Network {
+pub(crate) struct Network {
     nodes: HashMap<String, ReadyNode>,
 }
 
-async fn bring_up(
+pub(crate) async fn bring_up(
     scenario: &Scenario,
     runtime: &mut LocalRuntime,
     log: &mut StepLog,
@@ -273,14 +397,14 @@ async fn bring_up(
     Ok(Network { nodes })
 }
 
-/// Runs the workload; returns the summary of whatever was done, and the error that
-/// ended the load early, if any.
+/// Runs the workload; returns the summary of whatever was done, the error that
+/// ended the load early, if any, and whether the operator quit the live view.
 async fn run_load(
     scenario: &Scenario,
     network: &Network,
     cancel: CancellationToken,
     view: Option<tui::TuiInfo>,
-) -> (Summary, Option<anyhow::Error>) {
+) -> (Summary, Option<anyhow::Error>, bool) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
     for sender in &w.senders {
@@ -310,7 +434,10 @@ async fn run_load(
         None => {
             // Nothing sends commands in headless mode; a closed channel is fine.
             drop(commands);
-            tokio::spawn(headless::follow(snapshots, std::io::stderr()))
+            tokio::spawn(async move {
+                headless::follow(snapshots, std::io::stderr()).await;
+                false
+            })
         }
     };
     let res = engine::run(plan, recorder.clone(), command_rx, cancel).await;
@@ -319,24 +446,29 @@ async fn run_load(
         Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
     };
     drop(recorder);
-    let _ = printer.await;
-    (summary, err)
+    let quit = printer.await.unwrap_or(false);
+    (summary, err, quit)
 }
 
 /// The live view, falling back to progress lines if the terminal cannot show it.
+/// True when the operator quit.
 async fn follow_live(
     snapshots: tokio::sync::watch::Receiver<metrics::Snapshot>,
     commands: tokio::sync::mpsc::UnboundedSender<engine::Command>,
     info: tui::TuiInfo,
-) {
+) -> bool {
     let fallback = snapshots.clone();
     match tui::run(snapshots, commands, info).await {
-        Ok(tui::TuiExit::Finished) => {}
+        Ok(tui::TuiExit::Finished) => false,
         // Stop was sent; in-flight payments finish before the summary.
-        Ok(tui::TuiExit::Quit) => eprintln!("==> stopping: in-flight payments finish ..."),
+        Ok(tui::TuiExit::Quit) => {
+            eprintln!("==> stopping: in-flight payments finish ...");
+            true
+        }
         Err(e) => {
             eprintln!("live view failed ({e:#}); progress lines follow");
             headless::follow(fallback, std::io::stderr()).await;
+            false
         }
     }
 }
@@ -356,6 +488,7 @@ fn tui_info(scenario: &Scenario, facts: &RunFacts) -> tui::TuiInfo {
                 role: role(scenario, &spec.name).into(),
             })
             .collect(),
+        point: None,
     }
 }
 

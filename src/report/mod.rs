@@ -10,6 +10,8 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod redact;
+pub mod sweep;
+pub mod sweep_charts;
 pub mod thresholds;
 
 use crate::setup::StepTiming;

@@ -43,6 +43,8 @@ pub struct TuiInfo {
     /// `local` or `docker`.
     pub runtime: String,
     pub nodes: Vec<NodeInfo>,
+    /// In a sweep: which point runs and how many there are, `point 2/4: concurrency=4`.
+    pub point: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
