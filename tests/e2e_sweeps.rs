@@ -327,3 +327,33 @@ fn an_interrupted_sweep_writes_what_was_done_marked_partial() {
     assert!(!s.report_dir.join("concurrency=1").exists());
     s.assert_nothing_left();
 }
+
+#[test]
+fn lnd_db_backends_run_lnd_on_sqlite_and_on_a_postgres_the_runtime_starts() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (s, scenario) = Sweep::new(
+        "lnd-db-backends.yaml",
+        "db_backend: [bbolt, sqlite, postgres]",
+        "db_backend: [sqlite, postgres]",
+    );
+    let out = s.run(&scenario, "10");
+    let stderr = assert_exit(&out, 0);
+    assert_eq!(stderr.matches("==> chain up").count(), 2, "{stderr}");
+    let sweep = s.sweep_json();
+    assert_eq!(labels(&sweep), ["db_backend=sqlite", "db_backend=postgres"]);
+    for point in sweep["points"].as_array().unwrap() {
+        assert_eq!(point["status"], "done", "{point:#}");
+        assert_eq!(point["results"]["ok"], 10, "{point:#}");
+    }
+    let pg = s.point_report("db_backend=postgres");
+    assert!(
+        pg["scenario"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("postgres"),
+        "the report keeps the scenario"
+    );
+    s.assert_nothing_left();
+    let servers = processes_mentioning(Path::new("lnbench-pg-"));
+    assert!(servers.is_empty(), "PostgreSQL still running: {servers:?}");
+}

@@ -467,15 +467,6 @@ fn dimensions(
         }
     }
     if let Some(list) = &s.db_backend {
-        for b in &list.value {
-            if b.value == DbBackend::Postgres {
-                return Err(ctx.error(
-                    &b.referenced,
-                    "sweep db_backend: postgres is not supported by the local runtime yet",
-                    "sweep db_backend: [bbolt, sqlite] for now",
-                ));
-            }
-        }
         for (name, node) in &raw.nodes.value.0 {
             if node.args.iter().any(|a| a.starts_with("--db.backend")) {
                 return Err(ctx.error(

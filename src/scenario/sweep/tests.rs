@@ -129,8 +129,15 @@ fn kind_rate_and_db_backend_values_reach_the_point_scenarios() {
     );
     assert!(sweep.points.iter().all(|p| p.network == 0));
 
-    let db = sweep_of("  db_backend: [bbolt, sqlite]\n");
-    assert_eq!(labels(&db), ["db_backend=bbolt", "db_backend=sqlite"]);
+    let db = sweep_of("  db_backend: [bbolt, sqlite, postgres]\n");
+    assert_eq!(
+        labels(&db),
+        [
+            "db_backend=bbolt",
+            "db_backend=sqlite",
+            "db_backend=postgres"
+        ]
+    );
     assert!(
         db.points[1]
             .scenario
@@ -204,8 +211,8 @@ fn sweep_mistakes_are_located_with_a_hint() {
         ),
         ("  threads: [1]\n", "t.yaml:22:3: unknown field `threads`"),
         (
-            "  db_backend: [postgres]\n",
-            "t.yaml:22:16: sweep db_backend: postgres is not supported",
+            "  db_backend: [sqlite, sqlite]\n",
+            "t.yaml:22:24: sweep db_backend lists sqlite twice",
         ),
     ];
     for (sweep, want) in cases {
