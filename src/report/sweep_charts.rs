@@ -241,7 +241,7 @@ pub fn latency_vs_tps(report: &SweepReport) -> Result<String> {
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!("p99 bound {}", tick(b, b.max(10.0))),
-                    (x_top * 0.01, b + y_top * 0.01),
+                    (x_top * 0.01, b + y_top * 0.06),
                     &style,
                 )))
                 .map_err(err)?;
