@@ -2,7 +2,9 @@
 # Installs what lnbench-tui needs on a Debian machine and builds the node binaries.
 # Idempotent: run it before the first run and after pulling changes.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
-#  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh).
+#  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh);
+#  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
+#    server the local runtime starts (lnd-db-backends.yaml).
 #  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
 #    chromium (the HTML report opened in a headless browser), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
@@ -16,6 +18,7 @@ dev=false
 need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || need_apt+=(postgresql)
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
   command -v chromium >/dev/null || need_apt+=(chromium)

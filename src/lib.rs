@@ -15,6 +15,7 @@ pub mod run;
 pub mod runtime;
 pub mod scenario;
 pub mod setup;
+pub mod sweep;
 pub mod tls;
 pub mod tui;
 
@@ -62,12 +63,26 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
     let mut bad = 0;
     for file in files {
         match scenario::load(file) {
-            Ok(s) => println!(
-                "{}: ok ({}, {} nodes)",
-                file.display(),
-                s.name,
-                s.nodes.len()
-            ),
+            Ok(s) => match &s.sweep {
+                None => println!(
+                    "{}: ok ({}, {} nodes)",
+                    file.display(),
+                    s.name,
+                    s.nodes.len()
+                ),
+                Some(sweep) => println!(
+                    "{}: ok ({}, sweep of {} points: {})",
+                    file.display(),
+                    s.name,
+                    sweep.points.len(),
+                    sweep
+                        .points
+                        .iter()
+                        .map(|p| p.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+            },
             Err(e) => {
                 bad += 1;
                 eprintln!("{e}");
@@ -115,6 +130,14 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     }
     if let Some(d) = args.duration {
         scenario.workload.stop.duration = Some(d);
+    }
+    // A sweep's points are scenarios of their own: the overrides apply to each.
+    if let Some(sweep) = &mut scenario.sweep {
+        for point in &mut sweep.points {
+            let stop = &mut point.scenario.workload.stop;
+            stop.payments = args.payments.or(stop.payments);
+            stop.duration = args.duration.or(stop.duration);
+        }
     }
     // The live view needs a terminal; scripts and CI (no terminal) get progress lines.
     let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());

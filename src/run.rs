@@ -34,35 +34,23 @@ pub struct RunOptions {
     pub tui: bool,
 }
 
-/// Runs `scenario` to the end and returns the exit code.
+/// Runs `scenario` to the end and returns the exit code. A scenario with `sweep:`
+/// runs its points in turn (`crate::sweep`).
 pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
+    if scenario.sweep.is_some() {
+        return crate::sweep::execute(scenario, opts).await;
+    }
     crate::tls::install_crypto_provider();
     let chosen = choose_runtime(&scenario).await?;
     let started_at = SystemTime::now();
-    let run_id = format!(
-        "{}-{}-{}",
-        scenario.name,
-        started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs(),
-        std::process::id()
-    );
-    let parent = opts
-        .run_dir_parent
-        .clone()
-        .unwrap_or_else(std::env::temp_dir);
-    let run_dir = parent.join(format!("lnbench-{run_id}"));
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    let run_id = run_id(&scenario.name, started_at, None);
+    let run_dir = make_run_dir(&opts, &run_id)?;
     eprintln!(
         "run {run_id}: {} ({} nodes)",
         scenario.name,
         scenario.nodes.len()
     );
 
-    let cancel = CancellationToken::new();
-    let signal = Arc::new(OnceLock::new());
     let mut runtime: Box<dyn Runtime> = match chosen {
         Chosen::Local => Box::new(LocalRuntime::new(run_dir.clone(), opts.keep)),
         Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
@@ -81,16 +69,13 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     eprintln!("runtime: {}", facts.runtime);
     // The live view owns the terminal from here to the end of teardown; until then
     // lines for the terminal wait in `out`.
+    let cancel = CancellationToken::new();
     let mut session = opts
         .tui
         .then(|| start_session(&scenario, &facts.runtime, &cancel))
         .flatten();
     let mut out = Output::new(session.is_some());
-    let signals = tokio::spawn(watch_signals(
-        cancel.clone(),
-        signal.clone(),
-        session.is_some(),
-    ));
+    let signals = Signals::watch_with(cancel, session.is_some());
     let mut log = match &session {
         Some(s) => StepLog::for_view(s.progress(), "setting up"),
         None => StepLog::default(),
@@ -98,7 +83,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
 
     let outcome = tokio::select! {
         r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
-        () = cancel.cancelled() => Ok(None),
+        () = signals.cancel.cancelled() => Ok(None),
     };
     match &outcome {
         Err(e) => log.fail(&format!("{e:#}")),
@@ -108,111 +93,34 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let outcome_err = outcome.as_ref().err().map(|e| e.to_string());
     let result = match outcome {
         Ok(Some(network)) => {
-            let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
-            let view = session
-                .as_mut()
-                .map(|s| (s, tui_info(&scenario, &facts, readings_rx)));
-            // Streamed during the load, copied into the report at the end.
-            let hlog = (opts.report_dir.as_ref()).map(|_| run_dir.join(metrics::hlog::FILE_NAME));
-            // `r` in the live view: the report so far, into <report dir>/snapshots/<s>/
-            // (or ./lnbench-snapshots-<run id>/<s>/ without --report).
-            let snapshot_root = opts.report_dir.as_ref().map_or_else(
-                || PathBuf::from(format!("lnbench-snapshots-{run_id}")),
-                |d| d.join("snapshots"),
-            );
-            let write_snapshot = |summary: Summary| -> Result<PathBuf> {
-                let at = format!("{:.0}s", summary.elapsed_s);
-                let why = format!("snapshot taken {at} into the load; the run went on");
-                let report = build_report(
-                    &scenario,
-                    &facts,
-                    &log,
-                    summary,
-                    started_at,
-                    false,
-                    Some(why),
-                );
-                let dir = snapshot_root.join(at);
-                report::write_all(&report, &dir)?;
-                Ok(dir)
+            let point = Point {
+                scenario: &scenario,
+                facts: &facts,
+                log: &log,
+                started_at,
+                report_dir: opts.report_dir.clone(),
+                tui: false,
+                label: None,
+                run_dir: run_dir.clone(),
             };
-            let load = run_load(
-                &scenario,
+            let measured = measure_with(
+                point,
                 &network,
-                cancel.clone(),
-                view,
-                hlog,
-                &write_snapshot,
-            );
-            let mut resources = metrics::ResourceLog::new();
-            let (summary, load_err) = watch_processes(
                 runtime.as_mut(),
-                load,
-                &cancel,
-                &mut resources,
-                &readings_tx,
+                &signals,
+                &mut out,
+                session.as_mut(),
             )
             .await;
-            let interrupted_by = signal
-                .get()
-                .map(|s: &&str| s.to_string())
-                .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
-            let complete = interrupted_by.is_none();
-            out.stdout(headless::summary_table(&summary));
-            let mut thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
-            thresholds.extend(report::thresholds::evaluate_phases(
-                &scenario.phase_thresholds,
-                &summary,
-            ));
-            for t in &thresholds {
-                let verdict = if t.passed { "pass" } else { "FAIL" };
-                let (actual, limit) = (t.actual_text(), t.limit_text());
-                out.stdout(format!(
-                    "threshold {}: {verdict} ({actual}, limit {limit})",
-                    t.label()
-                ));
-            }
-            let thresholds_passed = report::thresholds::all_passed(&thresholds);
-            if let Some(dir) = &opts.report_dir {
-                let mut closing = session
-                    .as_ref()
-                    .map(|s| StepLog::for_view(s.progress(), "tearing down"));
-                if let Some(c) = &mut closing {
-                    c.begin("report written");
-                }
-                let mut report = build_report(
-                    &scenario,
-                    &facts,
-                    &log,
-                    summary,
-                    started_at,
-                    complete,
-                    interrupted_by,
-                );
-                add_resources(&mut report, &resources);
-                report.thresholds = thresholds;
-                let written = report::write_all(&report, dir);
-                if let Some(c) = &mut closing {
-                    c.end();
-                }
-                for path in written? {
-                    out.stderr(format!("report: {}", path.display()));
-                }
-            }
-            match load_err {
-                Some(e) => Err(e),
-                None if signal.get().is_some() => Ok(Exit::Interrupted),
-                None if !thresholds_passed => Ok(Exit::ThresholdFailed),
-                None => Ok(Exit::Ok),
-            }
+            measured.exit(&signals)
         }
         // Cut short before the load: a partial report still says how far setup got.
         Ok(None) | Err(_) if opts.report_dir.is_some() => {
             let why = match &outcome_err {
                 Some(e) => format!("setup failed: {e}"),
-                None => signal
-                    .get()
-                    .map_or("stopped during setup", |s| *s)
+                None => signals
+                    .received()
+                    .unwrap_or("stopped during setup")
                     .to_string(),
             };
             let report = build_report(
@@ -249,7 +157,6 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     teardown.begin("nodes and chain stopped");
     let down = runtime.down().await;
     teardown.end();
-    signals.abort();
     if let Some(session) = session.take() {
         // The terminal is back: now the lines kept for it.
         match session.finish().await {
@@ -259,17 +166,274 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         }
         out.flush();
     }
-    match &down {
-        Ok(()) if opts.keep => eprintln!("    kept run directory {}", run_dir.display()),
-        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
-        Err(e) => eprintln!("    teardown: {e:#}"),
-    }
-    if let Some(sig) = signal.get() {
-        eprintln!("interrupted by {sig}");
-    }
+    report_down(&down, &run_dir, opts.keep);
+    signals.stop();
     let exit = result?;
     down.context("tearing down the run")?;
     Ok(exit)
+}
+
+/// `<scenario>-<unix seconds>-<pid>`, and `-net<N>` for the N-th network of a sweep.
+pub(crate) fn run_id(name: &str, started_at: SystemTime, network: Option<usize>) -> String {
+    let secs = started_at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let id = format!("{name}-{secs}-{}", std::process::id());
+    match network {
+        Some(n) => format!("{id}-net{n}"),
+        None => id,
+    }
+}
+
+pub(crate) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
+    let parent = opts
+        .run_dir_parent
+        .clone()
+        .unwrap_or_else(std::env::temp_dir);
+    let run_dir = parent.join(format!("lnbench-{run_id}"));
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    Ok(run_dir)
+}
+
+/// Stops everything the runtime started and says so; the caller decides what a
+/// teardown error means for the exit code.
+pub(crate) async fn teardown(
+    runtime: &mut dyn Runtime,
+    run_dir: &std::path::Path,
+    keep: bool,
+) -> Result<(), crate::runtime::RuntimeError> {
+    eprintln!("==> teardown ...");
+    let down = runtime.down().await;
+    report_down(&down, run_dir, keep);
+    down
+}
+
+fn report_down(
+    down: &Result<(), crate::runtime::RuntimeError>,
+    run_dir: &std::path::Path,
+    keep: bool,
+) {
+    match down {
+        Ok(()) if keep => eprintln!("    kept run directory {}", run_dir.display()),
+        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
+        Err(e) => eprintln!("    teardown: {e:#}"),
+    }
+}
+
+/// The run's cancellation token, cancelled by SIGINT or SIGTERM, and which came.
+pub(crate) struct Signals {
+    pub cancel: CancellationToken,
+    which: Arc<OnceLock<&'static str>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Signals {
+    pub fn watch() -> Signals {
+        Signals::watch_with(CancellationToken::new(), false)
+    }
+
+    /// Watches for signals that cancel `cancel`; with a live view on the terminal,
+    /// quietly (the view shows the run stopping).
+    pub fn watch_with(cancel: CancellationToken, live_view: bool) -> Signals {
+        let which = Arc::new(OnceLock::new());
+        let task = tokio::spawn(watch_signals(cancel.clone(), which.clone(), live_view));
+        Signals {
+            cancel,
+            which,
+            task,
+        }
+    }
+
+    /// The signal that interrupted the run, if one did.
+    pub fn received(&self) -> Option<&'static str> {
+        self.which.get().copied()
+    }
+
+    /// Stops watching and says what interrupted the run, if anything.
+    pub fn stop(self) {
+        self.task.abort();
+        if let Some(sig) = self.received() {
+            eprintln!("interrupted by {sig}");
+        }
+    }
+}
+
+/// One load on a network that is up: the scenario (a sweep point or the whole
+/// scenario) and where its report goes.
+pub(crate) struct Point<'a> {
+    pub scenario: &'a Scenario,
+    pub facts: &'a RunFacts,
+    pub log: &'a StepLog,
+    pub started_at: SystemTime,
+    pub report_dir: Option<PathBuf>,
+    /// Show this load in a live view of its own (a sweep's points).
+    pub tui: bool,
+    /// `point 2/4: concurrency=4` in a sweep.
+    pub label: Option<String>,
+    /// The run directory (the latency interval log is streamed there).
+    pub run_dir: PathBuf,
+}
+
+/// What one load measured and how it ended.
+pub(crate) struct Measured {
+    pub summary: Summary,
+    /// False when cut short (signal, error, a node died).
+    pub complete: bool,
+    pub thresholds_passed: bool,
+    /// The error that ended the load early (a node died, an RPC failed), or the
+    /// report that could not be written.
+    pub load_err: Option<anyhow::Error>,
+    /// The operator quit the live view.
+    pub quit: bool,
+}
+
+impl Measured {
+    pub fn exit(self, signals: &Signals) -> Result<Exit> {
+        match self.load_err {
+            Some(e) => Err(e),
+            None if signals.received().is_some() => Ok(Exit::Interrupted),
+            None if !self.thresholds_passed => Ok(Exit::ThresholdFailed),
+            None => Ok(Exit::Ok),
+        }
+    }
+}
+
+/// Runs one load on `network` (a sweep point), in a live view of its own if
+/// `point.tui`, and writes its report.
+pub(crate) async fn measure(
+    point: Point<'_>,
+    network: &Network,
+    runtime: &mut dyn Runtime,
+    signals: &Signals,
+) -> Measured {
+    let mut own = point
+        .tui
+        .then(|| start_session(point.scenario, &point.facts.runtime, &signals.cancel))
+        .flatten();
+    let mut out = Output::new(own.is_some());
+    let measured = measure_with(point, network, runtime, signals, &mut out, own.as_mut()).await;
+    let mut measured = measured;
+    if let Some(session) = own {
+        match session.finish().await {
+            Ok(Some(tui::TuiExit::Quit)) => measured.quit = true,
+            Ok(_) => {}
+            Err(e) => eprintln!("live view failed: {e:#}"),
+        }
+    }
+    out.flush();
+    measured
+}
+
+/// Runs one load on `network`, in `session`'s live view if there is one, prints its
+/// summary and threshold verdicts (through `out`), and writes its report (before any
+/// teardown, so a slow teardown cannot lose it).
+async fn measure_with(
+    point: Point<'_>,
+    network: &Network,
+    runtime: &mut dyn Runtime,
+    signals: &Signals,
+    out: &mut Output,
+    mut session: Option<&mut tui::session::Session>,
+) -> Measured {
+    let (scenario, facts, log, started_at) =
+        (point.scenario, point.facts, point.log, point.started_at);
+    let cancel = &signals.cancel;
+    let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
+    let view = session.as_deref_mut().map(|s| {
+        let mut info = tui_info(scenario, facts, readings_rx);
+        info.point = point.label.clone();
+        (s, info)
+    });
+    // Streamed during the load, copied into the report at the end.
+    let hlog = (point.report_dir.as_ref()).map(|_| point.run_dir.join(metrics::hlog::FILE_NAME));
+    // `r` in the live view: the report so far, into <report dir>/snapshots/<s>/
+    // (or ./lnbench-snapshots-<scenario>/<s>/ without --report).
+    let snapshot_root = point.report_dir.as_ref().map_or_else(
+        || PathBuf::from(format!("lnbench-snapshots-{}", scenario.name)),
+        |d| d.join("snapshots"),
+    );
+    let write_snapshot = |summary: Summary| -> Result<PathBuf> {
+        let at = format!("{:.0}s", summary.elapsed_s);
+        let why = format!("snapshot taken {at} into the load; the run went on");
+        let report = build_report(scenario, facts, log, summary, started_at, false, Some(why));
+        let dir = snapshot_root.join(at);
+        report::write_all(&report, &dir)?;
+        Ok(dir)
+    };
+    let load = run_load(
+        scenario,
+        network,
+        cancel.clone(),
+        view,
+        hlog,
+        &write_snapshot,
+    );
+    let mut resources = metrics::ResourceLog::new();
+    let (summary, load_err) =
+        watch_processes(runtime, load, cancel, &mut resources, &readings_tx).await;
+    let interrupted_by = signals
+        .received()
+        .map(str::to_string)
+        .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
+    let complete = interrupted_by.is_none();
+    out.stdout(headless::summary_table(&summary));
+    let mut thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);
+    thresholds.extend(report::thresholds::evaluate_phases(
+        &scenario.phase_thresholds,
+        &summary,
+    ));
+    for t in &thresholds {
+        let verdict = if t.passed { "pass" } else { "FAIL" };
+        let (actual, limit) = (t.actual_text(), t.limit_text());
+        out.stdout(format!(
+            "threshold {}: {verdict} ({actual}, limit {limit})",
+            t.label()
+        ));
+    }
+    let thresholds_passed = report::thresholds::all_passed(&thresholds);
+    let mut load_err = load_err;
+    if let Some(dir) = &point.report_dir {
+        let mut closing = session
+            .as_deref()
+            .map(|s| StepLog::for_view(s.progress(), "tearing down"));
+        if let Some(c) = &mut closing {
+            c.begin("report written");
+        }
+        let mut report = build_report(
+            scenario,
+            facts,
+            log,
+            summary.clone(),
+            started_at,
+            complete,
+            interrupted_by,
+        );
+        add_resources(&mut report, &resources);
+        report.thresholds = thresholds;
+        let written = report::write_all(&report, dir);
+        if let Some(c) = &mut closing {
+            c.end();
+        }
+        match written {
+            Ok(paths) => {
+                for path in paths {
+                    out.stderr(format!("report: {}", path.display()));
+                }
+            }
+            Err(e) => {
+                load_err.get_or_insert(e);
+            }
+        }
+    }
+    Measured {
+        summary,
+        complete,
+        thresholds_passed,
+        load_err,
+        quit: false,
+    }
 }
 
 /// The runtime a run uses, checked before anything starts.
@@ -311,6 +475,10 @@ async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
 
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
+pub(crate) fn preflight(scenario: &Scenario) -> Result<()> {
+    preflight_local(scenario)
+}
+
 fn preflight_local(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
     find_binary(
@@ -397,19 +565,30 @@ async fn watch_signals(
 
 /// What setup learned, for the report.
 #[derive(Default)]
-struct RunFacts {
+pub(crate) struct RunFacts {
     /// `local`, or `docker (images)`.
-    runtime: String,
+    pub runtime: String,
+
     chain_version: String,
     nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
 }
 
+impl RunFacts {
+    /// Facts of a run on the local runtime, before setup.
+    pub(crate) fn local() -> Self {
+        RunFacts {
+            runtime: "local".into(),
+            ..RunFacts::default()
+        }
+    }
+}
+
 /// The network, ready for load.
-struct Network {
+pub(crate) struct Network {
     nodes: HashMap<String, ReadyNode>,
 }
 
-async fn bring_up(
+pub(crate) async fn bring_up(
     scenario: &Scenario,
     runtime: &mut dyn Runtime,
     log: &mut StepLog,
@@ -585,6 +764,7 @@ fn start_session(
         nodes: Vec::new(),
         resources: None,
         report_snapshots: None,
+        point: None,
     };
     match tui::session::Session::start(info, cancel.clone()) {
         Ok(s) => Some(s),
@@ -678,6 +858,7 @@ fn tui_info(
         nodes,
         resources: Some(readings),
         report_snapshots: None,
+        point: None,
     }
 }
 

@@ -15,7 +15,9 @@ fn alice_pays_bob_keysend_real_lnd() {
     std::fs::create_dir_all(&run_dir).unwrap();
 
     let out = Command::new(lnbench())
-        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+        ))
         .args(["--payments", "300", "--report"])
         .arg(&report_dir)
         .arg("--run-dir")

@@ -31,7 +31,9 @@ impl Run {
         let report_dir = work.path().join("report");
         std::fs::create_dir_all(&run_dir).unwrap();
         let mut child = Command::new(lnbench())
-            .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+            .arg(repo_file(
+                "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+            ))
             .args(["--payments", "1000000", "--report"])
             .arg(&report_dir)
             .arg("--run-dir")

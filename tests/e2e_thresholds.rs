@@ -13,7 +13,10 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
     let run_dir = work.path().join("runs");
     let report_dir = work.path().join("report");
     std::fs::create_dir_all(&run_dir).unwrap();
-    let base = std::fs::read_to_string(repo_file("scenarios/alice-pays-bob.yaml")).unwrap();
+    let base = std::fs::read_to_string(repo_file(
+        "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+    ))
+    .unwrap();
     let scenario = work.path().join("thresholds.yaml");
     std::fs::write(
         &scenario,

@@ -56,7 +56,7 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
     let command = format!(
         "{} {} --payments 1000000 --run-dir {} --report {}; echo $? > {}; sleep 600",
         lnbench().display(),
-        repo_file("scenarios/alice-pays-bob.yaml").display(),
+        repo_file("tests/fixtures/scenarios/valid/alice-pays-bob.yaml").display(),
         run_dir.display(),
         report_dir.display(),
         exit_file.display(),

@@ -178,11 +178,67 @@ fn alice_pays_bob_is_a_closed_loop_over_ten_channels() {
 }
 
 #[test]
-fn the_shipped_scenario_is_the_alice_pays_bob_fixture() {
+fn the_shipped_alice_pays_bob_sweeps_the_fixture_over_concurrency() {
     let shipped = scenario::load(Path::new("scenarios/alice-pays-bob.yaml")).unwrap();
     let fixture = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
-    assert_eq!(shipped.source, fixture.source);
-    assert_eq!(shipped.workload, fixture.workload);
+    let sweep = shipped
+        .sweep
+        .expect("alice-pays-bob.yaml sweeps concurrency");
+    let loads: Vec<Load> = sweep
+        .points
+        .iter()
+        .map(|p| p.scenario.workload.load.clone())
+        .collect();
+    let closed = |concurrency| Load::Closed { concurrency };
+    assert_eq!(loads, [closed(1), closed(4), closed(7), closed(10)]);
+    // The last point is the single run of the fixture.
+    assert_eq!(sweep.points[3].scenario.workload, fixture.workload);
+    assert_eq!(sweep.points[3].scenario.channels, fixture.channels);
+}
+
+/// Every file under scenarios/ is valid, says what question it answers, and (being
+/// a benchmark people run as shipped) keeps realistic counts.
+#[test]
+fn every_shipped_scenario_is_valid_and_has_a_description() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("scenarios").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let s = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            s.description.ends_with('?') || s.description.contains("? "),
+            "{}: the description should ask the question the scenario answers: {:?}",
+            path.display(),
+            s.description
+        );
+        names.push(s.name.clone());
+        let points = s.sweep.as_ref().map_or(vec![s.clone()], |sw| {
+            sw.points.iter().map(|p| p.scenario.clone()).collect()
+        });
+        for p in points {
+            let stop = p.workload.stop;
+            assert!(
+                stop.payments.is_none_or(|n| n >= 500)
+                    && stop.duration.is_none_or(|d| d.as_secs() >= 60),
+                "{}: shipped counts are realistic ones; tests use --payments: {stop:?}",
+                path.display()
+            );
+        }
+    }
+    names.sort();
+    for wanted in [
+        "alice-pays-bob",
+        "alice-pays-bob-via-carols",
+        "alices-pay-bob",
+        "payment-kinds",
+    ] {
+        assert!(
+            names.iter().any(|n| n == wanted),
+            "{wanted} not shipped: {names:?}"
+        );
+    }
 }
 
 #[test]

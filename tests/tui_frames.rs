@@ -52,6 +52,7 @@ fn info() -> TuiInfo {
         nodes: vec![node("alice", "sender"), node("bob", "receiver"), chain],
         resources: Some(rx),
         report_snapshots: None,
+        point: None,
     }
 }
 
@@ -364,4 +365,28 @@ mod event_loop {
         assert_eq!(exit, TuiExit::Quit);
         assert_eq!(command_rx.recv().await, Some(Command::Stop));
     }
+}
+
+#[test]
+fn a_sweep_point_is_named_in_the_header() {
+    let s = running();
+    let app = App::new(&s);
+    let info = TuiInfo {
+        point: Some("point 2/4: concurrency=4".into()),
+        ..info()
+    };
+    let mut t = Terminal::new(TestBackend::new(110, 30)).unwrap();
+    t.draw(|f| tui::draw(f, &app, &s, &info, &Theme::plain()))
+        .unwrap();
+    let text = t.backend().to_string();
+    let header: Vec<&str> = text.lines().take(4).collect();
+    assert!(
+        header
+            .iter()
+            .any(|l| l.contains("point 2/4: concurrency=4")),
+        "{}",
+        header.join("\n")
+    );
+    let plain = render(110, 30, &app, &s).backend().to_string();
+    assert!(!plain.contains("point "), "no point outside a sweep");
 }

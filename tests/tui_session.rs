@@ -20,6 +20,7 @@ fn info() -> TuiInfo {
         nodes: Vec::new(),
         resources: None,
         report_snapshots: None,
+        point: None,
     }
 }
 

@@ -27,7 +27,7 @@ const WARM_UP_SHADE: RGBColor = RGBColor(0xee, 0xee, 0xee);
 pub const PAUSE_SHADE: RGBColor = RGBColor(0xfb, 0xe9, 0xc4);
 /// Load changes: a thin vertical line with the new setting written at its top.
 pub const LOAD_CHANGE_COLOR: RGBColor = RGBColor(0x7b, 0x3f, 0xa0);
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// One rendered chart.
 #[derive(Debug, Clone)]
@@ -112,7 +112,7 @@ pub fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// Upper end of an axis that shows `max` with some headroom, never empty.
-fn axis_top(max: f64) -> f64 {
+pub(crate) fn axis_top(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
         max * 1.1
     } else {
@@ -121,7 +121,7 @@ fn axis_top(max: f64) -> f64 {
 }
 
 /// A tick label: whole numbers when the axis reaches 10, one decimal below.
-fn tick(value: f64, axis_top: f64) -> String {
+pub(crate) fn tick(value: f64, axis_top: f64) -> String {
     if axis_top >= 10.0 {
         format!("{value:.0}")
     } else {
@@ -129,7 +129,7 @@ fn tick(value: f64, axis_top: f64) -> String {
     }
 }
 
-fn err(e: impl std::fmt::Display) -> anyhow::Error {
+pub(crate) fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("drawing a chart: {e}")
 }
 

@@ -13,6 +13,8 @@ pub mod redact;
 pub mod resources;
 pub mod resources_charts;
 pub mod spectrum;
+pub mod sweep;
+pub mod sweep_charts;
 pub mod thresholds;
 
 use crate::metrics::NodeResources;

@@ -3,6 +3,7 @@
 //! `<run_dir>/<name>/output.log`. The chain's directory is `<run_dir>/chain`.
 
 mod binaries;
+mod postgres;
 mod process;
 pub mod stats;
 
@@ -39,6 +40,8 @@ pub struct LocalRuntime {
     keep: bool,
     chain: Option<Proc>,
     nodes: Vec<Proc>,
+    /// Started when a node selects `--db.backend=postgres`.
+    postgres: Option<postgres::Postgres>,
     pids: Vec<u32>,
     stats: stats::Sampler,
 }
@@ -52,6 +55,7 @@ impl LocalRuntime {
             keep,
             chain: None,
             nodes: Vec::new(),
+            postgres: None,
             pids: Vec::new(),
             stats: stats::Sampler::default(),
         }
@@ -224,6 +228,17 @@ impl Runtime for LocalRuntime {
         // Start all, then wait for all: LND start-up is mostly waiting, so in parallel.
         let mut endpoints = Vec::with_capacity(nodes.len());
         let first = self.nodes.len();
+        if self.postgres.is_none() && nodes.iter().any(|n| postgres::wanted(&n.args)) {
+            let dir = self.dir_for("postgres")?;
+            let port = self.ports(1)?[0];
+            let run_name = self
+                .run_dir
+                .file_name()
+                .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+            let pg = postgres::Postgres::start(&dir, &run_name, port).await?;
+            self.pids.push(pg.proc.pid);
+            self.postgres = Some(pg);
+        }
         for spec in nodes {
             let Implementation::Lnd = spec.implementation;
             let what = format!("node {}", spec.name);
@@ -247,6 +262,13 @@ impl Runtime for LocalRuntime {
                 btcd_cert: &cert,
             });
             args.extend(spec.args.iter().cloned());
+            if let Some(pg) = self
+                .postgres
+                .as_ref()
+                .filter(|_| postgres::wanted(&spec.args))
+            {
+                args.push(pg.database_for(&spec.name).await?);
+            }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
             endpoints.push(NodeEndpoint {
@@ -329,7 +351,14 @@ impl Runtime for LocalRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
         Self::stop(std::mem::take(&mut self.nodes)).await;
+        let pg = self.postgres.take();
+        let pg_data = pg.as_ref().map(|p| p.data.clone());
+        Self::stop(pg.map(|p| p.proc).into_iter().collect()).await;
         Self::stop(self.chain.take().into_iter().collect()).await;
+        // Outside the run directory when PostgreSQL ran as another user.
+        if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
+            let _ = tokio::fs::remove_dir_all(&data).await;
+        }
         if !self.keep {
             match tokio::fs::remove_dir_all(&self.run_dir).await {
                 Ok(()) => {}
@@ -350,7 +379,13 @@ impl Drop for LocalRuntime {
     /// A backstop for panics and early returns: kill every process group now. `down`
     /// is the orderly way; after it there is nothing left to do here.
     fn drop(&mut self) {
-        let mut procs: Vec<Proc> = self.nodes.drain(..).chain(self.chain.take()).collect();
+        let pg = self.postgres.take().map(|p| p.proc);
+        let mut procs: Vec<Proc> = self
+            .nodes
+            .drain(..)
+            .chain(pg)
+            .chain(self.chain.take())
+            .collect();
         if procs.is_empty() {
             return;
         }

@@ -4,6 +4,7 @@
 
 mod error;
 mod raw;
+mod sweep;
 #[cfg(test)]
 mod tests;
 mod thresholds;
@@ -11,6 +12,7 @@ mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
+pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 
 use crate::node::Implementation;
@@ -31,7 +33,11 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
-    validate::validate(path, text, raw)
+    match raw.sweep.is_some() {
+        // Each point is the file with the point's values put in, validated on its own.
+        true => sweep::expand(path, text, raw),
+        false => validate::validate(path, text, raw),
+    }
 }
 
 /// Where a scenario runs its nodes.
@@ -186,4 +192,6 @@ pub struct Scenario {
     /// The file it came from and its text as written, for the report.
     pub path: PathBuf,
     pub source: String,
+    /// `sweep:`: the points to run in turn (each a complete scenario without a sweep).
+    pub sweep: Option<Sweep>,
 }

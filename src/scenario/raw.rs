@@ -26,6 +26,8 @@ pub(super) struct RawScenario {
     pub workload: Spanned<RawWorkload>,
     #[serde(default)]
     pub thresholds: Option<RawThresholdBlocks>,
+    #[serde(default)]
+    pub sweep: Option<Spanned<super::sweep::RawSweep>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -117,6 +119,9 @@ pub(super) struct RawChannel {
     pub capacity_sat: Spanned<u64>,
     #[serde(default)]
     pub count: Option<Spanned<u32>>,
+    /// A line through this group's instances: from -> through-1 -> ... -> through-N -> to.
+    #[serde(default)]
+    pub through: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -137,6 +137,7 @@ pub(super) fn validate(
         phase_thresholds,
         path: path.to_path_buf(),
         source: source.to_string(),
+        sweep: None,
     })
 }
 
@@ -338,16 +339,54 @@ fn expand_channel(
         Some(c) => c.value,
         None => 1,
     };
-    let mut out = Vec::with_capacity(from.len() * to.len());
-    for f in from {
-        for t in to {
-            out.push(ChannelSpec {
-                from: f.clone(),
-                to: t.clone(),
-                capacity_sat: capacity.value,
-                count,
-            });
-        }
+    let pairs = match &ch.through {
+        None => every_pair(from, to),
+        Some(through) => line_pairs(ctx, groups, &what, ch, through, from, to)?,
+    };
+    Ok(pairs
+        .into_iter()
+        .map(|(from, to)| ChannelSpec {
+            from,
+            to,
+            capacity_sat: capacity.value,
+            count,
+        })
+        .collect())
+}
+
+fn every_pair(from: &[String], to: &[String]) -> Vec<(String, String)> {
+    from.iter()
+        .flat_map(|f| to.iter().map(move |t| (f.clone(), t.clone())))
+        .collect()
+}
+
+/// `through: carol` makes a line: every instance of `from` to carol-1, carol-1 to
+/// carol-2, ..., carol-N to every instance of `to`.
+fn line_pairs(
+    ctx: &Ctx,
+    groups: &Groups,
+    what: &str,
+    ch: &RawChannel,
+    through: &Spanned<String>,
+    from: &[String],
+    to: &[String],
+) -> Result<Vec<(String, String)>, ScenarioError> {
+    let hops = groups
+        .instances(&through.value)
+        .ok_or_else(|| groups.unknown(ctx, through, &format!("{what} through:")))?;
+    if through.value == ch.from.value || through.value == ch.to.value {
+        return Err(ctx.error(
+            &through.referenced,
+            format!(
+                "{what} goes through {}, which is also its from: or to:",
+                through.value
+            ),
+            "through: names the group of intermediaries between from: and to:, e.g. through: carol",
+        ));
     }
-    Ok(out)
+    let (first, last) = (&hops[0], &hops[hops.len() - 1]);
+    let mut pairs = every_pair(from, std::slice::from_ref(first));
+    pairs.extend(hops.windows(2).map(|w| (w[0].clone(), w[1].clone())));
+    pairs.extend(every_pair(std::slice::from_ref(last), to));
+    Ok(pairs)
 }

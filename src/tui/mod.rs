@@ -49,6 +49,8 @@ pub struct TuiInfo {
     pub resources: Option<watch::Receiver<Vec<ResourceReading>>>,
     /// Where `r` asks the run for a report snapshot; `None` where nothing writes one.
     pub report_snapshots: Option<SnapshotChannel>,
+    /// In a sweep: which point runs and how many there are, `point 2/4: concurrency=4`.
+    pub point: Option<String>,
 }
 
 /// `r` sends a request; the run answers with a note for the footer (where the

@@ -62,8 +62,13 @@ pub fn processes_mentioning(needle: &Path) -> Vec<(u32, String)> {
 
 /// Validates a report against the JSON Schema published in the repository.
 pub fn assert_matches_schema(report: &serde_json::Value) {
-    let schema_text = std::fs::read_to_string(repo_file("docs/report.schema.json"))
-        .expect("docs/report.schema.json exists");
+    assert_matches_schema_file(report, "docs/report.schema.json");
+}
+
+/// Validates `report` against the JSON Schema in `schema` (a repository path).
+pub fn assert_matches_schema_file(report: &serde_json::Value, schema: &str) {
+    let schema_text = std::fs::read_to_string(repo_file(schema))
+        .unwrap_or_else(|e| panic!("{schema} exists: {e}"));
     let schema: serde_json::Value = serde_json::from_str(&schema_text).expect("schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator
@@ -72,7 +77,7 @@ pub fn assert_matches_schema(report: &serde_json::Value) {
         .collect();
     assert!(
         errors.is_empty(),
-        "report.json does not match its schema:\n{}",
+        "{schema}: the report does not match:\n{}",
         errors.join("\n")
     );
 }

@@ -47,6 +47,9 @@ impl Widget for Header<'_> {
             Span::styled("   elapsed ", t.label),
             Span::raw(clock(s.elapsed)),
         ];
+        if let Some(point) = &self.info.point {
+            first.push(Span::styled(format!("   {point}"), t.title));
+        }
         if s.warm_up > 0 {
             first.push(Span::styled("   warm-up ", t.label));
             first.push(Span::raw(count(s.warm_up)));

@@ -1,0 +1,281 @@
+//! The sweep report's computations and renderings on hand-made points.
+
+use super::*;
+use crate::metrics::Percentiles;
+use serde_json::json;
+
+fn point(
+    label: &str,
+    values: &[(&str, serde_json::Value)],
+    tps: f64,
+    p50_ms: u64,
+    p99_ms: u64,
+) -> PointReport {
+    PointReport {
+        label: label.into(),
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        network: 0,
+        status: PointStatus::Done,
+        kind: "keysend".into(),
+        timed: format::what_is_timed("keysend").into(),
+        load: "closed loop".into(),
+        results: Some(PointResults {
+            ok: 100,
+            failed: 0,
+            active_s: 100.0 / tps,
+            tps_avg: tps,
+            latency: Percentiles {
+                count: 100,
+                p50_us: p50_ms * 1000,
+                p90_us: p99_ms * 900,
+                p99_us: p99_ms * 1000,
+                p999_us: p99_ms * 1000,
+                max_us: p99_ms * 1100,
+                mean_us: p50_ms as f64 * 1000.0 + 5_000.0,
+            },
+            failures_by_reason: BTreeMap::new(),
+            tool_cpu_per_payment_us: Some(700.0),
+        }),
+        thresholds_passed: None,
+    }
+}
+
+fn concurrency(points: &[(u64, f64, u64)]) -> Vec<PointReport> {
+    points
+        .iter()
+        .map(|(c, tps, p99)| {
+            point(
+                &format!("concurrency={c}"),
+                &[("concurrency", json!(c))],
+                *tps,
+                p99 / 2,
+                *p99,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn max_tps_under_bound_picks_the_fastest_point_that_keeps_p99_under_it() {
+    // TPS keeps rising to concurrency 10, but p99 crosses 500 ms at 7.
+    let points = concurrency(&[
+        (1, 3.0, 120),
+        (4, 20.0, 300),
+        (7, 24.0, 520),
+        (10, 25.0, 900),
+    ]);
+    assert_eq!(max_tps_under_bound(&points, 500_000), Some(1));
+    assert_eq!(
+        max_tps_under_bound(&points, 520_000),
+        Some(2),
+        "the bound is inclusive"
+    );
+    assert_eq!(max_tps_under_bound(&points, 1_000_000), Some(3));
+    assert_eq!(max_tps_under_bound(&points, 100_000), None);
+}
+
+#[test]
+fn max_tps_under_bound_ignores_unfinished_and_empty_points() {
+    let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300), (7, 24.0, 320)]);
+    points[2].status = PointStatus::Partial;
+    assert_eq!(max_tps_under_bound(&points, 500_000), Some(1));
+    points[1].results.as_mut().unwrap().ok = 0;
+    assert_eq!(max_tps_under_bound(&points, 500_000), Some(0));
+    points[0].status = PointStatus::NotRun;
+    points[0].results = None;
+    assert_eq!(max_tps_under_bound(&points, 500_000), None);
+}
+
+#[test]
+fn latency_per_hop_divides_the_latency_added_by_the_hops_added() {
+    let points = vec![
+        point(
+            "carol.replicas=1",
+            &[("carol.replicas", json!(1))],
+            3.0,
+            100,
+            150,
+        ),
+        point(
+            "carol.replicas=4",
+            &[("carol.replicas", json!(4))],
+            1.0,
+            400,
+            600,
+        ),
+    ];
+    let steps = latency_per_hop(&points, "carol.replicas");
+    assert_eq!(steps.len(), 1);
+    let s = &steps[0];
+    assert_eq!(
+        (s.from.as_str(), s.to.as_str(), s.hops_added),
+        ("carol.replicas=1", "carol.replicas=4", 3)
+    );
+    assert!((s.p50_added_per_hop_us - 100_000.0).abs() < 1e-6, "{s:?}");
+    assert!((s.mean_added_per_hop_us - 100_000.0).abs() < 1e-6, "{s:?}");
+}
+
+#[test]
+fn latency_per_hop_compares_only_points_equal_in_the_other_parameters() {
+    let p = |n: u64, c: u64, p50: u64| {
+        point(
+            &format!("carol.replicas={n},concurrency={c}"),
+            &[("carol.replicas", json!(n)), ("concurrency", json!(c))],
+            1.0,
+            p50,
+            p50 * 2,
+        )
+    };
+    let points = vec![
+        p(1, 1, 100),
+        p(1, 4, 300),
+        p(2, 1, 150),
+        p(2, 4, 500),
+        p(3, 1, 250),
+    ];
+    let steps = latency_per_hop(&points, "carol.replicas");
+    let pairs: Vec<(&str, &str, f64)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s.from.as_str(),
+                s.to.as_str(),
+                s.p50_added_per_hop_us / 1000.0,
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            (
+                "carol.replicas=1,concurrency=1",
+                "carol.replicas=2,concurrency=1",
+                50.0
+            ),
+            (
+                "carol.replicas=1,concurrency=4",
+                "carol.replicas=2,concurrency=4",
+                200.0
+            ),
+            (
+                "carol.replicas=2,concurrency=1",
+                "carol.replicas=3,concurrency=1",
+                100.0
+            ),
+        ]
+    );
+}
+
+fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
+    let best = bound_ms
+        .and_then(|b| max_tps_under_bound(&points, (b * 1000.0) as u64))
+        .map(|i| BestPoint {
+            label: points[i].label.clone(),
+            tps_avg: points[i].results.as_ref().unwrap().tps_avg,
+            p99_us: points[i].results.as_ref().unwrap().latency.p99_us,
+        });
+    SweepReport {
+        schema_version: SWEEP_SCHEMA_VERSION,
+        tool: Tool::this(),
+        complete: true,
+        interrupted_by: None,
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: "2026-01-01T00:10:00Z".into(),
+        scenario: ScenarioText {
+            name: "alice-pays-bob".into(),
+            description: "What TPS at what concurrency?".into(),
+            path: "scenarios/alice-pays-bob.yaml".into(),
+            text: "name: alice-pays-bob\n".into(),
+        },
+        runtime: "local".into(),
+        host: Host::detect(),
+        parameters: vec!["concurrency".into()],
+        p99_bound_ms: bound_ms,
+        points,
+        best_under_bound: best,
+        per_hop: Vec::new(),
+    }
+}
+
+#[test]
+fn markdown_has_a_row_per_point_and_the_bound_verdict() {
+    let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300), (7, 24.0, 520)]);
+    points[2].status = PointStatus::NotRun;
+    points[2].results = None;
+    let md = markdown(&report(points, Some(500.0)));
+    assert!(
+        md.contains("| concurrency=4 | done | keysend | 100 | 0 | 20.0 | 150.0 ms |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| concurrency=7 | not run | keysend | - |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("highest TPS with p99 under 500.0 ms: 20.0 at concurrency=4 (p99 300.0 ms)"),
+        "{md}"
+    );
+    assert!(md.contains("keysend: a spontaneous payment"), "{md}");
+}
+
+#[test]
+fn html_and_charts_render_every_point_and_the_bound() {
+    let r = report(
+        concurrency(&[(1, 3.0, 120), (4, 20.0, 300), (10, 24.0, 700)]),
+        Some(500.0),
+    );
+    let charts = sweep_charts::render_all(&r).unwrap();
+    assert_eq!(charts.len(), 2);
+    assert!(
+        charts[1].svg.contains("p99 bound 500"),
+        "bound line labelled"
+    );
+    for label in ["concurrency=1", "concurrency=4", "concurrency=10"] {
+        assert!(
+            charts[1].svg.contains(label),
+            "{label} not on the latency chart"
+        );
+    }
+    let page = html(&r, &charts).unwrap();
+    assert!(
+        page.contains("<a href=\"concurrency=4/report.html\">concurrency=4</a>"),
+        "{page}"
+    );
+    assert!(page.contains("highest TPS with p99 under 500.0 ms: 20.0 at concurrency=4"));
+    assert_eq!(page.matches("<svg").count(), 2);
+}
+
+#[test]
+fn a_kind_sweep_is_charted_by_point() {
+    let mut points = Vec::new();
+    for (i, kind) in ["keysend", "invoice", "invoice-pregenerated"]
+        .iter()
+        .enumerate()
+    {
+        let mut p = point(
+            &format!("kind={kind}"),
+            &[("kind", json!(kind))],
+            10.0 + i as f64,
+            100,
+            200,
+        );
+        p.kind = kind.to_string();
+        points.push(p);
+    }
+    let mut r = report(points, None);
+    r.parameters = vec!["kind".into()];
+    let svg = sweep_charts::tps_vs_parameter(&r).unwrap();
+    assert!(
+        svg.contains("kind=invoice-pregenerated"),
+        "categorical x labels"
+    );
+    let md = markdown(&r);
+    assert!(md.contains("no latency bound set"), "{md}");
+    assert!(
+        md.contains("pre-generated invoices: created before the load"),
+        "{md}"
+    );
+}

@@ -1,0 +1,574 @@
+//! `sweep:`: a matrix of values for a closed set of parameters. Every combination
+//! (the Cartesian product) is a point, and every point is the scenario file with the
+//! point's values put in, validated like any scenario, so a point that makes no sense
+//! (say, replicas that collide with another node's name) fails at `validate` time with
+//! its line and column.
+//!
+//! Points are ordered so the parameters that need a fresh network (replicas, database
+//! backend) vary slowest: consecutive points that differ only in load (concurrency,
+//! rate, payment kind) share one network (`network` is the same number).
+
+use super::error::ScenarioError;
+use super::raw::{RawPaymentKind, RawScenario};
+use super::validate::{Ctx, validate};
+use super::{PaymentKind, Scenario};
+use serde::Deserialize;
+use serde_saphyr::{Location, Spanned};
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::time::Duration;
+
+/// More points than this is almost certainly a mistake (and hours of running).
+pub const MAX_POINTS: usize = 64;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSweep {
+    #[serde(default)]
+    pub concurrency: Option<Counts>,
+    #[serde(default)]
+    pub rate: Option<Spanned<Vec<Spanned<f64>>>>,
+    #[serde(default)]
+    pub kind: Option<Spanned<Vec<Spanned<RawPaymentKind>>>>,
+    #[serde(default)]
+    pub replicas: Option<Spanned<GroupValues>>,
+    #[serde(default)]
+    pub db_backend: Option<Spanned<Vec<Spanned<DbBackend>>>>,
+    #[serde(default)]
+    pub p99_bound: Option<Spanned<String>>,
+}
+
+/// A list of whole numbers, each with its location.
+type Counts = Spanned<Vec<Spanned<u32>>>;
+
+/// `replicas:` under `sweep:`: node group -> list of replica counts, in file order.
+#[derive(Debug)]
+pub(super) struct GroupValues(Vec<(Spanned<String>, Counts)>);
+
+impl<'de> Deserialize<'de> for GroupValues {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries(PhantomData<GroupValues>);
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = GroupValues;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping from node name to a list of replica counts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<GroupValues, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(GroupValues(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries(PhantomData))
+    }
+}
+
+/// LND's database backend, set on every LND node of a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DbBackend {
+    Bbolt,
+    Sqlite,
+    Postgres,
+}
+
+impl DbBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DbBackend::Bbolt => "bbolt",
+            DbBackend::Sqlite => "sqlite",
+            DbBackend::Postgres => "postgres",
+        }
+    }
+
+    /// The LND flag that selects it.
+    pub fn lnd_flag(self) -> &'static str {
+        match self {
+            DbBackend::Bbolt => "--db.backend=bolt",
+            DbBackend::Sqlite => "--db.backend=sqlite",
+            DbBackend::Postgres => "--db.backend=postgres",
+        }
+    }
+}
+
+/// A parameter a sweep can vary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SweepParam {
+    /// Closed-loop payments in flight.
+    Concurrency,
+    /// Open-loop rate of the hold phase (and the end of the ramp), payments/s.
+    Rate,
+    Kind,
+    /// Replicas of a node group (senders, intermediaries of a line, ...).
+    Replicas(String),
+    DbBackend,
+}
+
+impl SweepParam {
+    /// The name in labels and reports: `concurrency`, `carol.replicas`, ...
+    pub fn name(&self) -> String {
+        match self {
+            SweepParam::Concurrency => "concurrency".into(),
+            SweepParam::Rate => "rate".into(),
+            SweepParam::Kind => "kind".into(),
+            SweepParam::Replicas(group) => format!("{group}.replicas"),
+            SweepParam::DbBackend => "db_backend".into(),
+        }
+    }
+
+    /// Whether a new value needs a fresh network (other nodes, another database).
+    pub fn needs_new_network(&self) -> bool {
+        matches!(self, SweepParam::Replicas(_) | SweepParam::DbBackend)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SweepValue {
+    Count(u32),
+    Rate(f64),
+    Kind(PaymentKind),
+    Db(DbBackend),
+}
+
+impl SweepValue {
+    /// The value as a number, for charts; `None` for kinds and backends.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            SweepValue::Count(n) => Some(f64::from(*n)),
+            SweepValue::Rate(r) => Some(*r),
+            SweepValue::Kind(_) | SweepValue::Db(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for SweepValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepValue::Count(n) => write!(f, "{n}"),
+            SweepValue::Rate(r) => write!(f, "{r}"),
+            SweepValue::Kind(k) => f.write_str(kind_name(*k)),
+            SweepValue::Db(d) => f.write_str(d.as_str()),
+        }
+    }
+}
+
+fn kind_name(kind: PaymentKind) -> &'static str {
+    match kind {
+        PaymentKind::Keysend => "keysend",
+        PaymentKind::Invoice => "invoice",
+        PaymentKind::InvoicePregenerated => "invoice-pregenerated",
+    }
+}
+
+/// One point of a sweep: a complete scenario (without a sweep) and what it set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// `concurrency=4`, or `carol.replicas=4,concurrency=1`; also its report folder.
+    pub label: String,
+    pub values: Vec<(SweepParam, SweepValue)>,
+    /// Points with the same number run one after the other on one network.
+    pub network: usize,
+    pub scenario: Scenario,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    /// Swept parameters, slowest-varying first (network parameters lead).
+    pub params: Vec<SweepParam>,
+    /// "Highest TPS whose p99 stays under" this bound, when given.
+    pub p99_bound: Option<Duration>,
+    pub points: Vec<SweepPoint>,
+    /// Groups that are the intermediaries of a line (`through:`): their replica
+    /// count is the number of hops added.
+    pub line_groups: Vec<String>,
+}
+
+/// One dimension as written, with the location of each value.
+struct Dim {
+    param: SweepParam,
+    at: Location,
+    values: Vec<(SweepValue, Location)>,
+}
+
+/// Expands a scenario that has `sweep:` into its points. The returned scenario is the
+/// first point's, with the sweep attached.
+pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx { path, source: text };
+    let Some(sweep) = &raw.sweep else {
+        return validate(path, text, raw);
+    };
+    let dims = dimensions(&ctx, &raw, sweep)?;
+    let p99_bound = match &sweep.value.p99_bound {
+        Some(b) => Some(bound(&ctx, b)?),
+        None => None,
+    };
+    let combos = cartesian(&dims);
+    if combos.len() > MAX_POINTS {
+        return Err(ctx.error(
+            &sweep.referenced,
+            format!(
+                "sweep: makes {} points, more than {MAX_POINTS}",
+                combos.len()
+            ),
+            "sweep fewer values; each point is a whole run",
+        ));
+    }
+    let line_groups = raw
+        .channels
+        .iter()
+        .filter_map(|c| c.value.through.as_ref().map(|t| t.value.clone()))
+        .collect();
+    let mut points = Vec::with_capacity(combos.len());
+    let mut network = 0;
+    let mut last_key: Option<String> = None;
+    for combo in combos {
+        let values: Vec<(SweepParam, SweepValue)> = dims
+            .iter()
+            .zip(&combo)
+            .map(|(d, (v, _))| (d.param.clone(), *v))
+            .collect();
+        let label = label_of(&values);
+        let key = label_of(
+            &values
+                .iter()
+                .filter(|(p, _)| p.needs_new_network())
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        if last_key.as_ref().is_some_and(|k| *k != key) {
+            network += 1;
+        }
+        last_key = Some(key);
+        let mut point_raw: RawScenario =
+            serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
+        point_raw.sweep = None;
+        for ((param, value), (_, at)) in values.iter().zip(&combo) {
+            apply(&mut point_raw, param, *value, *at);
+        }
+        let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
+        points.push(SweepPoint {
+            label,
+            values,
+            network,
+            scenario,
+        });
+    }
+    let mut first = points[0].scenario.clone();
+    first.sweep = Some(Sweep {
+        params: dims.into_iter().map(|d| d.param).collect(),
+        p99_bound,
+        points,
+        line_groups,
+    });
+    Ok(first)
+}
+
+/// `concurrency=4,kind=keysend`.
+fn label_of(values: &[(SweepParam, SweepValue)]) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|(p, v)| format!("{}={v}", p.name()))
+        .collect();
+    parts.join(",")
+}
+
+/// Names the point in an error found while validating it.
+fn in_point(err: ScenarioError, label: &str) -> ScenarioError {
+    match err {
+        ScenarioError::Invalid {
+            path,
+            at,
+            message,
+            excerpt,
+            hint,
+        } => ScenarioError::Invalid {
+            path,
+            at,
+            message: format!("sweep point {label}: {message}"),
+            excerpt,
+            hint,
+        },
+        other => other,
+    }
+}
+
+/// Every combination, the first dimension varying slowest.
+fn cartesian(dims: &[Dim]) -> Vec<Vec<(SweepValue, Location)>> {
+    let mut out: Vec<Vec<(SweepValue, Location)>> = vec![Vec::new()];
+    for dim in dims {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                dim.values.iter().map(move |v| {
+                    let mut next = prefix.clone();
+                    next.push(*v);
+                    next
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Puts one value into the raw scenario, located at the sweep value so that a rule it
+/// breaks is reported there.
+fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Location) {
+    let w = &mut raw.workload.value;
+    match (param, value) {
+        (SweepParam::Concurrency, SweepValue::Count(n)) => {
+            w.concurrency = Some(Spanned::new(n, at, at));
+        }
+        (SweepParam::Rate, SweepValue::Rate(r)) => {
+            if let Some(rate) = &mut w.rate {
+                if let Some(hold) = &mut rate.value.hold {
+                    hold.value.rate = Spanned::new(r, at, at);
+                }
+                if let Some(ramp) = &mut rate.value.ramp {
+                    ramp.value.to = Spanned::new(r, at, at);
+                }
+            }
+        }
+        (SweepParam::Kind, SweepValue::Kind(k)) => {
+            w.kind = match k {
+                PaymentKind::Keysend => RawPaymentKind::Keysend,
+                PaymentKind::Invoice => RawPaymentKind::Invoice,
+                PaymentKind::InvoicePregenerated => RawPaymentKind::InvoicePregenerated,
+            };
+        }
+        (SweepParam::Replicas(group), SweepValue::Count(n)) => {
+            if let Some((_, node)) = raw
+                .nodes
+                .value
+                .0
+                .iter_mut()
+                .find(|(g, _)| g.value == *group)
+            {
+                node.replicas = Some(Spanned::new(n, at, at));
+            }
+        }
+        (SweepParam::DbBackend, SweepValue::Db(db)) => {
+            for (_, node) in &mut raw.nodes.value.0 {
+                node.args.push(db.lnd_flag().to_string());
+            }
+        }
+        // `dimensions` pairs every parameter with its own kind of value.
+        _ => {}
+    }
+}
+
+fn dimensions(
+    ctx: &Ctx,
+    raw: &RawScenario,
+    sweep: &Spanned<RawSweep>,
+) -> Result<Vec<Dim>, ScenarioError> {
+    let s = &sweep.value;
+    let w = &raw.workload.value;
+    let mut dims = Vec::new();
+    if let Some(list) = &s.concurrency {
+        if w.rate.is_some() {
+            return Err(ctx.error(
+                &list.referenced,
+                "sweep concurrency: needs a closed-loop workload, but workload has rate: (open loop)",
+                "remove rate: from workload: (the sweep sets concurrency), or sweep rate: instead",
+            ));
+        }
+        let values = counts(ctx, list, "concurrency", "how many payments are in flight")?;
+        dims.push(dim(SweepParam::Concurrency, list, values));
+    }
+    if let Some(list) = &s.rate {
+        let hold = w.rate.as_ref().and_then(|r| r.value.hold.as_ref());
+        if w.concurrency.is_some() || hold.is_none() {
+            return Err(ctx.error(
+                &list.referenced,
+                "sweep rate: needs an open-loop workload with a hold: phase",
+                "write workload rate: { hold: { rate: 10, duration: 1m } } instead of concurrency:; the sweep sets the hold rate (and the ramp's to:)",
+            ));
+        }
+        let mut values = Vec::new();
+        for r in &list.value {
+            if !(r.value.is_finite() && r.value > 0.0) {
+                return Err(ctx.error(
+                    &r.referenced,
+                    format!("sweep rate {} is not above 0 payments/s", r.value),
+                    "write rates above 0, e.g. rate: [10, 20, 40]",
+                ));
+            }
+            values.push((SweepValue::Rate(r.value), r.referenced));
+        }
+        dims.push(dim(
+            SweepParam::Rate,
+            list,
+            non_empty(ctx, list, "rate", values)?,
+        ));
+    }
+    if let Some(list) = &s.kind {
+        let values = list
+            .value
+            .iter()
+            .map(|k| {
+                let kind = match k.value {
+                    RawPaymentKind::Keysend => PaymentKind::Keysend,
+                    RawPaymentKind::Invoice => PaymentKind::Invoice,
+                    RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
+                };
+                (SweepValue::Kind(kind), k.referenced)
+            })
+            .collect();
+        dims.push(dim(
+            SweepParam::Kind,
+            list,
+            non_empty(ctx, list, "kind", values)?,
+        ));
+    }
+    if let Some(map) = &s.replicas {
+        if map.value.0.is_empty() {
+            return Err(ctx.error(
+                &map.referenced,
+                "sweep replicas: is empty",
+                "name a node group and its replica counts, e.g. replicas: { carol: [1, 4] }",
+            ));
+        }
+        for (group, list) in &map.value.0 {
+            if !raw
+                .nodes
+                .value
+                .0
+                .iter()
+                .any(|(g, _)| g.value == group.value)
+            {
+                let defined: Vec<&str> = raw
+                    .nodes
+                    .value
+                    .0
+                    .iter()
+                    .map(|(g, _)| g.value.as_str())
+                    .collect();
+                return Err(ctx.error(
+                    &group.referenced,
+                    format!(
+                        "sweep replicas: names node \"{}\", which is not defined under nodes: (defined: {})",
+                        group.value,
+                        defined.join(", ")
+                    ),
+                    format!("use one of {}", defined.join(", ")),
+                ));
+            }
+            let what = format!("replicas of {}", group.value);
+            let values = counts(ctx, list, &what, "how many instances of the node")?;
+            let mut d = dim(SweepParam::Replicas(group.value.clone()), list, values);
+            d.at = group.referenced;
+            dims.push(d);
+        }
+    }
+    if let Some(list) = &s.db_backend {
+        for (name, node) in &raw.nodes.value.0 {
+            if node.args.iter().any(|a| a.starts_with("--db.backend")) {
+                return Err(ctx.error(
+                    &name.referenced,
+                    format!(
+                        "node {} sets --db.backend in args:, and the sweep sets db_backend:",
+                        name.value
+                    ),
+                    "remove --db.backend from args: (the sweep sets it on every node)",
+                ));
+            }
+        }
+        let values = list
+            .value
+            .iter()
+            .map(|b| (SweepValue::Db(b.value), b.referenced))
+            .collect();
+        let values = non_empty(ctx, list, "db_backend", values)?;
+        dims.push(dim(SweepParam::DbBackend, list, values));
+    }
+    if dims.is_empty() {
+        return Err(ctx.error(
+            &sweep.referenced,
+            "sweep: sets no parameter to sweep",
+            "add one of concurrency, rate, kind, replicas, db_backend, e.g. concurrency: [1, 4, 7, 10]",
+        ));
+    }
+    for d in &dims {
+        for (i, (v, at)) in d.values.iter().enumerate() {
+            if d.values[..i].iter().any(|(w, _)| w == v) {
+                return Err(ctx.error(
+                    at,
+                    format!("sweep {} lists {v} twice", d.param.name()),
+                    "list each value once",
+                ));
+            }
+        }
+    }
+    // File order within each class; network parameters vary slowest.
+    dims.sort_by_key(|d| (!d.param.needs_new_network(), d.at.line(), d.at.column()));
+    Ok(dims)
+}
+
+fn dim<T>(param: SweepParam, list: &Spanned<T>, values: Vec<(SweepValue, Location)>) -> Dim {
+    Dim {
+        param,
+        at: list.referenced,
+        values,
+    }
+}
+
+fn counts(
+    ctx: &Ctx,
+    list: &Counts,
+    what: &str,
+    meaning: &str,
+) -> Result<Vec<(SweepValue, Location)>, ScenarioError> {
+    let mut values = Vec::new();
+    for n in &list.value {
+        if n.value == 0 {
+            return Err(ctx.error(
+                &n.referenced,
+                format!("sweep {what} has 0"),
+                format!("write 1 or more ({meaning}), e.g. [1, 4, 7, 10]"),
+            ));
+        }
+        values.push((SweepValue::Count(n.value), n.referenced));
+    }
+    non_empty(ctx, list, what, values)
+}
+
+fn non_empty<T>(
+    ctx: &Ctx,
+    list: &Spanned<T>,
+    what: &str,
+    values: Vec<(SweepValue, Location)>,
+) -> Result<Vec<(SweepValue, Location)>, ScenarioError> {
+    if values.is_empty() {
+        return Err(ctx.error(
+            &list.referenced,
+            format!("sweep {what}: is an empty list"),
+            "list the values to run, e.g. [1, 4, 7, 10], or remove it",
+        ));
+    }
+    Ok(values)
+}
+
+fn bound(ctx: &Ctx, text: &Spanned<String>) -> Result<Duration, ScenarioError> {
+    match humantime::parse_duration(text.value.trim()) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(ctx.error(
+            &text.referenced,
+            "sweep p99_bound is 0",
+            "write the latency bound with its unit, e.g. p99_bound: 500ms",
+        )),
+        Err(e) => Err(ctx.error(
+            &text.referenced,
+            format!("sweep p99_bound \"{}\" is not a duration ({e})", text.value),
+            "write the latency bound with its unit, e.g. p99_bound: 500ms or 2s",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests;

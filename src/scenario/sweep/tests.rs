@@ -1,0 +1,244 @@
+//! Sweep expansion on small inline scenarios.
+
+use super::super::{Load, PaymentKind, parse};
+use super::{SweepParam, SweepValue};
+use std::path::Path;
+
+const BASE: &str = "\
+name: t
+nodes:
+  alice:
+    implementation: lnd
+  carol:
+    implementation: lnd
+  bob:
+    implementation: lnd
+channels:
+  - from: alice
+    to: bob
+    through: carol
+    capacity_sat: 1000000
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 2
+  stop:
+    payments: 10
+";
+
+fn sweep_of(sweep: &str) -> super::Sweep {
+    let text = format!("{BASE}sweep:\n{sweep}");
+    let s = parse(Path::new("t.yaml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    s.sweep.expect("a sweep")
+}
+
+fn error_of(text: &str) -> String {
+    match parse(Path::new("t.yaml"), text) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn labels(sweep: &super::Sweep) -> Vec<&str> {
+    sweep.points.iter().map(|p| p.label.as_str()).collect()
+}
+
+#[test]
+fn a_concurrency_sweep_makes_one_point_per_value_on_one_network() {
+    let sweep = sweep_of("  concurrency: [1, 4, 7, 10]\n  p99_bound: 500ms\n");
+    assert_eq!(
+        labels(&sweep),
+        [
+            "concurrency=1",
+            "concurrency=4",
+            "concurrency=7",
+            "concurrency=10"
+        ]
+    );
+    let loads: Vec<Load> = sweep
+        .points
+        .iter()
+        .map(|p| p.scenario.workload.load.clone())
+        .collect();
+    assert_eq!(loads[2], Load::Closed { concurrency: 7 });
+    assert!(sweep.points.iter().all(|p| p.network == 0));
+    assert!(sweep.points.iter().all(|p| p.scenario.sweep.is_none()));
+    assert_eq!(sweep.p99_bound.unwrap().as_millis(), 500);
+}
+
+#[test]
+fn the_cartesian_product_puts_network_parameters_first_and_numbers_networks() {
+    let sweep = sweep_of("  concurrency: [1, 2]\n  replicas: { carol: [1, 3] }\n");
+    assert_eq!(
+        sweep.params,
+        [
+            SweepParam::Replicas("carol".into()),
+            SweepParam::Concurrency
+        ]
+    );
+    assert_eq!(
+        labels(&sweep),
+        [
+            "carol.replicas=1,concurrency=1",
+            "carol.replicas=1,concurrency=2",
+            "carol.replicas=3,concurrency=1",
+            "carol.replicas=3,concurrency=2",
+        ]
+    );
+    let networks: Vec<usize> = sweep.points.iter().map(|p| p.network).collect();
+    assert_eq!(networks, [0, 0, 1, 1]);
+    assert_eq!(sweep.line_groups, ["carol"]);
+}
+
+#[test]
+fn replicas_of_a_line_group_make_a_line_of_channels() {
+    let sweep = sweep_of("  replicas: { carol: [1, 3] }\n");
+    let one = &sweep.points[0].scenario;
+    let pairs = |s: &crate::scenario::Scenario| -> Vec<(String, String)> {
+        s.channels
+            .iter()
+            .map(|c| (c.from.clone(), c.to.clone()))
+            .collect()
+    };
+    let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(pairs(one), [p("alice", "carol"), p("carol", "bob")]);
+    let three = &sweep.points[1].scenario;
+    assert_eq!(
+        pairs(three),
+        [
+            p("alice", "carol-1"),
+            p("carol-1", "carol-2"),
+            p("carol-2", "carol-3"),
+            p("carol-3", "bob")
+        ]
+    );
+    assert_eq!(three.nodes.len(), 5);
+}
+
+#[test]
+fn kind_rate_and_db_backend_values_reach_the_point_scenarios() {
+    let sweep = sweep_of("  kind: [keysend, invoice-pregenerated]\n");
+    assert_eq!(
+        sweep.points[1].scenario.workload.kind,
+        PaymentKind::InvoicePregenerated
+    );
+    assert_eq!(
+        sweep.points[1].values[0].1,
+        SweepValue::Kind(PaymentKind::InvoicePregenerated)
+    );
+    assert!(sweep.points.iter().all(|p| p.network == 0));
+
+    let db = sweep_of("  db_backend: [bbolt, sqlite, postgres]\n");
+    assert_eq!(
+        labels(&db),
+        [
+            "db_backend=bbolt",
+            "db_backend=sqlite",
+            "db_backend=postgres"
+        ]
+    );
+    assert!(
+        db.points[1]
+            .scenario
+            .nodes
+            .iter()
+            .all(|n| n.args.iter().any(|a| a == "--db.backend=sqlite"))
+    );
+    assert_eq!(db.points[1].network, 1);
+
+    let open = BASE.replace(
+        "  concurrency: 2\n",
+        "  rate:\n    warm_up: { rate: 5, duration: 5s }\n    ramp: { from: 5, to: 10, duration: 5s }\n    hold: { rate: 10, duration: 10s }\n",
+    );
+    let s = parse(
+        Path::new("t.yaml"),
+        &format!("{open}sweep:\n  rate: [20, 40.5]\n"),
+    )
+    .unwrap();
+    let sweep = s.sweep.unwrap();
+    let Load::Open { phases } = &sweep.points[1].scenario.workload.load else {
+        panic!("open loop expected")
+    };
+    assert_eq!(phases[0].to_rate, 5.0, "warm-up kept");
+    assert_eq!(phases[1].to_rate, 40.5, "ramp leads into the hold");
+    assert_eq!(phases[2].from_rate, 40.5);
+    assert_eq!(labels(&sweep), ["rate=20", "rate=40.5"]);
+}
+
+#[test]
+fn the_scenario_returned_is_the_first_point_with_the_sweep_attached() {
+    let text = format!("{BASE}sweep:\n  concurrency: [3, 5]\n");
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.workload.load, Load::Closed { concurrency: 3 });
+    assert_eq!(s.sweep.as_ref().unwrap().points.len(), 2);
+}
+
+#[test]
+fn sweep_mistakes_are_located_with_a_hint() {
+    let cases = [
+        (
+            "  concurrency: []\n",
+            "t.yaml:22:16: sweep concurrency: is an empty list",
+        ),
+        (
+            "  concurrency: [1, 0]\n",
+            "t.yaml:22:20: sweep concurrency has 0",
+        ),
+        (
+            "  concurrency: [4, 4]\n",
+            "t.yaml:22:20: sweep concurrency lists 4 twice",
+        ),
+        (
+            "  rate: [10]\n",
+            "t.yaml:22:9: sweep rate: needs an open-loop workload",
+        ),
+        (
+            "  replicas: { dave: [1] }\n",
+            "t.yaml:22:15: sweep replicas: names node \"dave\", which is not defined",
+        ),
+        (
+            "  replicas: { carol: [0] }\n",
+            "t.yaml:22:23: sweep replicas of carol has 0",
+        ),
+        (
+            "  p99_bound: 500ms\n",
+            "t.yaml:22:3: sweep: sets no parameter to sweep",
+        ),
+        (
+            "  concurrency: [1]\n  p99_bound: 5\n",
+            "t.yaml:23:14: sweep p99_bound \"5\" is not a duration",
+        ),
+        ("  threads: [1]\n", "t.yaml:22:3: unknown field `threads`"),
+        (
+            "  db_backend: [sqlite, sqlite]\n",
+            "t.yaml:22:24: sweep db_backend lists sqlite twice",
+        ),
+    ];
+    for (sweep, want) in cases {
+        let text = error_of(&format!("{BASE}sweep:\n{sweep}"));
+        assert!(text.starts_with(want), "for {sweep:?}:\n{text}");
+        assert!(text.contains("hint:"), "no hint for {sweep:?}:\n{text}");
+    }
+}
+
+#[test]
+fn a_point_that_breaks_a_rule_names_the_point() {
+    // carol with 2 replicas makes carol-1, which collides with a node of that name.
+    let text = BASE.replace("  bob:\n", "  carol-1:\n    implementation: lnd\n  bob:\n");
+    let err = error_of(&format!("{text}sweep:\n  replicas: {{ carol: [1, 2] }}\n"));
+    assert!(
+        err.contains("sweep point carol.replicas=2: node carol-1 makes an instance named carol-1, which node carol already makes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn too_many_points_is_an_error() {
+    let values: Vec<String> = (1..=9).map(|n| n.to_string()).collect();
+    let list = values.join(", ");
+    let err = error_of(&format!(
+        "{BASE}sweep:\n  concurrency: [{list}]\n  replicas: {{ carol: [{list}] }}\n"
+    ));
+    assert!(err.contains("makes 81 points, more than 64"), "{err}");
+}
