@@ -51,17 +51,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         scenario.nodes.len()
     );
 
-    let mut runtime: Box<dyn Runtime> = match chosen {
-        Chosen::Local => Box::new(LocalRuntime::new(run_dir.clone(), opts.keep)),
-        Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
-            engine,
-            images,
-            &run_id,
-            &scenario.name,
-            run_dir.clone(),
-            opts.keep,
-        )),
-    };
+    let mut runtime = chosen.create(&run_id, &scenario.name, &run_dir, opts.keep);
     let mut facts = RunFacts {
         runtime: runtime.describe(),
         ..RunFacts::default()
@@ -436,10 +426,40 @@ async fn measure_with(
     }
 }
 
+fn uses_postgres(scenario: &Scenario) -> bool {
+    scenario
+        .nodes
+        .iter()
+        .any(|n| crate::runtime::local::postgres::wanted(&n.args))
+}
+
 /// The runtime a run uses, checked before anything starts.
-enum Chosen {
+pub(crate) enum Chosen {
     Local,
     Docker(bollard::Docker, docker::RunImages),
+}
+
+impl Chosen {
+    /// The runtime of one run (or one network of a sweep) in `run_dir`.
+    pub(crate) fn create(
+        self,
+        run_id: &str,
+        scenario: &str,
+        run_dir: &std::path::Path,
+        keep: bool,
+    ) -> Box<dyn Runtime> {
+        match self {
+            Chosen::Local => Box::new(LocalRuntime::new(run_dir.to_path_buf(), keep)),
+            Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
+                engine,
+                images,
+                run_id,
+                scenario,
+                run_dir.to_path_buf(),
+                keep,
+            )),
+        }
+    }
 }
 
 /// Picks the runtime the scenario asks for and checks it can run the scenario: the
@@ -447,18 +467,27 @@ enum Chosen {
 /// `docker`. `auto` takes docker when an engine answers and every image is present or
 /// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
 /// saying why.
-async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
+pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
         RuntimeKind::Docker => {
+            if uses_postgres(scenario) {
+                anyhow::bail!(
+                    "a node uses --db.backend=postgres, and only the local runtime starts \
+                     PostgreSQL: set `runtime: local` (or `auto`)"
+                );
+            }
             let (engine, images) = docker::preflight(scenario).await?;
             Ok(Chosen::Docker(engine, images))
         }
         RuntimeKind::Auto => {
             let binary_set = scenario.chain.binary.is_some()
                 || scenario.nodes.iter().any(|n| n.binary.is_some());
+            let postgres = uses_postgres(scenario);
             let why_local = if binary_set {
                 "the scenario sets binary:".to_string()
+            } else if postgres {
+                "a node uses PostgreSQL, which only the local runtime starts".to_string()
             } else {
                 // Any docker problem (no engine, an image missing or failing to pull)
                 // falls back to local.
@@ -475,8 +504,13 @@ async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
 
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
-pub(crate) fn preflight(scenario: &Scenario) -> Result<()> {
-    preflight_local(scenario)
+/// For a sweep's points before anything starts: the binaries when the scenario asks
+/// for the local runtime (docker and auto are checked per network, as they start).
+pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
+    match scenario.runtime {
+        RuntimeKind::Local => preflight_local(scenario),
+        RuntimeKind::Docker | RuntimeKind::Auto => Ok(()),
+    }
 }
 
 fn preflight_local(scenario: &Scenario) -> Result<()> {
@@ -574,10 +608,10 @@ pub(crate) struct RunFacts {
 }
 
 impl RunFacts {
-    /// Facts of a run on the local runtime, before setup.
-    pub(crate) fn local() -> Self {
+    /// Facts of a run on `runtime`, before setup.
+    pub(crate) fn on(runtime: &dyn Runtime) -> Self {
         RunFacts {
-            runtime: "local".into(),
+            runtime: runtime.describe(),
             ..RunFacts::default()
         }
     }

@@ -13,7 +13,6 @@ use crate::report::{self, format};
 use crate::run::{
     self, Measured, Point, RunFacts, RunOptions, Signals, bring_up, make_run_dir, measure, teardown,
 };
-use crate::runtime::local::LocalRuntime;
 use crate::scenario::{Load, Scenario, Sweep, SweepParam, SweepPoint, SweepValue};
 use crate::setup::StepLog;
 use anyhow::{Context, Result};
@@ -32,7 +31,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         .context("internal: sweep::execute called without a sweep")?;
     crate::tls::install_crypto_provider();
     for point in &sweep.points {
-        run::preflight(&point.scenario)?;
+        run::preflight_points(&point.scenario)?;
     }
     let started_at = SystemTime::now();
     let total = sweep.points.len();
@@ -71,11 +70,12 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             first.nodes.len(),
             points.len()
         );
-        let mut runtime = LocalRuntime::new(run_dir.clone(), opts.keep);
+        let chosen = run::choose_runtime(first).await?;
+        let mut runtime = chosen.create(&run_id, &scenario.name, &run_dir, opts.keep);
         let mut log = StepLog::default();
-        let mut facts = RunFacts::local();
+        let mut facts = RunFacts::on(runtime.as_ref());
         let up = tokio::select! {
-            r = bring_up(first, &mut runtime, &mut log, &mut facts) => r.map(Some),
+            r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
             () = signals.cancel.cancelled() => Ok(None),
         };
         log.end();
@@ -97,7 +97,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                             run_dir: run_dir.clone(),
                         },
                         &net,
-                        &mut runtime,
+                        runtime.as_mut(),
                         &signals,
                     )
                     .await;
@@ -131,7 +131,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 error = Some(e);
             }
         }
-        let down = teardown(&mut runtime, &run_dir, opts.keep).await;
+        let down = teardown(runtime.as_mut(), &run_dir, opts.keep).await;
         if let Err(e) = down {
             error.get_or_insert(anyhow::Error::new(e).context("tearing down the run"));
         }

@@ -90,6 +90,34 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
     Ok((docker, run_images))
 }
 
+/// btcd's command line in its container (before the scenario's own `args:`). Public
+/// so the hand-run compose files can be checked against it (tests/compose.rs).
+pub fn chain_command(user: &str, pass: &str, mining_addr: &str) -> Vec<String> {
+    btcd_args(&BtcdArgs {
+        dir: DATA,
+        rpc_listen: &format!("0.0.0.0:{BTCD_RPC_PORT}"),
+        p2p_listen: &format!("0.0.0.0:{BTCD_P2P_PORT}"),
+        user,
+        pass,
+        mining_addr,
+    })
+}
+
+/// LND's command line in the container of node `name` (before the scenario's own
+/// `args:`), reaching btcd at `chain` on the run's network.
+pub fn node_command(name: &str, btcd_user: &str, btcd_pass: &str) -> Vec<String> {
+    lnd_args(&LndArgs {
+        name,
+        dir: DATA,
+        grpc_listen: &format!("0.0.0.0:{LND_GRPC_PORT}"),
+        p2p_listen: &format!("0.0.0.0:{LND_P2P_PORT}"),
+        btcd_rpc: &format!("{CHAIN_NAME}:{BTCD_RPC_PORT}"),
+        btcd_user,
+        btcd_pass,
+        btcd_cert: BTCD_CERT_IN_LND,
+    })
+}
+
 /// One container of the run.
 #[derive(Debug)]
 struct Started {
@@ -452,16 +480,7 @@ impl Runtime for DockerRuntime {
             })?;
         let rpc_cert = dir.join("rpc.cert");
         creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
-        let rpc_listen = format!("0.0.0.0:{BTCD_RPC_PORT}");
-        let p2p_listen = format!("0.0.0.0:{BTCD_P2P_PORT}");
-        let mut cmd = btcd_args(&BtcdArgs {
-            dir: DATA,
-            rpc_listen: &rpc_listen,
-            p2p_listen: &p2p_listen,
-            user: &user,
-            pass: &pass,
-            mining_addr,
-        });
+        let mut cmd = chain_command(&user, &pass, mining_addr);
         cmd.extend(spec.args.iter().cloned());
         let id = self
             .create(CHAIN_NAME, &image, cmd, &[BTCD_RPC_PORT])
@@ -518,9 +537,6 @@ impl Runtime for DockerRuntime {
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
         let chain_cert = self.chain_cert.clone().unwrap_or_default();
-        let btcd_rpc = format!("{CHAIN_NAME}:{BTCD_RPC_PORT}");
-        let grpc_listen = format!("0.0.0.0:{LND_GRPC_PORT}");
-        let p2p_listen = format!("0.0.0.0:{LND_P2P_PORT}");
         // Start all, then wait for all: LND start-up is mostly waiting.
         let mut started = Vec::with_capacity(nodes.len());
         for spec in nodes {
@@ -533,16 +549,7 @@ impl Runtime for DockerRuntime {
                 })?
                 .to_string();
             let dir = self.cred_dir(&spec.name)?;
-            let mut cmd = lnd_args(&LndArgs {
-                name: &spec.name,
-                dir: DATA,
-                grpc_listen: &grpc_listen,
-                p2p_listen: &p2p_listen,
-                btcd_rpc: &btcd_rpc,
-                btcd_user: &chain.rpc_user,
-                btcd_pass: &chain.rpc_pass,
-                btcd_cert: BTCD_CERT_IN_LND,
-            });
+            let mut cmd = node_command(&spec.name, &chain.rpc_user, &chain.rpc_pass);
             cmd.extend(spec.args.iter().cloned());
             let id = self
                 .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])

@@ -3,7 +3,7 @@
 //! `<run_dir>/<name>/output.log`. The chain's directory is `<run_dir>/chain`.
 
 mod binaries;
-mod postgres;
+pub mod postgres;
 mod process;
 pub mod stats;
 

@@ -1,0 +1,99 @@
+//! The hand-run compose files stay what the tool runs: the same images, the same btcd
+//! and LND command lines (but for the differences the file names), ports on loopback.
+
+use lnbench_tui::runtime::docker::{chain_command, node_command};
+use serde_json::Value;
+use std::str::FromStr;
+
+fn compose() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/compose/alice-pays-bob.yml");
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_saphyr::from_str(&text).expect("compose file parses")
+}
+
+fn command(service: &Value) -> Vec<String> {
+    service["command"]
+        .as_array()
+        .expect("command is a list")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The value of `--flag=` in `args`.
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
+    args.iter().find_map(|a| a.strip_prefix(prefix.as_str()))
+}
+
+#[test]
+fn images_are_the_ones_the_docker_runtime_picks_for_the_scenario() {
+    let c = compose();
+    let scenario = lnbench_tui::scenario::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/alice-pays-bob.yaml"
+    )))
+    .unwrap();
+    for node in &scenario.nodes {
+        let version = node.version.as_deref().expect("the scenario pins versions");
+        assert_eq!(
+            c["services"][&node.name]["image"],
+            format!("lnbench/lnd:{version}"),
+            "{}",
+            node.name
+        );
+        assert_eq!(c["services"][&node.name]["hostname"], node.name.as_str());
+    }
+    assert_eq!(c["services"]["chain"]["image"], "lnbench/btcd:v0.24.2");
+    assert_eq!(c["services"]["chain"]["hostname"], "chain");
+}
+
+#[test]
+fn btcd_runs_with_the_tools_command_line() {
+    let c = compose();
+    let args = command(&c["services"]["chain"]);
+    let mining = flag(&args, "--miningaddr").expect("a mining address");
+    bitcoin::Address::from_str(mining)
+        .expect("the mining address parses")
+        .require_network(bitcoin::Network::Regtest)
+        .expect("a regtest address");
+    let user = flag(&args, "--rpcuser").unwrap();
+    let pass = flag(&args, "--rpcpass").unwrap();
+    assert_eq!(args, chain_command(user, pass, mining));
+}
+
+#[test]
+fn lnd_runs_with_the_tools_command_line_but_the_certificate_path() {
+    let c = compose();
+    for name in ["alice", "bob"] {
+        let mut args = command(&c["services"][name]);
+        // The one difference by design: btcd's certificate comes from its volume.
+        let cert = args
+            .iter_mut()
+            .find(|a| a.starts_with("--btcd.rpccert="))
+            .expect("a btcd certificate");
+        assert_eq!(cert, "--btcd.rpccert=/chain/rpc.cert");
+        let tool = node_command(name, "lnbench", "lnbench");
+        *cert = tool
+            .iter()
+            .find(|a| a.starts_with("--btcd.rpccert="))
+            .unwrap()
+            .clone();
+        assert_eq!(args, tool, "{name}");
+    }
+}
+
+#[test]
+fn ports_are_published_on_loopback_only() {
+    let c = compose();
+    let services = c["services"].as_object().unwrap();
+    let mut published = 0;
+    for (name, service) in services {
+        for port in service["ports"].as_array().into_iter().flatten() {
+            let port = port.as_str().unwrap();
+            assert!(port.starts_with("127.0.0.1:"), "{name}: {port}");
+            published += 1;
+        }
+    }
+    assert_eq!(published, 3, "btcd's RPC and each node's gRPC");
+}
