@@ -68,7 +68,9 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
     // The report of this real run, as a person opens it: in a browser, offline.
     let png = work.path().join("report.png");
     let dom = chromium_render(&report_dir.join("report.html"), &png);
-    assert_eq!(dom.matches("<svg").count(), 4, "every chart is in the page");
+    // TPS over time, TPS vs payments, latency over time, the percentile spectrum, and
+    // CPU, memory and data-dir size per node.
+    assert_eq!(dom.matches("<svg").count(), 7, "every chart is in the page");
     assert!(
         dom.contains("min_tps") && dom.contains("FAIL"),
         "thresholds shown"
