@@ -25,6 +25,9 @@ if $dev; then
   command -v java >/dev/null || need_apt+=(default-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
   command -v dockerd >/dev/null || need_apt+=(docker.io)
+  # lnbench-tui's own image (Dockerfile) gets a locally made Debian base where no
+  # registry answers (scripts/build-tool-image.sh).
+  command -v debootstrap >/dev/null || need_apt+=(debootstrap)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
