@@ -303,8 +303,7 @@ pub(crate) async fn measure(
         .then(|| start_session(point.scenario, &point.facts.runtime, &signals.cancel))
         .flatten();
     let mut out = Output::new(own.is_some());
-    let measured = measure_with(point, network, runtime, signals, &mut out, own.as_mut()).await;
-    let mut measured = measured;
+    let mut measured = measure_with(point, network, runtime, signals, &mut out, own.as_mut()).await;
     if let Some(session) = own {
         match session.finish().await {
             Ok(Some(tui::TuiExit::Quit)) => measured.quit = true,

@@ -3,14 +3,13 @@
 //! "nine" (90%, 99%, 99.9%, …) gets the same width and the tail is as readable as
 //! the median.
 
-use super::charts::{HEIGHT, WIDTH};
+use super::charts::{FONT, HEIGHT, WIDTH};
 use crate::metrics::SpectrumPoint;
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 
 /// The spectrum line's colour; tests look the series up by it.
 pub const SPECTRUM_COLOR: RGBColor = RGBColor(0x6a, 0x1b, 0x9a);
-const FONT: &str = "sans-serif";
 /// The axis always reaches 99.999% (five nines); very large runs get up to seven.
 const MIN_NINES: i32 = 5;
 const MAX_NINES: i32 = 7;
