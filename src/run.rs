@@ -277,6 +277,9 @@ pub(crate) struct Measured {
     pub load_err: Option<anyhow::Error>,
     /// The operator quit the live view.
     pub quit: bool,
+    /// Average CPU % over the load of each node (scenario order), then `chain`,
+    /// where the runtime read any.
+    pub cpu_pct_avg: Vec<(String, f64)>,
 }
 
 impl Measured {
@@ -416,12 +419,23 @@ async fn measure_with(
             }
         }
     }
+    let cpu_pct_avg = scenario
+        .nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .chain(std::iter::once(crate::runtime::local::CHAIN_NAME))
+        .filter_map(|name| {
+            let avg = resources.report(name, summary.ok).cpu_pct_avg?;
+            Some((name.to_string(), avg))
+        })
+        .collect();
     Measured {
         summary,
         complete,
         thresholds_passed,
         load_err,
         quit: false,
+        cpu_pct_avg,
     }
 }
 

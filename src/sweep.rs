@@ -207,7 +207,7 @@ fn combined(
                 },
                 results: outcome
                     .and_then(|o| o.measured.as_ref())
-                    .map(|m| PointResults::of(&m.summary)),
+                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg)),
                 thresholds_passed: outcome
                     .and_then(|o| o.measured.as_ref())
                     .filter(|_| !p.scenario.thresholds.is_empty())

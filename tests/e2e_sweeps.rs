@@ -140,6 +140,14 @@ fn alice_pays_bob_short_sweep_runs_both_loads_on_one_network() {
         assert_eq!(report["workload"]["concurrency"], concurrency);
         assert_eq!(report["results"]["ok"], 30);
     }
+    // The slowest point lasts seconds, long enough for the runtime's CPU readings.
+    let cpu: Vec<&str> = sweep["points"][0]["results"]["cpu_pct_avg"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["node"].as_str().unwrap())
+        .collect();
+    assert!(cpu.contains(&"alice"), "{:#}", sweep["points"][0]);
     // The best point under the bound is the fastest of those whose p99 is under it.
     let under: Vec<(&str, f64)> = sweep["points"]
         .as_array()

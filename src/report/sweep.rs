@@ -85,10 +85,20 @@ pub struct PointResults {
     pub latency: Percentiles,
     pub failures_by_reason: BTreeMap<&'static str, u64>,
     pub tool_cpu_per_payment_us: Option<f64>,
+    /// Average CPU % of each node and the chain over the point's load (100 % = one
+    /// core), where the runtime read it; nodes in the scenario's order, then `chain`.
+    pub cpu_pct_avg: Vec<NodeCpu>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeCpu {
+    pub node: String,
+    pub pct: f64,
 }
 
 impl PointResults {
-    pub fn of(s: &Summary) -> PointResults {
+    /// The figures of one point: its summary and each node's average CPU %.
+    pub fn of(s: &Summary, cpu_pct_avg: &[(String, f64)]) -> PointResults {
         PointResults {
             ok: s.ok,
             failed: s.failed,
@@ -97,6 +107,13 @@ impl PointResults {
             latency: s.latency,
             failures_by_reason: s.failures_by_reason.clone(),
             tool_cpu_per_payment_us: s.tool_cpu_per_payment_us(),
+            cpu_pct_avg: cpu_pct_avg
+                .iter()
+                .map(|(node, pct)| NodeCpu {
+                    node: node.clone(),
+                    pct: *pct,
+                })
+                .collect(),
         }
     }
 }
@@ -205,14 +222,26 @@ fn figures(p: &PointReport) -> Vec<String> {
                 format::latency_us(l.max_us),
                 r.tool_cpu_per_payment_us
                     .map_or("-".into(), |us| format!("{us:.0} µs")),
+                node_cpu(&r.cpu_pct_avg),
             ]);
         }
-        None => row.extend(std::iter::repeat_n("-".to_string(), 8)),
+        None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
     }
     row
 }
 
-const COLUMNS: [&str; 11] = [
+/// `alice 70% · bob 41% · chain 2%`, or `-` when the runtime read no CPU.
+fn node_cpu(cpu: &[NodeCpu]) -> String {
+    if cpu.is_empty() {
+        return "-".into();
+    }
+    cpu.iter()
+        .map(|c| format!("{} {:.0}%", c.node, c.pct))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+const COLUMNS: [&str; 12] = [
     "point",
     "status",
     "kind",
@@ -224,6 +253,7 @@ const COLUMNS: [&str; 11] = [
     "p99",
     "max",
     "tool CPU / payment",
+    "CPU avg per node",
 ];
 
 /// The verdict on the latency bound, in words.

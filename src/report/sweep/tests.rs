@@ -38,6 +38,16 @@ fn point(
             },
             failures_by_reason: BTreeMap::new(),
             tool_cpu_per_payment_us: Some(700.0),
+            cpu_pct_avg: vec![
+                NodeCpu {
+                    node: "alice".into(),
+                    pct: tps * 2.0,
+                },
+                NodeCpu {
+                    node: "chain".into(),
+                    pct: 1.5,
+                },
+            ],
         }),
         thresholds_passed: None,
     }
@@ -219,6 +229,34 @@ fn markdown_has_a_row_per_point_and_the_bound_verdict() {
         "{md}"
     );
     assert!(md.contains("keysend: a spontaneous payment"), "{md}");
+    assert!(md.contains("| 700 µs | alice 40% · chain 2% |"), "{md}");
+}
+
+#[test]
+fn sweep_json_matches_its_schema_with_and_without_node_cpu() {
+    let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300)]);
+    points[1].results.as_mut().unwrap().cpu_pct_avg.clear();
+    let json = serde_json::to_value(report(points, Some(500.0))).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        json["points"][0]["results"]["cpu_pct_avg"][0]["node"],
+        "alice"
+    );
+    assert!(
+        (json["points"][0]["results"]["cpu_pct_avg"][0]["pct"]
+            .as_f64()
+            .unwrap()
+            - 6.0)
+            .abs()
+            < 1e-9
+    );
 }
 
 #[test]
