@@ -1,5 +1,6 @@
 //! End to end in a real terminal (tmux) against real LND nodes: the live view comes
-//! up, `+` raises the load, `p` pauses and resumes, `q` stops the run cleanly.
+//! up, `+` raises the load, `p` pauses and resumes, `q` stops the run cleanly; a
+//! sweep's view names the point running.
 
 mod common;
 
@@ -36,6 +37,9 @@ fn wait_for_screen(session: &str, text: &str, secs: u64) -> String {
     }
 }
 
+/// The tests here each run a network; one at a time keeps their timing like a user's.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Session(String);
 
 impl Drop for Session {
@@ -46,6 +50,7 @@ impl Drop for Session {
 
 #[test]
 fn live_view_ramps_pauses_and_quits_cleanly() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     require_node_binaries();
     let work = tempfile::tempdir().unwrap();
     let run_dir = work.path().join("runs");
@@ -205,5 +210,85 @@ fn wait_for_file(path: &Path, secs: u64) -> String {
             path.display()
         );
         std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Waits until `pred` holds for the screen; panics with `what` and the screen after `secs`.
+fn wait_until(session: &str, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = screen(session);
+        if pred(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "never {what}:\n{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_sweep_shows_each_point_in_the_live_view() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    require_node_binaries();
+    let work = tempfile::tempdir().unwrap();
+    let run_dir = work.path().join("runs");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let scenario = work.path().join("sweep.yaml");
+    let text = std::fs::read_to_string(repo_file(
+        "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+    ))
+    .unwrap();
+    std::fs::write(&scenario, format!("{text}sweep:\n  concurrency: [1, 4]\n")).unwrap();
+    let exit_file = work.path().join("exit-code");
+    let session = format!("lnbench-e2e-sweep-{}", std::process::id());
+    let report_dir = work.path().join("report");
+    let command = format!(
+        "{} {} --payments 100 --run-dir {} --report {}; echo $? > {}; sleep 600",
+        lnbench().display(),
+        scenario.display(),
+        run_dir.display(),
+        report_dir.display(),
+        exit_file.display(),
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &command,
+    ]);
+    let _guard = Session(session.clone());
+
+    // The run view's header names the point running and how many there are; the
+    // stage label only exists in the view, so the lines printed between points do not count.
+    let in_view = |s: &str, point: &str| s.contains(point) && s.contains("closed-loop");
+    wait_until(&session, "showed point 1/2 in the view", 300, |s| {
+        in_view(s, "point 1/2: concurrency=1")
+    });
+    wait_until(&session, "showed point 2/2 in the view", 120, |s| {
+        in_view(s, "point 2/2: concurrency=4")
+    });
+    let code = wait_for_file(&exit_file, 120);
+    let after = screen(&session);
+    assert_eq!(code.trim(), "0", "exit code of the sweep:\n{after}");
+
+    drop(_guard);
+    std::thread::sleep(Duration::from_millis(500));
+    let left = processes_mentioning(&run_dir);
+    assert!(
+        left.is_empty(),
+        "processes of the sweep still alive: {left:?}"
+    );
+    let sweep: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report_dir.join("sweep.json")).expect("sweep.json"),
+    )
+    .unwrap();
+    assert_eq!(sweep["complete"], true, "{sweep:#}");
+    for point in sweep["points"].as_array().unwrap() {
+        assert_eq!(point["results"]["ok"], 100, "{point:#}");
     }
 }
