@@ -25,15 +25,24 @@ struct Run {
 
 impl Run {
     fn start() -> Run {
+        Run::start_with(|text| text)
+    }
+
+    /// Like [`Run::start`], with the scenario text changed by `edit`.
+    fn start_with(edit: impl FnOnce(String) -> String) -> Run {
         require_node_binaries();
         let work = tempfile::tempdir().expect("temp dir");
         let run_dir = work.path().join("runs");
         let report_dir = work.path().join("report");
         std::fs::create_dir_all(&run_dir).unwrap();
+        let text = std::fs::read_to_string(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+        ))
+        .unwrap();
+        let scenario = work.path().join("alice-pays-bob.yaml");
+        std::fs::write(&scenario, edit(text)).unwrap();
         let mut child = Command::new(lnbench())
-            .arg(repo_file(
-                "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
-            ))
+            .arg(&scenario)
             .args(["--payments", "1000000", "--report"])
             .arg(&report_dir)
             .arg("--run-dir")
@@ -207,6 +216,85 @@ fn sigkill_of_the_tool_takes_its_nodes_down_too() {
         assert!(
             Instant::now() < deadline,
             "processes still alive 10 s after lnbench-tui was killed: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Pids and command lines of the processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn sigkill_of_the_tool_takes_its_postgresql_down_too() {
+    // Both nodes on PostgreSQL: the runtime starts a server for them. Under root it
+    // runs as the postgres user, and a change of user clears the parent-death
+    // signal unless it is set again after it.
+    let mut run = Run::start_with(|text| {
+        text.replace(
+            "    version: v0.21.1-beta\n",
+            "    version: v0.21.1-beta\n    args: [\"--db.backend=postgres\"]\n",
+        )
+    });
+    run.wait_for("load progress", 1, |l| {
+        l.contains(" ok ") && l.contains("tps")
+    });
+    let tool = run.child.id();
+    let server = children_of(tool)
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("postgres") && cmd.contains(" -D "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no PostgreSQL server among the tool's children: {:?}",
+                children_of(tool)
+            )
+        });
+    let backends = children_of(server.0);
+    assert!(
+        !backends.is_empty(),
+        "the server has no backends: {server:?}"
+    );
+    kill(Pid::from_raw(tool as i32), Signal::SIGKILL).expect("SIGKILL lnbench-tui");
+    run.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left: Vec<&(u32, String)> = std::iter::once(&server)
+            .chain(&backends)
+            .filter(|(pid, _)| alive(*pid))
+            .collect();
+        if left.is_empty() && processes_mentioning(&run.run_dir).is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still alive 15 s after lnbench-tui was killed: {left:?} {:?}",
+            processes_mentioning(&run.run_dir)
         );
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -77,13 +77,16 @@ fn find(name: &str) -> Result<PathBuf, RuntimeError> {
         })
 }
 
-/// `program args`, under root as the `postgres` user.
+/// `program args`, under root as the `postgres` user. The change of user clears the
+/// parent-death signal the runtime sets on every process it starts, so setpriv sets it
+/// again after the change: a SIGKILLed lnbench-tui takes the server down too.
 fn command_line(program: &Path, args: &[String]) -> (PathBuf, Vec<String>) {
     if running_as_root() {
         let mut all = vec![
             "--reuid=postgres".to_string(),
             "--regid=postgres".to_string(),
             "--init-groups".to_string(),
+            "--pdeathsig=SIGKILL".to_string(),
             "--".to_string(),
             program.display().to_string(),
         ];
