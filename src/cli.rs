@@ -42,8 +42,13 @@ pub enum Command {
     },
     /// Remove every container, network and volume a run of the docker runtime left
     /// behind (anything labelled `lnbench.run`, e.g. after the tool was killed), and
-    /// list what was removed.
-    Down,
+    /// list what was removed. A run whose lnbench-tui still runs on this host is left
+    /// alone (and listed), as is one started from another host, unless --all.
+    Down {
+        /// Remove every run's things, also those of runs still going.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -53,7 +53,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             out,
             noise_pct,
         }) => report::compare::run(&inputs, &out, noise_pct),
-        Some(cli::Command::Down) => down(),
+        Some(cli::Command::Down { all }) => down(all),
         None => run_scenario(cli.run),
     }
 }
@@ -98,17 +98,20 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
 }
 
 /// `lnbench-tui down`: removes what docker runs left behind and lists it.
-fn down() -> Result<Exit> {
+fn down(all: bool) -> Result<Exit> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let removed = rt.block_on(runtime::docker::down_all())?;
-    if removed.is_empty() {
+    let down = rt.block_on(runtime::docker::down_all(all))?;
+    if down.removed.is_empty() && down.kept.is_empty() {
         println!("nothing to remove: no container, network or volume is labelled lnbench.run");
     }
-    for item in &removed {
+    for item in &down.removed {
         println!("removed {item}");
+    }
+    for (run, why) in &down.kept {
+        println!("left run {run} alone: {why} (`lnbench-tui down --all` removes it too)");
     }
     Ok(Exit::Ok)
 }

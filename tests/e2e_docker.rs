@@ -313,6 +313,41 @@ fn down_removes_what_a_killed_run_left() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to remove"));
 }
 
+#[test]
+fn down_leaves_a_run_that_is_still_going_alone() {
+    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    if !engine_ready() {
+        return;
+    }
+    let mut run = Run::start(1_000_000);
+    run.wait_for_load();
+    let run_id = run.run_id();
+    let out = Command::new(lnbench()).arg("down").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "down failed: {out:?}");
+    assert!(
+        stdout.contains(&format!(
+            "left run {run_id} alone: its lnbench-tui (pid {})",
+            run.child.id()
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&format!("(run {run_id})")), "{stdout}");
+    let (containers, networks) = labelled(Some(&run_id));
+    assert_eq!(
+        containers.len(),
+        3,
+        "down removed a live run's containers: {containers:?}"
+    );
+    assert_eq!(networks.len(), 1, "{networks:?}");
+    // The run goes on and ends as usual.
+    kill(Pid::from_raw(run.child.id() as i32), Signal::SIGINT).unwrap();
+    let (status, log) = run.wait_exit(Duration::from_secs(90));
+    assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
+    assert!(log.contains("interrupted by SIGINT"), "{log}");
+    assert_nothing_left(&run_id, &log);
+}
+
 /// A scenario asking for docker where no engine answers fails at once (exit 3) and
 /// says what to do; nothing is created.
 #[test]

@@ -15,7 +15,7 @@ mod probe;
 mod spec;
 pub mod stats;
 
-pub use cleanup::{Removed, down_all};
+pub use cleanup::{Down, Removed, down_all};
 pub use images::{DEFAULT_BTCD_VERSION, DEFAULT_LND_VERSION, RunImages};
 
 use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
@@ -39,6 +39,9 @@ use tokio::time::Instant;
 pub const LABEL_RUN: &str = "lnbench.run";
 pub const LABEL_SCENARIO: &str = "lnbench.scenario";
 pub const LABEL_NODE: &str = "lnbench.node";
+/// `<hostname>/<pid>` of the lnbench-tui that created it: `down` leaves the things of a
+/// run whose tool still runs on this host alone.
+pub const LABEL_OWNER: &str = "lnbench.owner";
 
 /// Ports inside the containers (the same in every container: each has its own address).
 const BTCD_RPC_PORT: u16 = 18556;
