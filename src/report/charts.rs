@@ -189,6 +189,90 @@ pub(crate) struct Line<'a> {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A linear chart being drawn: what [`canvas`] hands its `plot` callback.
+pub(crate) type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The frame every linear chart shares: white canvas, margins, axes with their
+/// descriptions and labels. `x_label` formats an x tick (default: [`tick`] on `x`);
+/// `x_labels` sets how many x ticks there are (default: plotters' choice).
+pub(crate) struct Axes<'a> {
+    pub x: std::ops::Range<f64>,
+    pub y: std::ops::Range<f64>,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub x_label: Option<&'a dyn Fn(&f64) -> String>,
+    pub x_labels: Option<usize>,
+}
+
+/// Draws one linear chart as SVG: the frame of `axes`, then `plot`'s series, then
+/// the legend of the labelled ones at `legend` (if given); with `empty_note`, that
+/// note in the middle (nothing to plot).
+pub(crate) fn canvas(
+    axes: &Axes,
+    legend: Option<SeriesLabelPosition>,
+    empty_note: Option<&str>,
+    plot: impl FnOnce(&mut Plot) -> Result<()>,
+) -> Result<String> {
+    let (x_top, y_top) = (axes.x.end, axes.y.end);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(axes.x.clone(), axes.y.clone())
+            .map_err(err)?;
+        let x_tick = |x: &f64| tick(*x, x_top);
+        let y_label = |y: &f64| tick(*y, y_top);
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE)
+            .x_label_formatter(axes.x_label.unwrap_or(&x_tick))
+            .y_label_formatter(&y_label)
+            .x_desc(axes.x_desc)
+            .y_desc(axes.y_desc)
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14));
+        if let Some(n) = axes.x_labels {
+            mesh.x_labels(n);
+        }
+        mesh.draw().map_err(err)?;
+        plot(&mut chart)?;
+        if let Some(position) = legend {
+            chart
+                .configure_series_labels()
+                .position(position)
+                .label_font((FONT, 13))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.3))
+                .draw()
+                .map_err(err)?;
+        }
+        if let Some(note) = empty_note {
+            // Centred by eye: about 7 px per character at this size.
+            let half = (note.chars().count() * 7 / 2) as i32;
+            root.draw(&Text::new(
+                note.to_string(),
+                (WIDTH as i32 / 2 - half, HEIGHT as i32 / 2),
+                (FONT, 16),
+            ))
+            .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// A legend entry's sample: a short thick line in `color`.
+pub(crate) fn legend_line(color: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+}
+
 /// Draws `lines` on one linear chart; `shade_until` greys the x range of the warm-up;
 /// `marks` (on time axes) shade pauses and draw load changes. Lines without points
 /// get no legend entry; with no points at all, `empty_note` is shown instead.
@@ -209,29 +293,17 @@ pub(crate) fn draw(
         .flat_map(|l| l.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let (x_top, y_top) = (axis_top(x_max), axis_top(y_max));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..x_top, 0f64..y_top)
-            .map_err(err)?;
-        let x_label = |x: &f64| tick(*x, x_top);
-        let y_label = |y: &f64| tick(*y, y_top);
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
+    let any = lines.iter().any(|l| !l.points.is_empty());
+    let axes = Axes {
+        x: 0.0..x_top,
+        y: 0.0..y_top,
+        x_desc,
+        y_desc,
+        x_label: None,
+        x_labels: None,
+    };
+    let legend = any.then_some(SeriesLabelPosition::UpperRight);
+    canvas(&axes, legend, (!any).then_some(empty_note), |chart| {
         if let Some(end) = shade_until.filter(|e| *e > 0.0) {
             chart
                 .draw_series(std::iter::once(Rectangle::new(
@@ -265,41 +337,18 @@ pub(crate) fn draw(
                 )
             }))
             .map_err(err)?;
-        let mut any = false;
         for line in lines.iter().filter(|l| !l.points.is_empty()) {
-            any = true;
-            let color = line.color;
             chart
                 .draw_series(LineSeries::new(
                     thin(line.points.clone()),
-                    color.stroke_width(line.width),
+                    line.color.stroke_width(line.width),
                 ))
                 .map_err(err)?
                 .label(line.label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                .legend(legend_line(line.color));
         }
-        if any {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font((FONT, 13))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .draw()
-                .map_err(err)?;
-        } else {
-            root.draw(&Text::new(
-                empty_note.to_string(),
-                (WIDTH as i32 / 2 - 80, HEIGHT as i32 / 2),
-                (FONT, 16),
-            ))
-            .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 pub(crate) fn warm_up_end(series: &[SeriesPoint]) -> Option<f64> {

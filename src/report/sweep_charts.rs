@@ -2,7 +2,9 @@
 //! swept parameter, and latency against TPS (Narwhal's latency-vs-throughput view,
 //! where the knee of the curve is the capacity), with the p99 bound when one is set.
 
-use super::charts::{Chart, FONT, HEIGHT, P50_COLOR, P99_COLOR, WIDTH, axis_top, err, tick};
+use super::charts::{
+    Axes, Chart, FONT, P50_COLOR, P99_COLOR, axis_top, canvas, err, legend_line, tick,
+};
 use super::compare::chart::RUN_COLORS;
 use super::sweep::{PointReport, PointStatus, SweepReport};
 use anyhow::Result;
@@ -124,73 +126,43 @@ pub fn tps_vs_parameter(report: &SweepReport) -> Result<String> {
         axis_top(y_max),
     );
     let labels: Vec<String> = report.points.iter().map(|p| p.label.clone()).collect();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_min..x_top.max(x_min + 1.0), 0f64..y_top)
-            .map_err(err)?;
-        let x_label = |x: &f64| {
-            if numeric {
-                tick(*x, x_top)
-            } else if (x.fract()).abs() < 1e-9 && *x >= 1.0 {
-                labels.get(*x as usize - 1).cloned().unwrap_or_default()
-            } else {
-                String::new()
+    let by_point = |x: &f64| {
+        if (x.fract()).abs() < 1e-9 && *x >= 1.0 {
+            labels.get(*x as usize - 1).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let axes = Axes {
+        x: x_min..x_top.max(x_min + 1.0),
+        y: 0.0..y_top,
+        x_desc: &x_name,
+        y_desc: "payments / s (average)",
+        x_label: (!numeric).then_some(&by_point as &dyn Fn(&f64) -> String),
+        x_labels: (!numeric).then(|| labels.len().max(1)),
+    };
+    let empty = lines.iter().all(|l| l.points.is_empty());
+    let legend = (lines.len() > 1).then_some(SeriesLabelPosition::UpperLeft);
+    canvas(
+        &axes,
+        legend,
+        empty.then_some("no point measured"),
+        |chart| {
+            for (i, line) in lines.iter().enumerate() {
+                let color = RUN_COLORS[i % RUN_COLORS.len()];
+                let pts: Vec<(f64, f64)> = line.points.iter().map(|(x, p)| (*x, tps(p))).collect();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(line.name.as_str())
+                    .legend(legend_line(color));
+                chart
+                    .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
+                    .map_err(err)?;
             }
-        };
-        let y_label = |y: &f64| tick(*y, y_top);
-        let mut mesh = chart.configure_mesh();
-        mesh.light_line_style(WHITE)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc(x_name.as_str())
-            .y_desc("payments / s (average)")
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14));
-        if !numeric {
-            mesh.x_labels(labels.len().max(1));
-        }
-        mesh.draw().map_err(err)?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = RUN_COLORS[i % RUN_COLORS.len()];
-            let pts: Vec<(f64, f64)> = line.points.iter().map(|(x, p)| (*x, tps(p))).collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(err)?
-                .label(line.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
-                .map_err(err)?;
-        }
-        if lines.len() > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FONT, 13))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .draw()
-                .map_err(err)?;
-        }
-        if lines.iter().all(|l| l.points.is_empty()) {
-            root.draw(&Text::new(
-                "no point measured",
-                (WIDTH as i32 / 2 - 60, HEIGHT as i32 / 2),
-                (FONT, 16),
-            ))
-            .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+            Ok(())
+        },
+    )
 }
 
 pub fn latency_vs_tps(report: &SweepReport) -> Result<String> {
@@ -207,29 +179,16 @@ pub fn latency_vs_tps(report: &SweepReport) -> Result<String> {
         .chain(bound)
         .fold(0.0, f64::max);
     let (x_top, y_top) = (axis_top(x_max), axis_top(y_max));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..x_top, 0f64..y_top)
-            .map_err(err)?;
-        let x_label = |x: &f64| tick(*x, x_top);
-        let y_label = |y: &f64| tick(*y, y_top);
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("payments / s (average)")
-            .y_desc("latency, ms")
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
+    let axes = Axes {
+        x: 0.0..x_top,
+        y: 0.0..y_top,
+        x_desc: "payments / s (average)",
+        y_desc: "latency, ms",
+        x_label: None,
+        x_labels: None,
+    };
+    let empty = all.is_empty().then_some("no point measured");
+    canvas(&axes, None, empty, |chart| {
         if let Some(b) = bound {
             chart
                 .draw_series(std::iter::once(PathElement::new(
@@ -287,15 +246,6 @@ pub fn latency_vs_tps(report: &SweepReport) -> Result<String> {
                 }))
                 .map_err(err)?;
         }
-        if all.is_empty() {
-            root.draw(&Text::new(
-                "no point measured",
-                (WIDTH as i32 / 2 - 60, HEIGHT as i32 / 2),
-                (FONT, 16),
-            ))
-            .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
