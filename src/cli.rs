@@ -48,6 +48,10 @@ pub enum Command {
         /// Remove every run's things, also those of runs still going.
         #[arg(long)]
         all: bool,
+        /// Where the runs' directories are (as given to a run's --run-dir; default:
+        /// the system's temp dir).
+        #[arg(long, value_name = "DIR")]
+        run_dir: Option<PathBuf>,
     },
 }
 

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod cli;
 pub mod engine;
 pub mod headless;
+pub mod leftovers;
 pub mod metrics;
 pub mod node;
 pub mod progress;
@@ -20,7 +21,7 @@ pub mod tls;
 pub mod tui;
 
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Exit codes (see README).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +54,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             out,
             noise_pct,
         }) => report::compare::run(&inputs, &out, noise_pct),
-        Some(cli::Command::Down { all }) => down(all),
+        Some(cli::Command::Down { all, run_dir }) => down(all, run_dir),
         None => run_scenario(cli.run),
     }
 }
@@ -97,15 +98,39 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
     }
 }
 
-/// `lnbench-tui down`: removes what docker runs left behind and lists it.
-fn down(all: bool) -> Result<Exit> {
+/// `lnbench-tui down`: removes what runs left behind and lists it: run directories
+/// (and PostgreSQL data directories) of local runs whose tool is gone, then containers,
+/// networks and volumes of docker runs.
+fn down(all: bool, run_dir: Option<PathBuf>) -> Result<Exit> {
+    let temp = std::env::temp_dir();
+    let parent = run_dir.unwrap_or_else(|| temp.clone());
+    let mut kept_dirs = Vec::new();
+    let stale = leftovers::stale_runs(&parent, &temp, all, leftovers::is_live_tool, &mut kept_dirs);
+    for s in &stale {
+        for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => println!("removed directory {}", dir.display()),
+                Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+            }
+        }
+    }
+    for (dir, why) in &kept_dirs {
+        println!(
+            "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
+            dir.display()
+        );
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let down = rt.block_on(runtime::docker::down_all(all))?;
-    if down.removed.is_empty() && down.kept.is_empty() {
-        println!("nothing to remove: no container, network or volume is labelled lnbench.run");
+    if stale.is_empty() && kept_dirs.is_empty() && down.removed.is_empty() && down.kept.is_empty() {
+        println!(
+            "nothing to remove: no run directory of a finished tool in {}, and no container, \
+             network or volume labelled lnbench.run",
+            parent.display()
+        );
     }
     for item in &down.removed {
         println!("removed {item}");

@@ -184,6 +184,9 @@ pub(crate) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
     let run_dir = parent.join(format!("lnbench-{run_id}"));
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    // Names this process, so `lnbench-tui down` removes the directory only once we are gone.
+    crate::leftovers::claim(&run_dir)
+        .with_context(|| format!("cannot write into run directory {}", run_dir.display()))?;
     Ok(run_dir)
 }
 
@@ -206,7 +209,10 @@ fn report_down(
     keep: bool,
 ) {
     match down {
-        Ok(()) if keep => eprintln!("    kept run directory {}", run_dir.display()),
+        Ok(()) if keep => {
+            crate::leftovers::release(run_dir);
+            eprintln!("    kept run directory {}", run_dir.display());
+        }
         Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
         Err(e) => eprintln!("    teardown: {e:#}"),
     }

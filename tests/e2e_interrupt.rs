@@ -219,6 +219,40 @@ fn sigkill_of_the_tool_takes_its_nodes_down_too() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The run directory stays (no teardown ran); `down` removes it, its tool being gone.
+    let dirs = run_dirs(&run.run_dir);
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let stdout = down(&run.run_dir);
+    assert!(
+        stdout.contains(&format!("removed directory {}", dirs[0].display())),
+        "{stdout}"
+    );
+    assert!(run_dirs(&run.run_dir).is_empty());
+}
+
+/// The run directories under `parent`.
+fn run_dirs(parent: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect()
+}
+
+/// `lnbench-tui down --run-dir parent`; its stdout. Without a Docker engine its docker
+/// part fails (exit 3) after the local part is done.
+fn down(parent: &std::path::Path) -> String {
+    let out = Command::new(lnbench())
+        .args(["down", "--run-dir"])
+        .arg(parent)
+        .output()
+        .expect("run lnbench-tui down");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() || stderr.contains("no Docker engine answers"),
+        "{out:?}"
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Pids and command lines of the processes whose parent is `parent`.
@@ -298,4 +332,21 @@ fn sigkill_of_the_tool_takes_its_postgresql_down_too() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The data directory named on the server's command line (outside the run
+    // directory when running as root) goes with the run directory in `down`.
+    let data = server
+        .1
+        .split_whitespace()
+        .skip_while(|a| *a != "-D")
+        .nth(1)
+        .map(PathBuf::from)
+        .expect("-D on the server's command line");
+    assert!(data.is_dir(), "{}", data.display());
+    let stdout = down(&run.run_dir);
+    assert!(
+        !data.exists(),
+        "{} left after down:\n{stdout}",
+        data.display()
+    );
+    assert!(run_dirs(&run.run_dir).is_empty(), "{stdout}");
 }

@@ -1,7 +1,8 @@
 //! Removal of everything labelled with a run id: at the end of a run, from `Drop`
 //! after a panic, and for `lnbench-tui down` after a run that was killed.
 
-use super::{LABEL_OWNER, LABEL_RUN, connect, spec};
+use super::{LABEL_OWNER, LABEL_RUN, connect};
+use crate::leftovers::{Owner, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
 use bollard::Docker;
 use bollard::query_parameters::{
@@ -166,47 +167,6 @@ pub struct Down {
     pub kept: Vec<(String, String)>,
 }
 
-/// Whose a run is, from its [`LABEL_OWNER`] (`<hostname>/<pid>`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Owner {
-    /// Its lnbench-tui runs on this host (pid).
-    Running(u32),
-    /// Made on this host by a tool that is gone, or made before owners were labelled.
-    Gone,
-    /// Made from another host: whether its tool still runs cannot be told from here.
-    OtherHost(String),
-}
-
-/// Judges an owner label: `host` is this host's name, `is_tool(pid)` whether that
-/// process is a live lnbench-tui.
-pub fn owner_of(label: Option<&str>, host: &str, is_tool: impl Fn(u32) -> bool) -> Owner {
-    let Some((owner_host, pid)) = label.and_then(|l| l.rsplit_once('/')) else {
-        return Owner::Gone;
-    };
-    let Ok(pid) = pid.parse::<u32>() else {
-        return Owner::Gone;
-    };
-    if owner_host != host {
-        Owner::OtherHost(owner_host.to_string())
-    } else if is_tool(pid) {
-        Owner::Running(pid)
-    } else {
-        Owner::Gone
-    }
-}
-
-/// Whether `pid` is a live (not zombie) process named lnbench-tui; a pid reused by
-/// another program does not count.
-fn is_live_tool(pid: u32) -> bool {
-    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .is_ok_and(|c| c.trim() == "lnbench-tui");
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    });
-    named && !zombie
-}
-
 /// Every run id with anything labelled, and its owner label (if any item has one).
 async fn runs(docker: &Docker) -> Result<HashMap<String, Option<String>>, RuntimeError> {
     let filters: HashMap<&str, Vec<&str>> = HashMap::from([("label", vec![LABEL_RUN])]);
@@ -269,7 +229,7 @@ pub async fn down_all(all: bool) -> Result<Down, RuntimeError> {
             kept: Vec::new(),
         });
     }
-    let host = spec::hostname();
+    let host = hostname();
     let mut runs: Vec<(String, Option<String>)> = runs(&docker).await?.into_iter().collect();
     runs.sort();
     let mut down = Down::default();
@@ -320,33 +280,5 @@ pub fn remove_run_blocking(run_id: String, limit: Duration) {
                 eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_run_is_left_alone_only_while_its_tool_runs_here() {
-        let alive = |pid: u32| pid == 42;
-        assert_eq!(owner_of(Some("box/42"), "box", alive), Owner::Running(42));
-        assert_eq!(owner_of(Some("box/43"), "box", alive), Owner::Gone);
-        assert_eq!(
-            owner_of(Some("other/42"), "box", alive),
-            Owner::OtherHost("other".into())
-        );
-        // Hostnames may hold no slash, but take the last one to be safe.
-        assert_eq!(owner_of(Some("a/b/42"), "a/b", alive), Owner::Running(42));
-        // Made before owners were labelled, or a label someone edited: removable.
-        assert_eq!(owner_of(None, "box", alive), Owner::Gone);
-        assert_eq!(owner_of(Some("box/x"), "box", alive), Owner::Gone);
-    }
-
-    #[test]
-    fn only_a_live_lnbench_tui_counts_as_a_running_tool() {
-        // This test's own process is alive but is not lnbench-tui.
-        assert!(!is_live_tool(std::process::id()));
-        assert!(!is_live_tool(u32::MAX));
     }
 }

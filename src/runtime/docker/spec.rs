@@ -26,24 +26,12 @@ pub fn object_name(run_id: &str, suffix: Option<&str>) -> String {
     }
 }
 
-/// This host's name, as the kernel has it (empty if unreadable).
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
-}
-
-/// `<hostname>/<pid>` of this process: the value of [`LABEL_OWNER`].
-pub fn owner() -> String {
-    format!("{}/{}", hostname(), std::process::id())
-}
-
 /// The labels of everything a run creates; `node` for containers.
 pub fn labels(run_id: &str, scenario: &str, node: Option<&str>) -> HashMap<String, String> {
     let mut labels = HashMap::from([
         (LABEL_RUN.to_string(), run_id.to_string()),
         (LABEL_SCENARIO.to_string(), scenario.to_string()),
-        (LABEL_OWNER.to_string(), owner()),
+        (LABEL_OWNER.to_string(), crate::leftovers::owner()),
     ]);
     if let Some(n) = node {
         labels.insert(LABEL_NODE.to_string(), n.to_string());
@@ -144,10 +132,7 @@ mod tests {
         assert_eq!(aliases, Some(vec!["alice".to_string()]));
         let labels = body.labels.unwrap();
         assert_eq!(labels["lnbench.run"], "r1");
-        assert_eq!(
-            labels["lnbench.owner"],
-            format!("{}/{}", hostname(), std::process::id())
-        );
+        assert_eq!(labels["lnbench.owner"], crate::leftovers::owner());
         assert_eq!(labels["lnbench.scenario"], "s");
         assert_eq!(labels["lnbench.node"], "alice");
     }

@@ -1,0 +1,212 @@
+//! Who owns what a run leaves, and `lnbench-tui down`'s local part. Everything a run
+//! creates carries its owner, `<hostname>/<pid>` of the lnbench-tui that made it: a
+//! Docker label on containers, networks and volumes, and a file in the run directory.
+//! `down` removes only what a tool that is gone made, so a run still going (someone
+//! else's, on a shared machine) is left alone.
+
+use std::path::{Path, PathBuf};
+
+/// The file in a run directory that names its owner; removed when the run ends with
+/// `--keep`, so a kept directory is never `down`'s to remove.
+pub const OWNER_FILE: &str = ".lnbench-owner";
+/// Prefix of run directories (`lnbench-<run id>`) and of the PostgreSQL data
+/// directories made beside them when running as root (`lnbench-pg-<run dir name>`).
+const RUN_PREFIX: &str = "lnbench-";
+const PG_PREFIX: &str = "lnbench-pg-";
+
+/// This host's name, as the kernel has it (empty if unreadable).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// `<hostname>/<pid>` of this process.
+pub fn owner() -> String {
+    format!("{}/{}", hostname(), std::process::id())
+}
+
+/// Whose something is, from its owner (`<hostname>/<pid>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// Its lnbench-tui runs on this host (pid).
+    Running(u32),
+    /// Made on this host by a tool that is gone, or made before owners were recorded.
+    Gone,
+    /// Made from another host: whether its tool still runs cannot be told from here.
+    OtherHost(String),
+}
+
+/// Judges an owner: `host` is this host's name, `is_tool(pid)` whether that process
+/// is a live lnbench-tui.
+pub fn owner_of(owner: Option<&str>, host: &str, is_tool: impl Fn(u32) -> bool) -> Owner {
+    let Some((owner_host, pid)) = owner.and_then(|l| l.trim().rsplit_once('/')) else {
+        return Owner::Gone;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return Owner::Gone;
+    };
+    if owner_host != host {
+        Owner::OtherHost(owner_host.to_string())
+    } else if is_tool(pid) {
+        Owner::Running(pid)
+    } else {
+        Owner::Gone
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process named lnbench-tui; a pid reused by
+/// another program does not count.
+pub fn is_live_tool(pid: u32) -> bool {
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim() == "lnbench-tui");
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    });
+    named && !zombie
+}
+
+/// Marks `run_dir` as this process's.
+pub fn claim(run_dir: &Path) -> std::io::Result<()> {
+    std::fs::write(run_dir.join(OWNER_FILE), owner())
+}
+
+/// Gives `run_dir` up: it was kept on purpose (`--keep`), and `down` leaves it.
+pub fn release(run_dir: &Path) {
+    let _ = std::fs::remove_file(run_dir.join(OWNER_FILE));
+}
+
+/// A run directory whose tool is gone, and what belongs to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    pub run_dir: PathBuf,
+    /// PostgreSQL's data directory beside it (made when running as root), if any.
+    pub postgres: Option<PathBuf>,
+}
+
+impl Stale {
+    fn of(run_dir: PathBuf, name: &str, pg_parent: &Path) -> Stale {
+        let pg = pg_parent.join(format!("{PG_PREFIX}{name}"));
+        Stale {
+            run_dir,
+            postgres: pg.is_dir().then_some(pg),
+        }
+    }
+}
+
+/// The run directories under `parent` whose owner is gone (with `all`: every one
+/// that has an owner), with their PostgreSQL data directories in `pg_parent`; `kept`
+/// gets the ones still in use, with why.
+pub fn stale_runs(
+    parent: &Path,
+    pg_parent: &Path,
+    all: bool,
+    is_tool: impl Fn(u32) -> bool,
+    kept: &mut Vec<(PathBuf, String)>,
+) -> Vec<Stale> {
+    let host = hostname();
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut stale = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(RUN_PREFIX) || name.starts_with(PG_PREFIX) {
+            continue;
+        }
+        let dir = entry.path();
+        // No owner file: not a run directory, or one kept on purpose.
+        let Ok(owner) = std::fs::read_to_string(dir.join(OWNER_FILE)) else {
+            continue;
+        };
+        match owner_of(Some(&owner), &host, &is_tool) {
+            _ if all => stale.push(Stale::of(dir, &name, pg_parent)),
+            Owner::Gone => stale.push(Stale::of(dir, &name, pg_parent)),
+            Owner::Running(pid) => {
+                kept.push((dir, format!("its lnbench-tui (pid {pid}) is still running")))
+            }
+            Owner::OtherHost(h) => kept.push((dir, format!("it was made from another host ({h})"))),
+        }
+    }
+    stale.sort_by(|a, b| a.run_dir.cmp(&b.run_dir));
+    stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_left_alone_only_while_its_tool_runs_here() {
+        let alive = |pid: u32| pid == 42;
+        assert_eq!(owner_of(Some("box/42"), "box", alive), Owner::Running(42));
+        assert_eq!(owner_of(Some("box/43\n"), "box", alive), Owner::Gone);
+        assert_eq!(
+            owner_of(Some("other/42"), "box", alive),
+            Owner::OtherHost("other".into())
+        );
+        // Take the last slash, should a host name ever hold one.
+        assert_eq!(owner_of(Some("a/b/42"), "a/b", alive), Owner::Running(42));
+        // Made before owners were recorded, or an owner someone edited: removable.
+        assert_eq!(owner_of(None, "box", alive), Owner::Gone);
+        assert_eq!(owner_of(Some("box/x"), "box", alive), Owner::Gone);
+    }
+
+    #[test]
+    fn only_a_live_lnbench_tui_counts_as_a_running_tool() {
+        // This test's own process is alive but is not lnbench-tui.
+        assert!(!is_live_tool(std::process::id()));
+        assert!(!is_live_tool(u32::MAX));
+    }
+
+    #[test]
+    fn stale_runs_are_those_of_a_gone_tool_with_their_postgres_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (runs, pg) = (tmp.path().join("runs"), tmp.path().join("tmp"));
+        let host = hostname();
+        for (name, owner) in [
+            ("lnbench-gone", Some(format!("{host}/7"))),
+            ("lnbench-live", Some(format!("{host}/42"))),
+            ("lnbench-kept", None),
+            ("lnbench-remote", Some("elsewhere/7".to_string())),
+            ("other-gone", Some(format!("{host}/7"))),
+        ] {
+            std::fs::create_dir_all(runs.join(name)).unwrap();
+            if let Some(o) = owner {
+                std::fs::write(runs.join(name).join(OWNER_FILE), o).unwrap();
+            }
+        }
+        std::fs::create_dir_all(pg.join("lnbench-pg-lnbench-gone")).unwrap();
+        let mut kept = Vec::new();
+        let stale = stale_runs(&runs, &pg, false, |pid| pid == 42, &mut kept);
+        assert_eq!(
+            stale,
+            [Stale {
+                run_dir: runs.join("lnbench-gone"),
+                postgres: Some(pg.join("lnbench-pg-lnbench-gone")),
+            }]
+        );
+        let kept: Vec<&Path> = kept.iter().map(|(p, _)| p.as_path()).collect();
+        kept.iter().for_each(|p| assert!(p.starts_with(&runs)));
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(kept.contains(&runs.join("lnbench-live").as_path()));
+        assert!(kept.contains(&runs.join("lnbench-remote").as_path()));
+
+        // --all: every directory with an owner, none left alone.
+        let mut kept = Vec::new();
+        let all = stale_runs(&runs, &pg, true, |pid| pid == 42, &mut kept);
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn claim_then_release_leaves_no_owner() {
+        let tmp = tempfile::tempdir().unwrap();
+        claim(tmp.path()).unwrap();
+        let written = std::fs::read_to_string(tmp.path().join(OWNER_FILE)).unwrap();
+        assert_eq!(written, owner());
+        release(tmp.path());
+        assert!(!tmp.path().join(OWNER_FILE).exists());
+    }
+}
