@@ -85,6 +85,8 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     let label = format!("point {}/{total}: {}", i + 1, point.label);
                     let left = total - i - 1;
                     eprintln!("==> {label} ({left} left after it)");
+                    // The live view's header also names what is left.
+                    let label = format!("{label}{}", points_left(&sweep.points[i + 1..]));
                     let measured = measure(
                         Point {
                             scenario: &point.scenario,
@@ -167,6 +169,21 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// `  · left: concurrency=7, concurrency=10` (at most three named), or nothing for
+/// the last point.
+fn points_left(rest: &[SweepPoint]) -> String {
+    const NAMED: usize = 3;
+    if rest.is_empty() {
+        return String::new();
+    }
+    let named: Vec<&str> = rest.iter().take(NAMED).map(|p| p.label.as_str()).collect();
+    let more = match rest.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!("  · left: {}{more}", named.join(", "))
 }
 
 /// The combined report of the points run so far; the rest are listed as not run.
@@ -264,5 +281,33 @@ fn value_json(v: &SweepValue) -> serde_json::Value {
         SweepValue::Count(n) => serde_json::json!(n),
         SweepValue::Rate(r) => serde_json::json!(r),
         other => serde_json::Value::String(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::points_left;
+    use crate::scenario::parse;
+    use std::path::Path;
+
+    #[test]
+    fn the_points_left_are_named_up_to_three() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/scenarios/valid/alice-pays-bob.yaml"),
+        )
+        .unwrap();
+        let text = format!("{text}sweep:\n  concurrency: [1, 2, 3, 4, 5]\n");
+        let sweep = parse(Path::new("s.yaml"), &text).unwrap().sweep.unwrap();
+        let p = &sweep.points;
+        assert_eq!(
+            points_left(&p[1..]),
+            "  · left: concurrency=2, concurrency=3, concurrency=4 and 1 more"
+        );
+        assert_eq!(
+            points_left(&p[3..]),
+            "  · left: concurrency=4, concurrency=5"
+        );
+        assert_eq!(points_left(&p[5..]), "");
     }
 }
