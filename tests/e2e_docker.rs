@@ -11,15 +11,14 @@ mod common;
 
 use bollard::Docker;
 use bollard::query_parameters::{ListContainersOptionsBuilder, ListNetworksOptionsBuilder};
+use common::running::Running;
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob.yaml";
@@ -98,36 +97,34 @@ async fn labelled_now(run: Option<&str>) -> (Vec<String>, Vec<String>) {
 
 /// A run of the docker scenario, its stderr lines on a channel.
 struct Run {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
+    running: Running,
     work: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Run {
+    type Target = Running;
+    fn deref(&self) -> &Running {
+        &self.running
+    }
+}
+
+impl std::ops::DerefMut for Run {
+    fn deref_mut(&mut self) -> &mut Running {
+        &mut self.running
+    }
 }
 
 impl Run {
     fn start(payments: u64) -> Run {
         let work = tempfile::tempdir().expect("temp dir");
-        let mut child = Command::new(lnbench())
-            .arg(repo_file(SCENARIO))
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(repo_file(SCENARIO))
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
             .arg("--run-dir")
-            .arg(work.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start lnbench-tui");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+            .arg(work.path());
         Run {
-            child,
-            lines,
-            seen: Vec::new(),
+            running: Running::spawn(cmd),
             work,
         }
     }
@@ -136,59 +133,8 @@ impl Run {
         self.work.path().join("report")
     }
 
-    /// The run id, from the first line (`run <id>: ...`).
-    fn run_id(&self) -> String {
-        let first = self
-            .seen
-            .iter()
-            .find(|l| l.starts_with("run "))
-            .expect("a `run <id>:` line");
-        first["run ".len()..].split(':').next().unwrap().to_string()
-    }
-
-    /// Reads stderr until `count` lines matching `pred` were seen.
-    fn wait_for(&mut self, what: &str, count: usize, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let mut matched = 0;
-        while matched < count {
-            let line = self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("no {what} within 300 s:\n{}", self.seen.join("\n")));
-            if pred(&line) {
-                matched += 1;
-            }
-            self.seen.push(line);
-        }
-    }
-
-    /// Waits (at most `limit`) for the exit; returns the status and all of stderr.
-    fn wait_exit(&mut self, limit: Duration) -> (std::process::ExitStatus, String) {
-        let started = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if started.elapsed() > limit {
-                let _ = self.child.kill();
-                panic!(
-                    "lnbench-tui did not exit within {} s:\n{}",
-                    limit.as_secs(),
-                    self.seen.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
-            self.seen.push(line);
-        }
-        (status, self.seen.join("\n"))
-    }
-
     fn wait_for_load(&mut self) {
-        self.wait_for("load progress", 2, |l| {
-            l.contains(" ok ") && l.contains("tps")
-        });
+        self.running.wait_for_load(2);
     }
 }
 

@@ -3,24 +3,34 @@
 
 mod common;
 
+use common::running::Running;
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::Receiver;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A run of alice-pays-bob with far more payments than can finish, its stderr lines
 /// on a channel.
 struct Run {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
+    running: Running,
     _work: tempfile::TempDir,
     run_dir: PathBuf,
     report_dir: PathBuf,
+}
+
+impl std::ops::Deref for Run {
+    type Target = Running;
+    fn deref(&self) -> &Running {
+        &self.running
+    }
+}
+
+impl std::ops::DerefMut for Run {
+    fn deref_mut(&mut self) -> &mut Running {
+        &mut self.running
+    }
 }
 
 impl Run {
@@ -41,74 +51,25 @@ impl Run {
         .unwrap();
         let scenario = work.path().join("alice-pays-bob.yaml");
         std::fs::write(&scenario, edit(text)).unwrap();
-        let mut child = Command::new(lnbench())
-            .arg(&scenario)
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(&scenario)
             .args(["--payments", "1000000", "--report"])
             .arg(&report_dir)
             .arg("--run-dir")
-            .arg(&run_dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start lnbench-tui");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+            .arg(&run_dir);
         Run {
-            child,
-            lines,
-            seen: Vec::new(),
+            running: Running::spawn(cmd),
             _work: work,
             run_dir,
             report_dir,
         }
     }
 
-    /// Reads stderr until `count` lines matching `pred` have been seen.
-    fn wait_for(&mut self, what: &str, count: usize, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let mut matched = 0;
-        while matched < count {
-            let line = self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("no {what} within 300 s:\n{}", self.seen.join("\n")));
-            if pred(&line) {
-                matched += 1;
-            }
-            self.seen.push(line);
-        }
-    }
-
-    /// Waits (at most 90 s after `what`) for lnbench-tui to exit; returns its status
-    /// and everything it wrote to stderr.
-    fn wait_exit(&mut self, what: &str) -> (std::process::ExitStatus, String) {
-        let started = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(90),
-                "lnbench-tui did not exit within 90 s of {what}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
-            self.seen.push(line);
-        }
-        (status, self.seen.join("\n"))
-    }
-
     /// Sends `signal`, waits for the exit, and checks it was clean: exit code 130 and
     /// no process of the run left.
     fn interrupt(&mut self, signal: Signal) {
         kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
-        let (status, log) = self.wait_exit(signal.as_ref());
+        let (status, log) = self.wait_exit(Duration::from_secs(90));
         assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
         let left = processes_mentioning(&self.run_dir);
         assert!(
@@ -172,7 +133,7 @@ fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
         .expect("bob's lnd is running");
     kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
 
-    let (status, log) = run.wait_exit("bob dying");
+    let (status, log) = run.wait_exit(Duration::from_secs(90));
     assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
     assert!(log.contains("bob exited during the load"), "{log}");
     let left = processes_mentioning(&run.run_dir);

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod running;
+
 use std::path::{Path, PathBuf};
 
 /// The lnbench-tui binary cargo built for this test run.
