@@ -2,8 +2,10 @@
 # Builds the local Docker images lnbench-tui's docker runtime uses where no registry can
 # be reached: lnbench/lnd:<version> (lnd + lncli) and lnbench/btcd:<version> (btcd +
 # btcctl), each FROM scratch around the static binaries scripts/build-nodes.sh builds
-# (built first if missing). Nothing is pulled. Idempotent: an image whose binaries did
-# not change is rebuilt from the builder's cache in a second.
+# (built first if missing), and lnbench/postgres:<major> from this machine's PostgreSQL
+# server (Debian's postgresql package; skipped with a message when it is not installed).
+# Nothing is pulled. Idempotent: an image whose files did not change is rebuilt from
+# the builder's cache in a second.
 # Prints the image tags on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +47,84 @@ DOCKERFILE
   fi
 }
 
+# lnbench/postgres:<major>: FROM scratch with the host's server binaries, the shared
+# libraries they (and the server's modules) load, the loader, the share directory, and
+# dash (initdb runs the server through /bin/sh). The cluster is made at build time
+# (RUN, exec form, as the non-root postgres user PostgreSQL insists on), so a container
+# is a fresh cluster that starts in a second with no entrypoint script. Trust auth for
+# the container itself and its own network only (pg_hba "samenet": the run's private
+# bridge); the docker runtime publishes no port for it.
+build_postgres() {
+  local initdb pgbin major ctx root f
+  initdb=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
+  if [ -z "$initdb" ]; then
+    echo "skipping lnbench/postgres: PostgreSQL's server is not installed (Debian: apt-get install postgresql; scripts/setup.sh does); scenarios with --db.backend=postgres cannot run on docker without it" >&2
+    return 0
+  fi
+  pgbin=$(dirname "$initdb")
+  major=$(basename "$(dirname "$pgbin")")
+  local tag="lnbench/postgres:$major"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root$pgbin" "$root/usr/lib/postgresql/$major/lib" "$root/usr/share/postgresql" \
+    "$root/bin" "$root/etc/postgresql" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$pgbin/postgres" "$pgbin/initdb" "$pgbin/createdb" "$root$pgbin/"
+  # The server's loadable modules (plpgsql, snowball, encoding conversions, ...), not
+  # the LLVM JIT (large, and off unless asked for).
+  for f in "/usr/lib/postgresql/$major/lib"/*.so; do
+    case "$(basename "$f")" in llvmjit*) continue ;; esac
+    cp "$f" "$root/usr/lib/postgresql/$major/lib/"
+  done
+  cp -r "/usr/share/postgresql/$major" "$root/usr/share/postgresql/"
+  cp "$(readlink -f /bin/sh)" "$root/bin/sh"
+  # The server's time zone (TZ=UTC below); Debian's server reads the system's zoneinfo.
+  if [ -e /usr/share/zoneinfo/UTC ]; then
+    mkdir -p "$root/usr/share/zoneinfo"
+    cp -L /usr/share/zoneinfo/UTC /usr/share/zoneinfo/GMT "$root/usr/share/zoneinfo/"
+  fi
+  # Every shared library (and the loader) any of those files needs, at the path ldd
+  # names, so the loader's default search finds it without an ld.so.cache.
+  find "$root" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
+    xargs -0 -n 20 ldd 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// { print $3 } NF == 2 && $1 ~ /^\// { print $1 }' |
+    sort -u | while read -r f; do
+      mkdir -p "$root$(dirname "$f")"
+      cp -L "$f" "$root$f"
+    done
+  printf 'root:x:0:0:root:/root:/bin/sh\npostgres:x:999:999:PostgreSQL:/data:/bin/sh\n' > "$root/etc/passwd"
+  printf 'root:x:0:\npostgres:x:999:\n' > "$root/etc/group"
+  cat > "$root/etc/postgresql/pg_hba.conf" <<'HBA'
+# lnbench/postgres: no passwords, so only the container itself and its own network
+# (the run's private bridge) may connect.
+local all all              trust
+host  all all 127.0.0.1/32 trust
+host  all all samenet      trust
+HBA
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV PATH=$pgbin:/bin HOME=/data TMPDIR=/tmp PGDATA=/data/pgdata LANG=C TZ=UTC
+WORKDIR /data
+USER postgres
+RUN ["$pgbin/initdb", "--pgdata=/data/pgdata", "--username=lnbench", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]
+LABEL org.opencontainers.image.title="postgres" org.opencontainers.image.version="$major" lnbench.image="1"
+EXPOSE 5432
+ENTRYPOINT ["$pgbin/postgres", "-D", "/data/pgdata", "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "hba_file=/etc/postgresql/pg_hba.conf"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
+    cat "$ctx/build.log" >&2
+    echo "error: building $tag failed" >&2
+    exit 3
+  fi
+  built+=" $tag"
+}
+
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
-echo "lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
+built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
+build_postgres
+echo "$built"

@@ -4,7 +4,8 @@
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh);
 #  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
-#    server the local runtime starts (lnd-db-backends.yaml).
+#    server the local runtime starts, and scripts/build-images.sh makes the docker
+#    runtime's lnbench/postgres image from it (lnd-db-backends.yaml).
 #  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
 #    chromium (the HTML report opened in a headless browser), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,

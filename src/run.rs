@@ -445,13 +445,6 @@ async fn measure_with(
     }
 }
 
-fn uses_postgres(scenario: &Scenario) -> bool {
-    scenario
-        .nodes
-        .iter()
-        .any(|n| crate::runtime::local::postgres::wanted(&n.args))
-}
-
 /// The runtime a run uses, checked before anything starts.
 pub(crate) enum Chosen {
     Local,
@@ -490,26 +483,17 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
         RuntimeKind::Docker => {
-            if uses_postgres(scenario) {
-                anyhow::bail!(
-                    "a node uses --db.backend=postgres, and only the local runtime starts \
-                     PostgreSQL: set `runtime: local` (or `auto`)"
-                );
-            }
             let (engine, images) = docker::preflight(scenario).await?;
             Ok(Chosen::Docker(engine, images))
         }
         RuntimeKind::Auto => {
             let binary_set = scenario.chain.binary.is_some()
                 || scenario.nodes.iter().any(|n| n.binary.is_some());
-            let postgres = uses_postgres(scenario);
             let why_local = if binary_set {
                 "the scenario sets binary:".to_string()
-            } else if postgres {
-                "a node uses PostgreSQL, which only the local runtime starts".to_string()
             } else {
-                // Any docker problem (no engine, an image missing or failing to pull)
-                // falls back to local.
+                // Any docker problem (no engine, an image missing or failing to pull,
+                // no PostgreSQL image for a node on postgres) falls back to local.
                 match docker::preflight(scenario).await {
                     Ok((engine, images)) => return Ok(Chosen::Docker(engine, images)),
                     Err(e) => format!("{e}"),

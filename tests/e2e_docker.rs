@@ -374,6 +374,7 @@ fn chain_container_resources_exit_and_teardown() {
         let images = RunImages {
             chain: "lnbench/btcd:v0.24.2".into(),
             nodes: Vec::new(),
+            postgres: None,
         };
         let run_dir = work.path().join("run");
         let mut rt =
@@ -572,6 +573,7 @@ fn dropping_the_runtime_without_down_removes_the_run() {
         let images = RunImages {
             chain: "lnbench/btcd:v0.24.2".into(),
             nodes: Vec::new(),
+            postgres: None,
         };
         let mut rt =
             DockerRuntime::new(docker, images, &run_id, "t", work.path().join("run"), false);

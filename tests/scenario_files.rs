@@ -42,6 +42,7 @@ invalid_fixtures! {
     no_nodes: "no-nodes" at "3:8", "nodes: is empty", hint "alice: { implementation: lnd }";
     bad_node_name: "bad-node-name" at "6:3", "node name \"bob smith\" is not allowed", hint "use letters, digits, - and _";
     reserved_node_name: "reserved-node-name" at "6:3", "node name \"chain\" is reserved for the chain backend", hint "e.g. chain-node";
+    reserved_postgres_name: "reserved-postgres-name" at "6:3", "node name \"postgres\" is reserved for the PostgreSQL server", hint "e.g. postgres-node";
     zero_replicas: "zero-replicas" at "6:15", "node alice has replicas: 0", hint "write replicas: 1 or more";
     instance_collision: "instance-collision" at "7:3", "node alice-1 makes an instance named alice-1, which node alice already makes", hint "rename one of alice and alice-1";
     unknown_channel_node: "unknown-channel-node" at "10:9", "channel 1 to: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "add carol under nodes: or use one of alice, bob";

@@ -11,6 +11,7 @@
 mod cleanup;
 mod creds;
 mod images;
+pub mod postgres;
 mod probe;
 mod spec;
 pub mod stats;
@@ -396,7 +397,7 @@ impl DockerRuntime {
         let nodes: Vec<&Started> = containers
             .iter()
             .rev()
-            .filter(|c| c.name != CHAIN_NAME)
+            .filter(|c| !postgres::stops_last(&c.name))
             .collect();
         futures::future::join_all(
             nodes
@@ -404,7 +405,7 @@ impl DockerRuntime {
                 .map(|c| self.docker.stop_container(&c.id, Some(stop.clone()))),
         )
         .await;
-        for c in containers.iter().filter(|c| c.name == CHAIN_NAME) {
+        for c in containers.iter().filter(|c| postgres::stops_last(&c.name)) {
             let _ = self.docker.stop_container(&c.id, Some(stop.clone())).await;
         }
         // The followers end with their containers; wait briefly for the logs' ends.
@@ -540,6 +541,10 @@ impl Runtime for DockerRuntime {
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
         let chain_cert = self.chain_cert.clone().unwrap_or_default();
+        let wants_db = |spec: &NodeSpec| super::local::postgres::wanted(&spec.args);
+        if nodes.iter().any(wants_db) {
+            self.start_postgres().await?;
+        }
         // Start all, then wait for all: LND start-up is mostly waiting.
         let mut started = Vec::with_capacity(nodes.len());
         for spec in nodes {
@@ -554,6 +559,9 @@ impl Runtime for DockerRuntime {
             let dir = self.cred_dir(&spec.name)?;
             let mut cmd = node_command(&spec.name, &chain.rpc_user, &chain.rpc_pass);
             cmd.extend(spec.args.iter().cloned());
+            if wants_db(spec) {
+                cmd.push(self.database_for(&spec.name).await?);
+            }
             let id = self
                 .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])
                 .await?;
@@ -642,6 +650,7 @@ impl Runtime for DockerRuntime {
     fn describe(&self) -> String {
         let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
             .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
+            .chain(self.images.postgres.as_deref())
             .collect();
         images.sort_unstable();
         images.dedup();

@@ -253,6 +253,13 @@ fn check_node_name(ctx: &Ctx, name: &Spanned<String>) -> Result<(), ScenarioErro
             "give the node another name, e.g. chain-node",
         ));
     }
+    if n == crate::runtime::docker::postgres::NAME {
+        return Err(ctx.error(
+            &name.referenced,
+            format!("node name \"{n}\" is reserved for the PostgreSQL server the runtime starts"),
+            "give the node another name, e.g. postgres-node",
+        ));
+    }
     if ok {
         Ok(())
     } else {

@@ -20,6 +20,9 @@ pub struct RunImages {
     pub chain: String,
     /// `(instance name, image)` in scenario order.
     pub nodes: Vec<(String, String)>,
+    /// The PostgreSQL server's, when a node has `--db.backend=postgres` (built locally
+    /// only, like btcd's).
+    pub postgres: Option<String>,
 }
 
 impl RunImages {
@@ -194,7 +197,23 @@ pub async fn plan(
         .iter()
         .map(|(n, c)| Ok((n.clone(), pick(c)?)))
         .collect::<Result<_, RuntimeError>>()?;
-    Ok((RunImages { chain, nodes }, to_pull))
+    let wants_db = scenario
+        .nodes
+        .iter()
+        .any(|n| crate::runtime::local::postgres::wanted(&n.args));
+    let postgres = if wants_db {
+        Some(super::postgres::image(docker).await?)
+    } else {
+        None
+    };
+    Ok((
+        RunImages {
+            chain,
+            nodes,
+            postgres,
+        },
+        to_pull,
+    ))
 }
 
 /// Pulls `image` (`repository[:tag]`), waiting until the engine has it.

@@ -14,7 +14,8 @@ use tokio::time::Instant;
 
 /// The flag that makes LND use PostgreSQL.
 pub const BACKEND_FLAG: &str = "--db.backend=postgres";
-const DSN_FLAG: &str = "--db.postgres.dsn";
+/// The flag that gives LND its database (a DSN).
+pub const DSN_FLAG: &str = "--db.postgres.dsn";
 const USER: &str = "lnbench";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
