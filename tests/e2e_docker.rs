@@ -10,7 +10,8 @@
 mod common;
 
 use bollard::Docker;
-use bollard::query_parameters::{ListContainersOptionsBuilder, ListNetworksOptionsBuilder};
+use bollard::query_parameters::ListContainersOptionsBuilder;
+use common::docker::{block_on, engine, labelled, labelled_now};
 use common::running::Running;
 use common::*;
 use nix::sys::signal::{Signal, kill};
@@ -27,72 +28,10 @@ const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob.yaml";
 /// and `down` removes every run's leftovers.
 static ENGINE: Mutex<()> = Mutex::new(());
 
-fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
 /// True when an engine answers and the local images exist. No engine: skip outside
 /// CI, fail in CI.
 fn engine_ready() -> bool {
-    match block_on(lnbench_tui::runtime::docker::connect()) {
-        Ok(docker) => {
-            for image in ["lnbench/lnd:v0.21.1-beta", "lnbench/btcd:v0.24.2"] {
-                assert!(
-                    block_on(docker.inspect_image(image)).is_ok(),
-                    "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
-                );
-            }
-            true
-        }
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true but {e}; scripts/setup.sh --dev starts one")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-    }
-}
-
-/// Containers and networks labelled with `run` (or with any run id).
-fn labelled(run: Option<&str>) -> (Vec<String>, Vec<String>) {
-    block_on(labelled_now(run))
-}
-
-async fn labelled_now(run: Option<&str>) -> (Vec<String>, Vec<String>) {
-    {
-        let docker = Docker::connect_with_defaults().unwrap();
-        let label = run.map_or("lnbench.run".to_string(), |r| format!("lnbench.run={r}"));
-        let filters = HashMap::from([("label", vec![label.as_str()])]);
-        let containers = docker
-            .list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.names.unwrap_or_default().join(","))
-            .collect();
-        let networks = docker
-            .list_networks(Some(
-                ListNetworksOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|n| n.name.unwrap_or_default())
-            .collect();
-        (containers, networks)
-    }
+    engine().is_some()
 }
 
 /// A run of the docker scenario, its stderr lines on a channel.

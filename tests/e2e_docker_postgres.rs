@@ -8,78 +8,19 @@
 
 mod common;
 
-use bollard::Docker;
-use bollard::query_parameters::{ListContainersOptionsBuilder, ListNetworksOptionsBuilder};
+use common::docker::{block_on, engine, labelled};
 use common::*;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob-postgres.yaml";
 
-fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-/// The PostgreSQL image the runtime would use, when an engine answers (it and the
-/// node images must exist then). No engine: skip outside CI, fail in CI.
+/// The PostgreSQL image the runtime would use, when an engine answers (it must exist
+/// then, like the node images). No engine: skip outside CI, fail in CI.
 fn engine_ready() -> Option<String> {
-    match block_on(lnbench_tui::runtime::docker::connect()) {
-        Ok(docker) => {
-            for image in ["lnbench/lnd:v0.21.1-beta", "lnbench/btcd:v0.24.2"] {
-                assert!(
-                    block_on(docker.inspect_image(image)).is_ok(),
-                    "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
-                );
-            }
-            let pg = block_on(lnbench_tui::runtime::docker::postgres::image(&docker));
-            Some(pg.unwrap_or_else(|e| panic!("{e}")))
-        }
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true but {e}; scripts/setup.sh --dev starts one")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            None
-        }
-    }
-}
-
-/// Names of the containers and networks labelled with run `run`.
-fn labelled(run: &str) -> (Vec<String>, Vec<String>) {
-    block_on(async {
-        let docker = Docker::connect_with_defaults().unwrap();
-        let label = format!("lnbench.run={run}");
-        let filters = HashMap::from([("label", vec![label.as_str()])]);
-        let containers = docker
-            .list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.names.unwrap_or_default().join(","))
-            .collect();
-        let networks = docker
-            .list_networks(Some(
-                ListNetworksOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|n| n.name.unwrap_or_default())
-            .collect();
-        (containers, networks)
-    })
+    let docker = engine()?;
+    let pg = block_on(lnbench_tui::runtime::docker::postgres::image(&docker));
+    Some(pg.unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// The one run directory (`lnbench-<run id>`) under `parent`.
@@ -124,7 +65,7 @@ fn alice_pays_bob_with_both_nodes_on_a_postgres_container() {
         .find_map(|l| l.strip_prefix("run ")?.split(':').next())
         .unwrap_or_else(|| panic!("no `run <id>:` line:\n{stderr}"))
         .to_string();
-    let (containers, networks) = labelled(&run_id);
+    let (containers, networks) = labelled(Some(&run_id));
     assert!(
         containers.is_empty() && networks.is_empty(),
         "left behind by run {run_id}: containers {containers:?}, networks {networks:?}\n{stderr}"

@@ -1,0 +1,74 @@
+//! Helpers of the end-to-end tests on a real Docker engine.
+
+use bollard::Docker;
+use bollard::query_parameters::{ListContainersOptionsBuilder, ListNetworksOptionsBuilder};
+use std::collections::HashMap;
+
+pub fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// The engine, when one answers; the node images must exist then. No engine: skip
+/// (None, with a message) outside CI, fail under `CI=true`.
+pub fn engine() -> Option<Docker> {
+    match block_on(lnbench_tui::runtime::docker::connect()) {
+        Ok(docker) => {
+            for image in ["lnbench/lnd:v0.21.1-beta", "lnbench/btcd:v0.24.2"] {
+                assert!(
+                    block_on(docker.inspect_image(image)).is_ok(),
+                    "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+                );
+            }
+            Some(docker)
+        }
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but {e}; scripts/setup.sh --dev starts one")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            None
+        }
+    }
+}
+
+/// Names of the containers and networks labelled with run `run` (or with any run).
+pub fn labelled(run: Option<&str>) -> (Vec<String>, Vec<String>) {
+    block_on(labelled_now(run))
+}
+
+/// [`labelled`], from async code.
+pub async fn labelled_now(run: Option<&str>) -> (Vec<String>, Vec<String>) {
+    {
+        let docker = Docker::connect_with_defaults().unwrap();
+        let label = run.map_or("lnbench.run".to_string(), |r| format!("lnbench.run={r}"));
+        let filters = HashMap::from([("label", vec![label.as_str()])]);
+        let containers = docker
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.names.unwrap_or_default().join(","))
+            .collect();
+        let networks = docker
+            .list_networks(Some(
+                ListNetworksOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| n.name.unwrap_or_default())
+            .collect();
+        (containers, networks)
+    }
+}
