@@ -12,7 +12,7 @@ pub use binaries::{cache_bin_dir, find_binary};
 pub(super) use process::tail;
 
 use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
-use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
+use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::node::Implementation;
 use crate::scenario::{ChainKind, ChainSpec, NodeSpec};
 use async_trait::async_trait;
@@ -44,6 +44,8 @@ pub struct LocalRuntime {
     postgres: Option<postgres::Postgres>,
     pids: Vec<u32>,
     stats: stats::Sampler,
+    /// How each node was started (binary, arguments, endpoint), to start it again.
+    launches: Vec<(PathBuf, Vec<String>, NodeEndpoint)>,
 }
 
 impl LocalRuntime {
@@ -58,6 +60,7 @@ impl LocalRuntime {
             postgres: None,
             pids: Vec::new(),
             stats: stats::Sampler::default(),
+            launches: Vec::new(),
         }
     }
 
@@ -271,16 +274,18 @@ impl Runtime for LocalRuntime {
             }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
-            endpoints.push(NodeEndpoint {
+            let endpoint = NodeEndpoint {
                 name: spec.name.clone(),
                 grpc_addr: format!("127.0.0.1:{}", ports[0]),
                 p2p_addr: format!("127.0.0.1:{}", ports[1]),
                 tls_cert: dir.join("tls.cert"),
                 macaroon: dir.join("data/chain/bitcoin/regtest/admin.macaroon"),
                 data_dir: dir,
-                binary,
+                binary: binary.clone(),
                 pid: Some(proc.pid),
-            });
+            };
+            self.launches.push((binary, args, endpoint.clone()));
+            endpoints.push(endpoint);
             self.nodes.push(proc);
         }
 
@@ -323,6 +328,37 @@ impl Runtime for LocalRuntime {
             }
         }
         Ok(endpoints)
+    }
+
+    /// The node keeps its data dir, ports and flags; its output goes on in the same log.
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        let unknown = || RuntimeError::UnknownNode { name: name.into() };
+        let at = self.nodes.iter().position(|p| p.name == name);
+        let launch = self.launches.iter().find(|(_, _, ep)| ep.name == name);
+        let (Some(at), Some((binary, args, endpoint))) = (at, launch.cloned()) else {
+            return Err(unknown());
+        };
+        // Out of the list while it is down, so `exited` cannot see the deliberate stop.
+        let mut proc = self.nodes.remove(at);
+        let asked = Instant::now();
+        proc.terminate();
+        proc.wait_or_kill(asked + STOP_DEADLINE).await;
+        let stop = asked.elapsed();
+        let log = proc.log.clone();
+        drop(proc);
+        let started_at = Instant::now();
+        let proc = Proc::spawn(name, &format!("node {name}"), &binary, &args, log)?;
+        self.pids.push(proc.pid);
+        let endpoint = NodeEndpoint {
+            pid: Some(proc.pid),
+            ..endpoint
+        };
+        self.nodes.insert(at, proc);
+        Ok(Restarted {
+            stop,
+            started_at,
+            endpoint,
+        })
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
