@@ -519,6 +519,73 @@ mod tests {
         assert_eq!(fresh[1].data_dir_bytes, first[1].data_dir_bytes);
     }
 
+    #[tokio::test]
+    async fn restart_node_stops_and_starts_the_same_command_unseen_by_exited() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rt = LocalRuntime::new(dir.path().join("run"), false);
+        let d = rt.dir_for("alice").unwrap();
+        // Writes a line per start into its data dir, then waits for SIGTERM.
+        let args = vec![
+            "-c".to_string(),
+            format!("echo started >> {}/starts; exec sleep 300", d.display()),
+        ];
+        let proc = Proc::spawn(
+            "alice",
+            "test node",
+            Path::new("/bin/sh"),
+            &args,
+            d.join("output.log"),
+        )
+        .unwrap();
+        let first = proc.pid;
+        rt.pids.push(first);
+        let endpoint = NodeEndpoint {
+            name: "alice".into(),
+            grpc_addr: "127.0.0.1:1".into(),
+            p2p_addr: "127.0.0.1:2".into(),
+            tls_cert: d.join("tls.cert"),
+            macaroon: d.join("admin.macaroon"),
+            data_dir: d.clone(),
+            binary: "/bin/sh".into(),
+            pid: Some(first),
+        };
+        rt.launches
+            .push(("/bin/sh".into(), args.clone(), endpoint.clone()));
+        rt.nodes.push(proc);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+
+        let restarted = rt.restart_node("alice").await.unwrap();
+        let second = restarted.endpoint.pid.unwrap();
+        assert_ne!(second, first);
+        assert_eq!(
+            restarted.endpoint.grpc_addr, endpoint.grpc_addr,
+            "ports kept"
+        );
+        assert!(restarted.stop > Duration::ZERO);
+        assert!(
+            restarted.stop < STOP_DEADLINE,
+            "stopped by SIGTERM, not killed"
+        );
+        assert!(
+            !Path::new(&format!("/proc/{first}")).exists(),
+            "old process gone"
+        );
+        assert_eq!(rt.exited(), None, "the deliberate stop is no death");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let starts = std::fs::read_to_string(d.join("starts")).unwrap();
+        assert_eq!(
+            starts.lines().count(),
+            2,
+            "started again with the same command"
+        );
+        assert!(matches!(
+            rt.restart_node("carol").await,
+            Err(RuntimeError::UnknownNode { .. })
+        ));
+        rt.down().await.unwrap();
+        assert!(!Path::new(&format!("/proc/{second}")).exists());
+    }
+
     #[test]
     fn drop_kills_what_down_did_not_stop() {
         let dir = tempfile::tempdir().unwrap();
