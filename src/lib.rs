@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod node;
 pub mod progress;
 pub mod report;
+pub mod restart;
 pub mod run;
 pub mod runtime;
 pub mod scenario;

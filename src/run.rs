@@ -369,8 +369,23 @@ async fn measure_with(
         &write_snapshot,
     );
     let mut resources = metrics::ResourceLog::new();
-    let (summary, load_err) =
+    let (summary, mut load_err) =
         watch_processes(runtime, load, cancel, &mut resources, &readings_tx).await;
+    // `after_load: restart:`, before the report is built (it holds the timings).
+    let mut restarts = Vec::new();
+    if !scenario.restart.is_empty() && load_err.is_none() && !cancel.is_cancelled() {
+        match restart_after_load(scenario, network, runtime, &resources, cancel, &session).await {
+            Ok(done) => restarts = done,
+            Err(e) => load_err = Some(e),
+        }
+        for (name, r) in &restarts {
+            out.stderr(format!(
+                "restart {name}: stopped in {:.1} s; RPC answered {:.1} s and {} channels \
+                 were active {:.1} s after the start",
+                r.stop_s, r.rpc_s, r.active_channels, r.channels_s
+            ));
+        }
+    }
     let interrupted_by = signals
         .received()
         .map(str::to_string)
@@ -391,7 +406,6 @@ async fn measure_with(
         ));
     }
     let thresholds_passed = report::thresholds::all_passed(&thresholds);
-    let mut load_err = load_err;
     if let Some(dir) = &point.report_dir {
         let mut closing = session
             .as_deref()
@@ -409,6 +423,11 @@ async fn measure_with(
             interrupted_by,
         );
         add_resources(&mut report, &resources);
+        for node in &mut report.nodes {
+            node.restart = (restarts.iter())
+                .find(|(name, _)| *name == node.name)
+                .map(|(_, r)| r.clone());
+        }
         report.thresholds = thresholds;
         let written = report::write_all(&report, dir);
         if let Some(c) = &mut closing {
@@ -443,6 +462,35 @@ async fn measure_with(
         quit: false,
         cpu_pct_avg,
     }
+}
+
+/// Restarts the scenario's `after_load: restart:` nodes in turn, showing the step;
+/// a signal stops it (teardown follows).
+async fn restart_after_load(
+    scenario: &Scenario,
+    network: &Network,
+    runtime: &mut dyn Runtime,
+    resources: &metrics::ResourceLog,
+    cancel: &CancellationToken,
+    session: &Option<&mut tui::session::Session>,
+) -> Result<Vec<(String, crate::restart::RestartReport)>> {
+    let mut log = match session.as_deref() {
+        Some(s) => StepLog::for_view(s.progress(), "restarting nodes"),
+        None => StepLog::default(),
+    };
+    let before = |name: &str| network.nodes.get(name).map(|r| r.node.clone());
+    let data_dir = |name: &str| {
+        (resources.latest().iter())
+            .find(|r| r.name == name)
+            .and_then(|r| r.data_dir_bytes)
+    };
+    let step =
+        crate::restart::restart_nodes(&scenario.restart, runtime, before, data_dir, &mut log);
+    let done = tokio::select! {
+        r = step => r,
+        () = cancel.cancelled() => return Ok(Vec::new()),
+    };
+    done.map_err(|e| e.context("restarting nodes after the load"))
 }
 
 /// The runtime a run uses, checked before anything starts.
@@ -557,8 +605,10 @@ async fn watch_processes(
                     );
                 }
                 if read_resources {
-                    resources.record(runtime.resources().await);
-                    readings.send_replace(resources.latest().to_vec());
+                    let mut now = runtime.resources().await;
+                    readings.send_replace(now.clone());
+                    now.push(metrics::tool_reading());
+                    resources.record(now);
                 }
                 read_resources = !read_resources;
             }
@@ -906,6 +956,8 @@ fn add_resources(report: &mut Report, resources: &metrics::ResourceLog) {
         node.resources = resources.report(&node.name, ok);
     }
     report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
+    let tool = resources.report(metrics::TOOL_READING, ok);
+    report.tool_resources = (!tool.is_empty()).then_some(tool);
 }
 
 fn role(scenario: &Scenario, name: &str) -> &'static str {
@@ -968,6 +1020,7 @@ fn build_report(
                 role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
                 resources: Default::default(),
+                restart: None,
             })
             .collect(),
         workload: report::WorkloadReport {
@@ -993,5 +1046,6 @@ fn build_report(
         setup: log.steps.clone(),
         results,
         thresholds: Vec::new(),
+        tool_resources: None,
     }
 }

@@ -160,6 +160,7 @@ fn fixed_report() -> Report {
         ],
         results,
         thresholds,
+        tool_resources: None,
     }
 }
 
@@ -173,6 +174,7 @@ fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
         role: role.into(),
         binary: "lnd".into(),
         resources: Default::default(),
+        restart: None,
     }
 }
 

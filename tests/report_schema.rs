@@ -95,3 +95,55 @@ async fn thresholds_in_the_report_match_the_schema() {
         "an unknown threshold name must not validate"
     );
 }
+
+#[tokio::test]
+async fn restarts_and_the_tool_memory_match_the_schema_and_show_in_every_format() {
+    use lnbench_tui::metrics::{ResourceLog, ResourceReading, TOOL_READING};
+    use lnbench_tui::restart::RestartReport;
+    let results = fake_results().await;
+    let mut report = common::sample_report("name: fake\n", results);
+    report.nodes[0].restart = Some(RestartReport {
+        stop_s: 0.4,
+        rpc_s: 3.2,
+        channels_s: 6.5,
+        active_channels: 10,
+        data_dir_bytes: Some(150 * 1024 * 1024),
+    });
+    let mut log = ResourceLog::new();
+    for (t, mem) in [(0.0, 30u64 << 20), (1.0, 40 << 20), (2.0, 35 << 20)] {
+        let tool = ResourceReading {
+            name: TOOL_READING.into(),
+            mem_bytes: Some(mem),
+            ..ResourceReading::default()
+        };
+        log.record_at(t, vec![tool]);
+    }
+    report.tool_resources = Some(log.report(TOOL_READING, report.results.ok));
+    let json = serde_json::to_value(&report).unwrap();
+    common::assert_matches_schema(&json);
+    assert_eq!(json["nodes"][0]["restart"]["active_channels"], 10);
+
+    let md = report::markdown::render(&report);
+    assert!(
+        md.contains("| alice | 150.0 MiB | 0.4 s | 3.2 s | 6.5 s (10) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Tool RSS first / last / peak: 30.0 MiB / 35.0 MiB / 40.0 MiB."),
+        "{md}"
+    );
+    let html = report::html::render(&report, &[]).unwrap();
+    assert!(html.contains("<h2>Restart</h2>"), "no restart table");
+    assert!(
+        html.contains("<td class=\"num\">6.5 s</td>"),
+        "no channels time"
+    );
+
+    let mut bad = json.clone();
+    bad["nodes"][0]["restart"]["rpc_s"] = (-1.0).into();
+    let outcome = std::panic::catch_unwind(|| common::assert_matches_schema(&bad));
+    assert!(
+        outcome.is_err(),
+        "a negative restart time must not validate"
+    );
+}

@@ -72,6 +72,9 @@ invalid_fixtures! {
     bad_threshold_latency: "bad-threshold-latency" at "20:16", "thresholds p99_latency \"2\" is not a duration (time unit needed", hint "p99_latency: 2s or 500ms";
     threshold_unknown_phase: "threshold-unknown-phase" at "28:12", "thresholds phase: steady is not a phase of this workload (its measured phases: ramp, hold)", hint "write one of: ramp, hold";
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
+    restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
+    restart_not_a_list: "restart-not-a-list" at "20:12", "restart: \"alice\" is neither all nor a list of nodes", hint "restart: [alice, bob]";
+    restart_with_sweep: "restart-with-sweep" at "22:3", "after_load: cannot be combined with sweep:", hint "remove after_load:";
     threshold_phase_closed_loop: "threshold-phase-closed-loop" at "20:10", "thresholds phase: hold is set, but the load is closed-loop (concurrency:), which has no phases", hint "remove phase: to check the whole run";
 }
 

@@ -20,7 +20,9 @@ pub mod spectrum;
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
 pub use recorder::{Recorder, WorkerRecorder};
-pub use resources::{NodeResources, ResourceLog, ResourceReading, ResourceSample};
+pub use resources::{
+    NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,
+};
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
 pub use snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
 pub use spectrum::SpectrumPoint;

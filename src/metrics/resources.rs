@@ -37,6 +37,20 @@ pub struct ResourceReading {
     pub data_dir_bytes: Option<u64>,
 }
 
+/// The name under which [`tool_reading`]s go into a [`ResourceLog`]; no node can
+/// have it (node names have no parentheses).
+pub const TOOL_READING: &str = "(lnbench-tui)";
+
+/// The tool's own memory now (its RSS, from `/proc/self`), as a reading named
+/// [`TOOL_READING`], so the tool's memory over a run is kept like a node's.
+pub fn tool_reading() -> ResourceReading {
+    ResourceReading {
+        name: TOOL_READING.into(),
+        mem_bytes: super::process::ProcessStats::now().rss_bytes,
+        ..ResourceReading::default()
+    }
+}
+
 /// One point of a node's resource series in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct ResourceSample {

@@ -78,6 +78,8 @@ struct View<'a> {
     events_dropped: u64,
     /// Per-node resource use; empty when the runtime read none.
     resources: Vec<super::resources::ResourceRow>,
+    restarts: Vec<super::resources::RestartRow>,
+    tool_memory: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -306,6 +308,8 @@ impl<'a> View<'a> {
                 .collect(),
             events_dropped: r.events_dropped,
             resources: super::resources::rows(report),
+            restarts: super::resources::restart_rows(report),
+            tool_memory: super::resources::tool_memory(report),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

@@ -113,6 +113,7 @@ pub fn render(report: &Report) -> String {
         }
     }
     out.push_str(&super::resources::markdown(report));
+    out.push_str(&super::resources::restart_markdown(report));
     let h = &report.host;
     let _ = writeln!(
         out,

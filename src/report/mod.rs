@@ -108,6 +108,10 @@ pub struct Report {
     /// empty when the scenario has none.
     #[serde(default)]
     pub thresholds: Vec<ThresholdResult>,
+    /// The tool's own memory (`mem_bytes`, its RSS) sampled once a second over the
+    /// load, like a node's resources; absent when not sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_resources: Option<NodeResources>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -155,6 +159,9 @@ pub struct NodeReport {
     /// The node's resource use over the load (samples empty when the runtime read
     /// none).
     pub resources: NodeResources,
+    /// Its restart after the load (`after_load: restart:`), when it was restarted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart: Option<crate::restart::RestartReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -70,3 +70,74 @@ pub fn markdown(report: &Report) -> String {
     }
     out
 }
+
+/// One restarted node's row (`after_load: restart:`), formatted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartRow {
+    pub name: String,
+    pub data_dir: String,
+    pub stop: String,
+    pub rpc: String,
+    pub channels: String,
+    pub active_channels: u32,
+}
+
+/// A row per restarted node, in report order; empty when none was restarted.
+pub fn restart_rows(report: &Report) -> Vec<RestartRow> {
+    let secs = |s: f64| format!("{s:.1} s");
+    (report.nodes.iter())
+        .filter_map(|n| n.restart.as_ref().map(|r| (n, r)))
+        .map(|(n, r)| RestartRow {
+            name: n.name.clone(),
+            data_dir: r
+                .data_dir_bytes
+                .map_or_else(|| UNKNOWN.to_string(), format::bytes),
+            stop: secs(r.stop_s),
+            rpc: secs(r.rpc_s),
+            channels: secs(r.channels_s),
+            active_channels: r.active_channels,
+        })
+        .collect()
+}
+
+/// The tool's own memory over the load: `first / last / peak` RSS, if sampled.
+pub fn tool_memory(report: &Report) -> Option<String> {
+    let t = report.tool_resources.as_ref()?;
+    let mem = |s: Option<&crate::metrics::ResourceSample>| s.and_then(|s| s.mem_bytes);
+    let (first, last) = (mem(t.samples.first()), mem(t.samples.last()));
+    let show = |b: Option<u64>| b.map_or_else(|| UNKNOWN.to_string(), format::bytes);
+    Some(format!(
+        "{} / {} / {}",
+        show(first),
+        show(last),
+        show(t.mem_bytes_peak)
+    ))
+}
+
+/// The restart table and the tool's memory line as markdown, or nothing.
+pub fn restart_markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let rows = restart_rows(report);
+    if !rows.is_empty() {
+        out.push_str(
+            "\n| restarted node | data dir | stop | RPC answers | channels active |\n\
+             |---|---|---|---|---|\n",
+        );
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} ({}) |",
+                r.name.replace('|', "\\|"),
+                r.data_dir,
+                r.stop,
+                r.rpc,
+                r.channels,
+                r.active_channels
+            );
+        }
+    }
+    if let Some(mem) = tool_memory(report) {
+        let _ = writeln!(out, "\nTool RSS first / last / peak: {mem}.");
+    }
+    out
+}

@@ -21,7 +21,7 @@ pub use images::{DEFAULT_BTCD_VERSION, DEFAULT_LND_VERSION, RunImages};
 
 use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
 use super::local::{CHAIN_NAME, random_hex};
-use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
+use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::metrics::ResourceReading;
 use crate::scenario::{ChainSpec, NodeSpec, Scenario};
 use async_trait::async_trait;
@@ -153,6 +153,8 @@ pub struct DockerRuntime {
     loggers: Vec<JoinHandle<()>>,
     /// btcd's RPC certificate (PEM), given to every LND container.
     chain_cert: Option<String>,
+    /// Every started node's endpoint, to give back (with new ports) on a restart.
+    endpoints: Vec<NodeEndpoint>,
     /// True while nothing of the run may exist in the engine: before the first create,
     /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
     clean: bool,
@@ -192,6 +194,7 @@ impl DockerRuntime {
             watchers: Vec::new(),
             loggers: Vec::new(),
             chain_cert: None,
+            endpoints: Vec::new(),
             clean: true,
         }
     }
@@ -627,7 +630,76 @@ impl Runtime for DockerRuntime {
                 tokio::time::sleep(POLL).await;
             }
         }
-        Ok(started.into_iter().map(|(_, ep)| ep).collect())
+        let endpoints: Vec<NodeEndpoint> = started.into_iter().map(|(_, ep)| ep).collect();
+        self.endpoints.extend(endpoints.iter().cloned());
+        Ok(endpoints)
+    }
+
+    /// Stops and starts the node's container (its data stays in the writable layer),
+    /// then reads back its gRPC host port, which the engine may have changed.
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        let unknown = || RuntimeError::UnknownNode { name: name.into() };
+        let id = (self.containers.iter())
+            .find(|c| c.name == name && c.name != CHAIN_NAME)
+            .map(|c| c.id.clone())
+            .ok_or_else(unknown)?;
+        let endpoint = (self.endpoints.iter())
+            .find(|e| e.name == name)
+            .cloned()
+            .ok_or_else(unknown)?;
+        let asked = Instant::now();
+        let stop = StopContainerOptionsBuilder::default().t(STOP_SECS).build();
+        self.docker
+            .stop_container(&id, Some(stop))
+            .await
+            .map_err(Self::err(format!("stopping the container of {name}")))?;
+        let stop = asked.elapsed();
+        // The exit watcher records the deliberate stop; wait for it (it ends then) and
+        // forget it, so the run does not take it for a death.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.exit_of(name).is_none() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (self.shared.exited.lock().unwrap_or_else(|e| e.into_inner())).retain(|(n, _)| n != name);
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i32::try_from(d.as_secs()).unwrap_or(0));
+        let started_at = Instant::now();
+        self.docker
+            .start_container(&id, None)
+            .await
+            .map_err(Self::err(format!("starting the container of {name} again")))?;
+        self.loggers.push(tokio::spawn(probe::follow_log_since(
+            self.docker.clone(),
+            id.clone(),
+            self.log_path(name),
+            since,
+        )));
+        self.watchers.push(tokio::spawn(probe::watch_exit(
+            self.docker.clone(),
+            id.clone(),
+            name.to_string(),
+            self.shared.exited.clone(),
+        )));
+        self.watchers.push(tokio::spawn(stats::follow(
+            self.docker.clone(),
+            id.clone(),
+            name.to_string(),
+            self.shared.latest.clone(),
+        )));
+        let grpc_addr = self.host_addr(&id, LND_GRPC_PORT).await?;
+        let endpoint = NodeEndpoint {
+            grpc_addr,
+            ..endpoint
+        };
+        if let Some(e) = self.endpoints.iter_mut().find(|e| e.name == name) {
+            *e = endpoint.clone();
+        }
+        Ok(Restarted {
+            stop,
+            started_at,
+            endpoint,
+        })
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

@@ -12,7 +12,7 @@ pub use binaries::{cache_bin_dir, find_binary};
 pub(super) use process::tail;
 
 use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
-use super::{ChainEndpoint, NodeEndpoint, Runtime, RuntimeError};
+use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::node::Implementation;
 use crate::scenario::{ChainKind, ChainSpec, NodeSpec};
 use async_trait::async_trait;
@@ -44,6 +44,8 @@ pub struct LocalRuntime {
     postgres: Option<postgres::Postgres>,
     pids: Vec<u32>,
     stats: stats::Sampler,
+    /// How each node was started (binary, arguments, endpoint), to start it again.
+    launches: Vec<(PathBuf, Vec<String>, NodeEndpoint)>,
 }
 
 impl LocalRuntime {
@@ -58,6 +60,7 @@ impl LocalRuntime {
             postgres: None,
             pids: Vec::new(),
             stats: stats::Sampler::default(),
+            launches: Vec::new(),
         }
     }
 
@@ -271,16 +274,18 @@ impl Runtime for LocalRuntime {
             }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
-            endpoints.push(NodeEndpoint {
+            let endpoint = NodeEndpoint {
                 name: spec.name.clone(),
                 grpc_addr: format!("127.0.0.1:{}", ports[0]),
                 p2p_addr: format!("127.0.0.1:{}", ports[1]),
                 tls_cert: dir.join("tls.cert"),
                 macaroon: dir.join("data/chain/bitcoin/regtest/admin.macaroon"),
                 data_dir: dir,
-                binary,
+                binary: binary.clone(),
                 pid: Some(proc.pid),
-            });
+            };
+            self.launches.push((binary, args, endpoint.clone()));
+            endpoints.push(endpoint);
             self.nodes.push(proc);
         }
 
@@ -323,6 +328,37 @@ impl Runtime for LocalRuntime {
             }
         }
         Ok(endpoints)
+    }
+
+    /// The node keeps its data dir, ports and flags; its output goes on in the same log.
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        let unknown = || RuntimeError::UnknownNode { name: name.into() };
+        let at = self.nodes.iter().position(|p| p.name == name);
+        let launch = self.launches.iter().find(|(_, _, ep)| ep.name == name);
+        let (Some(at), Some((binary, args, endpoint))) = (at, launch.cloned()) else {
+            return Err(unknown());
+        };
+        // Out of the list while it is down, so `exited` cannot see the deliberate stop.
+        let mut proc = self.nodes.remove(at);
+        let asked = Instant::now();
+        proc.terminate();
+        proc.wait_or_kill(asked + STOP_DEADLINE).await;
+        let stop = asked.elapsed();
+        let log = proc.log.clone();
+        drop(proc);
+        let started_at = Instant::now();
+        let proc = Proc::spawn(name, &format!("node {name}"), &binary, &args, log)?;
+        self.pids.push(proc.pid);
+        let endpoint = NodeEndpoint {
+            pid: Some(proc.pid),
+            ..endpoint
+        };
+        self.nodes.insert(at, proc);
+        Ok(Restarted {
+            stop,
+            started_at,
+            endpoint,
+        })
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
@@ -481,6 +517,73 @@ mod tests {
             "a fresh reading walks"
         );
         assert_eq!(fresh[1].data_dir_bytes, first[1].data_dir_bytes);
+    }
+
+    #[tokio::test]
+    async fn restart_node_stops_and_starts_the_same_command_unseen_by_exited() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rt = LocalRuntime::new(dir.path().join("run"), false);
+        let d = rt.dir_for("alice").unwrap();
+        // Writes a line per start into its data dir, then waits for SIGTERM.
+        let args = vec![
+            "-c".to_string(),
+            format!("echo started >> {}/starts; exec sleep 300", d.display()),
+        ];
+        let proc = Proc::spawn(
+            "alice",
+            "test node",
+            Path::new("/bin/sh"),
+            &args,
+            d.join("output.log"),
+        )
+        .unwrap();
+        let first = proc.pid;
+        rt.pids.push(first);
+        let endpoint = NodeEndpoint {
+            name: "alice".into(),
+            grpc_addr: "127.0.0.1:1".into(),
+            p2p_addr: "127.0.0.1:2".into(),
+            tls_cert: d.join("tls.cert"),
+            macaroon: d.join("admin.macaroon"),
+            data_dir: d.clone(),
+            binary: "/bin/sh".into(),
+            pid: Some(first),
+        };
+        rt.launches
+            .push(("/bin/sh".into(), args.clone(), endpoint.clone()));
+        rt.nodes.push(proc);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+
+        let restarted = rt.restart_node("alice").await.unwrap();
+        let second = restarted.endpoint.pid.unwrap();
+        assert_ne!(second, first);
+        assert_eq!(
+            restarted.endpoint.grpc_addr, endpoint.grpc_addr,
+            "ports kept"
+        );
+        assert!(restarted.stop > Duration::ZERO);
+        assert!(
+            restarted.stop < STOP_DEADLINE,
+            "stopped by SIGTERM, not killed"
+        );
+        assert!(
+            !Path::new(&format!("/proc/{first}")).exists(),
+            "old process gone"
+        );
+        assert_eq!(rt.exited(), None, "the deliberate stop is no death");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let starts = std::fs::read_to_string(d.join("starts")).unwrap();
+        assert_eq!(
+            starts.lines().count(),
+            2,
+            "started again with the same command"
+        );
+        assert!(matches!(
+            rt.restart_node("carol").await,
+            Err(RuntimeError::UnknownNode { .. })
+        ));
+        rt.down().await.unwrap();
+        assert!(!Path::new(&format!("/proc/{second}")).exists());
     }
 
     #[test]

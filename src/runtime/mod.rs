@@ -41,8 +41,21 @@ pub struct NodeEndpoint {
     pub pid: Option<u32>,
 }
 
+/// A node stopped and started again by [`Runtime::restart_node`].
+#[derive(Debug, Clone)]
+pub struct Restarted {
+    /// From the stop request until the node had exited (or was killed at the deadline).
+    pub stop: std::time::Duration,
+    /// When the start was requested: RPC and channel readiness count from here.
+    pub started_at: tokio::time::Instant,
+    /// Where the node answers now (a container's host ports may have changed).
+    pub endpoint: NodeEndpoint,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
+    #[error("no started node named {name} to restart")]
+    UnknownNode { name: String },
     #[error(
         "no {binary} binary found for {what}: looked at {looked}; run `scripts/build-nodes.sh` \
          to build it, or set `binary:` in the scenario"
@@ -131,6 +144,12 @@ pub trait Runtime: Send {
     async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
         self.resources().await
     }
+
+    /// Stops node `name` as `down` would (SIGTERM or container stop, with a deadline,
+    /// then kill), and starts it again with the same data and flags. Returns without
+    /// waiting for its RPC. The deliberate stop is not reported by
+    /// [`Runtime::exited`].
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
 
     /// What the report and the live view call this runtime: `local`, or `docker`
     /// with the images used.

@@ -194,4 +194,7 @@ pub struct Scenario {
     pub source: String,
     /// `sweep:`: the points to run in turn (each a complete scenario without a sweep).
     pub sweep: Option<Sweep>,
+    /// `after_load: { restart: ... }`: instance names to stop and start again, one
+    /// after the other, once the load has ended (timed into the report). Empty: none.
+    pub restart: Vec<String>,
 }

@@ -203,6 +203,13 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
     let Some(sweep) = &raw.sweep else {
         return validate(path, text, raw);
     };
+    if let Some(after) = &raw.after_load {
+        return Err(ctx.error(
+            &after.referenced,
+            "after_load: cannot be combined with sweep:",
+            "restart nodes in a scenario without sweep:, or remove after_load:",
+        ));
+    }
     let dims = dimensions(&ctx, &raw, sweep)?;
     let p99_bound = match &sweep.value.p99_bound {
         Some(b) => Some(bound(&ctx, b)?),

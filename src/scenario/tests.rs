@@ -65,7 +65,7 @@ fn an_unknown_top_level_field_lists_the_allowed_ones() {
     );
     assert!(
         text.ends_with(
-            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep; fix the spelling or remove `threads`"
+            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep, after_load; fix the spelling or remove `threads`"
         ),
         "{text}"
     );
@@ -205,4 +205,36 @@ fn a_bad_image_or_pull_policy_is_located_with_a_hint() {
         err.contains("write one of: if-missing, always, never"),
         "{err}"
     );
+}
+
+#[test]
+fn after_load_restart_lists_instances_in_order() {
+    let ok = |text: &str| parse(Path::new("t.yaml"), text).unwrap().restart;
+    assert!(ok(BASE).is_empty(), "no after_load: restarts nothing");
+    let all = with(
+        "    implementation: lnd\n  bob:",
+        "    implementation: lnd\n    replicas: 2\n  bob:",
+    );
+    let all = format!("{all}after_load:\n  restart: all\n");
+    assert_eq!(ok(&all), ["alice-1", "alice-2", "bob"]);
+    let listed = format!("{BASE}after_load:\n  restart: [bob, alice]\n");
+    assert_eq!(ok(&listed), ["bob", "alice"]);
+}
+
+#[test]
+fn after_load_restart_errors_say_where_and_what() {
+    let empty = error_of(&format!("{BASE}after_load: {{}}\n"));
+    assert!(
+        empty.contains("t.yaml:18:13: after_load: names no step"),
+        "{empty}"
+    );
+    let none = error_of(&format!("{BASE}after_load:\n  restart: []\n"));
+    assert!(none.contains("restart: is an empty list"), "{none}");
+    let twice = error_of(&format!("{BASE}after_load:\n  restart: [bob, bob]\n"));
+    assert!(
+        twice.contains("t.yaml:19:18: restart: names node bob twice"),
+        "{twice}"
+    );
+    let field = error_of(&format!("{BASE}after_load:\n  compact: true\n"));
+    assert!(field.contains("unknown field `compact`"), "{field}");
 }

@@ -2,7 +2,9 @@
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
 use super::error::{Position, ScenarioError, excerpt};
-use super::raw::{RawChainKind, RawChannel, RawNode, RawPull, RawRuntime, RawScenario};
+use super::raw::{
+    RawAfterLoad, RawChainKind, RawChannel, RawNode, RawPull, RawRestart, RawRuntime, RawScenario,
+};
 use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, PullPolicy, RuntimeKind, Scenario};
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
@@ -124,6 +126,7 @@ pub(super) fn validate(
     let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
+    let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -138,7 +141,66 @@ pub(super) fn validate(
         path: path.to_path_buf(),
         source: source.to_string(),
         sweep: None,
+        restart,
     })
+}
+
+/// `after_load: { restart: ... }`: the instances to restart after the load, in order.
+fn restarts(
+    ctx: &Ctx,
+    groups: &Groups,
+    after: Option<&Spanned<RawAfterLoad>>,
+) -> Result<Vec<String>, ScenarioError> {
+    const HINT: &str = "write restart: all, or restart: [alice, bob] (names under nodes:)";
+    let Some(after) = after else {
+        return Ok(Vec::new());
+    };
+    let Some(restart) = &after.value.restart else {
+        return Err(ctx.error(
+            &after.referenced,
+            "after_load: names no step",
+            format!("{HINT}, or remove after_load:"),
+        ));
+    };
+    let names = match &restart.value {
+        RawRestart::All => {
+            return Ok(groups
+                .order
+                .iter()
+                .flat_map(|(_, instances)| instances.iter().cloned())
+                .collect());
+        }
+        RawRestart::Word(word) => {
+            return Err(ctx.error(
+                &restart.referenced,
+                format!("restart: \"{word}\" is neither all nor a list of nodes"),
+                HINT,
+            ));
+        }
+        RawRestart::Nodes(names) => names,
+    };
+    if names.is_empty() {
+        return Err(ctx.error(
+            &restart.referenced,
+            "restart: is an empty list",
+            format!("{HINT}, or remove after_load:"),
+        ));
+    }
+    let mut instances: Vec<String> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let of_group = groups
+            .instances(&name.value)
+            .ok_or_else(|| groups.unknown(ctx, name, "after_load restart:"))?;
+        if names[..i].iter().any(|n| n.value == name.value) {
+            return Err(ctx.error(
+                &name.referenced,
+                format!("restart: names node {} twice", name.value),
+                "name each node once; nodes restart one after the other in the order written",
+            ));
+        }
+        instances.extend(of_group.iter().cloned());
+    }
+    Ok(instances)
 }
 
 fn expand_nodes(

@@ -227,6 +227,7 @@ pub fn sample_report(
             role: "sender".into(),
             binary: "lnd".into(),
             resources: Default::default(),
+            restart: None,
         }],
         workload: report::WorkloadReport {
             kind: "keysend".into(),
@@ -245,5 +246,6 @@ pub fn sample_report(
         }],
         results,
         thresholds: Vec::new(),
+        tool_resources: None,
     }
 }

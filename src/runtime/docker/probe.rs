@@ -17,6 +17,12 @@ pub type Exits = Arc<Mutex<Vec<(String, String)>>>;
 /// Appends the container's output to `path` (owner-only: logs can name secrets)
 /// until the container stops.
 pub async fn follow_log(docker: Docker, id: String, path: PathBuf) {
+    follow_log_since(docker, id, path, 0).await;
+}
+
+/// Like [`follow_log`], only the lines since `since` (UNIX seconds; 0: all), for a
+/// restarted container whose earlier lines the log holds already.
+pub async fn follow_log_since(docker: Docker, id: String, path: PathBuf, since: i32) {
     let Ok(mut file) = tokio::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -30,6 +36,7 @@ pub async fn follow_log(docker: Docker, id: String, path: PathBuf) {
         .follow(true)
         .stdout(true)
         .stderr(true)
+        .since(since)
         .build();
     let mut stream = docker.logs(&id, Some(options));
     while let Some(Ok(chunk)) = stream.next().await {

@@ -1,0 +1,247 @@
+//! `after_load: { restart: [...] }`: once the load has ended, each listed node is
+//! stopped and started again in turn, timing the stop, the start until its RPC
+//! answers, and the start until all its channels are active again (as Alby measured
+//! LND's restart after a long run).
+
+use crate::node::lnd::{self, LndNode};
+use crate::node::{LightningNode, NodeError, NodeInfo};
+use crate::runtime::Runtime;
+use crate::setup::StepLog;
+use anyhow::{Result, bail};
+use serde::Serialize;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long a restarted node may take until its RPC answers, and again until its
+/// channels are active.
+pub const RESTART_TIMEOUT: Duration = Duration::from_secs(300);
+const POLL: Duration = Duration::from_millis(100);
+
+/// One node's restart, as report.json holds it (`nodes[i].restart`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartReport {
+    /// From the stop request until the node had exited.
+    pub stop_s: f64,
+    /// From the start until GetInfo answered.
+    pub rpc_s: f64,
+    /// From the start until as many channels were active as before the stop.
+    pub channels_s: f64,
+    /// Active channels before the stop (and again after the start).
+    pub active_channels: u32,
+    /// The node's data-dir size when the load ended (what the restart had to open).
+    pub data_dir_bytes: Option<u64>,
+}
+
+/// Restarts each of `names` in turn on `runtime`; `before(name)` is the node's
+/// client from setup (to count its active channels first), `data_dir(name)` its
+/// data-dir size at the end of the load. Progress goes to `log`.
+pub async fn restart_nodes(
+    names: &[String],
+    runtime: &mut dyn Runtime,
+    before: impl Fn(&str) -> Option<Arc<dyn LightningNode>>,
+    data_dir: impl Fn(&str) -> Option<u64>,
+    log: &mut StepLog,
+) -> Result<Vec<(String, RestartReport)>> {
+    let mut done = Vec::with_capacity(names.len());
+    for name in names {
+        log.begin(&format!("restarting {name}"));
+        let Some(node) = before(name) else {
+            bail!("no node {name} to restart");
+        };
+        let active = node.get_info().await?.num_active_channels;
+        let restarted = runtime.restart_node(name).await?;
+        log.progress(&format!(
+            "{name} stopped in {:.1} s",
+            restarted.stop.as_secs_f64()
+        ));
+        let endpoint = restarted.endpoint.clone();
+        let (rpc, channels) =
+            wait_back(name, active, restarted.started_at, RESTART_TIMEOUT, || {
+                let endpoint = endpoint.clone();
+                async move {
+                    // A new client each try until one answers: the old connection is gone
+                    // and the address may be new.
+                    let node = LndNode::connect(name, &endpoint).await?;
+                    node.get_info().await
+                }
+            })
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{e}; last lines of its log:\n{}",
+                    runtime.log_tail(name, 20)
+                )
+            })?;
+        done.push((
+            name.clone(),
+            RestartReport {
+                stop_s: restarted.stop.as_secs_f64(),
+                rpc_s: rpc.as_secs_f64(),
+                channels_s: channels.as_secs_f64(),
+                active_channels: active,
+                data_dir_bytes: data_dir(name),
+            },
+        ));
+    }
+    log.end();
+    Ok(done)
+}
+
+/// Polls `get_info` from `started_at` until it answers (the RPC time) and then until
+/// at least `active` channels are active (the channels time). Answers that LND is
+/// still starting up are retried; other errors end the wait. Each phase may take
+/// `timeout`.
+pub async fn wait_back<F, Fut>(
+    name: &str,
+    active: u32,
+    started_at: Instant,
+    timeout: Duration,
+    mut get_info: F,
+) -> Result<(Duration, Duration)>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<NodeInfo, NodeError>>,
+{
+    let mut deadline = started_at + timeout;
+    let mut rpc = None;
+    let mut last_active = 0;
+    loop {
+        match get_info().await {
+            Ok(info) => {
+                let now = Instant::now();
+                if rpc.is_none() {
+                    rpc = Some(now - started_at);
+                    deadline = now + timeout;
+                }
+                last_active = info.num_active_channels;
+                if last_active >= active {
+                    return Ok((rpc.unwrap_or_default(), now - started_at));
+                }
+            }
+            Err(e) if lnd::is_starting_up(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if Instant::now() >= deadline {
+            match rpc {
+                None => bail!(
+                    "{name} did not answer GetInfo within {} s of its restart",
+                    timeout.as_secs()
+                ),
+                Some(_) => bail!(
+                    "{name} had {last_active} of its {active} channels active {} s after its \
+                     RPC answered again (restart)",
+                    timeout.as_secs()
+                ),
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn info(active: u32) -> NodeInfo {
+        NodeInfo {
+            pubkey: "02aa".into(),
+            alias: "alice".into(),
+            version: "fake".into(),
+            block_height: 1,
+            synced_to_chain: true,
+            num_active_channels: active,
+        }
+    }
+
+    /// Answers "starting up" `down` times, then with `ramp[i]` active channels.
+    fn node(
+        down: u32,
+        ramp: Vec<u32>,
+    ) -> impl FnMut() -> std::future::Ready<Result<NodeInfo, NodeError>> {
+        let calls = AtomicU32::new(0);
+        move || {
+            let n = calls.fetch_add(1, Ordering::Relaxed);
+            std::future::ready(if n < down {
+                Err(NodeError::Rpc {
+                    node: "alice".into(),
+                    call: "GetInfo",
+                    status: "Unknown: the RPC server is in the process of starting up".into(),
+                })
+            } else {
+                let i = (n - down) as usize;
+                Ok(info(ramp[i.min(ramp.len() - 1)]))
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn rpc_then_channels_are_timed_from_the_start() {
+        let start = Instant::now();
+        let (rpc, channels) = wait_back(
+            "alice",
+            10,
+            start,
+            Duration::from_secs(60),
+            node(5, vec![0, 4, 10]),
+        )
+        .await
+        .unwrap();
+        // Five refusals, then the first answer on the sixth poll; all channels two polls later.
+        assert_eq!(rpc, POLL * 5);
+        assert_eq!(channels, POLL * 7);
+        assert!(rpc <= channels);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn too_few_channels_is_a_timeout_naming_the_node_and_the_count() {
+        let err = wait_back(
+            "bob",
+            10,
+            Instant::now(),
+            Duration::from_secs(2),
+            node(0, vec![3]),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("bob had 3 of its 10 channels active"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_node_that_never_answers_times_out() {
+        let err = wait_back(
+            "bob",
+            1,
+            Instant::now(),
+            Duration::from_secs(1),
+            node(u32::MAX, vec![1]),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("bob did not answer GetInfo within 1 s"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_errors_end_the_wait() {
+        let mut calls = 0;
+        let err = wait_back("bob", 1, Instant::now(), Duration::from_secs(10), || {
+            calls += 1;
+            std::future::ready(Err(NodeError::Protocol {
+                node: "bob".into(),
+                call: "GetInfo",
+                detail: "garbage".into(),
+            }))
+        })
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("garbage"), "{err}");
+        assert_eq!(calls, 1);
+    }
+}
