@@ -7,19 +7,27 @@ use crate::engine::{self, Plan, Route};
 use crate::metrics::{self, Summary};
 use crate::node::LightningNode;
 use crate::node::lnd::{self, LndNode};
-use crate::report::{self, Report};
+use crate::report;
 use crate::runtime::Runtime;
-use crate::runtime::docker::{self, DockerRuntime};
-use crate::runtime::local::LocalRuntime;
-use crate::scenario::{Load, RuntimeKind, Scenario};
+use crate::scenario::Scenario;
 use crate::setup::{self, ReadyNode, StepLog};
 use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
+
+mod choose;
+mod model;
+mod output;
+mod signals;
+
+pub(crate) use choose::{choose_runtime, preflight_points};
+use model::{add_resources, build_report, describe_load};
+use output::{Output, start_session, tui_info};
+pub(crate) use signals::Signals;
 
 /// How long a node may take to start and sync before the run gives up.
 const NODE_READY_TIMEOUT: Duration = Duration::from_secs(90);
@@ -215,44 +223,6 @@ fn report_down(
         }
         Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
         Err(e) => eprintln!("    teardown: {e:#}"),
-    }
-}
-
-/// The run's cancellation token, cancelled by SIGINT or SIGTERM, and which came.
-pub(crate) struct Signals {
-    pub cancel: CancellationToken,
-    which: Arc<OnceLock<&'static str>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Signals {
-    pub fn watch() -> Signals {
-        Signals::watch_with(CancellationToken::new(), false)
-    }
-
-    /// Watches for signals that cancel `cancel`; with a live view on the terminal,
-    /// quietly (the view shows the run stopping).
-    pub fn watch_with(cancel: CancellationToken, live_view: bool) -> Signals {
-        let which = Arc::new(OnceLock::new());
-        let task = tokio::spawn(watch_signals(cancel.clone(), which.clone(), live_view));
-        Signals {
-            cancel,
-            which,
-            task,
-        }
-    }
-
-    /// The signal that interrupted the run, if one did.
-    pub fn received(&self) -> Option<&'static str> {
-        self.which.get().copied()
-    }
-
-    /// Stops watching and says what interrupted the run, if anything.
-    pub fn stop(self) {
-        self.task.abort();
-        if let Some(sig) = self.received() {
-            eprintln!("interrupted by {sig}");
-        }
     }
 }
 
@@ -493,91 +463,6 @@ async fn restart_after_load(
     done.map_err(|e| e.context("restarting nodes after the load"))
 }
 
-/// The runtime a run uses, checked before anything starts.
-pub(crate) enum Chosen {
-    Local,
-    Docker(bollard::Docker, docker::RunImages),
-}
-
-impl Chosen {
-    /// The runtime of one run (or one network of a sweep) in `run_dir`.
-    pub(crate) fn create(
-        self,
-        run_id: &str,
-        scenario: &str,
-        run_dir: &std::path::Path,
-        keep: bool,
-    ) -> Box<dyn Runtime> {
-        match self {
-            Chosen::Local => Box::new(LocalRuntime::new(run_dir.to_path_buf(), keep)),
-            Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
-                engine,
-                images,
-                run_id,
-                scenario,
-                run_dir.to_path_buf(),
-                keep,
-            )),
-        }
-    }
-}
-
-/// Picks the runtime the scenario asks for and checks it can run the scenario: the
-/// binaries for `local`; the engine and the images (pulled as the policy allows) for
-/// `docker`. `auto` takes docker when an engine answers and every image is present or
-/// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
-/// saying why.
-pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
-    match scenario.runtime {
-        RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
-        RuntimeKind::Docker => {
-            let (engine, images) = docker::preflight(scenario).await?;
-            Ok(Chosen::Docker(engine, images))
-        }
-        RuntimeKind::Auto => {
-            let binary_set = scenario.chain.binary.is_some()
-                || scenario.nodes.iter().any(|n| n.binary.is_some());
-            let why_local = if binary_set {
-                "the scenario sets binary:".to_string()
-            } else {
-                // Any docker problem (no engine, an image missing or failing to pull,
-                // no PostgreSQL image for a node on postgres) falls back to local.
-                match docker::preflight(scenario).await {
-                    Ok((engine, images)) => return Ok(Chosen::Docker(engine, images)),
-                    Err(e) => format!("{e}"),
-                }
-            };
-            eprintln!("runtime auto: using local processes ({why_local})");
-            preflight_local(scenario).map(|()| Chosen::Local)
-        }
-    }
-}
-
-/// Finds every binary before anything starts, so a missing one fails at once
-/// instead of after the chain is up.
-/// For a sweep's points before anything starts: the binaries when the scenario asks
-/// for the local runtime (docker and auto are checked per network, as they start).
-pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
-    match scenario.runtime {
-        RuntimeKind::Local => preflight_local(scenario),
-        RuntimeKind::Docker | RuntimeKind::Auto => Ok(()),
-    }
-}
-
-fn preflight_local(scenario: &Scenario) -> Result<()> {
-    use crate::runtime::local::find_binary;
-    find_binary(
-        scenario.chain.binary.as_deref(),
-        "btcd",
-        "the chain backend",
-    )?;
-    for node in &scenario.nodes {
-        let what = format!("node {}", node.name);
-        find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
-    }
-    Ok(())
-}
-
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log. Resource
 /// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
@@ -624,30 +509,6 @@ async fn watch_processes(
     };
     resources.record(runtime.resources_fresh().await);
     outcome
-}
-
-/// Cancels the run on SIGINT or SIGTERM and records which one came.
-async fn watch_signals(
-    cancel: CancellationToken,
-    which: Arc<OnceLock<&'static str>>,
-    live_view: bool,
-) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    let name = tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    };
-    let _ = which.set(name);
-    if !live_view {
-        eprintln!("\n{name} received: stopping the load, then tearing down");
-    }
-    cancel.cancel();
 }
 
 /// What setup learned, for the report.
@@ -836,216 +697,4 @@ async fn run_load(
         let _ = printer.await;
     }
     (summary, err)
-}
-
-/// Starts the live view before setup; `None` (with the reason printed) if the
-/// terminal cannot show it, and the run goes on with progress lines.
-fn start_session(
-    scenario: &Scenario,
-    runtime: &str,
-    cancel: &CancellationToken,
-) -> Option<tui::session::Session> {
-    let info = tui::TuiInfo {
-        scenario: scenario.name.clone(),
-        runtime: runtime.to_string(),
-        nodes: Vec::new(),
-        resources: None,
-        report_snapshots: None,
-        point: None,
-    };
-    match tui::session::Session::start(info, cancel.clone()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("live view failed ({e:#}); progress lines follow");
-            None
-        }
-    }
-}
-
-/// Lines for the terminal: printed at once, or kept while the live view owns it.
-struct Output {
-    hold: bool,
-    kept: Vec<(bool, String)>,
-}
-
-impl Output {
-    fn new(hold: bool) -> Self {
-        Output {
-            hold,
-            kept: Vec::new(),
-        }
-    }
-
-    fn stdout(&mut self, line: String) {
-        if self.hold {
-            self.kept.push((true, line));
-        } else {
-            println!("{line}");
-        }
-    }
-
-    fn stderr(&mut self, line: String) {
-        if self.hold {
-            self.kept.push((false, line));
-        } else {
-            eprintln!("{line}");
-        }
-    }
-
-    /// Prints what was kept, in order, and prints at once from now on.
-    fn flush(&mut self) {
-        self.hold = false;
-        for (to_stdout, line) in self.kept.drain(..) {
-            if to_stdout {
-                println!("{line}");
-            } else {
-                eprintln!("{line}");
-            }
-        }
-    }
-}
-
-/// What the live view shows about the network, besides snapshots.
-fn tui_info(
-    scenario: &Scenario,
-    facts: &RunFacts,
-    readings: tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
-) -> tui::TuiInfo {
-    let channels = |name: &str| {
-        let of_node = scenario
-            .channels
-            .iter()
-            .filter(|c| c.from == name || c.to == name);
-        Some(of_node.map(|c| c.count).sum())
-    };
-    let mut nodes: Vec<tui::NodeInfo> = facts
-        .nodes
-        .iter()
-        .map(|(spec, ready, _)| tui::NodeInfo {
-            name: spec.name.clone(),
-            implementation: spec.implementation.to_string(),
-            version: ready.info.version.clone(),
-            role: role(scenario, &spec.name).into(),
-            channels: channels(&spec.name),
-        })
-        .collect();
-    nodes.push(tui::NodeInfo {
-        name: crate::runtime::local::CHAIN_NAME.into(),
-        implementation: "btcd".into(),
-        version: facts
-            .chain_version
-            .trim_start_matches("btcd version ")
-            .to_string(),
-        role: "chain".into(),
-        channels: None,
-    });
-    tui::TuiInfo {
-        scenario: scenario.name.clone(),
-        runtime: facts.runtime.clone(),
-        nodes,
-        resources: Some(readings),
-        report_snapshots: None,
-        point: None,
-    }
-}
-
-/// Each node's (and the chain's) resource use over the load, into the report.
-fn add_resources(report: &mut Report, resources: &metrics::ResourceLog) {
-    let ok = report.results.ok;
-    for node in &mut report.nodes {
-        node.resources = resources.report(&node.name, ok);
-    }
-    report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
-    let tool = resources.report(metrics::TOOL_READING, ok);
-    report.tool_resources = (!tool.is_empty()).then_some(tool);
-}
-
-fn role(scenario: &Scenario, name: &str) -> &'static str {
-    let w = &scenario.workload;
-    if w.senders.iter().any(|s| s == name) {
-        "sender"
-    } else if w.receivers.iter().any(|r| r == name) {
-        "receiver"
-    } else {
-        "router"
-    }
-}
-
-fn describe_load(load: &Load) -> String {
-    match load {
-        Load::Closed { concurrency } => format!("closed loop, {concurrency} concurrent payers"),
-        Load::Open { phases } => format!("open loop, {} phases", phases.len()),
-    }
-}
-
-fn build_report(
-    scenario: &Scenario,
-    facts: &RunFacts,
-    log: &StepLog,
-    results: Summary,
-    started_at: SystemTime,
-    complete: bool,
-    interrupted_by: Option<String>,
-) -> Report {
-    let w = &scenario.workload;
-    Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: report::Tool::this(),
-        complete,
-        interrupted_by,
-        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
-        finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        scenario: report::ScenarioText {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            path: scenario.path.display().to_string(),
-            text: report::redact::redact_scenario_text(&scenario.source),
-        },
-        runtime: facts.runtime.clone(),
-        host: report::Host::detect(),
-        chain: report::ChainInfo {
-            implementation: "btcd".into(),
-            version: facts.chain_version.clone(),
-            resources: Default::default(),
-        },
-        nodes: facts
-            .nodes
-            .iter()
-            .map(|(spec, ready, binary)| report::NodeReport {
-                name: spec.name.clone(),
-                group: spec.group.clone(),
-                implementation: spec.implementation.to_string(),
-                version: ready.info.version.clone(),
-                pubkey: ready.info.pubkey.clone(),
-                role: role(scenario, &spec.name).into(),
-                binary: binary.display().to_string(),
-                resources: Default::default(),
-                restart: None,
-            })
-            .collect(),
-        workload: report::WorkloadReport {
-            kind: serde_json::to_value(w.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            amount_msat: w.amount_msat,
-            load_model: match w.load {
-                Load::Closed { .. } => "closed".into(),
-                Load::Open { .. } => "open".into(),
-            },
-            concurrency: match w.load {
-                Load::Closed { concurrency } => Some(concurrency),
-                Load::Open { .. } => None,
-            },
-            senders: w.senders.clone(),
-            receivers: w.receivers.clone(),
-            stop_after_payments: w.stop.payments,
-            stop_after_seconds: w.stop.duration.map(|d| d.as_secs_f64()),
-            payment_timeout_seconds: w.payment_timeout.as_secs_f64(),
-        },
-        setup: log.steps.clone(),
-        results,
-        thresholds: Vec::new(),
-        tool_resources: None,
-    }
 }

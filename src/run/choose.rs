@@ -1,0 +1,93 @@
+//! Which runtime a run uses (`runtime: auto | docker | local`), checked before
+//! anything starts.
+
+use crate::runtime::Runtime;
+use crate::runtime::docker::{self, DockerRuntime};
+use crate::runtime::local::LocalRuntime;
+use crate::scenario::{RuntimeKind, Scenario};
+use anyhow::Result;
+
+/// The runtime a run uses, checked before anything starts.
+pub(crate) enum Chosen {
+    Local,
+    Docker(bollard::Docker, docker::RunImages),
+}
+
+impl Chosen {
+    /// The runtime of one run (or one network of a sweep) in `run_dir`.
+    pub(crate) fn create(
+        self,
+        run_id: &str,
+        scenario: &str,
+        run_dir: &std::path::Path,
+        keep: bool,
+    ) -> Box<dyn Runtime> {
+        match self {
+            Chosen::Local => Box::new(LocalRuntime::new(run_dir.to_path_buf(), keep)),
+            Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
+                engine,
+                images,
+                run_id,
+                scenario,
+                run_dir.to_path_buf(),
+                keep,
+            )),
+        }
+    }
+}
+
+/// Picks the runtime the scenario asks for and checks it can run the scenario: the
+/// binaries for `local`; the engine and the images (pulled as the policy allows) for
+/// `docker`. `auto` takes docker when an engine answers and every image is present or
+/// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
+/// saying why.
+pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
+    match scenario.runtime {
+        RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
+        RuntimeKind::Docker => {
+            let (engine, images) = docker::preflight(scenario).await?;
+            Ok(Chosen::Docker(engine, images))
+        }
+        RuntimeKind::Auto => {
+            let binary_set = scenario.chain.binary.is_some()
+                || scenario.nodes.iter().any(|n| n.binary.is_some());
+            let why_local = if binary_set {
+                "the scenario sets binary:".to_string()
+            } else {
+                // Any docker problem (no engine, an image missing or failing to pull,
+                // no PostgreSQL image for a node on postgres) falls back to local.
+                match docker::preflight(scenario).await {
+                    Ok((engine, images)) => return Ok(Chosen::Docker(engine, images)),
+                    Err(e) => format!("{e}"),
+                }
+            };
+            eprintln!("runtime auto: using local processes ({why_local})");
+            preflight_local(scenario).map(|()| Chosen::Local)
+        }
+    }
+}
+
+/// For a sweep's points before anything starts: the binaries when the scenario asks
+/// for the local runtime (docker and auto are checked per network, as they start).
+pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
+    match scenario.runtime {
+        RuntimeKind::Local => preflight_local(scenario),
+        RuntimeKind::Docker | RuntimeKind::Auto => Ok(()),
+    }
+}
+
+/// Finds every binary before anything starts, so a missing one fails at once
+/// instead of after the chain is up.
+pub(super) fn preflight_local(scenario: &Scenario) -> Result<()> {
+    use crate::runtime::local::find_binary;
+    find_binary(
+        scenario.chain.binary.as_deref(),
+        "btcd",
+        "the chain backend",
+    )?;
+    for node in &scenario.nodes {
+        let what = format!("node {}", node.name);
+        find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The terminal while a run goes on: the live view's session and what it shows
+//! (`TuiInfo`), and the lines that wait for the terminal while the view owns it.
+
+use super::RunFacts;
+use super::model::role;
+use crate::metrics;
+use crate::scenario::Scenario;
+use crate::tui;
+use tokio_util::sync::CancellationToken;
+
+/// Starts the live view before setup; `None` (with the reason printed) if the
+/// terminal cannot show it, and the run goes on with progress lines.
+pub(super) fn start_session(
+    scenario: &Scenario,
+    runtime: &str,
+    cancel: &CancellationToken,
+) -> Option<tui::session::Session> {
+    let info = tui::TuiInfo {
+        scenario: scenario.name.clone(),
+        runtime: runtime.to_string(),
+        nodes: Vec::new(),
+        resources: None,
+        report_snapshots: None,
+        point: None,
+    };
+    match tui::session::Session::start(info, cancel.clone()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("live view failed ({e:#}); progress lines follow");
+            None
+        }
+    }
+}
+
+/// Lines for the terminal: printed at once, or kept while the live view owns it.
+pub(super) struct Output {
+    hold: bool,
+    kept: Vec<(bool, String)>,
+}
+
+impl Output {
+    pub(super) fn new(hold: bool) -> Self {
+        Output {
+            hold,
+            kept: Vec::new(),
+        }
+    }
+
+    pub(super) fn stdout(&mut self, line: String) {
+        if self.hold {
+            self.kept.push((true, line));
+        } else {
+            println!("{line}");
+        }
+    }
+
+    pub(super) fn stderr(&mut self, line: String) {
+        if self.hold {
+            self.kept.push((false, line));
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Prints what was kept, in order, and prints at once from now on.
+    pub(super) fn flush(&mut self) {
+        self.hold = false;
+        for (to_stdout, line) in self.kept.drain(..) {
+            if to_stdout {
+                println!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
+
+/// What the live view shows about the network, besides snapshots.
+pub(super) fn tui_info(
+    scenario: &Scenario,
+    facts: &RunFacts,
+    readings: tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+) -> tui::TuiInfo {
+    let channels = |name: &str| {
+        let of_node = scenario
+            .channels
+            .iter()
+            .filter(|c| c.from == name || c.to == name);
+        Some(of_node.map(|c| c.count).sum())
+    };
+    let mut nodes: Vec<tui::NodeInfo> = facts
+        .nodes
+        .iter()
+        .map(|(spec, ready, _)| tui::NodeInfo {
+            name: spec.name.clone(),
+            implementation: spec.implementation.to_string(),
+            version: ready.info.version.clone(),
+            role: role(scenario, &spec.name).into(),
+            channels: channels(&spec.name),
+        })
+        .collect();
+    nodes.push(tui::NodeInfo {
+        name: crate::runtime::local::CHAIN_NAME.into(),
+        implementation: "btcd".into(),
+        version: facts
+            .chain_version
+            .trim_start_matches("btcd version ")
+            .to_string(),
+        role: "chain".into(),
+        channels: None,
+    });
+    tui::TuiInfo {
+        scenario: scenario.name.clone(),
+        runtime: facts.runtime.clone(),
+        nodes,
+        resources: Some(readings),
+        report_snapshots: None,
+        point: None,
+    }
+}
