@@ -34,17 +34,37 @@ pub struct RestartReport {
     pub data_dir_bytes: Option<u64>,
 }
 
+/// One peer connection of the network, as setup made it: `from` dialled `to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub from: String,
+    pub to: String,
+    pub to_pubkey: String,
+    /// Where `from` reaches `to` (`host:port`).
+    pub to_addr: String,
+}
+
 /// Restarts each of `names` in turn on `runtime`; `before(name)` is the node's
 /// client from setup (to count its active channels first), `data_dir(name)` its
 /// data-dir size at the end of the load. Progress goes to `log`.
+///
+/// Once a restarted node's RPC answers, each of its `links` is dialled again as setup
+/// dialled it. LND reconnects a peer only to an address it knows: a node that was
+/// dialled (the receiver here) never learnt its dialler's listening address, as the
+/// channels are not announced, and its dialler's own retries back off; a node on a
+/// public network would find its peers' announced addresses instead.
 pub async fn restart_nodes(
     names: &[String],
     runtime: &mut dyn Runtime,
     before: impl Fn(&str) -> Option<Arc<dyn LightningNode>>,
     data_dir: impl Fn(&str) -> Option<u64>,
+    links: &[Link],
     log: &mut StepLog,
 ) -> Result<Vec<(String, RestartReport)>> {
     let mut done = Vec::with_capacity(names.len());
+    // Clients of the nodes restarted so far: their setup clients are gone.
+    let mut fresh: std::collections::HashMap<String, Arc<dyn LightningNode>> =
+        std::collections::HashMap::new();
     for name in names {
         log.begin(&format!("restarting {name}"));
         let Some(node) = before(name) else {
@@ -57,23 +77,40 @@ pub async fn restart_nodes(
             restarted.stop.as_secs_f64()
         ));
         let endpoint = restarted.endpoint.clone();
-        let (rpc, channels) =
-            wait_back(name, active, restarted.started_at, RESTART_TIMEOUT, || {
-                let endpoint = endpoint.clone();
-                async move {
-                    // A new client each try until one answers: the old connection is gone
-                    // and the address may be new.
-                    let node = LndNode::connect(name, &endpoint).await?;
-                    node.get_info().await
-                }
-            })
+        let poll = || {
+            let endpoint = endpoint.clone();
+            async move {
+                // A new client each try until one answers: the old connection is gone
+                // and the address may be new.
+                let node = LndNode::connect(name, &endpoint).await?;
+                node.get_info().await
+            }
+        };
+        let with_log = |e: anyhow::Error| {
+            anyhow::anyhow!(
+                "{e}; last lines of its log:\n{}",
+                runtime.log_tail(name, 20)
+            )
+        };
+        let (rpc, _) = wait_back(name, 0, restarted.started_at, RESTART_TIMEOUT, poll)
             .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{e}; last lines of its log:\n{}",
-                    runtime.log_tail(name, 20)
-                )
-            })?;
+            .map_err(with_log)?;
+        let client: Arc<dyn LightningNode> = Arc::new(LndNode::connect(name, &endpoint).await?);
+        fresh.insert(name.clone(), client);
+        for link in links.iter().filter(|l| &l.from == name || &l.to == name) {
+            let dialler = fresh
+                .get(&link.from)
+                .cloned()
+                .or_else(|| before(&link.from));
+            let Some(dialler) = dialler else { continue };
+            // Best effort: LND's own reconnection may still bring the channels back.
+            if let Err(e) = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await {
+                log.progress(&format!("{} could not dial {}: {e}", link.from, link.to));
+            }
+        }
+        let (_, channels) = wait_back(name, active, restarted.started_at, RESTART_TIMEOUT, poll)
+            .await
+            .map_err(with_log)?;
         done.push((
             name.clone(),
             RestartReport {

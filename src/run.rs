@@ -454,8 +454,29 @@ async fn restart_after_load(
             .find(|r| r.name == name)
             .and_then(|r| r.data_dir_bytes)
     };
-    let step =
-        crate::restart::restart_nodes(&scenario.restart, runtime, before, data_dir, &mut log);
+    let mut links: Vec<crate::restart::Link> = Vec::new();
+    for ch in &scenario.channels {
+        let Some(to) = network.nodes.get(&ch.to) else {
+            continue;
+        };
+        let link = crate::restart::Link {
+            from: ch.from.clone(),
+            to: ch.to.clone(),
+            to_pubkey: to.info.pubkey.clone(),
+            to_addr: to.p2p_addr.clone(),
+        };
+        if !links.contains(&link) {
+            links.push(link);
+        }
+    }
+    let step = crate::restart::restart_nodes(
+        &scenario.restart,
+        runtime,
+        before,
+        data_dir,
+        &links,
+        &mut log,
+    );
     let done = tokio::select! {
         r = step => r,
         () = cancel.cancelled() => return Ok(Vec::new()),
