@@ -97,20 +97,45 @@ pub async fn restart_nodes(
             .map_err(with_log)?;
         let client: Arc<dyn LightningNode> = Arc::new(LndNode::connect(name, &endpoint).await?);
         fresh.insert(name.clone(), client);
-        for link in links.iter().filter(|l| &l.from == name || &l.to == name) {
-            let dialler = fresh
-                .get(&link.from)
-                .cloned()
-                .or_else(|| before(&link.from));
-            let Some(dialler) = dialler else { continue };
-            // Best effort: LND's own reconnection may still bring the channels back.
-            if let Err(e) = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await {
-                log.progress(&format!("{} could not dial {}: {e}", link.from, link.to));
+        let diallers: Vec<(Arc<dyn LightningNode>, &Link)> = (links.iter())
+            .filter(|l| &l.from == name || &l.to == name)
+            .filter_map(|l| {
+                let dialler = fresh.get(&l.from).cloned().or_else(|| before(&l.from))?;
+                Some((dialler, l))
+            })
+            .collect();
+        // Dialled again about once a second until the channels are back: LND answers
+        // GetInfo a moment before its peer server accepts ("still in the process of
+        // starting"), and an established connection answers "already connected".
+        let last_dial = std::cell::Cell::new(None::<Instant>);
+        let poll_and_dial = || {
+            let due = last_dial
+                .get()
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+            if due {
+                last_dial.set(Some(Instant::now()));
             }
-        }
-        let (_, channels) = wait_back(name, active, restarted.started_at, RESTART_TIMEOUT, poll)
-            .await
-            .map_err(with_log)?;
+            let diallers = &diallers;
+            let info = poll();
+            async move {
+                if due {
+                    for (dialler, link) in diallers {
+                        // Best effort: LND's own reconnection may bring the channels back too.
+                        let _ = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await;
+                    }
+                }
+                info.await
+            }
+        };
+        let (_, channels) = wait_back(
+            name,
+            active,
+            restarted.started_at,
+            RESTART_TIMEOUT,
+            poll_and_dial,
+        )
+        .await
+        .map_err(with_log)?;
         done.push((
             name.clone(),
             RestartReport {

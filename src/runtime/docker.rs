@@ -648,7 +648,8 @@ impl Runtime for DockerRuntime {
             .cloned()
             .ok_or_else(unknown)?;
         let asked = Instant::now();
-        let stop = StopContainerOptionsBuilder::default().t(STOP_SECS).build();
+        let secs = i32::try_from(super::RESTART_STOP_DEADLINE.as_secs()).unwrap_or(i32::MAX);
+        let stop = StopContainerOptionsBuilder::default().t(secs).build();
         self.docker
             .stop_container(&id, Some(stop))
             .await

@@ -342,7 +342,8 @@ impl Runtime for LocalRuntime {
         let mut proc = self.nodes.remove(at);
         let asked = Instant::now();
         proc.terminate();
-        proc.wait_or_kill(asked + STOP_DEADLINE).await;
+        proc.wait_or_kill(asked + super::RESTART_STOP_DEADLINE)
+            .await;
         let stop = asked.elapsed();
         let log = proc.log.clone();
         drop(proc);

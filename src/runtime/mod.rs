@@ -41,6 +41,11 @@ pub struct NodeEndpoint {
     pub pid: Option<u32>,
 }
 
+/// How long a node being restarted may take to stop before it is killed: longer than
+/// teardown's deadline, as the stop time is what a restart measures (LND can take tens
+/// of seconds after a long run). Under the Docker client's 120 s request timeout.
+pub const RESTART_STOP_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
+
 /// A node stopped and started again by [`Runtime::restart_node`].
 #[derive(Debug, Clone)]
 pub struct Restarted {
