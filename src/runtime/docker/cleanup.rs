@@ -46,6 +46,148 @@ fn not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
+/// Everything carrying a label filter, listed once.
+struct Labelled {
+    containers: Vec<bollard::models::ContainerSummary>,
+    networks: Vec<bollard::models::Network>,
+    volumes: Vec<bollard::models::Volume>,
+}
+
+impl Labelled {
+    /// What carries `label` (`lnbench.run` or `lnbench.run=<id>`).
+    async fn list(docker: &Docker, label: &str) -> Result<Labelled, RuntimeError> {
+        let filters: HashMap<&str, Vec<&str>> = HashMap::from([("label", vec![label])]);
+        let containers = docker
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(docker_err("listing containers"))?;
+        let networks = docker
+            .list_networks(Some(
+                ListNetworksOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(docker_err("listing networks"))?;
+        let volumes = docker
+            .list_volumes(Some(
+                ListVolumesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(docker_err("listing volumes"))?;
+        Ok(Labelled {
+            containers,
+            networks,
+            volumes: volumes.volumes.unwrap_or_default(),
+        })
+    }
+
+    /// Every item's labels.
+    fn labels(&self) -> impl Iterator<Item = &HashMap<String, String>> {
+        (self.containers.iter().filter_map(|c| c.labels.as_ref()))
+            .chain(self.networks.iter().filter_map(|n| n.labels.as_ref()))
+            .chain(self.volumes.iter().map(|v| &v.labels))
+    }
+
+    /// Removes containers (forced, with their anonymous volumes), then networks, then
+    /// volumes, except those of runs `keep` names.
+    async fn remove(
+        self,
+        docker: &Docker,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Vec<Removed>, RuntimeError> {
+        let run_of = |labels: Option<&HashMap<String, String>>| {
+            labels
+                .and_then(|l| l.get(LABEL_RUN))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut removed = Vec::new();
+        for c in self.containers {
+            let run = run_of(c.labels.as_ref());
+            let Some(id) = c.id.as_deref().filter(|_| !keep(&run)) else {
+                continue;
+            };
+            let name = c
+                .names
+                .as_ref()
+                .and_then(|n| n.first())
+                .map(|n| n.trim_start_matches('/').to_string())
+                .unwrap_or_else(|| id.to_string());
+            let options = RemoveContainerOptionsBuilder::default()
+                .force(true)
+                .v(true)
+                .build();
+            match docker.remove_container(id, Some(options)).await {
+                Ok(()) => {}
+                Err(e) if not_found(&e) => continue,
+                Err(source) => {
+                    return Err(RuntimeError::Docker {
+                        what: format!("removing container {name}"),
+                        source,
+                    });
+                }
+            }
+            removed.push(Removed {
+                kind: "container",
+                name,
+                run,
+            });
+        }
+        for n in self.networks {
+            let run = run_of(n.labels.as_ref());
+            let Some(name) = n.name.filter(|_| !keep(&run)) else {
+                continue;
+            };
+            match docker.remove_network(&name).await {
+                Ok(()) => {}
+                Err(e) if not_found(&e) => continue,
+                Err(source) => {
+                    return Err(RuntimeError::Docker {
+                        what: format!("removing network {name}"),
+                        source,
+                    });
+                }
+            }
+            removed.push(Removed {
+                kind: "network",
+                name,
+                run,
+            });
+        }
+        for v in self.volumes {
+            let run = run_of(Some(&v.labels));
+            if keep(&run) {
+                continue;
+            }
+            let options = RemoveVolumeOptionsBuilder::default().force(true).build();
+            match docker.remove_volume(&v.name, Some(options)).await {
+                Ok(()) => {}
+                Err(e) if not_found(&e) => continue,
+                Err(source) => {
+                    return Err(RuntimeError::Docker {
+                        what: format!("removing volume {}", v.name),
+                        source,
+                    });
+                }
+            }
+            removed.push(Removed {
+                kind: "volume",
+                name: v.name,
+                run,
+            });
+        }
+        Ok(removed)
+    }
+}
+
 /// Removes containers (forced, with their anonymous volumes), then networks, then
 /// volumes that carry the run label: of one run (`run = Some(id)`) or of any run.
 pub async fn remove_labelled(
@@ -56,107 +198,10 @@ pub async fn remove_labelled(
         Some(id) => format!("{LABEL_RUN}={id}"),
         None => LABEL_RUN.to_string(),
     };
-    let filters: HashMap<&str, Vec<&str>> = HashMap::from([("label", vec![label.as_str()])]);
-    let run_of = |labels: Option<&HashMap<String, String>>| {
-        labels
-            .and_then(|l| l.get(LABEL_RUN))
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut removed = Vec::new();
-
-    let containers = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
+    Labelled::list(docker, &label)
+        .await?
+        .remove(docker, |_| false)
         .await
-        .map_err(docker_err("listing containers"))?;
-    for c in containers {
-        let Some(id) = c.id.as_deref() else { continue };
-        let name = c
-            .names
-            .as_ref()
-            .and_then(|n| n.first())
-            .map(|n| n.trim_start_matches('/').to_string())
-            .unwrap_or_else(|| id.to_string());
-        let options = RemoveContainerOptionsBuilder::default()
-            .force(true)
-            .v(true)
-            .build();
-        match docker.remove_container(id, Some(options)).await {
-            Ok(()) => {}
-            Err(e) if not_found(&e) => continue,
-            Err(source) => {
-                return Err(RuntimeError::Docker {
-                    what: format!("removing container {name}"),
-                    source,
-                });
-            }
-        }
-        removed.push(Removed {
-            kind: "container",
-            name,
-            run: run_of(c.labels.as_ref()),
-        });
-    }
-
-    let networks = docker
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(docker_err("listing networks"))?;
-    for n in networks {
-        let Some(name) = n.name.clone() else { continue };
-        match docker.remove_network(&name).await {
-            Ok(()) => {}
-            Err(e) if not_found(&e) => continue,
-            Err(source) => {
-                return Err(RuntimeError::Docker {
-                    what: format!("removing network {name}"),
-                    source,
-                });
-            }
-        }
-        removed.push(Removed {
-            kind: "network",
-            name,
-            run: run_of(n.labels.as_ref()),
-        });
-    }
-
-    let volumes = docker
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(docker_err("listing volumes"))?;
-    for v in volumes.volumes.unwrap_or_default() {
-        let options = RemoveVolumeOptionsBuilder::default().force(true).build();
-        match docker.remove_volume(&v.name, Some(options)).await {
-            Ok(()) => {}
-            Err(e) if not_found(&e) => continue,
-            Err(source) => {
-                return Err(RuntimeError::Docker {
-                    what: format!("removing volume {}", v.name),
-                    source,
-                });
-            }
-        }
-        removed.push(Removed {
-            kind: "volume",
-            name: v.name.clone(),
-            run: v.labels.get(LABEL_RUN).cloned().unwrap_or_default(),
-        });
-    }
-    Ok(removed)
 }
 
 /// What `lnbench-tui down` did.
@@ -167,86 +212,39 @@ pub struct Down {
     pub kept: Vec<(String, String)>,
 }
 
-/// Every run id with anything labelled, and its owner label (if any item has one).
-async fn runs(docker: &Docker) -> Result<HashMap<String, Option<String>>, RuntimeError> {
-    let filters: HashMap<&str, Vec<&str>> = HashMap::from([("label", vec![LABEL_RUN])]);
-    let mut labelled: Vec<HashMap<String, String>> = Vec::new();
-    let containers = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(docker_err("listing containers"))?;
-    labelled.extend(containers.into_iter().filter_map(|c| c.labels));
-    let networks = docker
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(docker_err("listing networks"))?;
-    labelled.extend(networks.into_iter().filter_map(|n| n.labels));
-    let volumes = docker
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(docker_err("listing volumes"))?;
-    labelled.extend(
-        volumes
-            .volumes
-            .unwrap_or_default()
-            .into_iter()
-            .map(|v| v.labels),
-    );
-    let mut runs: HashMap<String, Option<String>> = HashMap::new();
-    for labels in labelled {
-        let Some(run) = labels.get(LABEL_RUN) else {
-            continue;
-        };
-        let owner = runs.entry(run.clone()).or_default();
-        if owner.is_none() {
-            *owner = labels.get(LABEL_OWNER).cloned();
-        }
-    }
-    Ok(runs)
-}
-
 /// `lnbench-tui down`: removes what runs left behind and returns the list. A run whose
 /// lnbench-tui still runs on this host, or that was made from another host, is left
 /// alone unless `all`.
 pub async fn down_all(all: bool) -> Result<Down, RuntimeError> {
     let docker = connect().await?;
-    if all {
-        return Ok(Down {
-            removed: remove_labelled(&docker, None).await?,
-            kept: Vec::new(),
-        });
-    }
-    let host = hostname();
-    let mut runs: Vec<(String, Option<String>)> = runs(&docker).await?.into_iter().collect();
-    runs.sort();
-    let mut down = Down::default();
-    for (run, owner) in runs {
-        match owner_of(owner.as_deref(), &host, is_live_tool) {
-            Owner::Gone => down
-                .removed
-                .extend(remove_labelled(&docker, Some(&run)).await?),
-            Owner::Running(pid) => down
-                .kept
-                .push((run, format!("its lnbench-tui (pid {pid}) is still running"))),
-            Owner::OtherHost(h) => down
-                .kept
-                .push((run, format!("it was started from another host ({h})"))),
+    let items = Labelled::list(&docker, LABEL_RUN).await?;
+    // Each run's owner, from the first of its items that names one.
+    let mut owners: HashMap<&str, Option<&str>> = HashMap::new();
+    for labels in items.labels() {
+        let Some(run) = labels.get(LABEL_RUN) else {
+            continue;
+        };
+        let owner = owners.entry(run).or_default();
+        if owner.is_none() {
+            *owner = labels.get(LABEL_OWNER).map(String::as_str);
         }
     }
-    Ok(down)
+    let host = hostname();
+    let mut kept: Vec<(String, String)> = Vec::new();
+    for (run, owner) in owners {
+        let why = match owner_of(owner, &host, is_live_tool) {
+            _ if all => continue,
+            Owner::Gone => continue,
+            Owner::Running(pid) => format!("its lnbench-tui (pid {pid}) is still running"),
+            Owner::OtherHost(h) => format!("it was started from another host ({h})"),
+        };
+        kept.push((run.to_string(), why));
+    }
+    kept.sort();
+    let removed = items
+        .remove(&docker, |run| kept.iter().any(|(k, _)| k == run))
+        .await?;
+    Ok(Down { removed, kept })
 }
 
 /// For `Drop` (which cannot await): removes the run's containers and network on a
