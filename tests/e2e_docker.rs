@@ -34,6 +34,18 @@ fn engine_ready() -> bool {
     engine().is_some()
 }
 
+/// The engine's turn and a run of far more payments than can finish, once its load
+/// is under way; None when no engine answers (outside CI).
+fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, Run)> {
+    let turn = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    if !engine_ready() {
+        return None;
+    }
+    let mut run = Run::start(1_000_000);
+    run.wait_for_load();
+    Some((turn, run))
+}
+
 /// A run of the docker scenario, its stderr lines on a channel.
 struct Run {
     running: Running,
@@ -142,12 +154,9 @@ fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
 
 #[test]
 fn sigint_in_the_middle_of_the_load_exits_130_and_removes_everything() {
-    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    let Some((_engine, mut run)) = run_under_load() else {
         return;
-    }
-    let mut run = Run::start(1_000_000);
-    run.wait_for_load();
+    };
     let run_id = run.run_id();
     let (containers, _) = labelled(Some(&run_id));
     assert_eq!(containers.len(), 3, "chain, alice, bob: {containers:?}");
@@ -160,12 +169,9 @@ fn sigint_in_the_middle_of_the_load_exits_130_and_removes_everything() {
 
 #[test]
 fn down_removes_what_a_killed_run_left() {
-    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    let Some((_engine, mut run)) = run_under_load() else {
         return;
-    }
-    let mut run = Run::start(1_000_000);
-    run.wait_for_load();
+    };
     let run_id = run.run_id();
     kill(Pid::from_raw(run.child.id() as i32), Signal::SIGKILL).unwrap();
     let (_, log) = run.wait_exit(Duration::from_secs(30));
@@ -200,12 +206,9 @@ fn down_removes_what_a_killed_run_left() {
 
 #[test]
 fn down_leaves_a_run_that_is_still_going_alone() {
-    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    let Some((_engine, mut run)) = run_under_load() else {
         return;
-    }
-    let mut run = Run::start(1_000_000);
-    run.wait_for_load();
+    };
     let run_id = run.run_id();
     let out = Command::new(lnbench()).arg("down").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -452,12 +455,9 @@ fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
 /// log's last lines in the error) and the rest is torn down.
 #[test]
 fn a_node_that_dies_during_the_load_ends_the_run_and_leaves_nothing() {
-    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    let Some((_engine, mut run)) = run_under_load() else {
         return;
-    }
-    let mut run = Run::start(1_000_000);
-    run.wait_for_load();
+    };
     let run_id = run.run_id();
     block_on(async {
         let docker = Docker::connect_with_defaults().unwrap();

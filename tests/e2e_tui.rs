@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -23,18 +23,9 @@ fn screen(session: &str) -> String {
 
 /// Waits until the screen shows `text`; panics with the screen after `secs`.
 fn wait_for_screen(session: &str, text: &str, secs: u64) -> String {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let s = screen(session);
-        if s.contains(text) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "screen never showed {text:?}:\n{s}"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    wait_until(session, &format!("showed {text:?}"), secs, |s| {
+        s.contains(text)
+    })
 }
 
 /// The tests here each run a network; one at a time keeps their timing like a user's.
@@ -48,23 +39,31 @@ impl Drop for Session {
     }
 }
 
-#[test]
-fn live_view_ramps_pauses_and_quits_cleanly() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    require_node_binaries();
-    let work = tempfile::tempdir().unwrap();
-    let run_dir = work.path().join("runs");
-    std::fs::create_dir_all(&run_dir).unwrap();
-    let exit_file = work.path().join("exit-code");
-    let session = format!("lnbench-e2e-{}", std::process::id());
-    let report_dir = work.path().join("report");
+/// Where a run started by [`start_in_tmux`] writes.
+struct Paths {
+    run_dir: PathBuf,
+    report_dir: PathBuf,
+    /// The run's exit code, written by the pane's shell when it ends.
+    exit_file: PathBuf,
+}
+
+/// Starts `lnbench-tui scenario --payments N` in a detached 120x40 tmux session named
+/// after `tag`, its files under `work`; the session ends when the guard drops.
+fn start_in_tmux(work: &Path, tag: &str, scenario: &Path, payments: u64) -> (Paths, Session) {
+    let paths = Paths {
+        run_dir: work.join("runs"),
+        report_dir: work.join("report"),
+        exit_file: work.join("exit-code"),
+    };
+    std::fs::create_dir_all(&paths.run_dir).unwrap();
+    let session = format!("lnbench-e2e-{tag}-{}", std::process::id());
     let command = format!(
-        "{} {} --payments 1000000 --run-dir {} --report {}; echo $? > {}; sleep 600",
+        "{} {} --payments {payments} --run-dir {} --report {}; echo $? > {}; sleep 600",
         lnbench().display(),
-        repo_file("tests/fixtures/scenarios/valid/alice-pays-bob.yaml").display(),
-        run_dir.display(),
-        report_dir.display(),
-        exit_file.display(),
+        scenario.display(),
+        paths.run_dir.display(),
+        paths.report_dir.display(),
+        paths.exit_file.display(),
     );
     tmux(&[
         "new-session",
@@ -77,7 +76,22 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
         "40",
         &command,
     ]);
-    let _guard = Session(session.clone());
+    (paths, Session(session))
+}
+
+#[test]
+fn live_view_ramps_pauses_and_quits_cleanly() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    require_node_binaries();
+    let work = tempfile::tempdir().unwrap();
+    let scenario = repo_file("tests/fixtures/scenarios/valid/alice-pays-bob.yaml");
+    let (paths, _guard) = start_in_tmux(work.path(), "view", &scenario, 1_000_000);
+    let Paths {
+        run_dir,
+        report_dir,
+        exit_file,
+    } = paths;
+    let session = _guard.0.clone();
 
     // Setup shows its steps in the view before the load starts.
     let setup = wait_for_screen(&session, "setting up", 120);
@@ -231,37 +245,19 @@ fn a_sweep_shows_each_point_in_the_live_view() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     require_node_binaries();
     let work = tempfile::tempdir().unwrap();
-    let run_dir = work.path().join("runs");
-    std::fs::create_dir_all(&run_dir).unwrap();
     let scenario = work.path().join("sweep.yaml");
     let text = std::fs::read_to_string(repo_file(
         "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
     ))
     .unwrap();
     std::fs::write(&scenario, format!("{text}sweep:\n  concurrency: [1, 4]\n")).unwrap();
-    let exit_file = work.path().join("exit-code");
-    let session = format!("lnbench-e2e-sweep-{}", std::process::id());
-    let report_dir = work.path().join("report");
-    let command = format!(
-        "{} {} --payments 100 --run-dir {} --report {}; echo $? > {}; sleep 600",
-        lnbench().display(),
-        scenario.display(),
-        run_dir.display(),
-        report_dir.display(),
-        exit_file.display(),
-    );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &command,
-    ]);
-    let _guard = Session(session.clone());
+    let (paths, _guard) = start_in_tmux(work.path(), "sweep", &scenario, 100);
+    let Paths {
+        run_dir,
+        report_dir,
+        exit_file,
+    } = paths;
+    let session = _guard.0.clone();
 
     // The run view's header names the point running and how many there are; the
     // stage label only exists in the view, so the lines printed between points do not count.
