@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Builds the node binaries lnbench-tui runs locally: lnd + lncli (v0.21.1-beta) and
-# btcd + btcctl, as static binaries (CGO_ENABLED=0), from the Go module proxy.
-# Idempotent: a binary already built for the pinned version is kept.
+# btcd + btcctl, as static binaries (CGO_ENABLED=0), from the Go module proxy; and
+# bitcoind + bitcoin-cli (Bitcoin Core, wallet and ZMQ compiled in) from a source tree:
+#   BITCOIN_SRC=DIR          a Bitcoin Core source tree (a git work tree, or an exported one
+#                            with BITCOIN_SRC_COMMIT=<upstream commit> naming where it came from)
+#   without it               a cached build is kept; otherwise the pinned release
+#                            ($BITCOIN_TAG) is cloned from upstream, which needs a connected
+#                            machine; where neither works, Bitcoin Core is skipped with a
+#                            message (runs and tests that need it then say so).
+# Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
 
@@ -38,6 +45,50 @@ if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then
   dir=$(module_dir github.com/btcsuite/btcd "$BTCD_VERSION")
   (cd "$dir" && go build -ldflags "-s -w" -o "$BIN/btcd" . && go build -ldflags "-s -w" -o "$BIN/btcctl" ./cmd/btcctl)
   stamp btcd "$BTCD_VERSION"; stamp btcctl "$BTCD_VERSION"
+fi
+
+# --- Bitcoin Core -------------------------------------------------------------------
+BITCOIN_TAG="${BITCOIN_TAG:-v30.0}"
+BITCOIN_REPO="${BITCOIN_REPO:-https://github.com/bitcoin/bitcoin}"
+bitcoin_fresh() { [ -x "$BIN/bitcoind" ] && [ -x "$BIN/bitcoin-cli" ] && [ -f "$BIN/.bitcoind.version" ]; }
+
+build_bitcoind() { # source dir, commit
+  local src="$1" commit="$2" build version
+  for dep in cmake ninja pkg-config; do
+    command -v "$dep" >/dev/null || { echo "error: $dep is needed to build Bitcoin Core (Debian: cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev)" >&2; return 3; }
+  done
+  build="$CACHE/build/bitcoind-${commit:0:12}"
+  mkdir -p "$build"
+  echo "building bitcoind and bitcoin-cli from $commit (about 20 minutes on 2 cores the first time)..." >&2
+  nice cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DENABLE_WALLET=ON -DWITH_ZMQ=ON \
+    -DBUILD_TESTS=OFF -DBUILD_BENCH=OFF -DBUILD_GUI=OFF -DENABLE_IPC=OFF -DINSTALL_MAN=OFF \
+    -DBUILD_TX=OFF -DBUILD_UTIL=OFF -DBUILD_WALLET_TOOL=OFF -DENABLE_EXTERNAL_SIGNER=OFF \
+    -DBUILD_FUZZ_BINARY=OFF -DBUILD_KERNEL_LIB=OFF -DWITH_CCACHE=OFF >"$build/configure.log" 2>&1 \
+    || { tail -n 30 "$build/configure.log" >&2; echo "error: configuring Bitcoin Core failed (log: $build/configure.log)" >&2; return 3; }
+  nice ninja -C "$build" bitcoind bitcoin-cli >"$build/build.log" 2>&1 \
+    || { tail -n 30 "$build/build.log" >&2; echo "error: building Bitcoin Core failed (log: $build/build.log)" >&2; return 3; }
+  cp "$build/bin/bitcoind" "$build/bin/bitcoin-cli" "$BIN/"
+  strip "$BIN/bitcoind" "$BIN/bitcoin-cli" 2>/dev/null || true
+  version=$("$BIN/bitcoind" --version | sed -n '1s/.* version \(v[^ ]*\).*/\1/p')
+  # What the report records: the version the binary states and the commit it came from.
+  echo "$version $commit" > "$BIN/.bitcoind.version"
+}
+
+if [ -n "${BITCOIN_SRC:-}" ]; then
+  [ -f "$BITCOIN_SRC/CMakeLists.txt" ] || { echo "error: BITCOIN_SRC=$BITCOIN_SRC is not a Bitcoin Core source tree (no CMakeLists.txt)" >&2; exit 2; }
+  commit="${BITCOIN_SRC_COMMIT:-$(git -C "$BITCOIN_SRC" rev-parse HEAD 2>/dev/null || true)}"
+  [ -n "$commit" ] || { echo "error: BITCOIN_SRC is not a git work tree: set BITCOIN_SRC_COMMIT to the upstream commit it was exported from" >&2; exit 2; }
+  if ! bitcoin_fresh || [ "$(cut -d' ' -f2 "$BIN/.bitcoind.version")" != "$commit" ]; then
+    build_bitcoind "$BITCOIN_SRC" "$commit"
+  fi
+elif ! bitcoin_fresh; then
+  src="$CACHE/src/bitcoin-$BITCOIN_TAG"
+  if [ -f "$src/CMakeLists.txt" ] || git clone --quiet --depth 1 --branch "$BITCOIN_TAG" "$BITCOIN_REPO" "$src" 2>/dev/null; then
+    build_bitcoind "$src" "$(git -C "$src" rev-parse HEAD)"
+  else
+    rm -rf "$src"
+    echo "note: Bitcoin Core not built: no BITCOIN_SRC given and $BITCOIN_TAG could not be cloned; runs with chain: bitcoind and their tests will say so (see README, Bitcoin Core)" >&2
+  fi
 fi
 
 echo "$BIN"

@@ -3,6 +3,7 @@
 //! `main` only parses the command line and calls [`run`]; everything else lives here
 //! so tests can drive it in-process.
 
+pub mod cache;
 pub mod chain;
 pub mod cli;
 pub mod engine;

@@ -3,7 +3,6 @@
 //! answers, and the start until all its channels are active again (as Alby measured
 //! LND's restart after a long run).
 
-use crate::node::lnd::{self, LndNode};
 use crate::node::{LightningNode, NodeError, NodeInfo};
 use crate::runtime::Runtime;
 use crate::setup::StepLog;
@@ -77,12 +76,16 @@ pub async fn restart_nodes(
             restarted.stop.as_secs_f64()
         ));
         let endpoint = restarted.endpoint.clone();
+        let node_driver = crate::node::driver(endpoint.implementation);
+        let starting = |e: &NodeError| node_driver.is_starting_up(e);
         let poll = || {
             let endpoint = endpoint.clone();
             async move {
                 // A new client each try until one answers: the old connection is gone
                 // and the address may be new.
-                let node = LndNode::connect(name, &endpoint).await?;
+                let node = crate::node::driver(endpoint.implementation)
+                    .connect(&endpoint)
+                    .await?;
                 node.get_info().await
             }
         };
@@ -92,10 +95,17 @@ pub async fn restart_nodes(
                 runtime.log_tail(name, 20)
             )
         };
-        let (rpc, _) = wait_back(name, 0, restarted.started_at, RESTART_TIMEOUT, poll)
-            .await
-            .map_err(with_log)?;
-        let client: Arc<dyn LightningNode> = Arc::new(LndNode::connect(name, &endpoint).await?);
+        let (rpc, _) = wait_back(
+            name,
+            0,
+            restarted.started_at,
+            RESTART_TIMEOUT,
+            &starting,
+            poll,
+        )
+        .await
+        .map_err(with_log)?;
+        let client: Arc<dyn LightningNode> = node_driver.connect(&endpoint).await?;
         fresh.insert(name.clone(), client);
         let diallers: Vec<(Arc<dyn LightningNode>, &Link)> = (links.iter())
             .filter(|l| &l.from == name || &l.to == name)
@@ -132,6 +142,7 @@ pub async fn restart_nodes(
             active,
             restarted.started_at,
             RESTART_TIMEOUT,
+            &starting,
             poll_and_dial,
         )
         .await
@@ -160,6 +171,7 @@ pub async fn wait_back<F, Fut>(
     active: u32,
     started_at: Instant,
     timeout: Duration,
+    starting_up: &dyn Fn(&NodeError) -> bool,
     mut get_info: F,
 ) -> Result<(Duration, Duration)>
 where
@@ -182,7 +194,7 @@ where
                     return Ok((rpc.unwrap_or_default(), now - started_at));
                 }
             }
-            Err(e) if lnd::is_starting_up(&e) => {}
+            Err(e) if starting_up(&e) => {}
             Err(e) => return Err(e.into()),
         }
         if Instant::now() >= deadline {
@@ -239,6 +251,10 @@ mod tests {
         }
     }
 
+    fn lnd_starting(e: &NodeError) -> bool {
+        crate::node::driver(crate::node::Implementation::Lnd).is_starting_up(e)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn rpc_then_channels_are_timed_from_the_start() {
         let start = Instant::now();
@@ -247,6 +263,7 @@ mod tests {
             10,
             start,
             Duration::from_secs(60),
+            &lnd_starting,
             node(5, vec![0, 4, 10]),
         )
         .await
@@ -264,6 +281,7 @@ mod tests {
             10,
             Instant::now(),
             Duration::from_secs(2),
+            &lnd_starting,
             node(0, vec![3]),
         )
         .await
@@ -279,6 +297,7 @@ mod tests {
             1,
             Instant::now(),
             Duration::from_secs(1),
+            &lnd_starting,
             node(u32::MAX, vec![1]),
         )
         .await
@@ -293,14 +312,21 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn other_errors_end_the_wait() {
         let mut calls = 0;
-        let err = wait_back("bob", 1, Instant::now(), Duration::from_secs(10), || {
-            calls += 1;
-            std::future::ready(Err(NodeError::Protocol {
-                node: "bob".into(),
-                call: "GetInfo",
-                detail: "garbage".into(),
-            }))
-        })
+        let err = wait_back(
+            "bob",
+            1,
+            Instant::now(),
+            Duration::from_secs(10),
+            &lnd_starting,
+            || {
+                calls += 1;
+                std::future::ready(Err(NodeError::Protocol {
+                    node: "bob".into(),
+                    call: "GetInfo",
+                    detail: "garbage".into(),
+                }))
+            },
+        )
         .await
         .unwrap_err();
         assert!(err.to_string().contains("garbage"), "{err}");

@@ -1,12 +1,9 @@
 //! One benchmark run, start to end: run directory, signals, network up, setup, load,
 //! report, teardown. Teardown happens here and only here, whatever ended the run.
 
-use crate::chain::ChainBackend;
-use crate::chain::btcd::{BtcdChain, MiningWallet};
+use crate::chain::MiningWallet;
 use crate::engine::{self, Plan, Route};
 use crate::metrics::{self, Summary};
-use crate::node::LightningNode;
-use crate::node::lnd::{self, LndNode};
 use crate::report;
 use crate::runtime::Runtime;
 use crate::scenario::Scenario;
@@ -15,7 +12,6 @@ use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
@@ -569,31 +565,34 @@ pub(crate) async fn bring_up(
         .start_chain(&scenario.chain, &wallet.address().to_string())
         .await?;
     facts.chain_version = endpoint.version.clone();
-    let chain = BtcdChain::connect(&endpoint, wallet).await?;
-    log.progress("mining past segwit activation");
-    chain
-        .prepare()
+    log.progress("mining until coins are mature");
+    let chain = crate::chain::driver(endpoint.kind)
+        .connect(&endpoint, wallet)
         .await
         .context("preparing the regtest chain")?;
+    let chain = chain.as_ref();
     let height = chain.height().await?;
 
     log.begin("nodes up");
     let endpoints = runtime.start_nodes(&scenario.nodes, &endpoint).await?;
     let mut nodes = HashMap::new();
     for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
-        let lnd = LndNode::connect(&spec.name, ep).await?;
-        let info = setup::wait_synced(&lnd, height, NODE_READY_TIMEOUT, lnd::is_starting_up)
+        let driver = crate::node::driver(spec.implementation);
+        let node = driver.connect(ep).await?;
+        let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
+        let info = setup::wait_synced(node.as_ref(), height, NODE_READY_TIMEOUT, starting)
             .await
             .with_context(|| {
                 format!(
-                    "lnd {} did not become ready; last lines of its log:\n{}",
+                    "{} {} did not become ready; last lines of its log:\n{}",
+                    spec.implementation,
                     spec.name,
                     runtime.log_tail(&spec.name, 20)
                 )
             })?;
         log.progress(&format!("{} ready ({})", spec.name, info.version));
         let ready = ReadyNode {
-            node: Arc::new(lnd) as Arc<dyn LightningNode>,
+            node,
             info,
             p2p_addr: ep.p2p_addr.clone(),
         };
@@ -604,13 +603,13 @@ pub(crate) async fn bring_up(
     }
 
     log.begin("wallets funded");
-    setup::fund_openers(&chain, &nodes, &scenario.channels, log).await?;
+    setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
 
     log.begin("peers connected");
     setup::connect_peers(&nodes, &scenario.channels).await?;
 
     log.begin("channels active");
-    setup::open_channels(&chain, &nodes, &scenario.channels, log).await?;
+    setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
 
     log.begin("routes ready");
     let w = &scenario.workload;

@@ -153,7 +153,7 @@ pub async fn wait_synced(
     node: &dyn LightningNode,
     height: u64,
     timeout: Duration,
-    starting_up: fn(&NodeError) -> bool,
+    starting_up: impl Fn(&NodeError) -> bool,
 ) -> Result<NodeInfo> {
     let deadline = Instant::now() + timeout;
     loop {

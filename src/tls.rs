@@ -216,6 +216,28 @@ impl tower::Service<Uri> for PinnedTlsConnector {
     }
 }
 
+/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
+/// A published container port accepts TCP before the program inside listens (the
+/// engine's proxy answers), so only a handshake shows the server is up.
+pub async fn handshake_ok(addr: &str, cert_pem: &[u8]) -> bool {
+    let Some(cert) = cert_from_pem(cert_pem) else {
+        return false;
+    };
+    let Ok(config) = pinned_client_config(cert, &[]) else {
+        return false;
+    };
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let attempt = async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
+        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
+        connector.connect(name, tcp).await.ok()
+    };
+    matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(2), attempt).await,
+        Ok(Some(_))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

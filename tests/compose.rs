@@ -1,7 +1,9 @@
 //! The hand-run compose files stay what the tool runs: the same images, the same btcd
 //! and LND command lines (but for the differences the file names), ports on loopback.
 
-use lnbench_tui::runtime::docker::{chain_command, node_command};
+use lnbench_tui::chain::ChainKind;
+use lnbench_tui::node::Implementation;
+use lnbench_tui::runtime::docker::{chain_access, chain_command, node_command};
 use serde_json::Value;
 use std::str::FromStr;
 
@@ -59,7 +61,7 @@ fn btcd_runs_with_the_tools_command_line() {
         .expect("a regtest address");
     let user = flag(&args, "--rpcuser").unwrap();
     let pass = flag(&args, "--rpcpass").unwrap();
-    assert_eq!(args, chain_command(user, pass, mining));
+    assert_eq!(args, chain_command(ChainKind::Btcd, user, pass, mining));
 }
 
 #[test]
@@ -73,7 +75,8 @@ fn lnd_runs_with_the_tools_command_line_but_the_certificate_path() {
             .find(|a| a.starts_with("--btcd.rpccert="))
             .expect("a btcd certificate");
         assert_eq!(cert, "--btcd.rpccert=/chain/rpc.cert");
-        let tool = node_command(name, "lnbench", "lnbench");
+        let chain = chain_access(ChainKind::Btcd, "lnbench", "lnbench");
+        let tool = node_command(Implementation::Lnd, name, &chain);
         *cert = tool
             .iter()
             .find(|a| a.starts_with("--btcd.rpccert="))

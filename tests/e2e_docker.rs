@@ -327,7 +327,7 @@ fn chain_container_resources_exit_and_teardown() {
             image: None,
             args: Vec::new(),
         };
-        let wallet = lnbench_tui::chain::btcd::MiningWallet::generate();
+        let wallet = lnbench_tui::chain::MiningWallet::generate();
         let chain = rt.start_chain(&spec, &wallet.address()).await.unwrap();
         assert!(
             chain.rpc_addr.starts_with("127.0.0.1:"),
@@ -348,12 +348,12 @@ fn chain_container_resources_exit_and_teardown() {
         assert_eq!(labels["lnbench.scenario"], "t");
 
         // Mine a little so the CPU figure has something to show.
-        let btcd = lnbench_tui::chain::btcd::BtcdChain::connect(&chain, wallet)
+        let btcd = lnbench_tui::chain::driver(chain.kind)
+            .connect(&chain, wallet)
             .await
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         let reading = loop {
-            use lnbench_tui::chain::ChainBackend;
             btcd.mine(20).await.unwrap();
             let r = rt.resources().await;
             if let Some(r) = r
@@ -522,7 +522,7 @@ fn dropping_the_runtime_without_down_removes_the_run() {
             image: None,
             args: Vec::new(),
         };
-        let wallet = lnbench_tui::chain::btcd::MiningWallet::generate();
+        let wallet = lnbench_tui::chain::MiningWallet::generate();
         rt.start_chain(&spec, &wallet.address()).await.unwrap();
         assert_eq!(labelled_now(Some(&run_id)).await.0.len(), 1);
         drop(rt);

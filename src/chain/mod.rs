@@ -1,8 +1,141 @@
-//! Chain backends: the regtest chain the nodes run on.
+//! Chain backends: the regtest chain the nodes run on. One driver per implementation
+//! (`btcd.rs`, `bitcoind.rs`) owns its command line, ports and how the tool talks to it;
+//! `rpc.rs` is the JSON-RPC chain both share, funding node wallets from the tool's own
+//! mining wallet (`wallet.rs`).
 
+pub mod bitcoind;
 pub mod btcd;
+pub mod rpc;
+pub mod wallet;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use wallet::MiningWallet;
+
+/// The name of the chain backend's process or container, directory and log.
+pub const CHAIN_NAME: &str = "chain";
+
+/// Which chain backend a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChainKind {
+    Btcd,
+    Bitcoind,
+}
+
+impl ChainKind {
+    pub const ALL: [ChainKind; 2] = [ChainKind::Btcd, ChainKind::Bitcoind];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainKind::Btcd => "btcd",
+            ChainKind::Bitcoind => "bitcoind",
+        }
+    }
+}
+
+impl std::fmt::Display for ChainKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The driver of a chain backend: the one registration line per implementation.
+pub fn driver(kind: ChainKind) -> &'static dyn ChainDriver {
+    match kind {
+        ChainKind::Btcd => &btcd::BTCD,
+        ChainKind::Bitcoind => &bitcoind::BITCOIND,
+    }
+}
+
+/// How the tool reaches the chain backend's RPC.
+#[derive(Debug, Clone)]
+pub struct ChainEndpoint {
+    pub kind: ChainKind,
+    /// `127.0.0.1:port` of the RPC listener.
+    pub rpc_addr: String,
+    pub rpc_user: String,
+    pub rpc_pass: String,
+    /// PEM certificate of the RPC listener, to pin, when it speaks TLS (btcd).
+    pub rpc_cert: Option<PathBuf>,
+    /// The version the binary states, and where it came from when known.
+    pub version: String,
+    /// How the nodes reach the same backend.
+    pub access: ChainAccess,
+}
+
+/// How a node reaches the chain backend, in the terms of where the node runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainAccess {
+    pub kind: ChainKind,
+    /// `host:port` of the RPC listener.
+    pub rpc_addr: String,
+    pub rpc_user: String,
+    pub rpc_pass: String,
+    /// Path of the RPC listener's certificate (btcd).
+    pub rpc_cert: Option<String>,
+    /// `tcp://host:port` of the ZMQ raw block and raw transaction publishers (bitcoind).
+    pub zmq_block: Option<String>,
+    pub zmq_tx: Option<String>,
+}
+
+/// The container ports of a chain backend (each container has its own address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainPorts {
+    pub rpc: u16,
+    pub p2p: u16,
+    /// ZMQ raw block and raw transaction publishers, for backends that have them.
+    pub zmq: Option<(u16, u16)>,
+}
+
+/// Where and how the chain backend runs, in the terms of the place it runs in.
+#[derive(Debug, Clone)]
+pub struct ChainLaunch<'a> {
+    /// Directory for its data and, for a TLS RPC, `rpc.cert` / `rpc.key`.
+    pub dir: &'a str,
+    /// `host:port` the RPC server listens on.
+    pub rpc_listen: &'a str,
+    /// `host:port` the P2P server listens on.
+    pub p2p_listen: &'a str,
+    /// `host:port` of the ZMQ raw block / raw transaction publishers.
+    pub zmq_listen: Option<(&'a str, &'a str)>,
+    pub user: &'a str,
+    pub pass: &'a str,
+    /// The tool's mining address (btcd mines to it on `generate`).
+    pub mining_addr: &'a str,
+}
+
+/// Everything the tool knows about one chain backend implementation.
+#[async_trait]
+pub trait ChainDriver: Send + Sync {
+    fn kind(&self) -> ChainKind;
+    /// The daemon's binary name, looked up in the build cache and on PATH.
+    fn binary(&self) -> &'static str;
+    /// The command that builds the binary, for "not found" messages.
+    fn build_hint(&self) -> &'static str;
+    /// The image `scripts/build-images.sh` builds, for the docker runtime.
+    fn local_image(&self) -> String;
+    fn ports(&self) -> ChainPorts;
+    /// True when the RPC speaks TLS with a certificate the runtime writes to
+    /// `<dir>/rpc.cert` and `<dir>/rpc.key` before the start.
+    fn rpc_tls(&self) -> bool;
+    /// The command line (before the scenario's own `args:`).
+    fn args(&self, launch: &ChainLaunch) -> Vec<String>;
+    /// True once the RPC serves: more than a port that accepts TCP, which a container
+    /// engine's proxy does before the daemon listens.
+    async fn ready(&self, endpoint: &ChainEndpoint) -> bool;
+    /// Connects the tool's client, mining to `wallet`'s address, and mines until coins
+    /// are mature and the chain is ready for nodes (before any node starts: LND only
+    /// serves once synced).
+    async fn connect(
+        &self,
+        endpoint: &ChainEndpoint,
+        wallet: MiningWallet,
+    ) -> Result<Arc<dyn ChainBackend>, ChainError>;
+}
 
 /// An error from the chain backend.
 #[derive(Debug, thiserror::Error)]

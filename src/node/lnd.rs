@@ -3,12 +3,17 @@
 //! The TLS handshake is done by our own connector with LND's certificate pinned (see
 //! [`crate::tls`]), so the endpoint is given to tonic as `http://127.0.0.1:port`.
 //! Payments go through routerrpc `SendPaymentV2`, the only payment RPC LND 0.21 has.
+//! `driver.rs` holds the rest of what the tool knows about LND.
 
+mod driver;
+
+pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
+
+use super::driver::{Credentials, NodeEndpoint};
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,
 };
-use crate::runtime::NodeEndpoint;
 use crate::tls;
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, sha256};
@@ -72,25 +77,26 @@ impl LndNode {
             path: path.to_path_buf(),
             source,
         };
-        let cert = tls::read_pem_cert(&endpoint.tls_cert).map_err(|e| {
+        let Credentials::Lnd(LndCredentials { tls_cert, macaroon }) = &endpoint.credentials;
+        let cert = tls::read_pem_cert(tls_cert).map_err(|e| {
             let io = match e {
                 tls::TlsError::Read { source, .. } => source,
                 other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
             };
-            credentials("TLS certificate", &endpoint.tls_cert, io)
+            credentials("TLS certificate", tls_cert, io)
         })?;
-        let macaroon = tokio::fs::read(&endpoint.macaroon)
+        let macaroon = tokio::fs::read(macaroon)
             .await
-            .map_err(|e| credentials("macaroon", &endpoint.macaroon, e))?;
+            .map_err(|e| credentials("macaroon", macaroon, e))?;
         let connect_err = |source: Box<dyn std::error::Error + Send + Sync>| NodeError::Connect {
             node: name.to_string(),
-            endpoint: endpoint.grpc_addr.clone(),
+            endpoint: endpoint.rpc_addr.clone(),
             source,
         };
         let macaroon: AsciiMetadataValue = MetadataValue::try_from(macaroon.to_lower_hex_string())
             .map_err(|e| connect_err(Box::new(e)))?;
         let config = tls::grpc_client_config(cert).map_err(|e| connect_err(Box::new(e)))?;
-        let channel = Endpoint::from_shared(format!("http://{}", endpoint.grpc_addr))
+        let channel = Endpoint::from_shared(format!("http://{}", endpoint.rpc_addr))
             .map_err(|e| connect_err(Box::new(e)))?
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true)
@@ -160,7 +166,7 @@ impl LndNode {
 
 /// True when LND answered that its RPC server is not ready yet (it is still syncing
 /// to the chain or unlocking its wallet). Callers retry on this.
-pub fn is_starting_up(err: &NodeError) -> bool {
+fn is_starting_up(err: &NodeError) -> bool {
     match err {
         NodeError::Rpc { status, .. } => {
             status.contains("in the process of starting up")

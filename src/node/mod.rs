@@ -4,8 +4,11 @@
 //! handles) and takes `&self`, so many payment workers can use one node at once
 //! without a lock.
 
+pub mod driver;
 pub mod fake;
 pub mod lnd;
+
+pub use driver::{Credentials, NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -19,10 +22,19 @@ pub enum Implementation {
 }
 
 impl Implementation {
+    pub const ALL: [Implementation; 1] = [Implementation::Lnd];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Implementation::Lnd => "lnd",
         }
+    }
+}
+
+/// The driver of an implementation: the one registration line per implementation.
+pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
+    match implementation {
+        Implementation::Lnd => &lnd::LND,
     }
 }
 

@@ -1,14 +1,22 @@
 //! Keeps credentials out of reports. The tool never puts the chain's RPC password or
-//! a node's macaroon into the report model, but the scenario text is copied as
+//! a node's credentials into the report model, but the scenario text is copied as
 //! written, and a user may pass a secret in `args:` (`--btcd.rpcpass=...`). Reports
 //! are meant to be shared, so such values are replaced before the text is copied.
 
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[REDACTED]";
 
-/// Parts of a flag name that mark its value as a credential: passwords, macaroons,
-/// runes (Core Lightning), secrets, tokens and RPC auth strings.
-const SECRET_MARKERS: [&str; 6] = ["pass", "macaroon", "rune", "secret", "token", "auth"];
+/// Parts of a flag name that mark its value as a credential: passwords, runes (Core
+/// Lightning), secrets, tokens and RPC auth strings. Each node driver adds the words of
+/// its own credentials ([`crate::node::NodeDriver::secret_words`]).
+const SECRET_MARKERS: [&str; 5] = ["pass", "rune", "secret", "token", "auth"];
+
+/// True when a flag named `name` (lowercase, without dashes) carries a credential.
+fn is_secret(name: &str) -> bool {
+    let drivers = crate::node::Implementation::ALL.map(crate::node::driver);
+    SECRET_MARKERS.iter().any(|m| name.contains(m))
+        || (drivers.iter()).any(|d| d.secret_words().iter().any(|w| name.contains(w)))
+}
 
 /// `text` with the value of every secret-looking command-line flag replaced by
 /// [`REDACTED`]: `--btcd.rpcpass=hunter2` becomes `--btcd.rpcpass=[REDACTED]`, and in
@@ -33,7 +41,7 @@ pub fn redact_scenario_text(text: &str) -> String {
                 .take_while(|b| is_name_byte(**b))
                 .count();
         let name = text[name_start..name_end].to_ascii_lowercase();
-        if !SECRET_MARKERS.iter().any(|m| name.contains(m)) {
+        if !is_secret(&name) {
             i = name_end.max(i + 1);
             continue;
         }
@@ -140,8 +148,6 @@ mod tests {
     #[test]
     fn redacts_every_kind_of_credential() {
         for flag in [
-            "--macaroon",
-            "--admin-macaroon-hex",
             "--rune",
             "--clnrest-rune",
             "--wallet-secret",
@@ -174,9 +180,8 @@ mod tests {
     #[test]
     fn leaves_flags_without_values_and_other_text_alone() {
         for text in [
-            "args: [\"--no-macaroons\", \"--debuglevel=info\"]\n",
-            "args: [\"--no-macaroons\"]\nname: x\n",
-            "    args:\n      - --no-macaroons\n      - --debuglevel=info\n",
+            "args: [\"--no-tls\", \"--debuglevel=info\"]\n",
+            "    args:\n      - --no-tls\n      - --debuglevel=info\n",
             "description: the password -- never written here\n",
             "args: [\"--protocol.wumbo-channels\"]  # keeps -- comments\n",
             "name: bypass-test\n",

@@ -80,14 +80,22 @@ pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
 /// instead of after the chain is up.
 pub(super) fn preflight_local(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
+    let chain = crate::chain::driver(scenario.chain.kind);
     find_binary(
         scenario.chain.binary.as_deref(),
-        "btcd",
-        "the chain backend",
+        chain.binary(),
+        &format!("the chain backend ({})", chain.binary()),
+        chain.build_hint(),
     )?;
     for node in &scenario.nodes {
         let what = format!("node {}", node.name);
-        find_binary(node.binary.as_deref(), node.implementation.as_str(), &what)?;
+        let driver = crate::node::driver(node.implementation);
+        find_binary(
+            node.binary.as_deref(),
+            driver.binary(),
+            &what,
+            driver.build_hint(),
+        )?;
     }
     Ok(())
 }

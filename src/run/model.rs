@@ -63,7 +63,7 @@ pub(super) fn build_report(
         runtime: facts.runtime.clone(),
         host: report::Host::detect(),
         chain: report::ChainInfo {
-            implementation: "btcd".into(),
+            implementation: scenario.chain.kind.to_string(),
             version: facts.chain_version.clone(),
             resources: Default::default(),
         },

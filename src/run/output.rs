@@ -100,11 +100,11 @@ pub(super) fn tui_info(
         })
         .collect();
     nodes.push(tui::NodeInfo {
-        name: crate::runtime::local::CHAIN_NAME.into(),
-        implementation: "btcd".into(),
-        version: facts
-            .chain_version
-            .trim_start_matches("btcd version ")
+        name: crate::chain::CHAIN_NAME.into(),
+        implementation: scenario.chain.kind.to_string(),
+        // "btcd version 0.24.2-beta", "Bitcoin Core daemon version v31.99.0 (...)".
+        version: (facts.chain_version.split_once("version ").map(|(_, v)| v))
+            .unwrap_or(&facts.chain_version)
             .to_string(),
         role: "chain".into(),
         channels: None,

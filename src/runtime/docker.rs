@@ -1,7 +1,7 @@
-//! Docker runtime: btcd and LND in containers of a Docker engine (bollard), one
-//! user-defined bridge network per run. Container hostnames are the node names (the
-//! chain is `chain`), so peers reach each other at `bob:9735` and LND reaches btcd at
-//! `chain:18556`. Ports are published on 127.0.0.1 only, on ephemeral host ports read
+//! Docker runtime: the chain backend and the nodes in containers of a Docker engine
+//! (bollard), one user-defined bridge network per run. Container hostnames are the node
+//! names (the chain is `chain`), so peers reach each other at `bob:9735` and nodes reach
+//! the chain at `chain:<its RPC port>`; ports and command lines come from the drivers. Ports are published on 127.0.0.1 only, on ephemeral host ports read
 //! back by inspect. Node data stays in the container's writable layer (its size is
 //! the data-dir size); credentials are copied out into the run directory (0600); each
 //! container's log is followed into `<run dir>/<name>.log`. Everything carries the
@@ -17,12 +17,14 @@ mod spec;
 pub mod stats;
 
 pub use cleanup::{Down, Removed, down_all};
-pub use images::{DEFAULT_BTCD_VERSION, DEFAULT_LND_VERSION, RunImages};
+pub use images::RunImages;
 
-use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
-use super::local::{CHAIN_NAME, random_hex};
+use super::local::random_hex;
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
+use crate::chain::{CHAIN_NAME, ChainAccess, ChainKind, ChainLaunch};
 use crate::metrics::ResourceReading;
+use crate::node::Implementation;
+use crate::node::driver::NodeLaunch;
 use crate::scenario::{ChainSpec, NodeSpec, Scenario};
 use async_trait::async_trait;
 use bollard::Docker;
@@ -44,15 +46,10 @@ pub const LABEL_NODE: &str = "lnbench.node";
 /// run whose tool still runs on this host alone.
 pub const LABEL_OWNER: &str = "lnbench.owner";
 
-/// Ports inside the containers (the same in every container: each has its own address).
-const BTCD_RPC_PORT: u16 = 18556;
-const BTCD_P2P_PORT: u16 = 18444;
-const LND_GRPC_PORT: u16 = 10009;
-const LND_P2P_PORT: u16 = 9735;
 /// Data directory inside every container.
 const DATA: &str = "/data";
-/// btcd's RPC certificate inside LND containers.
-const BTCD_CERT_IN_LND: &str = "/data/btcd-rpc.cert";
+/// The chain's RPC certificate inside node containers (chains whose RPC speaks TLS).
+const CHAIN_CERT_IN_NODE: &str = "/data/chain-rpc.cert";
 /// How long the engine may take to answer a ping.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -94,31 +91,56 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
     Ok((docker, run_images))
 }
 
-/// btcd's command line in its container (before the scenario's own `args:`). Public
-/// so the hand-run compose files can be checked against it (tests/compose.rs).
-pub fn chain_command(user: &str, pass: &str, mining_addr: &str) -> Vec<String> {
-    btcd_args(&BtcdArgs {
+/// The chain backend's command line in its container (before the scenario's own
+/// `args:`). Public so the hand-run compose files can be checked against it
+/// (tests/compose.rs).
+pub fn chain_command(kind: ChainKind, user: &str, pass: &str, mining_addr: &str) -> Vec<String> {
+    let driver = crate::chain::driver(kind);
+    let ports = driver.ports();
+    let zmq = ports
+        .zmq
+        .map(|(b, t)| (format!("0.0.0.0:{b}"), format!("0.0.0.0:{t}")));
+    driver.args(&ChainLaunch {
         dir: DATA,
-        rpc_listen: &format!("0.0.0.0:{BTCD_RPC_PORT}"),
-        p2p_listen: &format!("0.0.0.0:{BTCD_P2P_PORT}"),
+        rpc_listen: &format!("0.0.0.0:{}", ports.rpc),
+        p2p_listen: &format!("0.0.0.0:{}", ports.p2p),
+        zmq_listen: zmq.as_ref().map(|(b, t)| (b.as_str(), t.as_str())),
         user,
         pass,
         mining_addr,
     })
 }
 
-/// LND's command line in the container of node `name` (before the scenario's own
-/// `args:`), reaching btcd at `chain` on the run's network.
-pub fn node_command(name: &str, btcd_user: &str, btcd_pass: &str) -> Vec<String> {
-    lnd_args(&LndArgs {
+/// How nodes on the run's network reach the chain backend.
+pub fn chain_access(kind: ChainKind, user: &str, pass: &str) -> ChainAccess {
+    let driver = crate::chain::driver(kind);
+    let ports = driver.ports();
+    ChainAccess {
+        kind,
+        rpc_addr: format!("{CHAIN_NAME}:{}", ports.rpc),
+        rpc_user: user.to_string(),
+        rpc_pass: pass.to_string(),
+        rpc_cert: driver.rpc_tls().then(|| CHAIN_CERT_IN_NODE.to_string()),
+        zmq_block: ports.zmq.map(|(b, _)| format!("tcp://{CHAIN_NAME}:{b}")),
+        zmq_tx: ports.zmq.map(|(_, t)| format!("tcp://{CHAIN_NAME}:{t}")),
+    }
+}
+
+/// A node's command line in the container of node `name` (before the scenario's own
+/// `args:`), reaching the chain at `chain` on the run's network.
+pub fn node_command(
+    implementation: Implementation,
+    name: &str,
+    chain: &ChainAccess,
+) -> Vec<String> {
+    let driver = crate::node::driver(implementation);
+    let ports = driver.ports();
+    driver.args(&NodeLaunch {
         name,
         dir: DATA,
-        grpc_listen: &format!("0.0.0.0:{LND_GRPC_PORT}"),
-        p2p_listen: &format!("0.0.0.0:{LND_P2P_PORT}"),
-        btcd_rpc: &format!("{CHAIN_NAME}:{BTCD_RPC_PORT}"),
-        btcd_user,
-        btcd_pass,
-        btcd_cert: BTCD_CERT_IN_LND,
+        rpc_listen: &format!("0.0.0.0:{}", ports.rpc),
+        p2p_listen: &format!("0.0.0.0:{}", ports.p2p),
+        chain,
     })
 }
 
@@ -151,7 +173,8 @@ pub struct DockerRuntime {
     watchers: Vec<JoinHandle<()>>,
     /// Log followers: they end by themselves when their container stops.
     loggers: Vec<JoinHandle<()>>,
-    /// btcd's RPC certificate (PEM), given to every LND container.
+    /// The chain's RPC certificate (PEM), given to every node container, when its RPC
+    /// speaks TLS.
     chain_cert: Option<String>,
     /// Every started node's endpoint, to give back (with new ports) on a restart.
     endpoints: Vec<NodeEndpoint>,
@@ -374,19 +397,22 @@ impl DockerRuntime {
         }
     }
 
-    /// Copies a node's tls.cert and admin.macaroon out once both exist, into its
-    /// private directory. False while LND has not written them yet.
+    /// Copies a node's credential files out once all exist, into its private
+    /// directory. False while the node has not written them all yet.
     async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> bool {
-        let macaroon_in = format!("{DATA}/data/chain/bitcoin/regtest/admin.macaroon");
-        let cert_in = format!("{DATA}/tls.cert");
-        let (Ok(mac), Ok(cert)) = (
-            creds::download(&self.docker, id, &macaroon_in).await,
-            creds::download(&self.docker, id, &cert_in).await,
-        ) else {
-            return false;
-        };
-        creds::write_private(&ep.macaroon, &mac).is_ok()
-            && creds::write_private(&ep.tls_cert, &cert).is_ok()
+        let driver = crate::node::driver(ep.implementation);
+        let files = driver.credential_files();
+        let local = ep.credentials.files();
+        for (inside, outside) in files.iter().zip(local) {
+            let Ok(content) = creds::download(&self.docker, id, &format!("{DATA}/{inside}")).await
+            else {
+                return false;
+            };
+            if creds::write_private(outside, &content).is_err() {
+                return false;
+            }
+        }
+        true
     }
 
     /// Stops, saves the logs of, and removes every container, then the network.
@@ -475,67 +501,72 @@ impl Runtime for DockerRuntime {
         spec: &ChainSpec,
         mining_addr: &str,
     ) -> Result<ChainEndpoint, RuntimeError> {
-        let what = "the chain (btcd)";
+        let driver = crate::chain::driver(spec.kind);
+        let what = format!("the chain ({})", driver.binary());
         let image = self.images.chain.clone();
         std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
         let dir = self.cred_dir(CHAIN_NAME)?;
         let (user, pass) = ("lnbench".to_string(), random_hex(16));
-        let (cert, key) = crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1"])
-            .map_err(|e| RuntimeError::Io {
-                path: dir.clone(),
-                source: std::io::Error::other(e),
-            })?;
-        let rpc_cert = dir.join("rpc.cert");
-        creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
-        let mut cmd = chain_command(&user, &pass, mining_addr);
+        let mut cmd = chain_command(spec.kind, &user, &pass, mining_addr);
         cmd.extend(spec.args.iter().cloned());
-        let id = self
-            .create(CHAIN_NAME, &image, cmd, &[BTCD_RPC_PORT])
-            .await?;
-        let archive = creds::pack(&[
-            ("data/rpc.cert", cert.as_bytes(), 0o644),
-            ("data/rpc.key", key.as_bytes(), 0o600),
-        ])
-        .map_err(Self::io_err(&dir))?;
-        creds::upload(&self.docker, &id, archive)
-            .await
-            .map_err(Self::err(
-                "copying the RPC certificate into the chain's container",
-            ))?;
+        let ports = driver.ports();
+        let id = self.create(CHAIN_NAME, &image, cmd, &[ports.rpc]).await?;
+        let rpc_cert = if driver.rpc_tls() {
+            let (cert, key) = crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1"])
+                .map_err(|e| RuntimeError::Io {
+                    path: dir.clone(),
+                    source: std::io::Error::other(e),
+                })?;
+            let rpc_cert = dir.join("rpc.cert");
+            creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
+            let archive = creds::pack(&[
+                ("data/rpc.cert", cert.as_bytes(), 0o644),
+                ("data/rpc.key", key.as_bytes(), 0o600),
+            ])
+            .map_err(Self::io_err(&dir))?;
+            creds::upload(&self.docker, &id, archive)
+                .await
+                .map_err(Self::err(
+                    "copying the RPC certificate into the chain's container",
+                ))?;
+            self.chain_cert = Some(cert);
+            Some(rpc_cert)
+        } else {
+            None
+        };
         self.start(CHAIN_NAME, &id).await?;
-        let rpc_addr = self.host_addr(&id, BTCD_RPC_PORT).await?;
+        let rpc_addr = self.host_addr(&id, ports.rpc).await?;
+        let stated =
+            probe::exec_first_line(&self.docker, &id, &[driver.binary(), "--version"]).await;
+        let source = images::source_label(&self.docker, &image).await;
+        let version = match (stated.is_empty(), source) {
+            (true, _) => format!("{} ({image})", driver.binary()),
+            (false, Some(commit)) => format!("{stated} (source {commit}; {image})"),
+            (false, None) => format!("{stated} ({image})"),
+        };
+        let endpoint = ChainEndpoint {
+            kind: spec.kind,
+            rpc_addr,
+            access: chain_access(spec.kind, &user, &pass),
+            rpc_user: user,
+            rpc_pass: pass,
+            rpc_cert,
+            version,
+        };
 
         let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
         loop {
             if let Some(status) = self.exit_of(CHAIN_NAME) {
-                return Err(self.exited_error(what.into(), CHAIN_NAME, status));
+                return Err(self.exited_error(what, CHAIN_NAME, status));
             }
-            if probe::tls_ready(&rpc_addr, cert.as_bytes()).await {
-                break;
+            if driver.ready(&endpoint).await {
+                return Ok(endpoint);
             }
             if Instant::now() >= deadline {
-                return Err(self.not_ready_error(
-                    what.into(),
-                    CHAIN_NAME,
-                    CHAIN_READY_TIMEOUT.as_secs(),
-                ));
+                return Err(self.not_ready_error(what, CHAIN_NAME, CHAIN_READY_TIMEOUT.as_secs()));
             }
             tokio::time::sleep(POLL).await;
         }
-        self.chain_cert = Some(cert);
-        let version = match probe::exec_first_line(&self.docker, &id, &["btcd", "--version"]).await
-        {
-            v if v.is_empty() => format!("btcd ({image})"),
-            v => format!("{v} ({image})"),
-        };
-        Ok(ChainEndpoint {
-            rpc_addr,
-            rpc_user: user,
-            rpc_pass: pass,
-            rpc_cert,
-            p2p_addr: format!("{CHAIN_NAME}:{BTCD_P2P_PORT}"),
-            version,
-        })
     }
 
     async fn start_nodes(
@@ -543,12 +574,12 @@ impl Runtime for DockerRuntime {
         nodes: &[NodeSpec],
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        let chain_cert = self.chain_cert.clone().unwrap_or_default();
-        let wants_db = |spec: &NodeSpec| super::local::postgres::wanted(&spec.args);
-        if nodes.iter().any(wants_db) {
+        let chain_cert = self.chain_cert.clone();
+        let wants_db = super::local::postgres::wants;
+        if super::local::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
         }
-        // Start all, then wait for all: LND start-up is mostly waiting.
+        // Start all, then wait for all: node start-up is mostly waiting.
         let mut started = Vec::with_capacity(nodes.len());
         for spec in nodes {
             let image = self
@@ -559,37 +590,43 @@ impl Runtime for DockerRuntime {
                     detail: "no image was chosen for it".into(),
                 })?
                 .to_string();
+            let driver = crate::node::driver(spec.implementation);
+            let ports = driver.ports();
             let dir = self.cred_dir(&spec.name)?;
-            let mut cmd = node_command(&spec.name, &chain.rpc_user, &chain.rpc_pass);
+            let mut cmd = node_command(spec.implementation, &spec.name, &chain.access);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
-                cmd.push(self.database_for(&spec.name).await?);
+                cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
             }
-            let id = self
-                .create(&spec.name, &image, cmd, &[LND_GRPC_PORT])
-                .await?;
-            let archive = creds::pack(&[(
-                BTCD_CERT_IN_LND.trim_start_matches('/'),
-                chain_cert.as_bytes(),
-                0o644,
-            )])
-            .map_err(Self::io_err(&dir))?;
-            creds::upload(&self.docker, &id, archive)
-                .await
-                .map_err(Self::err(format!(
-                    "copying btcd's certificate into the container of {}",
-                    spec.name
-                )))?;
+            let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
+            if let Some(cert) = &chain_cert {
+                let archive = creds::pack(&[(
+                    CHAIN_CERT_IN_NODE.trim_start_matches('/'),
+                    cert.as_bytes(),
+                    0o644,
+                )])
+                .map_err(Self::io_err(&dir))?;
+                creds::upload(&self.docker, &id, archive)
+                    .await
+                    .map_err(Self::err(format!(
+                        "copying the chain's RPC certificate into the container of {}",
+                        spec.name
+                    )))?;
+            }
             self.start(&spec.name, &id).await?;
-            let grpc_addr = self.host_addr(&id, LND_GRPC_PORT).await?;
+            let rpc_addr = self.host_addr(&id, ports.rpc).await?;
+            // Credential files are copied out flat into the node's private directory.
+            let credentials = driver.credentials(&|file| {
+                dir.join(std::path::Path::new(file).file_name().unwrap_or_default())
+            });
             started.push((
                 id,
                 NodeEndpoint {
                     name: spec.name.clone(),
-                    grpc_addr,
-                    p2p_addr: format!("{}:{LND_P2P_PORT}", spec.name),
-                    tls_cert: dir.join("tls.cert"),
-                    macaroon: dir.join("admin.macaroon"),
+                    implementation: spec.implementation,
+                    rpc_addr,
+                    p2p_addr: format!("{}:{}", spec.name, ports.p2p),
+                    credentials,
                     data_dir: dir,
                     binary: PathBuf::from(image),
                     pid: None,
@@ -607,10 +644,7 @@ impl Runtime for DockerRuntime {
                     return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
                 }
                 let ready = self.copy_credentials(id, ep).await
-                    && match std::fs::read(&ep.tls_cert) {
-                        Ok(pem) => probe::tls_ready(&ep.grpc_addr, &pem).await,
-                        Err(_) => false,
-                    };
+                    && crate::node::driver(ep.implementation).ready(ep).await;
                 if !ready {
                     still.push(i);
                 }
@@ -636,7 +670,7 @@ impl Runtime for DockerRuntime {
     }
 
     /// Stops and starts the node's container (its data stays in the writable layer),
-    /// then reads back its gRPC host port, which the engine may have changed.
+    /// then reads back its RPC host port, which the engine may have changed.
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
         let unknown = || RuntimeError::UnknownNode { name: name.into() };
         let id = (self.containers.iter())
@@ -688,9 +722,10 @@ impl Runtime for DockerRuntime {
             name.to_string(),
             self.shared.latest.clone(),
         )));
-        let grpc_addr = self.host_addr(&id, LND_GRPC_PORT).await?;
+        let rpc_port = crate::node::driver(endpoint.implementation).ports().rpc;
+        let rpc_addr = self.host_addr(&id, rpc_port).await?;
         let endpoint = NodeEndpoint {
-            grpc_addr,
+            rpc_addr,
             ..endpoint
         };
         if let Some(e) = self.endpoints.iter_mut().find(|e| e.name == name) {

@@ -1,33 +1,35 @@
-//! Local runtime: btcd and LND as processes of this machine, each in its own process
-//! group with its own data dir under the run directory and its output in
-//! `<run_dir>/<name>/output.log`. The chain's directory is `<run_dir>/chain`.
+//! Local runtime: the chain backend and the nodes as processes of this machine, each in
+//! its own process group with its own data dir under the run directory and its output
+//! in `<run_dir>/<name>/output.log`. The chain's directory is `<run_dir>/chain`. What
+//! to start and how to tell it is ready comes from each one's driver.
 
 mod binaries;
 pub mod postgres;
 mod process;
 pub mod stats;
 
-pub use binaries::{cache_bin_dir, find_binary};
+pub use crate::cache::cache_bin_dir;
+pub use binaries::find_binary;
 /// Also read by the docker runtime for its saved container logs.
 pub(super) use process::tail;
 
-use super::args::{BtcdArgs, LndArgs, btcd_args, lnd_args};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
-use crate::node::Implementation;
-use crate::scenario::{ChainKind, ChainSpec, NodeSpec};
+use crate::chain::{ChainAccess, ChainLaunch};
+use crate::node::driver::NodeLaunch;
+use crate::scenario::{ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use bitcoin::hex::DisplayHex;
-use process::{Proc, accepts_tcp, free_ports};
+use process::{Proc, free_ports};
 use rand::RngCore;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// Name of the chain's directory and log, as `log_tail` takes it.
-pub const CHAIN_NAME: &str = "chain";
-/// How long btcd may take until its RPC listens.
+pub use crate::chain::CHAIN_NAME;
+/// How long the chain backend may take until its RPC serves.
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long LND may take until its credentials exist and its gRPC port listens.
+/// How long a node may take until its credentials exist and its RPC serves.
 const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a process may take to exit on SIGTERM before it is killed.
 const STOP_DEADLINE: Duration = Duration::from_secs(15);
@@ -138,8 +140,23 @@ pub(super) fn random_hex(bytes: usize) -> String {
     buf.to_lower_hex_string()
 }
 
-/// The first line a binary prints for `--version`, for the report.
+/// The first line a binary prints for `--version`, with the source commit the build
+/// cache recorded for it (binaries built from a source tree), for the report.
 async fn version_of(binary: &Path) -> String {
+    let stated = stated_version(binary).await;
+    let name = binary.file_name().map(|n| n.to_string_lossy().into_owned());
+    let parent = binary.parent();
+    let commit = name
+        .zip(parent)
+        .and_then(|(n, dir)| crate::cache::stamp_in(dir, &n))
+        .and_then(|stamp| stamp.split_whitespace().nth(1).map(str::to_string));
+    match commit {
+        Some(c) => format!("{stated} (source {c})"),
+        None => stated,
+    }
+}
+
+async fn stated_version(binary: &Path) -> String {
     let output = tokio::process::Command::new(binary)
         .arg("--version")
         .kill_on_drop(true)
@@ -162,50 +179,79 @@ impl Runtime for LocalRuntime {
         spec: &ChainSpec,
         mining_addr: &str,
     ) -> Result<ChainEndpoint, RuntimeError> {
-        let ChainKind::Btcd = spec.kind;
-        let what = "the chain (btcd)";
-        let binary = find_binary(spec.binary.as_deref(), "btcd", what)?;
+        let driver = crate::chain::driver(spec.kind);
+        let what = format!("the chain ({})", driver.binary());
+        let binary = find_binary(
+            spec.binary.as_deref(),
+            driver.binary(),
+            &what,
+            driver.build_hint(),
+        )?;
         let dir = self.dir_for(CHAIN_NAME)?;
-        let ports = self.ports(2)?;
+        let zmq = driver.ports().zmq.is_some();
+        let ports = self.ports(if zmq { 4 } else { 2 })?;
+        let addr = |i: usize| format!("127.0.0.1:{}", ports[i]);
+        let (rpc_addr, p2p_listen) = (addr(0), addr(1));
+        let zmq = zmq.then(|| (addr(2), addr(3)));
         let (user, pass) = ("lnbench".to_string(), random_hex(16));
-        let rpc_cert = dir.join("rpc.cert");
-        write_rpc_cert(&rpc_cert, &dir.join("rpc.key"))?;
-        let (d, rpc_listen, p2p_listen) = (
-            dir.display().to_string(),
-            format!("127.0.0.1:{}", ports[0]),
-            format!("127.0.0.1:{}", ports[1]),
-        );
-        let mut args = btcd_args(&BtcdArgs {
+        let rpc_cert = if driver.rpc_tls() {
+            let cert = dir.join("rpc.cert");
+            write_rpc_cert(&cert, &dir.join("rpc.key"))?;
+            Some(cert)
+        } else {
+            None
+        };
+        let d = dir.display().to_string();
+        let mut args = driver.args(&ChainLaunch {
             dir: &d,
-            rpc_listen: &rpc_listen,
+            rpc_listen: &rpc_addr,
             p2p_listen: &p2p_listen,
+            zmq_listen: zmq.as_ref().map(|(b, t)| (b.as_str(), t.as_str())),
             user: &user,
             pass: &pass,
             mining_addr,
         });
         args.extend(spec.args.iter().cloned());
         let log = dir.join("output.log");
-        let proc = Proc::spawn(CHAIN_NAME, what, &binary, &args, log.clone())?;
+        let proc = Proc::spawn(CHAIN_NAME, &what, &binary, &args, log.clone())?;
         self.pids.push(proc.pid);
-        let proc = self.chain.insert(proc);
+        self.chain = Some(proc);
 
-        let rpc_addr = format!("127.0.0.1:{}", ports[0]);
+        // Nodes run on this machine too: they reach the chain where the tool does.
+        let access = ChainAccess {
+            kind: spec.kind,
+            rpc_addr: rpc_addr.clone(),
+            rpc_user: user.clone(),
+            rpc_pass: pass.clone(),
+            rpc_cert: rpc_cert.as_ref().map(|c| c.display().to_string()),
+            zmq_block: zmq.as_ref().map(|(b, _)| format!("tcp://{b}")),
+            zmq_tx: zmq.as_ref().map(|(_, t)| format!("tcp://{t}")),
+        };
+        let endpoint = ChainEndpoint {
+            kind: spec.kind,
+            rpc_addr,
+            rpc_user: user,
+            rpc_pass: pass,
+            rpc_cert,
+            version: version_of(&binary).await,
+            access,
+        };
         let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
         loop {
-            if let Some(status) = proc.exited() {
+            if let Some(status) = self.chain.as_mut().and_then(Proc::exited) {
                 return Err(RuntimeError::Exited {
-                    what: what.into(),
+                    what,
                     status,
                     tail: tail(&log, 30),
                     log,
                 });
             }
-            if rpc_cert.exists() && accepts_tcp(&rpc_addr).await {
-                break;
+            if driver.ready(&endpoint).await {
+                return Ok(endpoint);
             }
             if Instant::now() >= deadline {
                 return Err(RuntimeError::NotReady {
-                    what: what.into(),
+                    what,
                     secs: CHAIN_READY_TIMEOUT.as_secs(),
                     tail: tail(&log, 30),
                     log,
@@ -213,14 +259,6 @@ impl Runtime for LocalRuntime {
             }
             tokio::time::sleep(POLL).await;
         }
-        Ok(ChainEndpoint {
-            rpc_addr,
-            rpc_user: user,
-            rpc_pass: pass,
-            rpc_cert,
-            p2p_addr: format!("127.0.0.1:{}", ports[1]),
-            version: version_of(&binary).await,
-        })
     }
 
     async fn start_nodes(
@@ -228,10 +266,10 @@ impl Runtime for LocalRuntime {
         nodes: &[NodeSpec],
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        // Start all, then wait for all: LND start-up is mostly waiting, so in parallel.
+        // Start all, then wait for all: node start-up is mostly waiting, so in parallel.
         let mut endpoints = Vec::with_capacity(nodes.len());
         let first = self.nodes.len();
-        if self.postgres.is_none() && nodes.iter().any(|n| postgres::wanted(&n.args)) {
+        if self.postgres.is_none() && postgres::wanted_by(nodes) {
             let dir = self.dir_for("postgres")?;
             let port = self.ports(1)?[0];
             let run_name = self
@@ -243,44 +281,41 @@ impl Runtime for LocalRuntime {
             self.postgres = Some(pg);
         }
         for spec in nodes {
-            let Implementation::Lnd = spec.implementation;
+            let driver = crate::node::driver(spec.implementation);
             let what = format!("node {}", spec.name);
-            let binary = find_binary(spec.binary.as_deref(), "lnd", &what)?;
+            let binary = find_binary(
+                spec.binary.as_deref(),
+                driver.binary(),
+                &what,
+                driver.build_hint(),
+            )?;
             let dir = self.dir_for(&spec.name)?;
             let ports = self.ports(2)?;
-            let (d, grpc_listen, p2p_listen) = (
+            let (d, rpc_addr, p2p_addr) = (
                 dir.display().to_string(),
                 format!("127.0.0.1:{}", ports[0]),
                 format!("127.0.0.1:{}", ports[1]),
             );
-            let cert = chain.rpc_cert.display().to_string();
-            let mut args = lnd_args(&LndArgs {
+            let mut args = driver.args(&NodeLaunch {
                 name: &spec.name,
                 dir: &d,
-                grpc_listen: &grpc_listen,
-                p2p_listen: &p2p_listen,
-                btcd_rpc: &chain.rpc_addr,
-                btcd_user: &chain.rpc_user,
-                btcd_pass: &chain.rpc_pass,
-                btcd_cert: &cert,
+                rpc_listen: &rpc_addr,
+                p2p_listen: &p2p_addr,
+                chain: &chain.access,
             });
             args.extend(spec.args.iter().cloned());
-            if let Some(pg) = self
-                .postgres
-                .as_ref()
-                .filter(|_| postgres::wanted(&spec.args))
-            {
-                args.push(pg.database_for(&spec.name).await?);
+            if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
+                args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
             }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
             let endpoint = NodeEndpoint {
                 name: spec.name.clone(),
-                grpc_addr: format!("127.0.0.1:{}", ports[0]),
-                p2p_addr: format!("127.0.0.1:{}", ports[1]),
-                tls_cert: dir.join("tls.cert"),
-                macaroon: dir.join("data/chain/bitcoin/regtest/admin.macaroon"),
-                data_dir: dir,
+                implementation: spec.implementation,
+                rpc_addr,
+                p2p_addr,
+                credentials: driver.credentials(&|file| dir.join(file)),
+                data_dir: dir.clone(),
                 binary: binary.clone(),
                 pid: Some(proc.pid),
             };
@@ -304,9 +339,8 @@ impl Runtime for LocalRuntime {
                         log: proc.log.clone(),
                     });
                 }
-                let ready = ep.tls_cert.exists()
-                    && ep.macaroon.exists()
-                    && accepts_tcp(&ep.grpc_addr).await;
+                let ready = ep.credentials.files().iter().all(|f| f.exists())
+                    && crate::node::driver(ep.implementation).ready(ep).await;
                 if !ready {
                     still.push(i);
                 }
@@ -542,10 +576,11 @@ mod tests {
         rt.pids.push(first);
         let endpoint = NodeEndpoint {
             name: "alice".into(),
-            grpc_addr: "127.0.0.1:1".into(),
+            implementation: crate::node::Implementation::Lnd,
+            rpc_addr: "127.0.0.1:1".into(),
             p2p_addr: "127.0.0.1:2".into(),
-            tls_cert: d.join("tls.cert"),
-            macaroon: d.join("admin.macaroon"),
+            credentials: crate::node::driver(crate::node::Implementation::Lnd)
+                .credentials(&|file| d.join(file)),
             data_dir: d.clone(),
             binary: "/bin/sh".into(),
             pid: Some(first),
@@ -558,10 +593,7 @@ mod tests {
         let restarted = rt.restart_node("alice").await.unwrap();
         let second = restarted.endpoint.pid.unwrap();
         assert_ne!(second, first);
-        assert_eq!(
-            restarted.endpoint.grpc_addr, endpoint.grpc_addr,
-            "ports kept"
-        );
+        assert_eq!(restarted.endpoint.rpc_addr, endpoint.rpc_addr, "ports kept");
         assert!(restarted.stop > Duration::ZERO);
         assert!(
             restarted.stop < STOP_DEADLINE,

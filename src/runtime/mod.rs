@@ -1,8 +1,9 @@
 //! Runtimes start the chain backend and the nodes, and tear everything down.
 //! `local` runs them as processes of this machine, `docker` as containers of a Docker
-//! engine. Both give btcd and LND the same flags (`args`).
+//! engine. Both take each one's command line, ports and readiness from its driver
+//! (`crate::chain::driver`, `crate::node::driver`), so one scenario gives the same
+//! flags wherever it runs; only directories and addresses differ.
 
-pub mod args;
 pub mod docker;
 pub mod local;
 
@@ -10,36 +11,8 @@ use crate::scenario::{ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use std::path::PathBuf;
 
-/// How to reach the chain backend's RPC.
-#[derive(Debug, Clone)]
-pub struct ChainEndpoint {
-    /// `127.0.0.1:port` of the RPC listener (TLS).
-    pub rpc_addr: String,
-    pub rpc_user: String,
-    pub rpc_pass: String,
-    /// PEM certificate of the RPC listener, to pin.
-    pub rpc_cert: PathBuf,
-    /// `127.0.0.1:port` of the P2P listener.
-    pub p2p_addr: String,
-    pub version: String,
-}
-
-/// How to reach one started node.
-#[derive(Debug, Clone)]
-pub struct NodeEndpoint {
-    /// Instance name (`alice-2`).
-    pub name: String,
-    /// `127.0.0.1:port` of the gRPC listener.
-    pub grpc_addr: String,
-    /// `127.0.0.1:port` of the Lightning P2P listener, for peers to connect to.
-    pub p2p_addr: String,
-    pub tls_cert: PathBuf,
-    pub macaroon: PathBuf,
-    pub data_dir: PathBuf,
-    /// The binary that was started, for the report.
-    pub binary: PathBuf,
-    pub pid: Option<u32>,
-}
+pub use crate::chain::ChainEndpoint;
+pub use crate::node::NodeEndpoint;
 
 /// How long a node being restarted may take to stop before it is killed: longer than
 /// teardown's deadline, as the stop time is what a restart measures (LND can take tens
@@ -62,13 +35,15 @@ pub enum RuntimeError {
     #[error("no started node named {name} to restart")]
     UnknownNode { name: String },
     #[error(
-        "no {binary} binary found for {what}: looked at {looked}; run `scripts/build-nodes.sh` \
-         to build it, or set `binary:` in the scenario"
+        "no {binary} binary found for {what}: looked at {looked}; {hint}, or set `binary:` \
+         in the scenario"
     )]
     BinaryNotFound {
         binary: String,
         what: String,
         looked: String,
+        /// How to build it (the driver's words).
+        hint: String,
     },
     #[error(
         "the binary given for {what} ({path}) does not exist or is not executable: fix \

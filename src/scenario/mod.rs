@@ -66,18 +66,14 @@ pub enum PullPolicy {
 }
 
 /// The chain backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChainKind {
-    Btcd,
-}
+pub use crate::chain::ChainKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChainSpec {
     pub kind: ChainKind,
     /// Explicit binary path; `None` means: look in the build cache, then PATH.
     pub binary: Option<PathBuf>,
-    /// Docker image for the docker runtime; `None` means the default for btcd.
+    /// Docker image for the docker runtime; `None` means the locally built one.
     pub image: Option<String>,
     pub args: Vec<String>,
 }

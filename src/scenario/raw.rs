@@ -103,6 +103,7 @@ pub(super) enum RawPull {
 #[serde(rename_all = "kebab-case")]
 pub(super) enum RawChainKind {
     Btcd,
+    Bitcoind,
 }
 
 #[derive(Debug, Deserialize)]

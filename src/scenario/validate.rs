@@ -100,6 +100,7 @@ pub(super) fn validate(
         Some(chain) => ChainSpec {
             kind: match chain.implementation {
                 RawChainKind::Btcd => ChainKind::Btcd,
+                RawChainKind::Bitcoind => ChainKind::Bitcoind,
             },
             binary: chain.binary,
             image: check_image(&ctx, chain.image.as_ref(), "the chain")?,

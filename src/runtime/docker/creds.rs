@@ -1,6 +1,6 @@
-//! Files into and out of containers through the engine's archive API (tar): btcd's
-//! RPC certificate goes in before a container starts; LND's tls.cert and macaroon
-//! come out into the run directory, readable by the owner only.
+//! Files into and out of containers through the engine's archive API (tar): the
+//! chain's RPC certificate goes in before a container starts; a node's credential
+//! files come out into the run directory, readable by the owner only.
 
 use bollard::Docker;
 use bollard::query_parameters::{
@@ -148,7 +148,7 @@ mod tests {
     fn write_private_is_owner_only_even_over_a_wider_file() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("admin.macaroon");
+        let path = dir.path().join("credential");
         std::fs::write(&path, b"old").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         write_private(&path, b"secret").unwrap();

@@ -1,18 +1,13 @@
 //! Which image each node and the chain run: the scenario's `image:`, else the image
-//! `scripts/build-images.sh` builds (`lnbench/<impl>:<version>`) when present, else the
-//! implementation's official image; pulled or not as the scenario's `pull:` says.
+//! `scripts/build-images.sh` builds (`lnbench/<impl>:<version>`, named by the driver)
+//! when present, else the implementation's official image; pulled or not as the
+//! scenario's `pull:` says.
 
 use super::super::RuntimeError;
-use crate::node::Implementation;
 use crate::scenario::{PullPolicy, Scenario};
 use bollard::Docker;
 use bollard::query_parameters::CreateImageOptionsBuilder;
 use futures::TryStreamExt;
-
-/// The LND version used when a node names none.
-pub const DEFAULT_LND_VERSION: &str = "v0.21.1-beta";
-/// The btcd version of the chain image.
-pub const DEFAULT_BTCD_VERSION: &str = "v0.24.2";
 
 /// The images a run uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,16 +40,6 @@ pub struct Candidates {
     pub official: Option<String>,
 }
 
-/// `0.21.1-beta` and `v0.21.1-beta` both give the tag `v0.21.1-beta`.
-fn tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
-    }
-}
-
 /// The candidates for the chain and every node of `scenario`, before looking at what
 /// the engine has.
 pub fn candidates(scenario: &Scenario) -> (Candidates, Vec<(String, Candidates)>) {
@@ -64,10 +49,10 @@ pub fn candidates(scenario: &Scenario) -> (Candidates, Vec<(String, Candidates)>
             local: None,
             official: Some(image.clone()),
         },
-        // btcd publishes no official image: only the locally built one.
+        // The chain backends publish no official image we use: only the local build.
         None => Candidates {
             what: "the chain".into(),
-            local: Some(format!("lnbench/btcd:{DEFAULT_BTCD_VERSION}")),
+            local: Some(crate::chain::driver(scenario.chain.kind).local_image()),
             official: None,
         },
     };
@@ -76,18 +61,18 @@ pub fn candidates(scenario: &Scenario) -> (Candidates, Vec<(String, Candidates)>
         .iter()
         .map(|n| {
             let what = format!("node {}", n.name);
-            let c = match (&n.image, n.implementation) {
-                (Some(image), _) => Candidates {
+            let c = match &n.image {
+                Some(image) => Candidates {
                     what,
                     local: None,
                     official: Some(image.clone()),
                 },
-                (None, Implementation::Lnd) => {
-                    let v = tag(n.version.as_deref().unwrap_or(DEFAULT_LND_VERSION));
+                None => {
+                    let images = crate::node::driver(n.implementation).images(n.version.as_deref());
                     Candidates {
                         what,
-                        local: Some(format!("lnbench/lnd:{v}")),
-                        official: Some(format!("lightninglabs/lnd:{v}")),
+                        local: Some(images.local),
+                        official: images.official,
                     }
                 }
             };
@@ -200,7 +185,7 @@ pub async fn plan(
     let wants_db = scenario
         .nodes
         .iter()
-        .any(|n| crate::runtime::local::postgres::wanted(&n.args));
+        .any(crate::runtime::local::postgres::wants);
     let postgres = if wants_db {
         Some(super::postgres::image(docker).await?)
     } else {
@@ -244,6 +229,17 @@ fn split_tag(image: &str) -> (&str, &str) {
         }
         _ => (image, "latest"),
     }
+}
+
+/// The source commit `scripts/build-images.sh` recorded in an image it built from a
+/// source tree (label `lnbench.source`), for the report.
+pub async fn source_label(docker: &Docker, image: &str) -> Option<String> {
+    let inspected = docker.inspect_image(image).await.ok()?;
+    inspected
+        .config?
+        .labels?
+        .remove("lnbench.source")
+        .filter(|c| !c.is_empty())
 }
 
 #[cfg(test)]

@@ -34,12 +34,9 @@ pub fn command() -> Vec<String> {
     vec!["-c".into(), "max_connections=500".into()]
 }
 
-/// The flag that points node `node`'s LND at its database on the run's network.
-pub fn dsn_flag(node: &str) -> String {
-    format!(
-        "{}=postgres://{USER}@{NAME}:{PORT}/{node}?sslmode=disable",
-        crate::runtime::local::postgres::DSN_FLAG
-    )
+/// The DSN of node `node`'s database on the run's network.
+pub fn dsn(node: &str) -> String {
+    format!("postgres://{USER}@{NAME}:{PORT}/{node}?sslmode=disable")
 }
 
 /// The image to use among the engine's tags: the highest major version of
@@ -178,7 +175,7 @@ impl DockerRuntime {
     }
 
     /// Creates node `node`'s database (retrying while the server starts) and returns
-    /// the flag that points its LND at it.
+    /// its DSN.
     pub(super) async fn database_for(&self, node: &str) -> Result<String, RuntimeError> {
         let what = format!("PostgreSQL (the database of node {node})");
         let id = self
@@ -202,7 +199,7 @@ impl DockerRuntime {
             )
             .await;
             match attempt {
-                Ok((0, _)) => return Ok(dsn_flag(node)),
+                Ok((0, _)) => return Ok(dsn(node)),
                 Ok((_, out)) | Err(out) if Instant::now() >= deadline => {
                     return Err(RuntimeError::NotReady {
                         what,
@@ -219,7 +216,7 @@ impl DockerRuntime {
 
 /// Stopped after the nodes, with the chain: LND can hang while its database is gone.
 pub(super) fn stops_last(name: &str) -> bool {
-    name == NAME || name == crate::runtime::local::CHAIN_NAME
+    name == NAME || name == crate::chain::CHAIN_NAME
 }
 
 #[cfg(test)]
@@ -254,13 +251,10 @@ mod tests {
     #[test]
     fn each_node_gets_its_own_database_at_the_postgres_alias() {
         assert_eq!(
-            dsn_flag("alice"),
-            "--db.postgres.dsn=postgres://lnbench@postgres:5432/alice?sslmode=disable"
+            dsn("alice"),
+            "postgres://lnbench@postgres:5432/alice?sslmode=disable"
         );
-        assert_ne!(dsn_flag("alice"), dsn_flag("bob"));
-        // What the node's args then hold no longer asks the runtime for a database.
-        let args = vec!["--db.backend=postgres".to_string(), dsn_flag("bob")];
-        assert!(!crate::runtime::local::postgres::wanted(&args));
+        assert_ne!(dsn("alice"), dsn("bob"));
     }
 
     #[test]

@@ -109,27 +109,5 @@ pub async fn exec_first_line(docker: &Docker, id: &str, cmd: &[&str]) -> String 
         .unwrap_or_default()
 }
 
-/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
-/// A published port accepts TCP before the program inside listens (the engine's
-/// proxy answers), so only a handshake shows the server is up.
-pub async fn tls_ready(addr: &str, cert_pem: &[u8]) -> bool {
-    let Some(cert) = crate::tls::cert_from_pem(cert_pem) else {
-        return false;
-    };
-    let Ok(config) = crate::tls::pinned_client_config(cert, &[]) else {
-        return false;
-    };
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let attempt = async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
-        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
-        connector.connect(name, tcp).await.ok()
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), attempt).await,
-        Ok(Some(_))
-    )
-}
-
 /// The last `lines` lines of a log file (the local runtime's reader).
 pub(super) use crate::runtime::local::tail;

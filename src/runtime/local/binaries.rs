@@ -2,22 +2,9 @@
 //! `scripts/build-nodes.sh`, else `PATH`.
 
 use super::super::RuntimeError;
+use crate::cache::cache_bin_dir_from;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// The directory `scripts/build-nodes.sh` builds into: `$LNBENCH_CACHE/bin`, else
-/// `$XDG_CACHE_HOME/lnbench-tui/bin`, else `~/.cache/lnbench-tui/bin`.
-pub fn cache_bin_dir() -> Option<PathBuf> {
-    cache_bin_dir_from(&|key| std::env::var_os(key))
-}
-
-fn cache_bin_dir_from(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |key| env(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let cache = set("LNBENCH_CACHE")
-        .or_else(|| set("XDG_CACHE_HOME").map(|d| d.join("lnbench-tui")))
-        .or_else(|| set("HOME").map(|d| d.join(".cache").join("lnbench-tui")))?;
-    Some(cache.join("bin"))
-}
 
 /// The places looked at, in order. An explicit path is the only candidate: falling
 /// back to another binary would benchmark something the user did not ask for.
@@ -45,12 +32,27 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// Finds `binary` (e.g. `lnd`) for `what` (e.g. `node alice`).
+/// `hint` says how to build it, for the error when it is nowhere.
 pub fn find_binary(
     explicit: Option<&Path>,
     binary: &str,
     what: &str,
+    hint: &str,
 ) -> Result<PathBuf, RuntimeError> {
-    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key))
+    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key)).map_err(|e| match e {
+        RuntimeError::BinaryNotFound {
+            binary,
+            what,
+            looked,
+            ..
+        } => RuntimeError::BinaryNotFound {
+            binary,
+            what,
+            looked,
+            hint: hint.to_string(),
+        },
+        other => other,
+    })
 }
 
 fn find_binary_with(
@@ -71,6 +73,7 @@ fn find_binary_with(
         None => RuntimeError::BinaryNotFound {
             binary: binary.to_string(),
             what: what.to_string(),
+            hint: "run `scripts/build-nodes.sh` to build it".into(),
             looked: format!(
                 "{}, then PATH",
                 cache_bin_dir_from(env)
@@ -99,26 +102,6 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-
-    #[test]
-    fn cache_dir_precedence() {
-        let a = Path::new("/a");
-        let x = Path::new("/x");
-        let h = Path::new("/h");
-        let all = env_of(&[("LNBENCH_CACHE", a), ("XDG_CACHE_HOME", x), ("HOME", h)]);
-        assert_eq!(cache_bin_dir_from(&all), Some(PathBuf::from("/a/bin")));
-        let xdg = env_of(&[("XDG_CACHE_HOME", x), ("HOME", h)]);
-        assert_eq!(
-            cache_bin_dir_from(&xdg),
-            Some(PathBuf::from("/x/lnbench-tui/bin"))
-        );
-        let home = env_of(&[("HOME", h)]);
-        assert_eq!(
-            cache_bin_dir_from(&home),
-            Some(PathBuf::from("/h/.cache/lnbench-tui/bin"))
-        );
-        assert_eq!(cache_bin_dir_from(&env_of(&[])), None);
     }
 
     #[test]

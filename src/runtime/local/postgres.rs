@@ -1,4 +1,4 @@
-//! PostgreSQL for LND nodes whose args select `--db.backend=postgres`: one server per
+//! PostgreSQL for nodes whose driver asks for it (LND: `--db.backend=postgres`): one server per
 //! run, started like any node (its own process group, its log in
 //! `<run_dir>/postgres/output.log`, stopped by `down`), one database per node. The
 //! system's binaries are used (Debian's `postgresql` package; `scripts/setup.sh`
@@ -12,17 +12,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The flag that makes LND use PostgreSQL.
-pub const BACKEND_FLAG: &str = "--db.backend=postgres";
-/// The flag that gives LND its database (a DSN).
-pub const DSN_FLAG: &str = "--db.postgres.dsn";
 const USER: &str = "lnbench";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Whether a node needs a database from this runtime: it selects PostgreSQL and
-/// gives no DSN of its own.
-pub fn wanted(args: &[String]) -> bool {
-    args.iter().any(|a| a == BACKEND_FLAG) && !args.iter().any(|a| a.starts_with(DSN_FLAG))
+/// Whether any of `nodes` needs a database from the runtime (its driver says so from
+/// its arguments).
+pub fn wanted_by(nodes: &[crate::scenario::NodeSpec]) -> bool {
+    nodes.iter().any(wants)
+}
+
+/// Whether `node` needs a database from the runtime.
+pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
+    crate::node::driver(node.implementation).wants_postgres(&node.args)
 }
 
 /// A running server.
@@ -72,9 +73,8 @@ fn find(name: &str) -> Result<PathBuf, RuntimeError> {
         .ok_or_else(|| RuntimeError::BinaryNotFound {
             binary: name.to_string(),
             what: "PostgreSQL (a node has --db.backend=postgres)".into(),
-            looked: "PATH and /usr/lib/postgresql/*/bin; install Debian's postgresql package \
-                     (scripts/setup.sh does)"
-                .into(),
+            looked: "PATH and /usr/lib/postgresql/*/bin".into(),
+            hint: "install Debian's postgresql package (scripts/setup.sh does)".into(),
         })
 }
 
@@ -186,7 +186,7 @@ impl Postgres {
     }
 
     /// Creates the database of node `name` (retrying while the server finishes
-    /// starting) and returns the flag that points LND at it.
+    /// starting) and returns its DSN.
     pub async fn database_for(&self, name: &str) -> Result<String, RuntimeError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
@@ -210,7 +210,7 @@ impl Postgres {
                 })?;
             if out.status.success() {
                 return Ok(format!(
-                    "{DSN_FLAG}=postgres://{USER}@127.0.0.1:{}/{name}?sslmode=disable",
+                    "postgres://{USER}@127.0.0.1:{}/{name}?sslmode=disable",
                     self.port
                 ));
             }
@@ -224,21 +224,5 @@ impl Postgres {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_node_wants_a_database_only_for_postgres_without_its_own_dsn() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(wanted(&args(&["--db.backend=postgres"])));
-        assert!(!wanted(&args(&["--db.backend=sqlite"])));
-        assert!(!wanted(&args(&[
-            "--db.backend=postgres",
-            "--db.postgres.dsn=postgres://me@db/x"
-        ])));
     }
 }

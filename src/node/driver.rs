@@ -1,0 +1,120 @@
+//! What an implementation owns, apart from talking to a running node: how it is started
+//! (command line, ports, the chain backends it runs on), which files it writes that a
+//! client needs, how to tell it is ready, how to connect a client, its database flags
+//! and its default images. Runtimes, setup, restart and the report ask the driver of a
+//! node's implementation ([`super::driver`]); none of them names an implementation.
+
+use super::{Implementation, LightningNode, NodeError};
+use crate::chain::{ChainAccess, ChainKind};
+use async_trait::async_trait;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The files a client needs to talk to a node, where the tool reads them: one variant
+/// per implementation, its content defined by the implementation's module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    Lnd(super::lnd::LndCredentials),
+}
+
+impl Credentials {
+    /// Every credential file, in the order of [`NodeDriver::credential_files`], for
+    /// checks that they exist and stay private.
+    pub fn files(&self) -> Vec<&Path> {
+        match self {
+            Credentials::Lnd(c) => c.files(),
+        }
+    }
+}
+
+/// How to reach one started node.
+#[derive(Debug, Clone)]
+pub struct NodeEndpoint {
+    /// Instance name (`alice-2`).
+    pub name: String,
+    pub implementation: Implementation,
+    /// `127.0.0.1:port` of the RPC listener the tool's client uses.
+    pub rpc_addr: String,
+    /// Where peers dial this node's Lightning P2P listener (`127.0.0.1:port` locally,
+    /// `<name>:9735` on a container network).
+    pub p2p_addr: String,
+    pub credentials: Credentials,
+    pub data_dir: PathBuf,
+    /// The binary (or image) that was started, for the report.
+    pub binary: PathBuf,
+    pub pid: Option<u32>,
+}
+
+/// Where and how one node runs, in the terms of the place it runs in (a local directory
+/// and loopback ports, or a container's paths and ports).
+#[derive(Debug, Clone)]
+pub struct NodeLaunch<'a> {
+    /// Instance name, used as the alias.
+    pub name: &'a str,
+    /// The node's data directory.
+    pub dir: &'a str,
+    /// `host:port` the RPC server listens on.
+    pub rpc_listen: &'a str,
+    /// `host:port` the Lightning P2P server listens on.
+    pub p2p_listen: &'a str,
+    /// How the node reaches the chain backend.
+    pub chain: &'a ChainAccess,
+}
+
+/// The container ports of a node: the same in every container (each has its own address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodePorts {
+    pub rpc: u16,
+    pub p2p: u16,
+}
+
+/// Images for the docker runtime, best first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeImages {
+    /// Built locally by `scripts/build-images.sh`.
+    pub local: String,
+    /// Published by the implementation's project, pullable from a registry.
+    pub official: Option<String>,
+}
+
+/// Everything the tool knows about one Lightning implementation. One static value per
+/// implementation; see `docs/ARCHITECTURE.md`, "Adding an implementation".
+#[async_trait]
+pub trait NodeDriver: Send + Sync {
+    fn implementation(&self) -> Implementation;
+    /// The daemon's binary name, looked up in the build cache and on PATH.
+    fn binary(&self) -> &'static str;
+    /// The command that builds the binary, for "not found" messages.
+    fn build_hint(&self) -> &'static str;
+    /// The version a node runs when the scenario names none (the image tag).
+    fn default_version(&self) -> &'static str;
+    fn images(&self, version: Option<&str>) -> NodeImages;
+    fn ports(&self) -> NodePorts;
+    /// Chain backends this implementation runs on.
+    fn chains(&self) -> &'static [ChainKind];
+    /// The command line (before the scenario's own `args:`).
+    fn args(&self, launch: &NodeLaunch) -> Vec<String>;
+    /// The files the node writes that its client needs, relative to its data directory.
+    /// A runtime waits until all exist (copying them out of a container first).
+    fn credential_files(&self) -> &'static [&'static str];
+    /// The credentials, given where each of [`NodeDriver::credential_files`] is readable
+    /// by the tool.
+    fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials;
+    /// True once the node's RPC server serves (its credentials exist): more than a port
+    /// that accepts TCP, which a container engine's proxy does before the node listens.
+    async fn ready(&self, endpoint: &NodeEndpoint) -> bool;
+    /// A client of the node, connected now so an unreachable node fails here.
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError>;
+    /// True for the errors a node gives while it is still starting (worth retrying).
+    fn is_starting_up(&self, err: &NodeError) -> bool;
+    /// True when the node's arguments ask for a PostgreSQL database the runtime provides.
+    fn wants_postgres(&self, args: &[String]) -> bool;
+    /// The argument that points the node at its PostgreSQL database.
+    fn postgres_arg(&self, dsn: &str) -> String;
+    /// Words in flag names whose values are this implementation's credentials, kept
+    /// out of reports (besides the generic ones: passwords, secrets, tokens).
+    fn secret_words(&self) -> &'static [&'static str];
+    /// Channels above this many satoshis need `flag` on both ends, if the
+    /// implementation caps channel size: `(largest without it, flag)`.
+    fn large_channel_flag(&self) -> Option<(u64, &'static str)>;
+}

@@ -1,0 +1,301 @@
+//! What the tool knows about LND besides its gRPC API: the command line (on btcd or
+//! Bitcoin Core), ports, credential files, readiness, database flags and images.
+
+use super::LndNode;
+use crate::chain::{ChainAccess, ChainKind};
+use crate::node::driver::{
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+};
+use crate::node::{Implementation, LightningNode, NodeError};
+use async_trait::async_trait;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The LND version used when a node names none.
+pub const DEFAULT_VERSION: &str = "v0.21.1-beta";
+/// Selects PostgreSQL as LND's database.
+const POSTGRES_BACKEND: &str = "--db.backend=postgres";
+/// Points LND at its PostgreSQL database.
+const POSTGRES_DSN: &str = "--db.postgres.dsn";
+/// LND refuses channels above 2^24 - 1 sat unless both peers enable wumbo channels.
+const WUMBO_FLAG: &str = "--protocol.wumbo-channels";
+const MAX_NON_WUMBO_SAT: u64 = (1 << 24) - 1;
+/// The gRPC listener's certificate and the admin macaroon, under `--lnddir`.
+const TLS_CERT: &str = "tls.cert";
+const MACAROON: &str = "data/chain/bitcoin/regtest/admin.macaroon";
+
+pub struct Lnd;
+
+/// LND's credentials: the gRPC listener's certificate (pinned) and the admin macaroon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LndCredentials {
+    pub tls_cert: PathBuf,
+    pub macaroon: PathBuf,
+}
+
+impl LndCredentials {
+    pub fn files(&self) -> Vec<&std::path::Path> {
+        vec![&self.tls_cert, &self.macaroon]
+    }
+}
+
+/// The LND driver.
+pub static LND: Lnd = Lnd;
+
+/// `0.21.1-beta` and `v0.21.1-beta` both give the tag `v0.21.1-beta`.
+fn tag(version: &str) -> String {
+    let v = version.trim();
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("v{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// LND's flags for its chain backend.
+fn chain_args(chain: &ChainAccess) -> Vec<String> {
+    match chain.kind {
+        ChainKind::Btcd => vec![
+            "--bitcoin.node=btcd".into(),
+            format!("--btcd.rpchost={}", chain.rpc_addr),
+            format!("--btcd.rpcuser={}", chain.rpc_user),
+            format!("--btcd.rpcpass={}", chain.rpc_pass),
+            format!("--btcd.rpccert={}", chain.rpc_cert.as_deref().unwrap_or("")),
+        ],
+        ChainKind::Bitcoind => vec![
+            "--bitcoin.node=bitcoind".into(),
+            format!("--bitcoind.rpchost={}", chain.rpc_addr),
+            format!("--bitcoind.rpcuser={}", chain.rpc_user),
+            format!("--bitcoind.rpcpass={}", chain.rpc_pass),
+            format!(
+                "--bitcoind.zmqpubrawblock={}",
+                chain.zmq_block.as_deref().unwrap_or("")
+            ),
+            format!(
+                "--bitcoind.zmqpubrawtx={}",
+                chain.zmq_tx.as_deref().unwrap_or("")
+            ),
+        ],
+    }
+}
+
+#[async_trait]
+impl NodeDriver for Lnd {
+    fn implementation(&self) -> Implementation {
+        Implementation::Lnd
+    }
+
+    fn binary(&self) -> &'static str {
+        "lnd"
+    }
+
+    fn build_hint(&self) -> &'static str {
+        "run `scripts/build-nodes.sh` to build it"
+    }
+
+    fn default_version(&self) -> &'static str {
+        DEFAULT_VERSION
+    }
+
+    fn images(&self, version: Option<&str>) -> NodeImages {
+        let v = tag(version.unwrap_or(DEFAULT_VERSION));
+        NodeImages {
+            local: format!("lnbench/lnd:{v}"),
+            official: Some(format!("lightninglabs/lnd:{v}")),
+        }
+    }
+
+    fn ports(&self) -> NodePorts {
+        NodePorts {
+            rpc: 10009,
+            p2p: 9735,
+        }
+    }
+
+    fn chains(&self) -> &'static [ChainKind] {
+        &[ChainKind::Btcd, ChainKind::Bitcoind]
+    }
+
+    fn args(&self, a: &NodeLaunch) -> Vec<String> {
+        let mut args = vec![
+            format!("--lnddir={}", a.dir),
+            "--bitcoin.active".into(),
+            "--bitcoin.regtest".into(),
+        ];
+        args.extend(chain_args(a.chain));
+        args.extend([
+            format!("--rpclisten={}", a.rpc_listen),
+            "--norest".into(),
+            format!("--listen={}", a.p2p_listen),
+            "--noseedbackup".into(),
+            "--nobootstrap".into(),
+            "--accept-keysend".into(),
+            "--maxpendingchannels=100".into(),
+            // Channels above 16.7 M sat need wumbo.
+            WUMBO_FLAG.into(),
+            // Gossip fast, so new channels are known (and routable) soon on regtest.
+            "--trickledelay=50".into(),
+            format!("--alias={}", a.name),
+            "--debuglevel=info".into(),
+        ]);
+        args
+    }
+
+    fn credential_files(&self) -> &'static [&'static str] {
+        &[TLS_CERT, MACAROON]
+    }
+
+    fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials {
+        Credentials::Lnd(LndCredentials {
+            tls_cert: at(TLS_CERT),
+            macaroon: at(MACAROON),
+        })
+    }
+
+    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
+        let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials;
+        match std::fs::read(tls_cert) {
+            Ok(pem) => crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await,
+            Err(_) => false,
+        }
+    }
+
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {
+        Ok(Arc::new(LndNode::connect(&endpoint.name, endpoint).await?))
+    }
+
+    fn is_starting_up(&self, err: &NodeError) -> bool {
+        super::is_starting_up(err)
+    }
+
+    fn wants_postgres(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == POSTGRES_BACKEND)
+            && !args.iter().any(|a| a.starts_with(POSTGRES_DSN))
+    }
+
+    fn postgres_arg(&self, dsn: &str) -> String {
+        format!("{POSTGRES_DSN}={dsn}")
+    }
+
+    fn secret_words(&self) -> &'static [&'static str] {
+        &["macaroon"]
+    }
+
+    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
+        Some((MAX_NON_WUMBO_SAT, WUMBO_FLAG))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn has_all(args: &[String], wanted: &[&str]) {
+        for w in wanted {
+            assert!(args.iter().any(|a| a == w), "missing {w}: {args:?}");
+        }
+    }
+
+    fn args_on(chain: ChainAccess) -> Vec<String> {
+        LND.args(&NodeLaunch {
+            name: "alice",
+            dir: "/run/alice",
+            rpc_listen: "127.0.0.1:10009",
+            p2p_listen: "127.0.0.1:9735",
+            chain: &chain,
+        })
+    }
+
+    #[test]
+    fn on_btcd_args_point_at_the_chain_and_enable_what_benchmarks_need() {
+        let args = args_on(ChainAccess {
+            kind: ChainKind::Btcd,
+            rpc_addr: "127.0.0.1:1000".into(),
+            rpc_user: "u".into(),
+            rpc_pass: "p".into(),
+            rpc_cert: Some("/run/chain/rpc.cert".into()),
+            zmq_block: None,
+            zmq_tx: None,
+        });
+        has_all(
+            &args,
+            &[
+                "--lnddir=/run/alice",
+                "--bitcoin.regtest",
+                "--bitcoin.node=btcd",
+                "--btcd.rpchost=127.0.0.1:1000",
+                "--btcd.rpccert=/run/chain/rpc.cert",
+                "--rpclisten=127.0.0.1:10009",
+                "--listen=127.0.0.1:9735",
+                "--accept-keysend",
+                "--maxpendingchannels=100",
+                "--noseedbackup",
+                "--alias=alice",
+            ],
+        );
+        assert!(!args.iter().any(|a| a.contains("bitcoind")), "{args:?}");
+    }
+
+    #[test]
+    fn on_bitcoind_args_name_its_rpc_and_zmq() {
+        let args = args_on(ChainAccess {
+            kind: ChainKind::Bitcoind,
+            rpc_addr: "chain:18443".into(),
+            rpc_user: "u".into(),
+            rpc_pass: "p".into(),
+            rpc_cert: None,
+            zmq_block: Some("tcp://chain:28332".into()),
+            zmq_tx: Some("tcp://chain:28333".into()),
+        });
+        has_all(
+            &args,
+            &[
+                "--bitcoin.node=bitcoind",
+                "--bitcoind.rpchost=chain:18443",
+                "--bitcoind.rpcuser=u",
+                "--bitcoind.zmqpubrawblock=tcp://chain:28332",
+                "--bitcoind.zmqpubrawtx=tcp://chain:28333",
+            ],
+        );
+        assert!(!args.iter().any(|a| a.starts_with("--btcd")), "{args:?}");
+    }
+
+    #[test]
+    fn postgres_is_wanted_only_without_a_dsn_of_its_own() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(LND.wants_postgres(&a(&["--db.backend=postgres"])));
+        assert!(!LND.wants_postgres(&a(&[
+            "--db.backend=postgres",
+            "--db.postgres.dsn=postgres://x"
+        ])));
+        assert!(!LND.wants_postgres(&a(&["--db.backend=sqlite"])));
+        assert_eq!(
+            LND.postgres_arg("postgres://h/db"),
+            "--db.postgres.dsn=postgres://h/db"
+        );
+    }
+
+    #[test]
+    fn macaroons_given_in_args_stay_out_of_reports() {
+        use crate::report::redact::{REDACTED, redact_scenario_text};
+        for flag in ["--macaroon", "--admin-macaroon-hex"] {
+            let text = format!("args: [\"{flag}=0201036c6e64\"]\n");
+            let redacted = redact_scenario_text(&text);
+            assert_eq!(redacted, format!("args: [\"{flag}={REDACTED}\"]\n"));
+        }
+        let flag_only = "args: [\"--no-macaroons\", \"--debuglevel=info\"]\n";
+        assert_eq!(redact_scenario_text(flag_only), flag_only);
+    }
+
+    #[test]
+    fn images_take_the_version_as_a_tag() {
+        assert_eq!(
+            LND.images(Some("0.20.0-beta")).local,
+            "lnbench/lnd:v0.20.0-beta"
+        );
+        assert_eq!(
+            LND.images(None).official.as_deref(),
+            Some("lightninglabs/lnd:v0.21.1-beta")
+        );
+    }
+}
