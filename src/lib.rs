@@ -55,7 +55,10 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             inputs,
             out,
             noise_pct,
-        }) => report::compare::run(&inputs, &out, noise_pct),
+        }) => Ok(match report::compare::run(&inputs, &out, noise_pct)? {
+            report::compare::Outcome::Written => Exit::Ok,
+            report::compare::Outcome::BadInput => Exit::BadInput,
+        }),
         Some(cli::Command::Down { all, run_dir }) => down(all, run_dir),
         None => run_scenario(cli.run),
     }

@@ -35,7 +35,7 @@ invalid_fixtures! {
     bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
     bad_implementation: "bad-implementation" at "7:21", "unknown value `cln`", hint "write one of: lnd";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
-    bad_chain: "bad-chain" at "4:19", "unknown value `bitcoind`", hint "write one of: btcd";
+    bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
     bad_duration: "bad-duration" at "18:15", "stop duration \"5\" is not a duration (time unit needed", hint "e.g. 30s, 5m or 1h30m";
     empty_name: "empty-name" at "2:7", "name is empty", hint "name: alice-pays-bob";

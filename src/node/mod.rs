@@ -31,6 +31,10 @@ impl Implementation {
     }
 }
 
+/// The name of the database server (PostgreSQL) a runtime starts for nodes whose
+/// driver asks for one: its hostname, container and directory. No node may take it.
+pub const DATABASE_HOST: &str = "postgres";
+
 /// The driver of an implementation: the one registration line per implementation.
 pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
     match implementation {

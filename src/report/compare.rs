@@ -7,7 +7,6 @@ pub mod chart;
 pub mod input;
 pub mod table;
 
-use crate::Exit;
 use anyhow::{Context, Result};
 use input::Input;
 use minijinja::{AutoEscape, Environment};
@@ -25,20 +24,29 @@ const CSS: &str = include_str!("../../assets/report.css");
 /// Default noise threshold, percent: smaller changes are not flagged.
 pub const DEFAULT_NOISE_PCT: f64 = 5.0;
 
+/// What `compare` found; the command line turns it into an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The comparison was written.
+    Written,
+    /// The inputs could not be compared (said on stderr).
+    BadInput,
+}
+
 /// Runs the subcommand. Bad inputs (a missing file, not a report, another schema
-/// version, a bad threshold) are reported on stderr and give [`Exit::BadInput`];
+/// version, a bad threshold) are reported on stderr and give [`Outcome::BadInput`];
 /// failing to write the output is an error.
-pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Exit> {
+pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     if inputs.len() < 2 {
         eprintln!(
             "Error: compare needs at least two runs, got {}: `lnbench-tui compare BASELINE OTHER... --out DIR`",
             inputs.len()
         );
-        return Ok(Exit::BadInput);
+        return Ok(Outcome::BadInput);
     }
     if !noise_pct.is_finite() || noise_pct < 0.0 {
         eprintln!("Error: --noise-pct {noise_pct} is not a percentage; give 0 or more, e.g. 5");
-        return Ok(Exit::BadInput);
+        return Ok(Outcome::BadInput);
     }
     let mut runs = Vec::with_capacity(inputs.len());
     for arg in inputs {
@@ -46,7 +54,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Exit> {
             Ok(run) => runs.push(run),
             Err(e) => {
                 eprintln!("Error: {}", error_chain(&e));
-                return Ok(Exit::BadInput);
+                return Ok(Outcome::BadInput);
             }
         }
     }
@@ -56,7 +64,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Exit> {
     let html = comparison.html()?;
     crate::report::write_file(out, HTML_FILE_NAME, &html)?;
     print!("{markdown}");
-    Ok(Exit::Ok)
+    Ok(Outcome::Written)
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

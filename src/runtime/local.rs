@@ -270,7 +270,7 @@ impl Runtime for LocalRuntime {
         let mut endpoints = Vec::with_capacity(nodes.len());
         let first = self.nodes.len();
         if self.postgres.is_none() && postgres::wanted_by(nodes) {
-            let dir = self.dir_for("postgres")?;
+            let dir = self.dir_for(crate::node::DATABASE_HOST)?;
             let port = self.ports(1)?[0];
             let run_name = self
                 .run_dir

@@ -10,10 +10,6 @@ use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// LND refuses larger channels unless both peers enable wumbo channels.
-pub(super) const MAX_NON_WUMBO_SAT: u64 = 16_777_215;
-const WUMBO_FLAG: &str = "--protocol.wumbo-channels";
-
 /// Makes located errors for one file.
 pub(super) struct Ctx<'a> {
     pub path: &'a Path,
@@ -309,14 +305,14 @@ fn check_node_name(ctx: &Ctx, name: &Spanned<String>) -> Result<(), ScenarioErro
     let ok = n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && n.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if n == crate::runtime::local::CHAIN_NAME {
+    if n == crate::chain::CHAIN_NAME {
         return Err(ctx.error(
             &name.referenced,
             format!("node name \"{n}\" is reserved for the chain backend"),
             "give the node another name, e.g. chain-node",
         ));
     }
-    if n == crate::runtime::docker::postgres::NAME {
+    if n == crate::node::DATABASE_HOST {
         return Err(ctx.error(
             &name.referenced,
             format!("node name \"{n}\" is reserved for the PostgreSQL server the runtime starts"),
@@ -369,34 +365,41 @@ fn expand_channel(
         return Err(ctx.error(
             &capacity.referenced,
             format!("{what} has capacity_sat: 0"),
-            format!("write the channel size in satoshis, e.g. capacity_sat: 5000000 (at most {MAX_NON_WUMBO_SAT} without wumbo)"),
+            "write the channel size in satoshis, e.g. capacity_sat: 5000000",
         ));
     }
-    if capacity.value > MAX_NON_WUMBO_SAT {
-        let args_of = |group: &str| {
-            raw_nodes
-                .iter()
-                .find(|(n, _)| n.value == group)
-                .map_or(&[][..], |(_, node)| node.args.as_slice())
-        };
-        let wumbo = |group: &str| args_of(group).iter().any(|a| a == WUMBO_FLAG);
-        let missing: Vec<&str> = [ch.from.value.as_str(), ch.to.value.as_str()]
-            .into_iter()
-            .filter(|g| !wumbo(g))
-            .collect();
-        if !missing.is_empty() {
-            return Err(ctx.error(
-                &capacity.referenced,
-                format!(
-                    "{what} has capacity_sat: {}, above {MAX_NON_WUMBO_SAT} sat, the largest channel LND opens without wumbo",
-                    capacity.value
-                ),
-                format!(
-                    "lower capacity_sat to at most {MAX_NON_WUMBO_SAT}, or add \"{WUMBO_FLAG}\" to args: of {}",
-                    missing.join(" and ")
-                ),
-            ));
-        }
+    // An implementation that caps channel size (LND: wumbo) needs its flag on the end.
+    let node_of = |group: &str| raw_nodes.iter().find(|(n, _)| n.value == group);
+    let ends = [ch.from.value.as_str(), ch.to.value.as_str()];
+    let capped: Vec<(&str, &str, u64, &str)> = ends
+        .iter()
+        .filter_map(|g| {
+            let (_, node) = node_of(g)?;
+            let driver = crate::node::driver(node.implementation);
+            let (cap, flag) = driver.large_channel_flag()?;
+            let has = node.args.iter().any(|a| a == flag);
+            (capacity.value > cap && !has).then_some((
+                *g,
+                driver.implementation().as_str(),
+                cap,
+                flag,
+            ))
+        })
+        .collect();
+    if let Some(&(_, implementation, cap, flag)) = capped.first() {
+        let missing: Vec<&str> = capped.iter().map(|c| c.0).collect();
+        return Err(ctx.error(
+            &capacity.referenced,
+            format!(
+                "{what} has capacity_sat: {}, above {cap} sat, the largest channel {} opens without {flag}",
+                capacity.value,
+                implementation.to_uppercase()
+            ),
+            format!(
+                "lower capacity_sat to at most {cap}, or add \"{flag}\" to args: of {}",
+                missing.join(" and ")
+            ),
+        ));
     }
     let count = match &ch.count {
         Some(c) if c.value == 0 => {

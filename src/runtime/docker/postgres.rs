@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Container hostname, network alias and log name.
-pub const NAME: &str = "postgres";
+pub const NAME: &str = crate::node::DATABASE_HOST;
 const PORT: u16 = 5432;
 /// The role the image's cluster was made with (trust auth, no password).
 const USER: &str = "lnbench";
