@@ -9,9 +9,9 @@
 //! rate, payment kind) share one network (`network` is the same number).
 
 use super::error::ScenarioError;
-use super::raw::{RawPaymentKind, RawScenario};
+use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::{Ctx, validate};
-use super::{PaymentKind, Scenario};
+use super::{ChainKind, PaymentKind, Scenario};
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::fmt;
@@ -35,6 +35,8 @@ pub(super) struct RawSweep {
     pub replicas: Option<Spanned<GroupValues>>,
     #[serde(default)]
     pub db_backend: Option<Spanned<Vec<Spanned<DbBackend>>>>,
+    #[serde(default)]
+    pub chain: Option<Spanned<Vec<Spanned<ChainKind>>>>,
     #[serde(default)]
     pub p99_bound: Option<Spanned<String>>,
 }
@@ -108,6 +110,8 @@ pub enum SweepParam {
     /// Replicas of a node group (senders, intermediaries of a line, ...).
     Replicas(String),
     DbBackend,
+    /// The chain backend (btcd, bitcoind) every node runs on.
+    Chain,
 }
 
 impl SweepParam {
@@ -119,12 +123,16 @@ impl SweepParam {
             SweepParam::Kind => "kind".into(),
             SweepParam::Replicas(group) => format!("{group}.replicas"),
             SweepParam::DbBackend => "db_backend".into(),
+            SweepParam::Chain => "chain".into(),
         }
     }
 
     /// Whether a new value needs a fresh network (other nodes, another database).
     pub fn needs_new_network(&self) -> bool {
-        matches!(self, SweepParam::Replicas(_) | SweepParam::DbBackend)
+        matches!(
+            self,
+            SweepParam::Replicas(_) | SweepParam::DbBackend | SweepParam::Chain
+        )
     }
 }
 
@@ -134,6 +142,7 @@ pub enum SweepValue {
     Rate(f64),
     Kind(PaymentKind),
     Db(DbBackend),
+    Chain(ChainKind),
 }
 
 impl SweepValue {
@@ -142,7 +151,7 @@ impl SweepValue {
         match self {
             SweepValue::Count(n) => Some(f64::from(*n)),
             SweepValue::Rate(r) => Some(*r),
-            SweepValue::Kind(_) | SweepValue::Db(_) => None,
+            SweepValue::Kind(_) | SweepValue::Db(_) | SweepValue::Chain(_) => None,
         }
     }
 }
@@ -154,6 +163,7 @@ impl fmt::Display for SweepValue {
             SweepValue::Rate(r) => write!(f, "{r}"),
             SweepValue::Kind(k) => f.write_str(kind_name(*k)),
             SweepValue::Db(d) => f.write_str(d.as_str()),
+            SweepValue::Chain(c) => f.write_str(c.as_str()),
         }
     }
 }
@@ -364,6 +374,23 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
                 node.args.push(db.lnd_flag().to_string());
             }
         }
+        (SweepParam::Chain, SweepValue::Chain(kind)) => {
+            let implementation = match kind {
+                ChainKind::Btcd => RawChainKind::Btcd,
+                ChainKind::Bitcoind => RawChainKind::Bitcoind,
+            };
+            match &mut raw.chain {
+                Some(chain) => chain.implementation = implementation,
+                None => {
+                    raw.chain = Some(RawChain {
+                        implementation,
+                        binary: None,
+                        image: None,
+                        args: Vec::new(),
+                    });
+                }
+            }
+        }
         // `dimensions` pairs every parameter with its own kind of value.
         _ => {}
     }
@@ -494,11 +521,35 @@ fn dimensions(
         let values = non_empty(ctx, list, "db_backend", values)?;
         dims.push(dim(SweepParam::DbBackend, list, values));
     }
+    if let Some(list) = &s.chain {
+        if let Some(chain) = raw
+            .chain
+            .as_ref()
+            .filter(|c| c.binary.is_some() || c.image.is_some() || !c.args.is_empty())
+        {
+            let at = chain
+                .image
+                .as_ref()
+                .map_or(list.referenced, |i| i.referenced);
+            return Err(ctx.error(
+                &at,
+                "the chain sets binary:, image: or args:, and the sweep sets chain:",
+                "remove them from chain: (each backend of the sweep runs as built, with the tool's flags)",
+            ));
+        }
+        let values = list
+            .value
+            .iter()
+            .map(|c| (SweepValue::Chain(c.value), c.referenced))
+            .collect();
+        let values = non_empty(ctx, list, "chain", values)?;
+        dims.push(dim(SweepParam::Chain, list, values));
+    }
     if dims.is_empty() {
         return Err(ctx.error(
             &sweep.referenced,
             "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, e.g. concurrency: [1, 4, 7, 10]",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, e.g. concurrency: [1, 4, 7, 10]",
         ));
     }
     for d in &dims {

@@ -167,6 +167,43 @@ fn kind_rate_and_db_backend_values_reach_the_point_scenarios() {
 }
 
 #[test]
+fn a_chain_sweep_runs_each_backend_on_a_network_of_its_own() {
+    use crate::chain::ChainKind;
+    let sweep = sweep_of("  chain: [btcd, bitcoind]\n  concurrency: [1, 4]\n");
+    assert_eq!(
+        labels(&sweep),
+        [
+            "chain=btcd,concurrency=1",
+            "chain=btcd,concurrency=4",
+            "chain=bitcoind,concurrency=1",
+            "chain=bitcoind,concurrency=4"
+        ]
+    );
+    let kinds: Vec<ChainKind> = sweep.points.iter().map(|p| p.scenario.chain.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ChainKind::Btcd,
+            ChainKind::Btcd,
+            ChainKind::Bitcoind,
+            ChainKind::Bitcoind
+        ]
+    );
+    let networks: Vec<usize> = sweep.points.iter().map(|p| p.network).collect();
+    assert_eq!(networks, [0, 0, 1, 1]);
+
+    let pinned = BASE.replace(
+        "name: t\n",
+        "name: t\nchain:\n  implementation: btcd\n  image: my/btcd:dev\n",
+    );
+    let err = error_of(&format!("{pinned}sweep:\n  chain: [btcd, bitcoind]\n"));
+    assert!(
+        err.contains("t.yaml:4:10: the chain sets binary:, image: or args:"),
+        "{err}"
+    );
+}
+
+#[test]
 fn the_scenario_returned_is_the_first_point_with_the_sweep_attached() {
     let text = format!("{BASE}sweep:\n  concurrency: [3, 5]\n");
     let s = parse(Path::new("t.yaml"), &text).unwrap();
