@@ -2,7 +2,9 @@
 # Builds the local Docker images lnbench-tui's docker runtime uses where no registry can
 # be reached: lnbench/lnd:<version> (lnd + lncli) and lnbench/btcd:<version> (btcd +
 # btcctl), each FROM scratch around the static binaries scripts/build-nodes.sh builds
-# (built first if missing), and lnbench/postgres:<major> from this machine's PostgreSQL
+# (built first if missing); lnbench/bitcoind:<version> (bitcoind + bitcoin-cli and the
+# shared libraries they load) when the build cache has Bitcoin Core (skipped with a
+# message otherwise); and lnbench/postgres:<major> from this machine's PostgreSQL
 # server (Debian's postgresql package; skipped with a message when it is not installed).
 # Nothing is pulled. Idempotent: an image whose files did not change is rebuilt from
 # the builder's cache in a second.
@@ -85,15 +87,7 @@ build_postgres() {
     mkdir -p "$root/usr/share/zoneinfo"
     cp -L /usr/share/zoneinfo/UTC /usr/share/zoneinfo/GMT "$root/usr/share/zoneinfo/"
   fi
-  # Every shared library (and the loader) any of those files needs, at the path ldd
-  # names, so the loader's default search finds it without an ld.so.cache.
-  find "$root" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
-    xargs -0 -n 20 ldd 2>/dev/null |
-    awk '$2 == "=>" && $3 ~ /^\// { print $3 } NF == 2 && $1 ~ /^\// { print $1 }' |
-    sort -u | while read -r f; do
-      mkdir -p "$root$(dirname "$f")"
-      cp -L "$f" "$root$f"
-    done
+  copy_libraries "$root"
   printf 'root:x:0:0:root:/root:/bin/sh\npostgres:x:999:999:PostgreSQL:/data:/bin/sh\n' > "$root/etc/passwd"
   printf 'root:x:0:\npostgres:x:999:\n' > "$root/etc/group"
   cat > "$root/etc/postgresql/pg_hba.conf" <<'HBA'
@@ -123,8 +117,61 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# Copies every shared library (and the loader) the files under $1 need into $1, at the
+# path ldd names, so the loader's default search finds each without an ld.so.cache.
+copy_libraries() {
+  local root="$1"
+  find "$root" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
+    xargs -0 -n 20 ldd 2>/dev/null |
+    awk '$2 == "=>" && $3 ~ /^\// { print $3 } NF == 2 && $1 ~ /^\// { print $1 }' |
+    sort -u | while read -r f; do
+      mkdir -p "$root$(dirname "$f")"
+      cp -L "$f" "$root$f"
+    done
+}
+
+# lnbench/bitcoind:<version>: bitcoind and bitcoin-cli from the build cache (built from a
+# Bitcoin Core source tree: scripts/build-nodes.sh), with their shared libraries. The
+# source commit the cache recorded goes in the label lnbench.source, for reports.
+build_bitcoind() {
+  local stamp version commit tag ctx root
+  if [ ! -x "$bin/bitcoind" ] || [ ! -f "$bin/.bitcoind.version" ]; then
+    echo "skipping lnbench/bitcoind: Bitcoin Core is not built (BITCOIN_SRC=<source tree> scripts/build-nodes.sh); scenarios with chain: bitcoind cannot run on docker without it" >&2
+    return 0
+  fi
+  stamp=$(cat "$bin/.bitcoind.version")
+  version=${stamp%% *}
+  commit=${stamp#* }
+  [ "$commit" = "$stamp" ] && commit=""
+  tag="lnbench/bitcoind:$version"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$bin/bitcoind" "$bin/bitcoin-cli" "$root/bin/"
+  copy_libraries "$root"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="bitcoind" org.opencontainers.image.version="$version" lnbench.source="$commit" lnbench.image="1"
+ENTRYPOINT ["/bin/bitcoind"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
+    cat "$ctx/build.log" >&2
+    echo "error: building $tag failed" >&2
+    exit 3
+  fi
+  built+=" $tag"
+}
+
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
+build_bitcoind
 build_postgres
 echo "$built"

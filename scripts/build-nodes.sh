@@ -4,10 +4,10 @@
 # bitcoind + bitcoin-cli (Bitcoin Core, wallet and ZMQ compiled in) from a source tree:
 #   BITCOIN_SRC=DIR          a Bitcoin Core source tree (a git work tree, or an exported one
 #                            with BITCOIN_SRC_COMMIT=<upstream commit> naming where it came from)
-#   without it               a cached build is kept; otherwise the pinned release
-#                            ($BITCOIN_TAG) is cloned from upstream, which needs a connected
-#                            machine; where neither works, Bitcoin Core is skipped with a
-#                            message (runs and tests that need it then say so).
+#   LNBENCH_CLONE=1          without BITCOIN_SRC: clone the pinned release ($BITCOIN_TAG)
+#                            from upstream and build it (a connected machine)
+#   neither                  a cached build is kept; without one Bitcoin Core is skipped
+#                            with a message (runs and tests that need it then say so).
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -83,11 +83,12 @@ if [ -n "${BITCOIN_SRC:-}" ]; then
   fi
 elif ! bitcoin_fresh; then
   src="$CACHE/src/bitcoin-$BITCOIN_TAG"
-  if [ -f "$src/CMakeLists.txt" ] || git clone --quiet --depth 1 --branch "$BITCOIN_TAG" "$BITCOIN_REPO" "$src" 2>/dev/null; then
+  if [ "${LNBENCH_CLONE:-}" = 1 ] && { [ -f "$src/CMakeLists.txt" ] ||
+      git clone --quiet --depth 1 --branch "$BITCOIN_TAG" "$BITCOIN_REPO" "$src"; }; then
     build_bitcoind "$src" "$(git -C "$src" rev-parse HEAD)"
   else
-    rm -rf "$src"
-    echo "note: Bitcoin Core not built: no BITCOIN_SRC given and $BITCOIN_TAG could not be cloned; runs with chain: bitcoind and their tests will say so (see README, Bitcoin Core)" >&2
+    [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
+    echo "note: Bitcoin Core not built (give a source tree: BITCOIN_SRC=<tree> scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $BITCOIN_TAG); runs with chain: bitcoind and their tests will say so" >&2
   fi
 fi
 

@@ -2,7 +2,9 @@
 # Installs what lnbench-tui needs on a Debian machine and builds the node binaries.
 # Idempotent: run it before the first run and after pulling changes.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
-#  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh);
+#  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh), and
+#    bitcoind + bitcoin-cli when a Bitcoin Core source tree is given (BITCOIN_SRC) or
+#    can be cloned (with cmake, ninja and the libraries it needs from Debian);
 #  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
 #    server the local runtime starts, and scripts/build-images.sh makes the docker
 #    runtime's lnbench/postgres image from it (lnd-db-backends.yaml).
@@ -20,6 +22,11 @@ need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || need_apt+=(postgresql)
+# Bitcoin Core (chain: bitcoind) builds from a source tree (scripts/build-nodes.sh): its
+# build tools, and the libraries bitcoind loads (ZMQ, SQLite for its wallet).
+for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
   command -v chromium >/dev/null || need_apt+=(chromium)

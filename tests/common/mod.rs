@@ -17,16 +17,21 @@ pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// Fails (never skips) when the node binaries are missing: a skipped end-to-end test
-/// would let CI pass without ever touching a real node.
-pub fn require_node_binaries() {
-    let cache = std::env::var_os("LNBENCH_CACHE")
+/// The build cache of scripts/build-nodes.sh.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("LNBENCH_CACHE")
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("lnbench-tui"))
         })
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/lnbench-tui")))
-        .expect("HOME is set");
+        .expect("HOME is set")
+}
+
+/// Fails (never skips) when the node binaries are missing: a skipped end-to-end test
+/// would let CI pass without ever touching a real node.
+pub fn require_node_binaries() {
+    let cache = cache_dir();
     for bin in ["lnd", "btcd"] {
         let p = cache.join("bin").join(bin);
         assert!(
@@ -35,6 +40,23 @@ pub fn require_node_binaries() {
             p.display()
         );
     }
+}
+
+/// True when `binary` is in the build cache. Otherwise says that `test` did not run and
+/// why: on stderr, and as a file under `target/tmp/not-run/` that `.ci/run` counts in its
+/// closing line (such a test passes in cargo's count, and is taken out of it there).
+/// For the implementations built from a source tree that a fresh machine may lack.
+pub fn built_or_not_run(test: &str, binary: &str, build: &str) -> bool {
+    let path = cache_dir().join("bin").join(binary);
+    if path.exists() {
+        return true;
+    }
+    let reason = format!("{binary} not built ({build})");
+    eprintln!("NOT RUN: {test}: {reason}");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("not-run");
+    std::fs::create_dir_all(&dir).expect("not-run directory");
+    std::fs::write(dir.join(test), format!("{reason}\n")).expect("not-run record");
+    false
 }
 
 /// Processes whose command line mentions `needle` (e.g. a run directory), as
