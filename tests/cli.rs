@@ -98,3 +98,37 @@ fn missing_node_binary_exits_3_before_starting_anything() {
         "nothing should have been started or created"
     );
 }
+
+#[test]
+fn bitcoind_not_built_exits_3_naming_the_build_command() {
+    let work = tempfile::tempdir().unwrap();
+    // Only lnd "built": the chain backend is what is missing.
+    let bin = work.path().join("cache").join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["lnd", "btcd"] {
+        let path = bin.join(name);
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    lnbench()
+        .arg(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob-bitcoind.yaml",
+        ))
+        .arg("--run-dir")
+        .arg(work.path().join("runs"))
+        .env("LNBENCH_CACHE", work.path().join("cache"))
+        .env("PATH", "/nonexistent")
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "no bitcoind binary found for the chain backend (bitcoind)",
+        ))
+        .stderr(predicate::str::contains(
+            "BITCOIN_SRC=<tree> scripts/build-nodes.sh",
+        ));
+    assert!(
+        std::fs::read_dir(work.path().join("runs")).map_or(true, |mut d| d.next().is_none()),
+        "nothing should have been started or created"
+    );
+}
