@@ -70,6 +70,8 @@ build_bitcoind() { # source dir, commit
   cp "$build/bin/bitcoind" "$build/bin/bitcoin-cli" "$BIN/"
   strip "$BIN/bitcoind" "$BIN/bitcoin-cli" 2>/dev/null || true
   version=$("$BIN/bitcoind" --version | sed -n '1s/.* version \(v[^ ]*\).*/\1/p')
+  # Built outside a git work tree, it calls itself v31.99.0-unk: the commit says more.
+  version=${version%-unk}
   # What the report records: the version the binary states and the commit it came from.
   echo "$version $commit" > "$BIN/.bitcoind.version"
 }
