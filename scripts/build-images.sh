@@ -4,7 +4,9 @@
 # btcctl), each FROM scratch around the static binaries scripts/build-nodes.sh builds
 # (built first if missing); lnbench/bitcoind:<version> (bitcoind + bitcoin-cli and the
 # shared libraries they load) when the build cache has Bitcoin Core (skipped with a
-# message otherwise); and lnbench/postgres:<major> from this machine's PostgreSQL
+# message otherwise); lnbench/cln:<version> (lightningd with its plugins, lightning-cli,
+# the cln-grpc plugin and bitcoin-cli) when it has Core Lightning and Bitcoin Core
+# (likewise); and lnbench/postgres:<major> from this machine's PostgreSQL
 # server (Debian's postgresql package; skipped with a message when it is not installed).
 # Nothing is pulled. Idempotent: an image whose files did not change is rebuilt from
 # the builder's cache in a second.
@@ -169,9 +171,62 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# lnbench/cln:<version>: Core Lightning from the build cache (scripts/build-nodes.sh with
+# CLN_SRC), laid out as installed under / (/bin/lightningd, /bin/lightning-cli, its
+# subdaemons and built-in plugins under /libexec/c-lightning, where lightningd looks for
+# them relative to itself), the cln-grpc plugin as /bin/cln-grpc (not built in: pass
+# --plugin=/bin/cln-grpc --grpc-port=<port>), and /bin/bitcoin-cli from the cache, which
+# the bcli plugin runs (found on the PATH); with their shared libraries. Nothing lightningd
+# runs needs a shell. The source commit goes in the label lnbench.source.
+build_cln() {
+  local stamp version commit tag ctx root stage
+  if [ ! -x "$bin/lightningd" ] || [ ! -x "$bin/cln-grpc" ] || [ ! -f "$bin/.lightningd.version" ]; then
+    echo "skipping lnbench/cln: Core Lightning is not built (CLN_SRC=<source tree> scripts/build-nodes.sh); scenarios with CLN nodes cannot run on docker without it" >&2
+    return 0
+  fi
+  if [ ! -x "$bin/bitcoin-cli" ]; then
+    echo "skipping lnbench/cln: its bcli plugin runs bitcoin-cli, and Bitcoin Core is not built (BITCOIN_SRC=<source tree> scripts/build-nodes.sh)" >&2
+    return 0
+  fi
+  stamp=$(cat "$bin/.lightningd.version")
+  version=${stamp%% *}
+  commit=${stamp#* }
+  [ "$commit" = "$stamp" ] && commit=""
+  tag="lnbench/cln:$version"
+  # The installed tree $bin/lightningd links into: <stage>/bin/lightningd.
+  stage=$(dirname "$(dirname "$(readlink -f "$bin/lightningd")")")
+  [ -d "$stage/libexec/c-lightning/plugins" ] || { echo "error: no installed Core Lightning tree at $stage (rebuild: scripts/build-nodes.sh)" >&2; exit 3; }
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/libexec" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$stage/bin/lightningd" "$stage/bin/lightning-cli" "$stage/bin/cln-grpc" "$root/bin/"
+  cp -r "$stage/libexec/c-lightning" "$root/libexec/"
+  cp "$bin/bitcoin-cli" "$root/bin/"
+  copy_libraries "$root"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="lightningd" org.opencontainers.image.version="$version" lnbench.source="$commit" lnbench.image="1"
+ENTRYPOINT ["/bin/lightningd"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
+    cat "$ctx/build.log" >&2
+    echo "error: building $tag failed" >&2
+    exit 3
+  fi
+  built+=" $tag"
+}
+
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
 build_bitcoind
+build_cln
 build_postgres
 echo "$built"

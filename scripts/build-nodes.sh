@@ -8,6 +8,13 @@
 #                            from upstream and build it (a connected machine)
 #   neither                  a cached build is kept; without one Bitcoin Core is skipped
 #                            with a message (runs and tests that need it then say so).
+# and Core Lightning (lightningd, lightning-cli, its built-in plugins, and the cln-grpc
+# plugin) the same way from CLN_SRC / CLN_SRC_COMMIT, or a clone of $CLN_TAG with its
+# submodules under LNBENCH_CLONE=1 (scripts/prepare-cln-source.sh exports such a tree
+# from copies of the repositories). It installs into $CACHE/cln/<version>-<commit>/
+# (lightningd finds its subdaemons and plugins relative to its own binary there);
+# $BIN/lightningd, $BIN/lightning-cli and $BIN/cln-grpc link into it. cln-grpc is not a
+# built-in plugin: start lightningd with --plugin=$BIN/cln-grpc --grpc-port=<port>.
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -91,6 +98,79 @@ elif ! bitcoin_fresh; then
   else
     [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
     echo "note: Bitcoin Core not built (give a source tree: BITCOIN_SRC=<tree> scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $BITCOIN_TAG); runs with chain: bitcoind and their tests will say so" >&2
+  fi
+fi
+
+# --- Core Lightning -----------------------------------------------------------------
+CLN_TAG="${CLN_TAG:-v26.06.6}"
+CLN_REPO="${CLN_REPO:-https://github.com/ElementsProject/lightning}"
+CLN_COPTFLAGS="${CLN_COPTFLAGS:--O2}"
+cln_fresh() {
+  [ -x "$BIN/lightningd" ] && [ -x "$BIN/lightning-cli" ] && [ -x "$BIN/cln-grpc" ] &&
+    [ -f "$BIN/.lightningd.version" ]
+}
+
+build_cln() { # source dir, commit
+  local src="$1" commit="$2" build stage version rel dep
+  for dep in make gcc autoconf automake libtoolize pkg-config python3 lowdown jq cargo; do
+    command -v "$dep" >/dev/null || { echo "error: $dep is needed to build Core Lightning (Debian: build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev libsodium-dev jq gettext lowdown; Rust's cargo; scripts/setup.sh installs them)" >&2; return 3; }
+  done
+  python3 -c 'import mako' 2>/dev/null || { echo "error: Core Lightning generates code with Python's mako (pip install mako; scripts/setup.sh does)" >&2; return 3; }
+  # The version: the tag a clone is at, or what the tree's .version file says (an exported
+  # tree has no tags to describe; git is not asked there, it might answer for a parent repo).
+  version=""
+  [ -e "$src/.git" ] && version=$(git -C "$src" describe --tags --exact-match 2>/dev/null || true)
+  [ -n "$version" ] || version=$(cat "$src/.version" 2>/dev/null || echo "$CLN_TAG")
+  build="$CACHE/build/cln-${commit:0:12}"
+  stage="$CACHE/cln/$version-${commit:0:12}"
+  # CLN builds inside its tree: build in a copy, so the given tree stays as it was.
+  if [ ! -f "$build/configure" ]; then
+    rm -rf "$build"; mkdir -p "$build"
+    cp -a "$src/." "$build/"
+  fi
+  echo "building Core Lightning $version from $commit (about 20 minutes on 2 cores the first time: 6 for C, 13 for the gRPC plugin)..." >&2
+  # Optimized like upstream's own Docker image (configure's default, -Og, is a debug build).
+  (cd "$build" && PYTHON=python3 nice ./configure --prefix="$stage" --disable-rust --disable-valgrind \
+      --disable-compat COPTFLAGS="$CLN_COPTFLAGS") \
+    >"$build/configure.log" 2>&1 \
+    || { tail -n 30 "$build/configure.log" >&2; echo "error: configuring Core Lightning failed (log: $build/configure.log)" >&2; return 3; }
+  nice make -C "$build" -j"$(nproc)" VERSION="$version" >"$build/build.log" 2>&1 \
+    || { tail -n 30 "$build/build.log" >&2; echo "error: building Core Lightning failed (log: $build/build.log)" >&2; return 3; }
+  # The gRPC plugin is Rust; the C build above leaves it out (--disable-rust), cargo builds it.
+  (cd "$build" && nice cargo build --release --locked -p cln-grpc-plugin) >"$build/cargo.log" 2>&1 \
+    || { tail -n 30 "$build/cargo.log" >&2; echo "error: building the cln-grpc plugin failed (log: $build/cargo.log)" >&2; return 3; }
+  rm -rf "$stage"
+  make -C "$build" VERSION="$version" install-program >"$build/install.log" 2>&1 \
+    || { tail -n 30 "$build/install.log" >&2; echo "error: installing Core Lightning into $stage failed (log: $build/install.log)" >&2; return 3; }
+  # Next to lightningd, not among its built-in plugins (those start with every node).
+  install -m 0755 "$build/target/release/cln-grpc" "$stage/bin/cln-grpc"
+  # Relative links: lightningd resolves its own path, so its plugins are found in $stage.
+  rel="../cln/$version-${commit:0:12}/bin"
+  ln -sfn "$rel/lightningd" "$BIN/lightningd"
+  ln -sfn "$rel/lightning-cli" "$BIN/lightning-cli"
+  ln -sfn "$rel/cln-grpc" "$BIN/cln-grpc"
+  "$BIN/lightningd" --version >/dev/null || { echo "error: the installed lightningd does not run" >&2; return 3; }
+  # What the report records: the version and the commit it came from.
+  for b in lightningd lightning-cli cln-grpc; do echo "$version $commit" > "$BIN/.$b.version"; done
+}
+
+if [ -n "${CLN_SRC:-}" ]; then
+  [ -f "$CLN_SRC/configure" ] && [ -d "$CLN_SRC/lightningd" ] || { echo "error: CLN_SRC=$CLN_SRC is not a Core Lightning source tree (no configure, no lightningd/)" >&2; exit 2; }
+  [ -f "$CLN_SRC/external/libwally-core/src/secp256k1/include/secp256k1.h" ] || { echo "error: CLN_SRC=$CLN_SRC lacks its submodules (external/libwally-core with src/secp256k1, gheap, jsmn, libbacktrace): clone with --recurse-submodules, or export it with scripts/prepare-cln-source.sh" >&2; exit 2; }
+  commit="${CLN_SRC_COMMIT:-}"
+  [ -n "$commit" ] || [ ! -e "$CLN_SRC/.git" ] || commit=$(git -C "$CLN_SRC" rev-parse HEAD)
+  [ -n "$commit" ] || { echo "error: CLN_SRC is not a git work tree: set CLN_SRC_COMMIT to the upstream commit it was exported from" >&2; exit 2; }
+  if ! cln_fresh || [ "$(cut -d' ' -f2 "$BIN/.lightningd.version")" != "$commit" ]; then
+    build_cln "$CLN_SRC" "$commit"
+  fi
+elif ! cln_fresh; then
+  src="$CACHE/src/lightning-$CLN_TAG"
+  if [ "${LNBENCH_CLONE:-}" = 1 ] && { [ -f "$src/configure" ] ||
+      git clone --quiet --depth 1 --branch "$CLN_TAG" --recurse-submodules --shallow-submodules "$CLN_REPO" "$src"; }; then
+    build_cln "$src" "$(git -C "$src" rev-parse HEAD)"
+  else
+    [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
+    echo "note: Core Lightning not built (give a source tree with its submodules: CLN_SRC=<tree> [CLN_SRC_COMMIT=<commit>] scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $CLN_TAG); runs with CLN nodes and their tests will say so" >&2
   fi
 fi
 

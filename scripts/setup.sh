@@ -5,6 +5,9 @@
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh), and
 #    bitcoind + bitcoin-cli when a Bitcoin Core source tree is given (BITCOIN_SRC) or
 #    can be cloned (with cmake, ninja and the libraries it needs from Debian);
+#  - Core Lightning (lightningd, lightning-cli, the cln-grpc plugin) the same way when its
+#    source tree is given (CLN_SRC) or can be cloned: its build tools and libraries from
+#    Debian, and Python's mako (its wire code is generated at build time);
 #  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
 #    server the local runtime starts, and scripts/build-images.sh makes the docker
 #    runtime's lnbench/postgres image from it (lnd-db-backends.yaml).
@@ -27,6 +30,16 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/n
 for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
+# Core Lightning (CLN_SRC, scripts/build-nodes.sh): autotools, the libraries lightningd links
+# (SQLite, zlib, libsodium), jq and lowdown (man pages), and Python 3 with mako. Debian's own
+# Python gets Debian's mako; another python3 first on the PATH gets it from pip below.
+for pkg in build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev \
+           libsodium-dev jq gettext lowdown python3; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if ! python3 -c 'import mako' 2>/dev/null && [ "$(command -v python3 || echo /usr/bin/python3)" = /usr/bin/python3 ]; then
+  need_apt+=(python3-mako)
+fi
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
   command -v chromium >/dev/null || need_apt+=(chromium)
@@ -45,6 +58,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]}..." >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import mako' 2>/dev/null; then
+  echo "installing Python's mako with pip..." >&2
+  python3 -m pip install --quiet mako
 fi
 
 if $dev; then
