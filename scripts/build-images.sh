@@ -25,6 +25,18 @@ lnd_version="v$("$bin/lnd" --version | sed -n 's/^lnd version \([^ ]*\).*/\1/p')
 btcd_version="v$("$bin/btcd" --version | sed -n 's/^btcd version \([^ ]*\).*/\1/p')"
 btcd_version="${btcd_version%-beta}"
 
+# Builds the image $1 from the context directory $2 (with its Dockerfile). The classic
+# builder needs nothing from a registry for FROM scratch (no buildx needed); its
+# deprecation notice is shown only when the build fails.
+docker_build() {
+  local tag="$1" ctx="$2"
+  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
+    cat "$ctx/build.log" >&2
+    echo "error: building $tag failed" >&2
+    exit 3
+  fi
+}
+
 build() { # tag, entrypoint binary, other binary
   local tag="$1" main="$2" extra="$3" ctx
   ctx=$(mktemp -d)
@@ -42,13 +54,7 @@ LABEL org.opencontainers.image.title="$main" org.opencontainers.image.version="$
 ENTRYPOINT ["/bin/$main"]
 DOCKERFILE
   echo "building $tag ..." >&2
-  # The classic builder needs nothing from a registry for FROM scratch (no buildx
-  # needed); its deprecation notice is shown only when the build fails.
-  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
-    cat "$ctx/build.log" >&2
-    echo "error: building $tag failed" >&2
-    exit 3
-  fi
+  docker_build "$tag" "$ctx"
 }
 
 # lnbench/postgres:<major>: FROM scratch with the host's server binaries, the shared
@@ -111,11 +117,7 @@ EXPOSE 5432
 ENTRYPOINT ["$pgbin/postgres", "-D", "/data/pgdata", "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "hba_file=/etc/postgresql/pg_hba.conf"]
 DOCKERFILE
   echo "building $tag ..." >&2
-  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
-    cat "$ctx/build.log" >&2
-    echo "error: building $tag failed" >&2
-    exit 3
-  fi
+  docker_build "$tag" "$ctx"
   built+=" $tag"
 }
 
@@ -163,11 +165,7 @@ LABEL org.opencontainers.image.title="bitcoind" org.opencontainers.image.version
 ENTRYPOINT ["/bin/bitcoind"]
 DOCKERFILE
   echo "building $tag ..." >&2
-  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
-    cat "$ctx/build.log" >&2
-    echo "error: building $tag failed" >&2
-    exit 3
-  fi
+  docker_build "$tag" "$ctx"
   built+=" $tag"
 }
 
@@ -215,11 +213,7 @@ LABEL org.opencontainers.image.title="lightningd" org.opencontainers.image.versi
 ENTRYPOINT ["/bin/lightningd"]
 DOCKERFILE
   echo "building $tag ..." >&2
-  if ! DOCKER_BUILDKIT=0 docker build --quiet --tag "$tag" "$ctx" >"$ctx/build.log" 2>&1; then
-    cat "$ctx/build.log" >&2
-    echo "error: building $tag failed" >&2
-    exit 3
-  fi
+  docker_build "$tag" "$ctx"
   built+=" $tag"
 }
 

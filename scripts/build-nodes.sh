@@ -85,7 +85,10 @@ build_bitcoind() { # source dir, commit
 
 if [ -n "${BITCOIN_SRC:-}" ]; then
   [ -f "$BITCOIN_SRC/CMakeLists.txt" ] || { echo "error: BITCOIN_SRC=$BITCOIN_SRC is not a Bitcoin Core source tree (no CMakeLists.txt)" >&2; exit 2; }
-  commit="${BITCOIN_SRC_COMMIT:-$(git -C "$BITCOIN_SRC" rev-parse HEAD 2>/dev/null || true)}"
+  # Only the tree's own .git: an exported tree inside another repository must not take
+  # that repository's commit.
+  commit="${BITCOIN_SRC_COMMIT:-}"
+  [ -n "$commit" ] || [ ! -e "$BITCOIN_SRC/.git" ] || commit=$(git -C "$BITCOIN_SRC" rev-parse HEAD)
   [ -n "$commit" ] || { echo "error: BITCOIN_SRC is not a git work tree: set BITCOIN_SRC_COMMIT to the upstream commit it was exported from" >&2; exit 2; }
   if ! bitcoin_fresh || [ "$(cut -d' ' -f2 "$BIN/.bitcoind.version")" != "$commit" ]; then
     build_bitcoind "$BITCOIN_SRC" "$commit"
