@@ -186,8 +186,23 @@ pub(crate) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
         .clone()
         .unwrap_or_else(std::env::temp_dir);
     let run_dir = parent.join(format!("lnbench-{run_id}"));
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    // Fresh and private: credentials and logs go in it. An existing path (a directory
+    // of another run, or a symlink planted there) is refused, never reused.
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&run_dir)
+            .with_context(|| {
+                format!(
+                    "cannot create run directory {} (it must not exist yet: remove it, or \
+                     give --run-dir another parent)",
+                    run_dir.display()
+                )
+            })?;
+    }
     // Names this process, so `lnbench-tui down` removes the directory only once we are gone.
     crate::leftovers::claim(&run_dir)
         .with_context(|| format!("cannot write into run directory {}", run_dir.display()))?;
@@ -717,4 +732,36 @@ async fn run_load(
         let _ = printer.await;
     }
     (summary, err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn opts(parent: &std::path::Path) -> RunOptions {
+        RunOptions {
+            report_dir: None,
+            keep: false,
+            run_dir_parent: Some(parent.to_path_buf()),
+            tui: false,
+        }
+    }
+
+    #[test]
+    fn run_directories_are_fresh_and_private() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = make_run_dir(&opts(parent.path()), "t-1").unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        // The same name again (another run, or a leftover) is refused, not reused.
+        let err = make_run_dir(&opts(parent.path()), "t-1").unwrap_err();
+        assert!(format!("{err:#}").contains("must not exist yet"), "{err:#}");
+        // A symlink planted at the name is refused too, and its target left alone.
+        let target = parent.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, parent.path().join("lnbench-t-2")).unwrap();
+        assert!(make_run_dir(&opts(parent.path()), "t-2").is_err());
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
 }

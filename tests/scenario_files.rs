@@ -39,6 +39,9 @@ invalid_fixtures! {
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
     bad_duration: "bad-duration" at "18:15", "stop duration \"5\" is not a duration (time unit needed", hint "e.g. 30s, 5m or 1h30m";
     empty_name: "empty-name" at "2:7", "name is empty", hint "name: alice-pays-bob";
+    path_name: "path-name" at "2:7", "name \"../../x\" is not allowed", hint "starting with a letter or digit";
+    huge_replicas: "huge-replicas" at "6:15", "node alice has replicas: 100000, more than 200", hint "replicas: 200 or fewer";
+    huge_count: "huge-count" at "12:12", "channel 1 has count: 100000000, more than 1000", hint "count: 1000 or fewer";
     no_nodes: "no-nodes" at "3:8", "nodes: is empty", hint "alice: { implementation: lnd }";
     bad_node_name: "bad-node-name" at "6:3", "node name \"bob smith\" is not allowed", hint "use letters, digits, - and _";
     reserved_node_name: "reserved-node-name" at "6:3", "node name \"chain\" is reserved for the chain backend", hint "e.g. chain-node";

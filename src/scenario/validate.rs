@@ -10,6 +10,13 @@ use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The longest scenario name: it becomes part of directory and container names.
+const MAX_NAME_LEN: usize = 64;
+/// More replicas of one node than this is a mistake on one machine (each is a node).
+pub(super) const MAX_REPLICAS: u32 = 200;
+/// Parallel channels per pair of nodes: each is a funding output and a channel to sync.
+const MAX_CHANNELS_PER_PAIR: u32 = 1000;
+
 /// Makes located errors for one file.
 pub(super) struct Ctx<'a> {
     pub path: &'a Path,
@@ -80,6 +87,24 @@ pub(super) fn validate(
             &raw.name.referenced,
             "name is empty",
             "give the scenario a short name, e.g. name: alice-pays-bob (reports and output folders use it)",
+        ));
+    }
+    // The name becomes part of run directory, container and report folder names.
+    let safe = name.len() <= MAX_NAME_LEN
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !safe {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            format!("name \"{name}\" is not allowed"),
+            format!(
+                "use at most {MAX_NAME_LEN} letters, digits, -, _ and ., starting with a letter or digit, e.g. name: alice-pays-bob (it becomes part of directory and container names)"
+            ),
         ));
     }
     let runtime = match raw.runtime.unwrap_or(RawRuntime::Auto) {
@@ -227,6 +252,18 @@ fn expand_nodes(
                     &r.referenced,
                     format!("node {} has replicas: 0", name.value),
                     "write replicas: 1 or more, or remove the node",
+                ));
+            }
+            Some(r) if r.value > MAX_REPLICAS => {
+                return Err(ctx.error(
+                    &r.referenced,
+                    format!(
+                        "node {} has replicas: {}, more than {MAX_REPLICAS}",
+                        name.value, r.value
+                    ),
+                    format!(
+                        "write replicas: {MAX_REPLICAS} or fewer; each replica is a whole node"
+                    ),
                 ));
             }
             Some(r) => r.value,
@@ -407,6 +444,16 @@ fn expand_channel(
                 &c.referenced,
                 format!("{what} has count: 0"),
                 "write count: 1 or more (parallel channels per pair), or remove the channel",
+            ));
+        }
+        Some(c) if c.value > MAX_CHANNELS_PER_PAIR => {
+            return Err(ctx.error(
+                &c.referenced,
+                format!(
+                    "{what} has count: {}, more than {MAX_CHANNELS_PER_PAIR}",
+                    c.value
+                ),
+                format!("write count: {MAX_CHANNELS_PER_PAIR} or fewer parallel channels per pair"),
             ));
         }
         Some(c) => c.value,
