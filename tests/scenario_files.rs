@@ -64,6 +64,8 @@ invalid_fixtures! {
     zero_concurrency: "zero-concurrency" at "16:16", "concurrency is 0", hint "write concurrency: 1 or more";
     empty_rate: "empty-rate" at "16:9", "rate: has no phase", hint "hold: { rate, duration }";
     zero_phase_rate: "zero-phase-rate" at "18:19", "hold rate is 0 payments/s", hint "write a rate above 0";
+    huge_rate: "huge-rate" at "18:19", "hold rate is 1000000000000 payments/s, more than 100000", hint "at most 100000 payments per second";
+    huge_duration: "huge-duration" at "18:15", "stop duration \"400000000000y\"", hint "at most 30d";
     zero_phase_duration: "zero-phase-duration" at "20:17", "ramp duration is 0", hint "write a duration above zero";
     no_stop_condition: "no-stop-condition" at "17:9", "stop: sets neither payments: nor duration:", hint "add payments: 2000 and/or duration: 5m";
     zero_payments: "zero-payments" at "18:15", "stop payments is 0", hint "write payments: 1 or more";

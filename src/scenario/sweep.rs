@@ -225,17 +225,18 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         Some(b) => Some(bound(&ctx, b)?),
         None => None,
     };
-    let combos = cartesian(&dims);
-    if combos.len() > MAX_POINTS {
+    // Counted before the product is built: a huge sweep is refused, not expanded.
+    let count = dims
+        .iter()
+        .fold(1usize, |n, d| n.saturating_mul(d.values.len()));
+    if count > MAX_POINTS {
         return Err(ctx.error(
             &sweep.referenced,
-            format!(
-                "sweep: makes {} points, more than {MAX_POINTS}",
-                combos.len()
-            ),
+            format!("sweep: makes {count} points, more than {MAX_POINTS}"),
             "sweep fewer values; each point is a whole run",
         ));
     }
+    let combos = cartesian(&dims);
     let line_groups = raw
         .channels
         .iter()

@@ -12,6 +12,11 @@ use std::time::Duration;
 const DEFAULT_AMOUNT_MSAT: u64 = 1_000;
 const DEFAULT_PAYMENT_TIMEOUT: Duration = Duration::from_secs(60);
 const DURATION_HINT: &str = "write a number and a unit, e.g. 30s, 5m or 1h30m";
+/// The longest duration a scenario may give (a stop, a phase, a timeout).
+const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The highest open-loop rate, payments/s: far above any node, low enough that the
+/// schedule's offsets stay apart.
+const MAX_RATE: f64 = 100_000.0;
 const NONZERO_DURATION_HINT: &str = "write a duration above zero, e.g. 30s, 5m or 1h30m";
 
 pub(super) fn validate(
@@ -217,7 +222,13 @@ fn ramp_phase(ctx: &Ctx, ramp: &Spanned<RawRamp>) -> Result<Phase, ScenarioError
 }
 
 fn positive_rate(ctx: &Ctx, rate: &Spanned<f64>, what: &str) -> Result<f64, ScenarioError> {
-    if rate.value.is_finite() && rate.value > 0.0 {
+    if rate.value.is_finite() && rate.value > MAX_RATE {
+        Err(ctx.error(
+            &rate.referenced,
+            format!("{what} is {} payments/s, more than {MAX_RATE}", rate.value),
+            format!("write a rate of at most {MAX_RATE} payments per second (no node comes near it; a higher one only spins the scheduler)"),
+        ))
+    } else if rate.value.is_finite() && rate.value > 0.0 {
         Ok(rate.value)
     } else {
         Err(ctx.error(
@@ -263,6 +274,11 @@ fn nonzero_duration(
     let at: &Location = &text.referenced;
     match humantime::parse_duration(text.value.trim()) {
         Ok(d) if d.is_zero() => Err(ctx.error(at, format!("{what} is 0"), NONZERO_DURATION_HINT)),
+        Ok(d) if d > MAX_DURATION => Err(ctx.error(
+            at,
+            format!("{what} \"{}\" is longer than 30 days", text.value.trim()),
+            "write a duration of at most 30d, e.g. 5m or 24h",
+        )),
         Ok(d) => Ok(d),
         Err(e) => Err(ctx.error(
             at,
