@@ -155,6 +155,32 @@ fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
     );
 }
 
+/// A second Ctrl-C while the run stops ends the tool at once; its nodes die with it.
+#[test]
+fn a_second_sigint_exits_at_once_and_leaves_no_process() {
+    let mut run = Run::start();
+    run.wait_for_load(1);
+    let pid = Pid::from_raw(run.child.id() as i32);
+    kill(pid, Signal::SIGINT).expect("first SIGINT");
+    run.wait_for("the stop notice", 1, |l| l.contains("SIGINT received"));
+    kill(pid, Signal::SIGINT).expect("second SIGINT");
+    let (status, log) = run.wait_exit(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
+    assert!(log.contains("second signal (SIGINT): exiting now"), "{log}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_mentioning(&run.run_dir);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes alive 10 s after the forced exit: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn sigkill_of_the_tool_takes_its_nodes_down_too() {
     let mut run = Run::start();

@@ -1,4 +1,7 @@
-//! SIGINT and SIGTERM: they cancel the run's token, and the run says which came.
+//! SIGINT and SIGTERM: they cancel the run's token, and the run says which came. A
+//! second one while the run stops (a teardown that hangs) ends the tool at once: the
+//! local runtime's processes die with it (their parent-death signal); what a docker run
+//! leaves is said, for `lnbench-tui down`.
 
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
@@ -60,7 +63,19 @@ pub(super) async fn watch_signals(
     };
     let _ = which.set(name);
     if !live_view {
-        eprintln!("\n{name} received: stopping the load, then tearing down");
+        eprintln!("\n{name} received: stopping the load, then tearing down (again to force)");
     }
     cancel.cancel();
+    let again = tokio::select! {
+        _ = int.recv() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    };
+    if live_view {
+        crate::tui::terminal::restore();
+    }
+    eprintln!(
+        "\nsecond signal ({again}): exiting now without waiting for teardown; local nodes \
+         stop with the tool, and `lnbench-tui down` removes any container left"
+    );
+    std::process::exit(130);
 }
