@@ -333,13 +333,14 @@ async fn measure_with(
         || PathBuf::from(format!("lnbench-snapshots-{}", scenario.name)),
         |d| d.join("snapshots"),
     );
-    let write_snapshot = |summary: Summary| -> Result<PathBuf> {
+    // The report is built here (it borrows the run's facts); its files (charts, HTML)
+    // are written on a blocking thread, so the load goes on meanwhile.
+    let write_snapshot = |summary: Summary| -> SnapshotWrite {
         let at = format!("{:.0}s", summary.elapsed_s);
         let why = format!("snapshot taken {at} into the load; the run went on");
         let report = build_report(scenario, facts, log, summary, started_at, false, Some(why));
         let dir = snapshot_root.join(at);
-        report::write_all(&report, &dir)?;
-        Ok(dir)
+        tokio::task::spawn_blocking(move || report::write_all(&report, &dir).map(|_| dir))
     };
     let load = run_load(
         scenario,
@@ -639,6 +640,9 @@ pub(crate) async fn bring_up(
     Ok(Network { nodes })
 }
 
+/// A report snapshot being written on a blocking thread: the directory, when done.
+type SnapshotWrite = tokio::task::JoinHandle<Result<PathBuf>>;
+
 /// Runs the workload; returns the summary of whatever was done, and the error that
 /// ended the load early, if any.
 async fn run_load(
@@ -647,7 +651,7 @@ async fn run_load(
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
-    write_snapshot: &dyn Fn(Summary) -> Result<PathBuf>,
+    write_snapshot: &dyn Fn(Summary) -> SnapshotWrite,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -708,19 +712,30 @@ async fn run_load(
     };
     let engine = engine::run(plan, recorder.clone(), command_rx, cancel);
     tokio::pin!(engine);
+    // At most one snapshot is written at a time, off this loop.
+    let mut writing: Option<SnapshotWrite> = None;
     let res = loop {
         tokio::select! {
             res = &mut engine => break res,
             request = snapshot_rx.recv(), if snapshots_open => match request {
+                Some(()) if writing.is_some() => {
+                    let _ = note_tx.send("a report snapshot is still being written".into());
+                }
                 Some(()) => {
-                    let note = match write_snapshot(recorder.summary_now()) {
-                        Ok(dir) => format!("report snapshot written to {}", dir.display()),
-                        Err(e) => format!("report snapshot failed: {e:#}"),
-                    };
-                    let _ = note_tx.send(note);
+                    let _ = note_tx.send("writing a report snapshot ...".into());
+                    writing = Some(write_snapshot(recorder.summary_now()));
                 }
                 None => snapshots_open = false,
             },
+            done = async { writing.as_mut().expect("guarded").await }, if writing.is_some() => {
+                writing = None;
+                let note = match done {
+                    Ok(Ok(dir)) => format!("report snapshot written to {}", dir.display()),
+                    Ok(Err(e)) => format!("report snapshot failed: {e:#}"),
+                    Err(e) => format!("report snapshot failed: {e}"),
+                };
+                let _ = note_tx.send(note);
+            }
         }
     };
     let (summary, err) = match res {
