@@ -60,15 +60,32 @@ fn btcd_runs_with_the_tools_command_line() {
         .require_network(bitcoin::Network::Regtest)
         .expect("a regtest address");
     let user = flag(&args, "--rpcuser").unwrap();
+    // The hand-run file gives the password on the command line; the tool writes it
+    // into btcd.conf (read through --configfile, which compose leaves out).
     let pass = flag(&args, "--rpcpass").unwrap();
-    assert_eq!(args, chain_command(ChainKind::Btcd, user, pass, mining));
+    let (tool, configs) = chain_command(ChainKind::Btcd, user, pass, mining);
+    assert!(configs[0].content.contains(&format!("rpcpass={pass}")));
+    let args: Vec<String> = args
+        .into_iter()
+        .filter(|a| !a.starts_with("--rpcpass="))
+        .collect();
+    let tool: Vec<String> = tool
+        .into_iter()
+        .filter(|a| !a.starts_with("--configfile="))
+        .collect();
+    assert_eq!(args, tool);
 }
 
 #[test]
 fn lnd_runs_with_the_tools_command_line_but_the_certificate_path() {
     let c = compose();
     for name in ["alice", "bob"] {
-        let mut args = command(&c["services"][name]);
+        // The hand-run file gives the password on the command line; the tool writes it
+        // into lnd.conf, which LND reads from its directory.
+        let mut args: Vec<String> = command(&c["services"][name])
+            .into_iter()
+            .filter(|a| a != "--btcd.rpcpass=lnbench")
+            .collect();
         // The one difference by design: btcd's certificate comes from its volume.
         let cert = args
             .iter_mut()
@@ -76,7 +93,8 @@ fn lnd_runs_with_the_tools_command_line_but_the_certificate_path() {
             .expect("a btcd certificate");
         assert_eq!(cert, "--btcd.rpccert=/chain/rpc.cert");
         let chain = chain_access(ChainKind::Btcd, "lnbench", "lnbench");
-        let tool = node_command(Implementation::Lnd, name, &chain);
+        let (tool, configs) = node_command(Implementation::Lnd, name, &chain);
+        assert!(configs[0].content.contains("btcd.rpcpass=lnbench"));
         *cert = tool
             .iter()
             .find(|a| a.starts_with("--btcd.rpccert="))

@@ -89,6 +89,12 @@ fn lnd_on_bitcoind_pays_by_keysend_locally() {
         return;
     }
     let mut run = Run::start(300, |t| t);
+    run.running.wait_for_load(1);
+    let with_passwords = processes_with_passwords();
+    assert!(
+        with_passwords.is_empty(),
+        "passwords on command lines: {with_passwords:?}"
+    );
     let (status, log) = run.running.wait_exit(Duration::from_secs(600));
     assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
     for step in ["chain up", "nodes up", "wallets funded", "channels active"] {
@@ -124,6 +130,13 @@ fn lnd_on_bitcoind_pays_by_keysend_in_docker() {
         "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
     );
     let mut run = Run::start(300, |t| t.replace("runtime: local", "runtime: docker"));
+    run.running.wait_for_load(1);
+    // Container processes show in the host's /proc too.
+    let with_passwords = processes_with_passwords();
+    assert!(
+        with_passwords.is_empty(),
+        "passwords on command lines: {with_passwords:?}"
+    );
     let (status, log) = run.running.wait_exit(Duration::from_secs(600));
     assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
     let (report, _) = run.report();

@@ -155,6 +155,20 @@ fn a_node_that_dies_mid_load_ends_the_run_with_its_log() {
     );
 }
 
+/// btcd and LND get the chain's RPC password from 0600 config files: no command line
+/// on the machine shows it while a run goes on.
+#[test]
+fn no_password_on_any_command_line_during_a_run() {
+    let mut run = Run::start();
+    run.wait_for_load(1);
+    let with_passwords = processes_with_passwords();
+    run.interrupt(Signal::SIGINT);
+    assert!(
+        with_passwords.is_empty(),
+        "passwords on command lines: {with_passwords:?}"
+    );
+}
+
 /// A second Ctrl-C while the run stops ends the tool at once; its nodes die with it.
 #[test]
 fn a_second_sigint_exits_at_once_and_leaves_no_process() {

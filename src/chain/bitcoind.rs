@@ -7,7 +7,7 @@
 use super::rpc::{Mining, RpcChain};
 use super::{
     ChainBackend, ChainDriver, ChainEndpoint, ChainError, ChainKind, ChainLaunch, ChainPorts,
-    MiningWallet,
+    ConfigFile, MiningWallet,
 };
 use async_trait::async_trait;
 use serde_json::json;
@@ -97,8 +97,8 @@ impl ChainDriver for Bitcoind {
                     "127.0.0.1"
                 }
             ),
+            // The password is in bitcoin.conf in the data dir, read at start.
             format!("-rpcuser={}", a.user),
-            format!("-rpcpassword={}", a.pass),
             format!("-bind={}", a.p2p_listen),
             "-listen=1".into(),
             "-dnsseed=0".into(),
@@ -118,6 +118,13 @@ impl ChainDriver for Bitcoind {
             args.push(format!("-zmqpubrawtx=tcp://{tx}"));
         }
         args
+    }
+
+    fn config_files(&self, a: &ChainLaunch) -> Vec<ConfigFile> {
+        vec![ConfigFile {
+            path: "bitcoin.conf",
+            content: format!("rpcpassword={}\n", a.pass),
+        }]
     }
 
     async fn ready(&self, endpoint: &ChainEndpoint) -> bool {
@@ -194,6 +201,7 @@ mod tests {
             !args.iter().any(|a| a.contains("disablewallet")),
             "Eclair needs the wallet"
         );
+        assert!(!args.iter().any(|a| a.contains("rpcpassword")), "{args:?}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use super::rpc::{Mining, RpcChain};
 use super::{
     ChainBackend, ChainDriver, ChainEndpoint, ChainError, ChainKind, ChainLaunch, ChainPorts,
-    MiningWallet,
+    ConfigFile, MiningWallet,
 };
 use crate::tls;
 use async_trait::async_trait;
@@ -64,8 +64,9 @@ impl ChainDriver for Btcd {
             "--regtest".into(),
             format!("--datadir={d}/data"),
             format!("--logdir={d}/logs"),
+            // The password is in the config file, not on the command line.
+            format!("--configfile={d}/btcd.conf"),
             format!("--rpcuser={}", a.user),
-            format!("--rpcpass={}", a.pass),
             format!("--rpclisten={}", a.rpc_listen),
             format!("--listen={}", a.p2p_listen),
             format!("--rpccert={d}/rpc.cert"),
@@ -78,6 +79,13 @@ impl ChainDriver for Btcd {
             "--rpcmaxconcurrentreqs=1000".into(),
             "--debuglevel=info".into(),
         ]
+    }
+
+    fn config_files(&self, a: &ChainLaunch) -> Vec<ConfigFile> {
+        vec![ConfigFile {
+            path: "btcd.conf",
+            content: format!("[Application Options]\nrpcpass={}\n", a.pass),
+        }]
     }
 
     async fn ready(&self, endpoint: &ChainEndpoint) -> bool {
@@ -136,8 +144,10 @@ mod tests {
             "--listen=127.0.0.1:2",
             "--rpccert=/run/chain/rpc.cert",
             "--txindex",
+            "--configfile=/run/chain/btcd.conf",
         ] {
             assert!(args.iter().any(|a| a == w), "missing {w}: {args:?}");
         }
+        assert!(!args.iter().any(|a| a.contains("rpcpass")), "{args:?}");
     }
 }

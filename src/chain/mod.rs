@@ -108,6 +108,15 @@ pub struct ChainLaunch<'a> {
     pub mining_addr: &'a str,
 }
 
+/// A file a daemon reads at start, written (0600) into its directory before it starts:
+/// how secrets (RPC passwords) reach it without showing on a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// Path relative to the daemon's directory (the launch's `dir`).
+    pub path: &'static str,
+    pub content: String,
+}
+
 /// Everything the tool knows about one chain backend implementation.
 #[async_trait]
 pub trait ChainDriver: Send + Sync {
@@ -122,8 +131,11 @@ pub trait ChainDriver: Send + Sync {
     /// True when the RPC speaks TLS with a certificate the runtime writes to
     /// `<dir>/rpc.cert` and `<dir>/rpc.key` before the start.
     fn rpc_tls(&self) -> bool;
-    /// The command line (before the scenario's own `args:`).
+    /// The command line (before the scenario's own `args:`). Never a secret: those go
+    /// in [`ChainDriver::config_files`].
     fn args(&self, launch: &ChainLaunch) -> Vec<String>;
+    /// Files to write into the launch's `dir` before the start (the RPC password).
+    fn config_files(&self, launch: &ChainLaunch) -> Vec<ConfigFile>;
     /// True once the RPC serves: more than a port that accepts TCP, which a container
     /// engine's proxy does before the daemon listens.
     async fn ready(&self, endpoint: &ChainEndpoint) -> bool;

@@ -92,8 +92,11 @@ pub trait NodeDriver: Send + Sync {
     fn ports(&self) -> NodePorts;
     /// Chain backends this implementation runs on.
     fn chains(&self) -> &'static [ChainKind];
-    /// The command line (before the scenario's own `args:`).
+    /// The command line (before the scenario's own `args:`). Never a secret: those go
+    /// in [`NodeDriver::config_files`].
     fn args(&self, launch: &NodeLaunch) -> Vec<String>;
+    /// Files to write into the launch's `dir` before the start (the chain's RPC password).
+    fn config_files(&self, launch: &NodeLaunch) -> Vec<crate::chain::ConfigFile>;
     /// The files the node writes that its client needs, relative to its data directory.
     /// A runtime waits until all exist (copying them out of a container first).
     fn credential_files(&self) -> &'static [&'static str];

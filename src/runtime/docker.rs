@@ -21,7 +21,7 @@ pub use images::RunImages;
 
 use super::local::random_hex;
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
-use crate::chain::{CHAIN_NAME, ChainAccess, ChainKind, ChainLaunch};
+use crate::chain::{CHAIN_NAME, ChainAccess, ChainKind, ChainLaunch, ConfigFile};
 use crate::metrics::ResourceReading;
 use crate::node::Implementation;
 use crate::node::driver::NodeLaunch;
@@ -92,23 +92,33 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
 }
 
 /// The chain backend's command line in its container (before the scenario's own
-/// `args:`). Public so the hand-run compose files can be checked against it
-/// (tests/compose.rs).
-pub fn chain_command(kind: ChainKind, user: &str, pass: &str, mining_addr: &str) -> Vec<String> {
+/// `args:`), and the config files it reads (its RPC password). Public so the hand-run
+/// compose files can be checked against it (tests/compose.rs).
+pub fn chain_command(
+    kind: ChainKind,
+    user: &str,
+    pass: &str,
+    mining_addr: &str,
+) -> (Vec<String>, Vec<ConfigFile>) {
     let driver = crate::chain::driver(kind);
     let ports = driver.ports();
     let zmq = ports
         .zmq
         .map(|(b, t)| (format!("0.0.0.0:{b}"), format!("0.0.0.0:{t}")));
-    driver.args(&ChainLaunch {
+    let (rpc_listen, p2p_listen) = (
+        format!("0.0.0.0:{}", ports.rpc),
+        format!("0.0.0.0:{}", ports.p2p),
+    );
+    let launch = ChainLaunch {
         dir: DATA,
-        rpc_listen: &format!("0.0.0.0:{}", ports.rpc),
-        p2p_listen: &format!("0.0.0.0:{}", ports.p2p),
+        rpc_listen: &rpc_listen,
+        p2p_listen: &p2p_listen,
         zmq_listen: zmq.as_ref().map(|(b, t)| (b.as_str(), t.as_str())),
         user,
         pass,
         mining_addr,
-    })
+    };
+    (driver.args(&launch), driver.config_files(&launch))
 }
 
 /// How nodes on the run's network reach the chain backend.
@@ -127,21 +137,46 @@ pub fn chain_access(kind: ChainKind, user: &str, pass: &str) -> ChainAccess {
 }
 
 /// A node's command line in the container of node `name` (before the scenario's own
-/// `args:`), reaching the chain at `chain` on the run's network.
+/// `args:`), reaching the chain at `chain` on the run's network, and the config files
+/// it reads (the chain's RPC password).
 pub fn node_command(
     implementation: Implementation,
     name: &str,
     chain: &ChainAccess,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<ConfigFile>) {
     let driver = crate::node::driver(implementation);
     let ports = driver.ports();
-    driver.args(&NodeLaunch {
+    let (rpc_listen, p2p_listen) = (
+        format!("0.0.0.0:{}", ports.rpc),
+        format!("0.0.0.0:{}", ports.p2p),
+    );
+    let launch = NodeLaunch {
         name,
         dir: DATA,
-        rpc_listen: &format!("0.0.0.0:{}", ports.rpc),
-        p2p_listen: &format!("0.0.0.0:{}", ports.p2p),
+        rpc_listen: &rpc_listen,
+        p2p_listen: &p2p_listen,
         chain,
-    })
+    };
+    (driver.args(&launch), driver.config_files(&launch))
+}
+
+/// A tar archive for [`creds::upload`]: the config files (under [`DATA`]) readable by
+/// the owner only, and `extra` as given.
+fn config_archive(
+    configs: &[ConfigFile],
+    extra: &[(&str, &[u8], u32)],
+) -> std::io::Result<Vec<u8>> {
+    let paths: Vec<String> = configs
+        .iter()
+        .map(|c| format!("{}/{}", DATA.trim_start_matches('/'), c.path))
+        .collect();
+    let mut files: Vec<(&str, &[u8], u32)> = paths
+        .iter()
+        .zip(configs)
+        .map(|(p, c)| (p.as_str(), c.content.as_bytes(), 0o600))
+        .collect();
+    files.extend_from_slice(extra);
+    creds::pack(&files)
 }
 
 /// One container of the run.
@@ -507,10 +542,14 @@ impl Runtime for DockerRuntime {
         std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
         let dir = self.cred_dir(CHAIN_NAME)?;
         let (user, pass) = ("lnbench".to_string(), random_hex(16));
-        let mut cmd = chain_command(spec.kind, &user, &pass, mining_addr);
+        let (mut cmd, configs) = chain_command(spec.kind, &user, &pass, mining_addr);
         cmd.extend(spec.args.iter().cloned());
         let ports = driver.ports();
         let id = self.create(CHAIN_NAME, &image, cmd, &[ports.rpc]).await?;
+        let archive = config_archive(&configs, &[]).map_err(Self::io_err(&dir))?;
+        creds::upload(&self.docker, &id, archive)
+            .await
+            .map_err(Self::err("copying the config into the chain's container"))?;
         let rpc_cert = if driver.rpc_tls() {
             let (cert, key) = crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1"])
                 .map_err(|e| RuntimeError::Io {
@@ -593,26 +632,23 @@ impl Runtime for DockerRuntime {
             let driver = crate::node::driver(spec.implementation);
             let ports = driver.ports();
             let dir = self.cred_dir(&spec.name)?;
-            let mut cmd = node_command(spec.implementation, &spec.name, &chain.access);
+            let (mut cmd, configs) = node_command(spec.implementation, &spec.name, &chain.access);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
                 cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
             }
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
-            if let Some(cert) = &chain_cert {
-                let archive = creds::pack(&[(
-                    CHAIN_CERT_IN_NODE.trim_start_matches('/'),
-                    cert.as_bytes(),
-                    0o644,
-                )])
-                .map_err(Self::io_err(&dir))?;
-                creds::upload(&self.docker, &id, archive)
-                    .await
-                    .map_err(Self::err(format!(
-                        "copying the chain's RPC certificate into the container of {}",
-                        spec.name
-                    )))?;
-            }
+            let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
+            let cert: Vec<(&str, &[u8], u32)> = (chain_cert.iter())
+                .map(|c| (cert_path, c.as_bytes(), 0o644))
+                .collect();
+            let archive = config_archive(&configs, &cert).map_err(Self::io_err(&dir))?;
+            creds::upload(&self.docker, &id, archive)
+                .await
+                .map_err(Self::err(format!(
+                    "copying the config into the container of {}",
+                    spec.name
+                )))?;
             self.start(&spec.name, &id).await?;
             let rpc_addr = self.host_addr(&id, ports.rpc).await?;
             // Credential files are copied out flat into the node's private directory.

@@ -134,6 +134,28 @@ pub(super) fn write_rpc_cert(cert_path: &Path, key_path: &Path) -> Result<(), Ru
     Ok(())
 }
 
+/// Writes each config file into `dir`, readable by the owner only, refusing a path that
+/// exists (a planted file or symlink is never written through).
+fn write_config_files(dir: &Path, files: &[crate::chain::ConfigFile]) -> Result<(), RuntimeError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    for file in files {
+        let path = dir.join(file.path);
+        let io = |source| RuntimeError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io)?;
+        f.write_all(file.content.as_bytes()).map_err(io)?;
+    }
+    Ok(())
+}
+
 pub(super) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);
@@ -202,7 +224,7 @@ impl Runtime for LocalRuntime {
             None
         };
         let d = dir.display().to_string();
-        let mut args = driver.args(&ChainLaunch {
+        let launch = ChainLaunch {
             dir: &d,
             rpc_listen: &rpc_addr,
             p2p_listen: &p2p_listen,
@@ -210,8 +232,10 @@ impl Runtime for LocalRuntime {
             user: &user,
             pass: &pass,
             mining_addr,
-        });
+        };
+        let mut args = driver.args(&launch);
         args.extend(spec.args.iter().cloned());
+        write_config_files(&dir, &driver.config_files(&launch))?;
         let log = dir.join("output.log");
         let proc = Proc::spawn(CHAIN_NAME, &what, &binary, &args, log.clone())?;
         self.pids.push(proc.pid);
@@ -296,14 +320,16 @@ impl Runtime for LocalRuntime {
                 format!("127.0.0.1:{}", ports[0]),
                 format!("127.0.0.1:{}", ports[1]),
             );
-            let mut args = driver.args(&NodeLaunch {
+            let launch = NodeLaunch {
                 name: &spec.name,
                 dir: &d,
                 rpc_listen: &rpc_addr,
                 p2p_listen: &p2p_addr,
                 chain: &chain.access,
-            });
+            };
+            let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
+            write_config_files(&dir, &driver.config_files(&launch))?;
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
                 args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
             }

@@ -59,6 +59,33 @@ pub fn built_or_not_run(test: &str, binary: &str, build: &str) -> bool {
     false
 }
 
+/// Every process on the machine whose command line carries an RPC password flag
+/// (`--rpcpass`, `--btcd.rpcpass`, `-rpcpassword`, ...), as `(pid, cmdline)`. The tool
+/// gives passwords to the daemons in 0600 config files; none may show in `ps`.
+pub fn processes_with_passwords() -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if cmdline.to_ascii_lowercase().contains("rpcpass") {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
 /// Processes whose command line mentions `needle` (e.g. a run directory), as
 /// `(pid, cmdline)`. Used to prove that nothing of a run is left running.
 pub fn processes_mentioning(needle: &Path) -> Vec<(u32, String)> {

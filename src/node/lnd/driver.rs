@@ -2,7 +2,7 @@
 //! Bitcoin Core), ports, credential files, readiness, database flags and images.
 
 use super::LndNode;
-use crate::chain::{ChainAccess, ChainKind};
+use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
     Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
 };
@@ -59,14 +59,12 @@ fn chain_args(chain: &ChainAccess) -> Vec<String> {
             "--bitcoin.node=btcd".into(),
             format!("--btcd.rpchost={}", chain.rpc_addr),
             format!("--btcd.rpcuser={}", chain.rpc_user),
-            format!("--btcd.rpcpass={}", chain.rpc_pass),
             format!("--btcd.rpccert={}", chain.rpc_cert.as_deref().unwrap_or("")),
         ],
         ChainKind::Bitcoind => vec![
             "--bitcoin.node=bitcoind".into(),
             format!("--bitcoind.rpchost={}", chain.rpc_addr),
             format!("--bitcoind.rpcuser={}", chain.rpc_user),
-            format!("--bitcoind.rpcpass={}", chain.rpc_pass),
             format!(
                 "--bitcoind.zmqpubrawblock={}",
                 chain.zmq_block.as_deref().unwrap_or("")
@@ -139,6 +137,18 @@ impl NodeDriver for Lnd {
             "--debuglevel=info".into(),
         ]);
         args
+    }
+
+    /// LND reads `<lnddir>/lnd.conf` at start: the chain's RPC password goes there.
+    fn config_files(&self, a: &NodeLaunch) -> Vec<ConfigFile> {
+        let (section, key) = match a.chain.kind {
+            ChainKind::Btcd => ("Btcd", "btcd.rpcpass"),
+            ChainKind::Bitcoind => ("Bitcoind", "bitcoind.rpcpass"),
+        };
+        vec![ConfigFile {
+            path: "lnd.conf",
+            content: format!("[{section}]\n{key}={}\n", a.chain.rpc_pass),
+        }]
     }
 
     fn credential_files(&self) -> &'static [&'static str] {
@@ -234,6 +244,7 @@ mod tests {
             ],
         );
         assert!(!args.iter().any(|a| a.contains("bitcoind")), "{args:?}");
+        assert!(!args.iter().any(|a| a.contains("rpcpass")), "{args:?}");
     }
 
     #[test]
@@ -258,6 +269,31 @@ mod tests {
             ],
         );
         assert!(!args.iter().any(|a| a.starts_with("--btcd")), "{args:?}");
+    }
+
+    #[test]
+    fn the_chain_password_goes_in_lnd_conf() {
+        let chain = ChainAccess {
+            kind: ChainKind::Bitcoind,
+            rpc_addr: "chain:18443".into(),
+            rpc_user: "u".into(),
+            rpc_pass: "s3cr3t".into(),
+            rpc_cert: None,
+            zmq_block: None,
+            zmq_tx: None,
+        };
+        let launch = NodeLaunch {
+            name: "alice",
+            dir: "/data",
+            rpc_listen: "0.0.0.0:10009",
+            p2p_listen: "0.0.0.0:9735",
+            chain: &chain,
+        };
+        assert!(!LND.args(&launch).iter().any(|a| a.contains("s3cr3t")));
+        let files = LND.config_files(&launch);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "lnd.conf");
+        assert_eq!(files[0].content, "[Bitcoind]\nbitcoind.rpcpass=s3cr3t\n");
     }
 
     #[test]
