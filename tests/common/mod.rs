@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
 pub mod docker;
+pub mod fuzz;
 pub mod running;
 
 use std::path::{Path, PathBuf};
