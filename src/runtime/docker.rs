@@ -589,11 +589,12 @@ impl Runtime for DockerRuntime {
         if super::local::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
         }
-        let etcd_hosts = if super::local::etcd::wanted_by(nodes) {
+        let etcd_members = if super::local::etcd::wanted_by(nodes) {
             Some(self.start_etcd().await?)
         } else {
             None
         };
+        let mut etcd_nodes = 0;
         // Start all, then wait for all: node start-up is mostly waiting.
         let mut started = Vec::with_capacity(nodes.len());
         for spec in nodes {
@@ -613,11 +614,13 @@ impl Runtime for DockerRuntime {
             if wants_db(spec) {
                 cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
             }
-            if let Some(hosts) = etcd_hosts
+            if let Some(members) = etcd_members
                 .as_deref()
                 .filter(|_| super::local::etcd::wants(spec))
             {
-                cmd.extend(driver.etcd_args(hosts, &spec.name));
+                let host = super::local::etcd::host_for(members, etcd_nodes);
+                etcd_nodes += 1;
+                cmd.extend(driver.etcd_args(&host, &spec.name));
             }
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
             if let Some(cert) = &chain_cert {

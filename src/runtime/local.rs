@@ -48,6 +48,8 @@ pub struct LocalRuntime {
     /// Started when a node selects `--db.backend=etcd`; `etcd_members` members.
     etcd: Option<etcd::Etcd>,
     etcd_members: u32,
+    /// Nodes given an etcd member so far (each gets the next member in turn).
+    etcd_nodes: usize,
     pids: Vec<u32>,
     stats: stats::Sampler,
     /// How each node was started (binary, arguments, endpoint), to start it again.
@@ -66,6 +68,7 @@ impl LocalRuntime {
             postgres: None,
             etcd: None,
             etcd_members: 1,
+            etcd_nodes: 0,
             pids: Vec::new(),
             stats: stats::Sampler::default(),
             launches: Vec::new(),
@@ -336,7 +339,9 @@ impl Runtime for LocalRuntime {
                 args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
             }
             if let Some(e) = self.etcd.as_ref().filter(|_| etcd::wants(spec)) {
-                args.extend(driver.etcd_args(&etcd::hosts(&e.members), &spec.name));
+                let host = etcd::host_for(&e.members, self.etcd_nodes);
+                self.etcd_nodes += 1;
+                args.extend(driver.etcd_args(&host, &spec.name));
             }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);

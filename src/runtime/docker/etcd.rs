@@ -22,8 +22,9 @@ const CLIENT_PORT: u16 = 2379;
 const PEER_PORT: u16 = 2380;
 /// Where a member keeps its data inside its container.
 const DATA_DIR: &str = "/data/etcd";
-/// What a member logs once it serves clients (it has joined a cluster with a leader).
-const READY_LINE: &str = "ready to serve client requests";
+/// What a member logs once it serves clients (it has joined a cluster with a leader):
+/// the zap logger's words, then the older logger's.
+const READY_LINES: &[&str] = &["serving client traffic", "ready to serve client requests"];
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(200);
 
@@ -92,11 +93,11 @@ pub(super) fn stops_last(name: &str) -> bool {
 
 impl DockerRuntime {
     /// Creates and starts the run's etcd members (once) and waits until each serves
-    /// clients. Returns the hosts a node is given.
-    pub(super) async fn start_etcd(&mut self) -> Result<String, RuntimeError> {
+    /// clients. Returns the members, for [`shape::host_for`].
+    pub(super) async fn start_etcd(&mut self) -> Result<Vec<Member>, RuntimeError> {
         let cluster = cluster(self.etcd_members);
         if self.etcd_image.is_some() {
-            return Ok(shape::hosts(&cluster));
+            return Ok(cluster);
         }
         let image = image(&self.docker).await?;
         self.etcd_image = Some(image.clone());
@@ -120,7 +121,7 @@ impl DockerRuntime {
                     return Err(self.exited_error(what, &member.name, status));
                 }
                 let log = std::fs::read_to_string(self.log_path(&member.name)).unwrap_or_default();
-                if log.contains(READY_LINE) {
+                if READY_LINES.iter().any(|l| log.contains(l)) {
                     break;
                 }
                 if Instant::now() >= deadline {
@@ -129,7 +130,7 @@ impl DockerRuntime {
                 tokio::time::sleep(POLL).await;
             }
         }
-        Ok(shape::hosts(&cluster))
+        Ok(cluster)
     }
 }
 
@@ -140,14 +141,14 @@ mod tests {
     #[test]
     fn members_are_reached_by_their_names_on_the_run_network() {
         let all = cluster(3);
-        assert_eq!(shape::hosts(&all), "etcd-1:2379,etcd-2:2379,etcd-3:2379");
+        assert_eq!(shape::host_for(&all, 1), "etcd-2:2379");
         let args = shape::args(&all[0], &all, DATA_DIR, "t");
         assert!(
             args.contains(&"http://0.0.0.0:2379".to_string()),
             "{args:?}"
         );
         assert!(args.contains(&"http://etcd-1:2379".to_string()), "{args:?}");
-        assert_eq!(shape::hosts(&cluster(1)), "etcd:2379");
+        assert_eq!(shape::host_for(&cluster(1), 1), "etcd:2379");
     }
 
     #[test]

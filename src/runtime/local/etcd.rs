@@ -94,13 +94,13 @@ pub fn args(member: &Member, cluster: &[Member], data_dir: &str, token: &str) ->
     .collect()
 }
 
-/// What a node is given: every member's client address, comma-separated.
-pub fn hosts(cluster: &[Member]) -> String {
-    cluster
-        .iter()
-        .map(|m| m.client.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
+/// The member the `index`th node on etcd is given: one each, in turn. One endpoint per
+/// node, not the list: LND's client balances its requests over the endpoints it is
+/// given, and a transaction that read at a revision one member has, asking a member
+/// still behind, gets "required revision is a future revision" (LND v0.21.1 then
+/// stops, or crashes in its wallet). Writes still go through the cluster's quorum.
+pub fn host_for(cluster: &[Member], index: usize) -> String {
+    cluster[index % cluster.len()].client.clone()
 }
 
 /// The version `etcd --version` states (`etcd Version: 3.4.23` -> `3.4.23`).
@@ -267,7 +267,16 @@ mod tests {
              etcd-3=http://127.0.0.1:3002"
         );
         assert_eq!(value("--data-dir"), "/run/etcd-2/data");
-        assert_eq!(hosts(&all), "127.0.0.1:2000,127.0.0.1:2001,127.0.0.1:2002");
+        let given: Vec<String> = (0..4).map(|i| host_for(&all, i)).collect();
+        assert_eq!(
+            given,
+            [
+                "127.0.0.1:2000",
+                "127.0.0.1:2001",
+                "127.0.0.1:2002",
+                "127.0.0.1:2000"
+            ]
+        );
     }
 
     #[test]
