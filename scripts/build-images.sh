@@ -6,8 +6,10 @@
 # shared libraries they load) when the build cache has Bitcoin Core (skipped with a
 # message otherwise); lnbench/cln:<version> (lightningd with its plugins, lightning-cli,
 # the cln-grpc plugin and bitcoin-cli) when it has Core Lightning and Bitcoin Core
-# (likewise); and lnbench/postgres:<major> from this machine's PostgreSQL
-# server (Debian's postgresql package; skipped with a message when it is not installed).
+# (likewise); lnbench/postgres:<major> from this machine's PostgreSQL server (Debian's
+# postgresql package; skipped with a message when it is not installed); and
+# lnbench/etcd:<version> from the etcd server (the build cache's, else Debian's
+# etcd-server package; skipped with a message when there is none).
 # Nothing is pulled. Idempotent: an image whose files did not change is rebuilt from
 # the builder's cache in a second.
 # Prints the image tags on its last line.
@@ -217,10 +219,47 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# lnbench/etcd:<version>: FROM scratch with the etcd server (the build cache's if
+# scripts/build-nodes.sh built one, else the one on PATH) and the libraries it loads.
+# Its data goes to /data/etcd in the container's writable layer; the docker runtime
+# gives the command line (member names, cluster) and publishes no port.
+build_etcd() {
+  local etcd version tag ctx root
+  etcd="$bin/etcd"
+  [ -x "$etcd" ] || etcd=$(command -v etcd || true)
+  if [ -z "$etcd" ]; then
+    echo "skipping lnbench/etcd: no etcd server (Debian: apt-get install etcd-server; scripts/setup.sh does); scenarios with --db.backend=etcd cannot run on docker without it" >&2
+    return 0
+  fi
+  version=$("$etcd" --version | sed -n 's/^etcd Version: *//p')
+  tag="lnbench/etcd:$version"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$etcd" "$root/bin/etcd"
+  copy_libraries "$root"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="etcd" org.opencontainers.image.version="$version" lnbench.image="1"
+EXPOSE 2379 2380
+ENTRYPOINT ["/bin/etcd"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  docker_build "$tag" "$ctx"
+  built+=" $tag"
+}
+
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
 build_bitcoind
 build_cln
 build_postgres
+build_etcd
 echo "$built"

@@ -21,7 +21,7 @@ set -euo pipefail
 
 LND_VERSION="${LND_VERSION:-v0.21.1-beta}"
 BTCD_VERSION="${BTCD_VERSION:-v0.24.2}"
-LND_TAGS="signrpc walletrpc chainrpc invoicesrpc routerrpc peersrpc kvdb_sqlite kvdb_postgres"
+LND_TAGS="signrpc walletrpc chainrpc invoicesrpc routerrpc peersrpc kvdb_sqlite kvdb_postgres kvdb_etcd"
 CACHE="${LNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lnbench-tui}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
@@ -39,12 +39,17 @@ module_dir() {
   go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
 
-if ! fresh lnd "$LND_VERSION" || ! fresh lncli "$LND_VERSION"; then
+# The tags lnd was built with are stamped apart (`.lnd.tags`), so adding one rebuilds it.
+lnd_tags_fresh() { [ "$(cat "$BIN/.lnd.tags" 2>/dev/null)" = "$LND_TAGS" ]; }
+
+if ! fresh lnd "$LND_VERSION" || ! fresh lncli "$LND_VERSION" || ! lnd_tags_fresh; then
   echo "building lnd and lncli $LND_VERSION (a few minutes the first time)..." >&2
   dir=$(module_dir github.com/lightningnetwork/lnd "$LND_VERSION")
-  (cd "$dir" && go build -tags="$LND_TAGS" -ldflags "-s -w -X github.com/lightningnetwork/lnd/build.Commit=$LND_VERSION" -o "$BIN/lnd" ./cmd/lnd)
-  (cd "$dir" && go build -tags="$LND_TAGS" -ldflags "-s -w" -o "$BIN/lncli" ./cmd/lncli)
-  stamp lnd "$LND_VERSION"; stamp lncli "$LND_VERSION"
+  # Built beside the cache and moved in, so a run using the cached lnd never sees half a file.
+  (cd "$dir" && nice go build -tags="$LND_TAGS" -ldflags "-s -w -X github.com/lightningnetwork/lnd/build.Commit=$LND_VERSION" -o "$BIN/.lnd.new" ./cmd/lnd)
+  (cd "$dir" && nice go build -tags="$LND_TAGS" -ldflags "-s -w" -o "$BIN/.lncli.new" ./cmd/lncli)
+  mv -f "$BIN/.lnd.new" "$BIN/lnd"; mv -f "$BIN/.lncli.new" "$BIN/lncli"
+  stamp lnd "$LND_VERSION"; stamp lncli "$LND_VERSION"; echo "$LND_TAGS" > "$BIN/.lnd.tags"
 fi
 
 if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then

@@ -10,7 +10,9 @@
 #    Debian, and Python's mako (its wire code is generated at build time);
 #  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
 #    server the local runtime starts, and scripts/build-images.sh makes the docker
-#    runtime's lnbench/postgres image from it (lnd-db-backends.yaml).
+#    runtime's lnbench/postgres image from it (lnd-db-backends.yaml);
+#  - the etcd server (Debian's etcd-server): LND on --db.backend=etcd gets a server (or a
+#    cluster) the local runtime starts, and the lnbench/etcd image is made from it.
 #  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
 #    chromium (the HTML report opened in a headless browser), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
@@ -25,6 +27,7 @@ need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || need_apt+=(postgresql)
+command -v etcd >/dev/null || need_apt+=(etcd-server)
 # Bitcoin Core (chain: bitcoind) builds from a source tree (scripts/build-nodes.sh): its
 # build tools, and the libraries bitcoind loads (ZMQ, SQLite for its wallet).
 for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev; do

@@ -552,6 +552,8 @@ pub(crate) struct RunFacts {
 
     chain_version: String,
     nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
+    /// The database servers the runtime started for the nodes.
+    services: Vec<crate::runtime::Service>,
 }
 
 impl RunFacts {
@@ -590,7 +592,9 @@ pub(crate) async fn bring_up(
     let height = chain.height().await?;
 
     log.begin("nodes up");
+    runtime.set_etcd_members(scenario.etcd_members);
     let endpoints = runtime.start_nodes(&scenario.nodes, &endpoint).await?;
+    facts.services = runtime.services();
     let mut nodes = HashMap::new();
     for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
         let driver = crate::node::driver(spec.implementation);

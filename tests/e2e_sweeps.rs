@@ -341,7 +341,7 @@ fn lnd_db_backends_run_lnd_on_sqlite_and_on_a_postgres_the_runtime_starts() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (s, scenario) = Sweep::new(
         "lnd-db-backends.yaml",
-        "db_backend: [bbolt, sqlite, postgres]",
+        "db_backend: [bbolt, sqlite, postgres, etcd, etcd-cluster]",
         "db_backend: [sqlite, postgres]",
     );
     let out = s.run(&scenario, "10");

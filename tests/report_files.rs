@@ -137,6 +137,7 @@ fn fixed_report() -> Report {
             node("alice", "sender", &"ab".repeat(32)),
             node("bob", "receiver", &"cd".repeat(32)),
         ],
+        services: Vec::new(),
         workload: report::WorkloadReport {
             kind: "keysend".into(),
             amount_msat: 1000,

@@ -114,6 +114,16 @@ pub trait NodeDriver: Send + Sync {
     fn wants_postgres(&self, args: &[String]) -> bool;
     /// The argument that points the node at its PostgreSQL database.
     fn postgres_arg(&self, dsn: &str) -> String;
+    /// True when the node's arguments ask for an etcd server the runtime provides.
+    /// Implementations without an etcd backend keep the default.
+    fn wants_etcd(&self, _args: &[String]) -> bool {
+        false
+    }
+    /// The arguments that point the node at the etcd endpoints `hosts` (`host:port`,
+    /// comma-separated), its keys under `namespace` (one per node).
+    fn etcd_args(&self, _hosts: &str, _namespace: &str) -> Vec<String> {
+        Vec::new()
+    }
     /// Words in flag names whose values are this implementation's credentials, kept
     /// out of reports (besides the generic ones: passwords, secrets, tokens).
     fn secret_words(&self) -> &'static [&'static str];

@@ -98,6 +98,10 @@ pub struct Report {
     pub host: Host,
     pub chain: ChainInfo,
     pub nodes: Vec<NodeReport>,
+    /// The database servers the runtime started for the nodes (PostgreSQL, etcd
+    /// members), with their resources; absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceReport>,
     pub workload: WorkloadReport,
     /// Setup steps in order with the time each took.
     pub setup: Vec<StepTiming>,
@@ -143,6 +147,18 @@ pub struct ChainInfo {
     pub implementation: String,
     pub version: String,
     /// The chain backend's resource use over the load.
+    pub resources: NodeResources,
+}
+
+/// A server the runtime started for the nodes: their database.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceReport {
+    /// `postgres`, `etcd`, or `etcd-1` ... in a cluster.
+    pub name: String,
+    /// `postgresql` or `etcd`.
+    pub implementation: String,
+    pub version: String,
+    /// Its resource use over the load, read like a node's.
     pub resources: NodeResources,
 }
 

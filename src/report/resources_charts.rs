@@ -29,6 +29,7 @@ pub fn with_resources(report: &Report) -> Vec<(&str, &NodeResources)> {
         .iter()
         .map(|n| (n.name.as_str(), &n.resources))
         .chain(std::iter::once(("chain", &report.chain.resources)))
+        .chain((report.services.iter()).map(|s| (s.name.as_str(), &s.resources)))
         .collect()
 }
 

@@ -15,6 +15,9 @@ pub(super) fn add_resources(report: &mut Report, resources: &metrics::ResourceLo
         node.resources = resources.report(&node.name, ok);
     }
     report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
+    for service in &mut report.services {
+        service.resources = resources.report(&service.name, ok);
+    }
     let tool = resources.report(metrics::TOOL_READING, ok);
     report.tool_resources = (!tool.is_empty()).then_some(tool);
 }
@@ -80,6 +83,16 @@ pub(super) fn build_report(
                 binary: binary.display().to_string(),
                 resources: Default::default(),
                 restart: None,
+            })
+            .collect(),
+        services: facts
+            .services
+            .iter()
+            .map(|s| report::ServiceReport {
+                name: s.name.clone(),
+                implementation: s.implementation.clone(),
+                version: s.version.clone(),
+                resources: Default::default(),
             })
             .collect(),
         workload: report::WorkloadReport {

@@ -10,6 +10,7 @@
 
 mod cleanup;
 mod creds;
+pub mod etcd;
 mod images;
 pub mod postgres;
 mod probe;
@@ -216,6 +217,12 @@ pub struct DockerRuntime {
     /// True while nothing of the run may exist in the engine: before the first create,
     /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
     clean: bool,
+    /// Members of the etcd started for nodes on `--db.backend=etcd`, and its image once
+    /// started.
+    etcd_members: u32,
+    etcd_image: Option<String>,
+    /// The database servers started for the nodes, for the report.
+    services: Vec<super::Service>,
 }
 
 impl std::fmt::Debug for DockerRuntime {
@@ -254,6 +261,9 @@ impl DockerRuntime {
             chain_cert: None,
             endpoints: Vec::new(),
             clean: true,
+            etcd_members: 1,
+            etcd_image: None,
+            services: Vec::new(),
         }
     }
 
@@ -461,7 +471,7 @@ impl DockerRuntime {
         let nodes: Vec<&Started> = containers
             .iter()
             .rev()
-            .filter(|c| !postgres::stops_last(&c.name))
+            .filter(|c| !etcd::stops_last(&c.name))
             .collect();
         futures::future::join_all(
             nodes
@@ -469,7 +479,7 @@ impl DockerRuntime {
                 .map(|c| self.docker.stop_container(&c.id, Some(stop.clone()))),
         )
         .await;
-        for c in containers.iter().filter(|c| postgres::stops_last(&c.name)) {
+        for c in containers.iter().filter(|c| etcd::stops_last(&c.name)) {
             let _ = self.docker.stop_container(&c.id, Some(stop.clone())).await;
         }
         // The followers end with their containers; wait briefly for the logs' ends.
@@ -618,6 +628,12 @@ impl Runtime for DockerRuntime {
         if super::local::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
         }
+        let etcd_members = if super::local::etcd::wanted_by(nodes) {
+            Some(self.start_etcd().await?)
+        } else {
+            None
+        };
+        let mut etcd_nodes = 0;
         // Start all, then wait for all: node start-up is mostly waiting.
         let mut started = Vec::with_capacity(nodes.len());
         for spec in nodes {
@@ -636,6 +652,14 @@ impl Runtime for DockerRuntime {
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
                 cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
+            }
+            if let Some(members) = etcd_members
+                .as_deref()
+                .filter(|_| super::local::etcd::wants(spec))
+            {
+                let host = super::local::etcd::host_for(members, etcd_nodes);
+                etcd_nodes += 1;
+                cmd.extend(driver.etcd_args(&host, &spec.name));
             }
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
             let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
@@ -791,10 +815,19 @@ impl Runtime for DockerRuntime {
             .collect()
     }
 
+    fn set_etcd_members(&mut self, members: u32) {
+        self.etcd_members = members.max(1);
+    }
+
+    fn services(&self) -> Vec<super::Service> {
+        self.services.clone()
+    }
+
     fn describe(&self) -> String {
         let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
             .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
             .chain(self.images.postgres.as_deref())
+            .chain(self.etcd_image.as_deref())
             .collect();
         images.sort_unstable();
         images.dedup();

@@ -4,6 +4,7 @@
 //! to start and how to tell it is ready comes from each one's driver.
 
 mod binaries;
+pub mod etcd;
 pub mod postgres;
 mod process;
 pub mod stats;
@@ -44,6 +45,11 @@ pub struct LocalRuntime {
     nodes: Vec<Proc>,
     /// Started when a node selects `--db.backend=postgres`.
     postgres: Option<postgres::Postgres>,
+    /// Started when a node selects `--db.backend=etcd`; `etcd_members` members.
+    etcd: Option<etcd::Etcd>,
+    etcd_members: u32,
+    /// Nodes given an etcd member so far (each gets the next member in turn).
+    etcd_nodes: usize,
     pids: Vec<u32>,
     stats: stats::Sampler,
     /// How each node was started (binary, arguments, endpoint), to start it again.
@@ -60,6 +66,9 @@ impl LocalRuntime {
             chain: None,
             nodes: Vec::new(),
             postgres: None,
+            etcd: None,
+            etcd_members: 1,
+            etcd_nodes: 0,
             pids: Vec::new(),
             stats: stats::Sampler::default(),
             launches: Vec::new(),
@@ -85,16 +94,27 @@ impl LocalRuntime {
         Ok(dir)
     }
 
-    /// Every started process, for resource readings.
+    /// Every started process, for resource readings: the nodes, the chain, and the
+    /// database servers under their names (PostgreSQL's data may be outside the run
+    /// directory).
     fn watched(&self) -> Vec<stats::Watched> {
+        let in_run_dir = |p: &Proc| stats::Watched {
+            name: p.name.clone(),
+            pid: p.pid,
+            data_dir: self.run_dir.join(&p.name),
+        };
+        let pg = self.postgres.as_ref().map(|pg| stats::Watched {
+            name: pg.proc.name.clone(),
+            pid: pg.proc.pid,
+            data_dir: pg.data.clone(),
+        });
+        let etcd = self.etcd.iter().flat_map(|e| &e.procs).map(in_run_dir);
         self.nodes
             .iter()
             .chain(self.chain.as_ref())
-            .map(|p| stats::Watched {
-                name: p.name.clone(),
-                pid: p.pid,
-                data_dir: self.run_dir.join(&p.name),
-            })
+            .map(in_run_dir)
+            .chain(pg)
+            .chain(etcd)
             .collect()
     }
 
@@ -304,6 +324,17 @@ impl Runtime for LocalRuntime {
             self.pids.push(pg.proc.pid);
             self.postgres = Some(pg);
         }
+        if self.etcd.is_none() && etcd::wanted_by(nodes) {
+            let ports = self.ports(2 * self.etcd_members as usize)?;
+            let run_name = self
+                .run_dir
+                .file_name()
+                .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+            let started =
+                etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
+            self.pids.extend(started.procs.iter().map(|p| p.pid));
+            self.etcd = Some(started);
+        }
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
             let what = format!("node {}", spec.name);
@@ -332,6 +363,11 @@ impl Runtime for LocalRuntime {
             write_config_files(&dir, &driver.config_files(&launch))?;
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
                 args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
+            }
+            if let Some(e) = self.etcd.as_ref().filter(|_| etcd::wants(spec)) {
+                let host = etcd::host_for(&e.members, self.etcd_nodes);
+                self.etcd_nodes += 1;
+                args.extend(driver.etcd_args(&host, &spec.name));
             }
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
@@ -426,11 +462,34 @@ impl Runtime for LocalRuntime {
         tail(&self.run_dir.join(name).join("output.log"), lines)
     }
 
+    /// A database server that dies ends the run like a node that dies.
     fn exited(&mut self) -> Option<(String, String)> {
+        let etcd = self.etcd.iter_mut().flat_map(|e| e.procs.iter_mut());
         self.nodes
             .iter_mut()
             .chain(self.chain.as_mut())
+            .chain(etcd)
             .find_map(|p| p.exited().map(|status| (p.name.clone(), status)))
+    }
+
+    fn set_etcd_members(&mut self, members: u32) {
+        self.etcd_members = members.max(1);
+    }
+
+    fn services(&self) -> Vec<super::Service> {
+        let pg = self.postgres.as_ref().map(|pg| super::Service {
+            name: pg.proc.name.clone(),
+            implementation: "postgresql".into(),
+            version: pg.version.clone(),
+        });
+        let etcd = self.etcd.iter().flat_map(|e| {
+            e.procs.iter().map(|p| super::Service {
+                name: p.name.clone(),
+                implementation: etcd::NAME.into(),
+                version: e.version.clone(),
+            })
+        });
+        pg.into_iter().chain(etcd).collect()
     }
 
     /// Every started process group from `/proc` (see [`stats`]); the data dir of each
@@ -450,7 +509,8 @@ impl Runtime for LocalRuntime {
         Self::stop(std::mem::take(&mut self.nodes)).await;
         let pg = self.postgres.take();
         let pg_data = pg.as_ref().map(|p| p.data.clone());
-        Self::stop(pg.map(|p| p.proc).into_iter().collect()).await;
+        let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
+        Self::stop(pg.map(|p| p.proc).into_iter().chain(etcd).collect()).await;
         Self::stop(self.chain.take().into_iter().collect()).await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
@@ -477,10 +537,12 @@ impl Drop for LocalRuntime {
     /// is the orderly way; after it there is nothing left to do here.
     fn drop(&mut self) {
         let pg = self.postgres.take().map(|p| p.proc);
+        let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
         let mut procs: Vec<Proc> = self
             .nodes
             .drain(..)
             .chain(pg)
+            .chain(etcd)
             .chain(self.chain.take())
             .collect();
         if procs.is_empty() {

@@ -30,6 +30,16 @@ pub struct Restarted {
     pub endpoint: NodeEndpoint,
 }
 
+/// A server a runtime started for the nodes (their database: PostgreSQL, etcd), for
+/// the report; its resources are read under `name` like a node's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Service {
+    pub name: String,
+    /// `postgresql`, `etcd`.
+    pub implementation: String,
+    pub version: String,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error("no started node named {name} to restart")]
@@ -130,6 +140,14 @@ pub trait Runtime: Send {
     /// waiting for its RPC. The deliberate stop is not reported by
     /// [`Runtime::exited`].
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
+
+    /// How many members the etcd this runtime starts for nodes on `--db.backend=etcd`
+    /// has (`etcd: { members: N }`; 1 unless set). Called before `start_nodes`.
+    fn set_etcd_members(&mut self, _members: u32) {}
+    /// The database servers started for the nodes so far, in start order.
+    fn services(&self) -> Vec<Service> {
+        Vec::new()
+    }
 
     /// What the report and the live view call this runtime: `local`, or `docker`
     /// with the images used.

@@ -193,4 +193,7 @@ pub struct Scenario {
     /// `after_load: { restart: ... }`: instance names to stop and start again, one
     /// after the other, once the load has ended (timed into the report). Empty: none.
     pub restart: Vec<String>,
+    /// Members of the etcd the runtime starts for nodes on `--db.backend=etcd`
+    /// (`etcd: { members: N }`; 1 when absent).
+    pub etcd_members: u32,
 }

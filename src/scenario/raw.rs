@@ -31,6 +31,15 @@ pub(super) struct RawScenario {
     /// Steps after the load: `restart: [alice, bob]` or `restart: all`.
     #[serde(default)]
     pub after_load: Option<Spanned<RawAfterLoad>>,
+    /// The etcd the runtime starts for nodes on `--db.backend=etcd`: `{ members: 3 }`.
+    #[serde(default)]
+    pub etcd: Option<RawEtcd>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEtcd {
+    pub members: Spanned<u32>,
 }
 
 #[derive(Debug, Deserialize)]

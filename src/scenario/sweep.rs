@@ -78,6 +78,10 @@ pub enum DbBackend {
     Bbolt,
     Sqlite,
     Postgres,
+    /// One etcd server (the file's `etcd: { members: N }` when it has one).
+    Etcd,
+    /// A three-member etcd cluster, as Bottlepay ran it.
+    EtcdCluster,
 }
 
 impl DbBackend {
@@ -86,6 +90,8 @@ impl DbBackend {
             DbBackend::Bbolt => "bbolt",
             DbBackend::Sqlite => "sqlite",
             DbBackend::Postgres => "postgres",
+            DbBackend::Etcd => "etcd",
+            DbBackend::EtcdCluster => "etcd-cluster",
         }
     }
 
@@ -95,6 +101,7 @@ impl DbBackend {
             DbBackend::Bbolt => "--db.backend=bolt",
             DbBackend::Sqlite => "--db.backend=sqlite",
             DbBackend::Postgres => "--db.backend=postgres",
+            DbBackend::Etcd | DbBackend::EtcdCluster => "--db.backend=etcd",
         }
     }
 }
@@ -373,6 +380,11 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
         (SweepParam::DbBackend, SweepValue::Db(db)) => {
             for (_, node) in &mut raw.nodes.value.0 {
                 node.args.push(db.lnd_flag().to_string());
+            }
+            if db == DbBackend::EtcdCluster {
+                raw.etcd = Some(super::raw::RawEtcd {
+                    members: Spanned::new(3, at, at),
+                });
             }
         }
         (SweepParam::Chain, SweepValue::Chain(kind)) => {

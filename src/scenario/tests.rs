@@ -65,7 +65,7 @@ fn an_unknown_top_level_field_lists_the_allowed_ones() {
     );
     assert!(
         text.ends_with(
-            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep, after_load; fix the spelling or remove `threads`"
+            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep, after_load, etcd; fix the spelling or remove `threads`"
         ),
         "{text}"
     );
@@ -237,4 +237,21 @@ fn after_load_restart_errors_say_where_and_what() {
     );
     let field = error_of(&format!("{BASE}after_load:\n  compact: true\n"));
     assert!(field.contains("unknown field `compact`"), "{field}");
+}
+
+#[test]
+fn etcd_members_default_to_one_and_must_make_a_quorum() {
+    let s = parse(Path::new("t.yaml"), BASE).unwrap();
+    assert_eq!(s.etcd_members, 1);
+    let s = parse(
+        Path::new("t.yaml"),
+        &format!("{BASE}etcd: {{ members: 3 }}\n"),
+    )
+    .unwrap();
+    assert_eq!(s.etcd_members, 3);
+    let text = error_of(&format!("{BASE}etcd: {{ members: 2 }}\n"));
+    assert!(
+        text.contains("etcd: members: 2 is not a cluster size") && text.contains("1, 3 or 5"),
+        "{text}"
+    );
 }

@@ -6,6 +6,7 @@ use super::raw::{
     RawAfterLoad, RawChainKind, RawChannel, RawNode, RawPull, RawRestart, RawRuntime, RawScenario,
 };
 use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, PullPolicy, RuntimeKind, Scenario};
+use crate::runtime::local::etcd::MEMBER_COUNTS;
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
 use std::path::Path;
@@ -149,6 +150,20 @@ pub(super) fn validate(
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
+    let etcd_members = match &raw.etcd {
+        None => 1,
+        Some(etcd) if MEMBER_COUNTS.contains(&etcd.members.value) => etcd.members.value,
+        Some(etcd) => {
+            return Err(ctx.error(
+                &etcd.members.referenced,
+                format!(
+                    "etcd: members: {} is not a cluster size",
+                    etcd.members.value
+                ),
+                "write members: 1, 3 or 5 (a quorum needs an odd count)".to_string(),
+            ));
+        }
+    };
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -164,6 +179,7 @@ pub(super) fn validate(
         source: source.to_string(),
         sweep: None,
         restart,
+        etcd_members,
     })
 }
 

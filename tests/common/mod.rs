@@ -279,6 +279,7 @@ pub fn sample_report(
             resources: Default::default(),
             restart: None,
         }],
+        services: Vec::new(),
         workload: report::WorkloadReport {
             kind: "keysend".into(),
             amount_msat: 1000,

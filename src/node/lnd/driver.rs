@@ -17,6 +17,11 @@ pub const DEFAULT_VERSION: &str = "v0.21.1-beta";
 const POSTGRES_BACKEND: &str = "--db.backend=postgres";
 /// Points LND at its PostgreSQL database.
 const POSTGRES_DSN: &str = "--db.postgres.dsn";
+/// Selects etcd as LND's database (built with the `kvdb_etcd` tag).
+const ETCD_BACKEND: &str = "--db.backend=etcd";
+/// An etcd of the scenario's own (or LND's embedded test instance): nothing to start.
+const ETCD_HOST: &str = "--db.etcd.host";
+const ETCD_EMBEDDED: &str = "--db.etcd.embedded";
 /// LND refuses channels above 2^24 - 1 sat unless both peers enable wumbo channels.
 const WUMBO_FLAG: &str = "--protocol.wumbo-channels";
 const MAX_NON_WUMBO_SAT: u64 = (1 << 24) - 1;
@@ -187,6 +192,22 @@ impl NodeDriver for Lnd {
         format!("{POSTGRES_DSN}={dsn}")
     }
 
+    fn wants_etcd(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == ETCD_BACKEND)
+            && !args
+                .iter()
+                .any(|a| a.starts_with(ETCD_HOST) || a.starts_with(ETCD_EMBEDDED))
+    }
+
+    /// Plain gRPC: the server listens on loopback or the run's private network only.
+    fn etcd_args(&self, hosts: &str, namespace: &str) -> Vec<String> {
+        vec![
+            format!("{ETCD_HOST}={hosts}"),
+            format!("--db.etcd.namespace={namespace}"),
+            "--db.etcd.disabletls".into(),
+        ]
+    }
+
     fn secret_words(&self) -> &'static [&'static str] {
         &["macaroon"]
     }
@@ -308,6 +329,23 @@ mod tests {
         assert_eq!(
             LND.postgres_arg("postgres://h/db"),
             "--db.postgres.dsn=postgres://h/db"
+        );
+    }
+
+    #[test]
+    fn etcd_is_wanted_only_without_a_server_of_its_own() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(LND.wants_etcd(&a(&["--db.backend=etcd"])));
+        assert!(!LND.wants_etcd(&a(&["--db.backend=etcd", "--db.etcd.host=h:2379"])));
+        assert!(!LND.wants_etcd(&a(&["--db.backend=etcd", "--db.etcd.embedded"])));
+        assert!(!LND.wants_etcd(&a(&["--db.backend=postgres"])));
+        assert_eq!(
+            LND.etcd_args("127.0.0.1:1,127.0.0.1:2", "alice"),
+            a(&[
+                "--db.etcd.host=127.0.0.1:1,127.0.0.1:2",
+                "--db.etcd.namespace=alice",
+                "--db.etcd.disabletls"
+            ])
         );
     }
 

@@ -191,6 +191,11 @@ pub async fn plan(
     } else {
         None
     };
+    // Checked now so a missing etcd image fails (or makes `auto` run locally) before
+    // anything starts; the runtime looks it up again when it starts the members.
+    if (scenario.nodes.iter()).any(crate::runtime::local::etcd::wants) {
+        super::etcd::image(docker).await?;
+    }
     Ok((
         RunImages {
             chain,

@@ -7,7 +7,7 @@
 //! network only); no registry has it, so it is never pulled. No port is published:
 //! only the nodes on the run's network reach it. Its log goes to
 //! `<run dir>/postgres.log`; a server that exits ends the run like a node that exits.
-//! As on the local runtime, its resources are not part of the report.
+//! Its resources are read like a node's and reported under `services`.
 
 use super::super::RuntimeError;
 use super::{DockerRuntime, probe, spec};
@@ -156,21 +156,13 @@ impl DockerRuntime {
             name: NAME.to_string(),
             id: created.id.clone(),
         });
-        self.docker
-            .start_container(&created.id, None)
-            .await
-            .map_err(Self::err("starting the PostgreSQL container"))?;
-        self.loggers.push(tokio::spawn(probe::follow_log(
-            self.docker.clone(),
-            created.id.clone(),
-            self.log_path(NAME),
-        )));
-        self.watchers.push(tokio::spawn(probe::watch_exit(
-            self.docker.clone(),
-            created.id,
-            NAME.to_string(),
-            self.shared.exited.clone(),
-        )));
+        // Through `start`: its log, its exit, and its resources like a node's.
+        self.start(NAME, &created.id).await?;
+        self.services.push(super::super::Service {
+            name: NAME.to_string(),
+            implementation: "postgresql".into(),
+            version: image.rsplit(':').next().unwrap_or_default().to_string(),
+        });
         Ok(())
     }
 

@@ -34,6 +34,8 @@ pub struct Postgres {
     /// The data directory (outside the run directory when running as root).
     pub data: PathBuf,
     createdb: PathBuf,
+    /// As `postgres --version` states it (`15.14`), for the report.
+    pub version: String,
 }
 
 fn running_as_root() -> bool {
@@ -95,6 +97,23 @@ fn command_line(program: &Path, args: &[String]) -> (PathBuf, Vec<String>) {
         (PathBuf::from("setpriv"), all)
     } else {
         (program.to_path_buf(), args.to_vec())
+    }
+}
+
+/// The version `postgres --version` states (`postgres (PostgreSQL) 15.14 (Debian
+/// 15.14-0+deb12u1)` -> `15.14`).
+async fn version_of(server: &Path) -> String {
+    let out = tokio::process::Command::new(server)
+        .arg("--version")
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(10), out).await {
+        Ok(Ok(out)) => String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(2)
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
     }
 }
 
@@ -177,11 +196,13 @@ impl Postgres {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        let version = version_of(&server).await;
         Ok(Postgres {
             proc,
             port,
             data,
             createdb,
+            version,
         })
     }
 

@@ -147,6 +147,25 @@ fn kind_rate_and_db_backend_values_reach_the_point_scenarios() {
     );
     assert_eq!(db.points[1].network, 1);
 
+    let etcd = sweep_of("  db_backend: [etcd, etcd-cluster]\n");
+    assert_eq!(
+        labels(&etcd),
+        ["db_backend=etcd", "db_backend=etcd-cluster"]
+    );
+    let members: Vec<u32> = etcd
+        .points
+        .iter()
+        .map(|p| p.scenario.etcd_members)
+        .collect();
+    assert_eq!(members, [1, 3]);
+    assert!(etcd.points.iter().all(|p| {
+        p.scenario
+            .nodes
+            .iter()
+            .all(|n| n.args.iter().any(|a| a == "--db.backend=etcd"))
+    }));
+    assert_eq!(etcd.points[1].network, 1);
+
     let open = BASE.replace(
         "  concurrency: 2\n",
         "  rate:\n    warm_up: { rate: 5, duration: 5s }\n    ramp: { from: 5, to: 10, duration: 5s }\n    hold: { rate: 10, duration: 10s }\n",
