@@ -100,7 +100,7 @@ impl LndNode {
             .map_err(|e| connect_err(Box::new(e)))?
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true)
-            .connect_with_connector(tls::PinnedTlsConnector::new(config))
+            .connect_with_connector(tls::RustlsConnector::new(config))
             .await
             .map_err(|e| connect_err(Box::new(e)))?;
         let interceptor = MacaroonInterceptor { macaroon };
