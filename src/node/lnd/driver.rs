@@ -216,6 +216,7 @@ mod tests {
             rpc_cert: Some("/run/chain/rpc.cert".into()),
             zmq_block: None,
             zmq_tx: None,
+            cli: None,
         });
         has_all(
             &args,
@@ -246,6 +247,7 @@ mod tests {
             rpc_cert: None,
             zmq_block: Some("tcp://chain:28332".into()),
             zmq_tx: Some("tcp://chain:28333".into()),
+            cli: None,
         });
         has_all(
             &args,
