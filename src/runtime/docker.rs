@@ -143,6 +143,7 @@ pub fn node_command(
         rpc_listen: &format!("0.0.0.0:{}", ports.rpc),
         p2p_listen: &format!("0.0.0.0:{}", ports.p2p),
         chain,
+        binary: None,
     })
 }
 

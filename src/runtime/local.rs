@@ -310,6 +310,7 @@ impl Runtime for LocalRuntime {
                 rpc_listen: &rpc_addr,
                 p2p_listen: &p2p_addr,
                 chain: &chain.access,
+                binary: Some(&binary),
             });
             args.extend(spec.args.iter().cloned());
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {

@@ -153,7 +153,9 @@ impl NodeDriver for Lnd {
     }
 
     async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
-        let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials;
+        let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
+            return false;
+        };
         match std::fs::read(tls_cert) {
             Ok(pem) => crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await,
             Err(_) => false,
@@ -203,6 +205,7 @@ mod tests {
             rpc_listen: "127.0.0.1:10009",
             p2p_listen: "127.0.0.1:9735",
             chain: &chain,
+            binary: None,
         })
     }
 
