@@ -632,7 +632,11 @@ mod tests {
     fn the_chains_cli_is_the_one_beside_its_binary() {
         let dir = tempfile::tempdir().unwrap();
         let bitcoind = dir.path().join("bitcoind");
-        assert_eq!(cli_beside(&bitcoind, Some("bitcoin-cli")), None, "not built");
+        assert_eq!(
+            cli_beside(&bitcoind, Some("bitcoin-cli")),
+            None,
+            "not built"
+        );
         std::fs::write(dir.path().join("bitcoin-cli"), "").unwrap();
         assert_eq!(
             cli_beside(&bitcoind, Some("bitcoin-cli")),
