@@ -7,8 +7,8 @@
 //! `localhost` whatever address it dials (see [`crate::tls`]). Every gRPC call is one
 //! JSON-RPC call to lightningd; payments go through `xkeysend` / `xpay` (askrene
 //! routing), which answer once the payment succeeded or failed for good: `keysend` and
-//! `pay` are deprecated since v26.06. `driver.rs` holds the rest of what the tool
-//! knows about CLN.
+//! `pay` are deprecated since v26.06 (refused under `--developer` unless deprecated
+//! APIs are allowed). `driver.rs` holds the rest of what the tool knows about CLN.
 
 mod driver;
 
@@ -326,14 +326,18 @@ impl LightningNode for ClnNode {
         let request = pb::NewaddrRequest {
             addresstype: Some(pb::newaddr_request::NewaddrAddresstype::Bech32 as i32),
         };
-        self.client
+        let address = self
+            .client
             .clone()
             .new_addr(request)
             .await
             .map_err(self.rpc(CALL))?
-            .into_inner()
+            .into_inner();
+        // Asked for, a segwit v0 address comes back; a taproot one would do as well.
+        address
             .bech32
-            .ok_or_else(|| self.protocol(CALL, "no bech32 address"))
+            .or(address.p2tr)
+            .ok_or_else(|| self.protocol(CALL, "no address"))
     }
 
     async fn wallet_balance(&self) -> Result<WalletBalance, NodeError> {
