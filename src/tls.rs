@@ -1,16 +1,22 @@
 //! TLS for talking to nodes and chain backends: one rustls crypto provider (ring) for
-//! the whole process, and a verifier that pins a node's self-signed certificate.
+//! the whole process, a verifier that pins a node's self-signed certificate, and mutual
+//! TLS with a node's own certificate authority.
 //!
 //! LND and btcd generate self-signed certificates. LND's is marked as a CA, which
 //! webpki rejects as an end-entity certificate, and neither names a host we could check
 //! in a meaningful way. So instead of chain validation we accept exactly the
 //! certificate the node wrote to disk, and still verify the handshake signatures
 //! against its public key (that is what proves the peer holds the key).
+//!
+//! Core Lightning's gRPC plugin makes a CA, a server certificate it signs (naming `cln`
+//! and `localhost`) and a client certificate the server requires: there the server is
+//! checked the ordinary way, against that CA and the name `localhost`, whatever address
+//! is dialled.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -30,6 +36,8 @@ pub enum TlsError {
     },
     #[error("no PEM certificate found in {path}")]
     NoCertificate { path: PathBuf },
+    #[error("no PEM private key found in {path}")]
+    NoKey { path: PathBuf },
     #[error("cannot build TLS client config")]
     Config(#[source] rustls::Error),
     #[error("cannot generate a certificate")]
@@ -62,6 +70,17 @@ pub fn read_pem_cert(path: &Path) -> Result<CertificateDer<'static>, TlsError> {
 /// The first certificate in PEM text, if any.
 pub fn cert_from_pem(pem: &[u8]) -> Option<CertificateDer<'static>> {
     CertificateDer::pem_slice_iter(pem).find_map(Result::ok)
+}
+
+/// Reads the private key of a PEM file (PKCS#8, SEC1 or PKCS#1), e.g. a client key.
+pub fn read_pem_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    let bytes = std::fs::read(path).map_err(|source| TlsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    PrivateKeyDer::from_pem_slice(&bytes).map_err(|_| TlsError::NoKey {
+        path: path.to_path_buf(),
+    })
 }
 
 /// A fresh self-signed ECDSA P-256 certificate for `names` (DNS names or IP
@@ -166,6 +185,26 @@ pub fn grpc_client_config(pinned: CertificateDer<'static>) -> Result<ClientConfi
     pinned_client_config(pinned, &[b"h2"])
 }
 
+/// Client config for gRPC over mutual TLS: the server's certificate must chain to `ca`
+/// (and name the server name the connector gives); the client presents `cert` signed
+/// by the same CA, proving it holds `key`. ALPN `h2`.
+pub fn mutual_grpc_client_config(
+    ca: CertificateDer<'static>,
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+) -> Result<ClientConfig, TlsError> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca).map_err(TlsError::Config)?;
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(TlsError::Config)?
+        .with_root_certificates(roots)
+        .with_client_auth_cert(vec![cert], key)
+        .map_err(TlsError::Config)?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(config)
+}
+
 /// Client config for JSON-RPC over HTTPS (reqwest): pinned certificate, ALPN h2 and
 /// HTTP/1.1 (btcd speaks HTTP/1.1).
 pub fn https_client_config(pinned: CertificateDer<'static>) -> Result<ClientConfig, TlsError> {
@@ -173,26 +212,36 @@ pub fn https_client_config(pinned: CertificateDer<'static>) -> Result<ClientConf
 }
 
 /// A connector for `tonic::transport::Endpoint::connect_with_connector`: dials TCP to
-/// the URI's host and port and does the TLS handshake itself with a pinned config.
-/// The endpoint must be given as `http://host:port` (tonic refuses `https://` when it
-/// does not do the TLS itself).
+/// the URI's host and port and does the TLS handshake itself with the given config
+/// (pinned, or a CA for mutual TLS). The endpoint must be given as `http://host:port`
+/// (tonic refuses `https://` when it does not do the TLS itself).
 #[derive(Clone)]
-pub struct PinnedTlsConnector {
+pub struct RustlsConnector {
     connector: tokio_rustls::TlsConnector,
+    /// The name to ask for and check, when it is not the dialled host.
+    server_name: Option<ServerName<'static>>,
 }
 
-impl PinnedTlsConnector {
+impl RustlsConnector {
     pub fn new(config: ClientConfig) -> Self {
         Self {
             connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            server_name: None,
         }
+    }
+
+    /// Asks for (SNI) and checks `name` whatever address is dialled: a certificate
+    /// names `localhost` while the tool dials `127.0.0.1:<published port>`.
+    pub fn with_server_name(mut self, name: ServerName<'static>) -> Self {
+        self.server_name = Some(name);
+        self
     }
 }
 
 type TlsIo = hyper_util::rt::TokioIo<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-impl tower::Service<Uri> for PinnedTlsConnector {
+impl tower::Service<Uri> for RustlsConnector {
     type Response = TlsIo;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<TlsIo, BoxError>> + Send>>;
@@ -203,13 +252,17 @@ impl tower::Service<Uri> for PinnedTlsConnector {
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let connector = self.connector.clone();
+        let server_name = self.server_name.clone();
         Box::pin(async move {
             let host = uri.host().ok_or("URI without host")?.to_string();
             let port = uri.port_u16().ok_or("URI without port")?;
             let tcp = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
             tcp.set_nodelay(true)?;
-            // The name only feeds SNI here; the pinned verifier ignores it.
-            let name = ServerName::try_from(host)?;
+            // A pinned verifier ignores the name; a CA-verifying one checks it.
+            let name = match server_name {
+                Some(name) => name,
+                None => ServerName::try_from(host)?,
+            };
             let tls = connector.connect(name, tcp).await?;
             Ok(hyper_util::rt::TokioIo::new(tls))
         })
@@ -226,10 +279,16 @@ pub async fn handshake_ok(addr: &str, cert_pem: &[u8]) -> bool {
     let Ok(config) = pinned_client_config(cert, &[]) else {
         return false;
     };
+    handshake_with(addr, config, "localhost").await
+}
+
+/// True when a TLS handshake with `config`, asking for `server_name`, succeeds at
+/// `addr` within 2 s.
+pub async fn handshake_with(addr: &str, config: ClientConfig, server_name: &str) -> bool {
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let attempt = async {
         let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
-        let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
+        let name = ServerName::try_from(server_name.to_string()).ok()?;
         connector.connect(name, tcp).await.ok()
     };
     matches!(
@@ -241,7 +300,6 @@ pub async fn handshake_ok(addr: &str, cert_pem: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rustls::pki_types::PrivateKeyDer;
 
     // Two self-signed P-256 certificates, both marked CA like LND's, generated once
     // with openssl (valid until 2126).
@@ -313,7 +371,7 @@ AibTWa1Ij4p2YVe9szgsgEr2RyIJ+3rU+PCZ5KE0VDk=
 
     async fn handshake(pinned: &str, port: u16) -> Result<Vec<u8>, BoxError> {
         let config = grpc_client_config(cert_from_pem(pinned.as_bytes()).unwrap())?;
-        let mut connector = PinnedTlsConnector::new(config);
+        let mut connector = RustlsConnector::new(config);
         let uri: Uri = format!("http://127.0.0.1:{port}").parse()?;
         let io = tower::Service::call(&mut connector, uri).await?;
         let mut tls = io.into_inner();
@@ -374,6 +432,140 @@ AibTWa1Ij4p2YVe9szgsgEr2RyIJ+3rU+PCZ5KE0VDk=
             read_pem_cert(&dir.path().join("missing")),
             Err(TlsError::Read { .. })
         ));
+    }
+
+    /// A CA, and a server and a client certificate it signs, made the way Core
+    /// Lightning's gRPC plugin makes them (names `cln` and `localhost`, no extended key
+    /// usage): `(ca, server cert, server key, client cert, client key)`, PEM.
+    fn cln_like_pki() -> [String; 5] {
+        use rcgen::{CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+        let names = || vec!["cln".to_string(), "localhost".to_string()];
+        let ca_key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut ca_params = CertificateParams::new(names()).unwrap();
+        ca_params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.key_usages.push(KeyUsagePurpose::KeyCertSign);
+        ca_params.use_authority_key_identifier_extension = true;
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let leaf = || {
+            let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+            let mut params = CertificateParams::new(names()).unwrap();
+            params.key_usages = vec![
+                KeyUsagePurpose::DigitalSignature,
+                KeyUsagePurpose::KeyEncipherment,
+                KeyUsagePurpose::KeyAgreement,
+            ];
+            params.use_authority_key_identifier_extension = true;
+            let cert = params.signed_by(&key, &issuer).unwrap();
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server, server_key) = leaf();
+        let (client, client_key) = leaf();
+        [ca.pem(), server, server_key, client, client_key]
+    }
+
+    /// A server that requires a client certificate signed by `ca`; returns its port.
+    async fn serve_mutual(ca: &str, cert: &str, key: &str) -> u16 {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert_from_pem(ca.as_bytes()).unwrap()).unwrap();
+        let clients = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider(),
+        )
+        .build()
+        .unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(clients)
+            .with_single_cert(
+                vec![cert_from_pem(cert.as_bytes()).unwrap()],
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            )
+            .unwrap();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    if let Ok(mut tls) = acceptor.accept(tcp).await {
+                        use tokio::io::AsyncWriteExt;
+                        let _ = tls.write_all(b"hi").await;
+                        let _ = tls.shutdown().await;
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    /// Dials 127.0.0.1 asking for `localhost`, reads what the server says.
+    async fn mutual_exchange(config: ClientConfig, port: u16) -> Result<Vec<u8>, BoxError> {
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut connector = RustlsConnector::new(config).with_server_name(name);
+        let uri: Uri = format!("http://127.0.0.1:{port}").parse()?;
+        let io = tower::Service::call(&mut connector, uri).await?;
+        let mut tls = io.into_inner();
+        use tokio::io::AsyncReadExt;
+        let mut buf = Vec::new();
+        tls.read_to_end(&mut buf).await?;
+        Ok(buf)
+    }
+
+    #[tokio::test]
+    async fn mutual_tls_checks_the_server_against_the_ca_and_shows_the_client_cert() {
+        let [ca, server, server_key, client, client_key] = cln_like_pki();
+        let port = serve_mutual(&ca, &server, &server_key).await;
+        let config = |ca: &str| {
+            mutual_grpc_client_config(
+                cert_from_pem(ca.as_bytes()).unwrap(),
+                cert_from_pem(client.as_bytes()).unwrap(),
+                PrivateKeyDer::from_pem_slice(client_key.as_bytes()).unwrap(),
+            )
+            .unwrap()
+        };
+        let said = mutual_exchange(config(&ca), port)
+            .await
+            .expect("server signed by the CA, client certificate accepted");
+        assert_eq!(said, b"hi");
+        assert!(handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "localhost").await);
+        assert!(
+            !handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "example.com").await,
+            "a name the certificate does not carry"
+        );
+        let [other_ca, ..] = cln_like_pki();
+        let err = mutual_exchange(config(&other_ca), port)
+            .await
+            .expect_err("a server of another CA is refused");
+        assert!(
+            err.to_string().contains("invalid peer certificate"),
+            "{err}"
+        );
+        // Without a client certificate the server ends the connection.
+        let anonymous = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates({
+                let mut roots = rustls::RootCertStore::empty();
+                roots.add(cert_from_pem(ca.as_bytes()).unwrap()).unwrap();
+                roots
+            })
+            .with_no_client_auth();
+        assert!(mutual_exchange(anonymous, port).await.is_err());
+    }
+
+    #[test]
+    fn keys_are_read_from_pem_and_a_missing_one_is_named() {
+        let [_, _, key, ..] = cln_like_pki();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("client-key.pem");
+        std::fs::write(&path, &key).unwrap();
+        assert!(matches!(read_pem_key(&path), Ok(PrivateKeyDer::Pkcs8(_))));
+        std::fs::write(&path, CERT_A).unwrap();
+        assert!(matches!(read_pem_key(&path), Err(TlsError::NoKey { .. })));
     }
 
     #[test]

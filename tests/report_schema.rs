@@ -147,3 +147,35 @@ async fn restarts_and_the_tool_memory_match_the_schema_and_show_in_every_format(
         "a negative restart time must not validate"
     );
 }
+
+/// The schema names every implementation the tool can report, and no other.
+#[test]
+fn the_schema_lists_every_implementation() {
+    let text = std::fs::read_to_string(common::repo_file("docs/report.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let listed = |pointer: &str| -> Vec<String> {
+        schema
+            .pointer(pointer)
+            .and_then(|v| v.as_array())
+            .unwrap_or_else(|| panic!("{pointer} in the schema"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let nodes: Vec<String> = lnbench_tui::node::Implementation::ALL
+        .iter()
+        .map(|i| i.as_str().to_string())
+        .collect();
+    let chains: Vec<String> = lnbench_tui::chain::ChainKind::ALL
+        .iter()
+        .map(|k| k.as_str().to_string())
+        .collect();
+    assert_eq!(
+        listed("/properties/nodes/items/properties/implementation/enum"),
+        nodes
+    );
+    assert_eq!(
+        listed("/properties/chain/properties/implementation/enum"),
+        chains
+    );
+}

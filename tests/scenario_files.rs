@@ -33,7 +33,8 @@ invalid_fixtures! {
     missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";
     duplicate_node: "duplicate-node" at "8:3", "`alice` appears twice in the same mapping", hint "names under nodes: must be unique";
     bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
-    bad_implementation: "bad-implementation" at "7:21", "unknown value `cln`", hint "write one of: lnd";
+    bad_implementation: "bad-implementation" at "7:21", "unknown value `eclair`", hint "write one of: lnd, cln";
+    cln_on_btcd: "cln-on-btcd" at "9:21", "node bob is cln, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
@@ -184,6 +185,22 @@ fn alice_pays_bob_is_a_closed_loop_over_ten_channels() {
     assert_eq!(w.stop.payments, Some(2000));
     assert_eq!(w.stop.duration, Some(Duration::from_secs(300)));
     assert_eq!(w.payment_timeout, Duration::from_secs(60));
+}
+
+#[test]
+fn cln_pays_cln_runs_core_lightning_on_bitcoind() {
+    let s = scenario::load(&Path::new(VALID).join("cln-pays-cln.yaml")).unwrap();
+    assert_eq!(s.chain.kind, lnbench_tui::chain::ChainKind::Bitcoind);
+    for node in &s.nodes {
+        assert_eq!(node.implementation, Implementation::Cln, "{}", node.name);
+        assert_eq!(node.version.as_deref(), Some("v26.06.6"));
+    }
+    assert_eq!(s.workload.kind, PaymentKind::Keysend);
+    // The shipped scenario is the same network and load.
+    let shipped = scenario::load(Path::new("scenarios/cln-pays-cln.yaml")).unwrap();
+    assert_eq!(shipped.nodes, s.nodes);
+    assert_eq!(shipped.channels, s.channels);
+    assert_eq!(shipped.workload, s.workload);
 }
 
 #[test]

@@ -79,6 +79,10 @@ impl ChainDriver for Bitcoind {
         false
     }
 
+    fn cli(&self) -> Option<&'static str> {
+        Some("bitcoin-cli")
+    }
+
     fn args(&self, a: &ChainLaunch) -> Vec<String> {
         let (rpc_host, rpc_port) = split_host_port(a.rpc_listen);
         let mut args = vec![

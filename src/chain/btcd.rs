@@ -58,6 +58,11 @@ impl ChainDriver for Btcd {
         true
     }
 
+    /// btcctl speaks btcd's own dialect; no node shells out to it.
+    fn cli(&self) -> Option<&'static str> {
+        None
+    }
+
     fn args(&self, a: &ChainLaunch) -> Vec<String> {
         let d = a.dir;
         vec![

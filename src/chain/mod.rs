@@ -80,6 +80,9 @@ pub struct ChainAccess {
     /// `tcp://host:port` of the ZMQ raw block and raw transaction publishers (bitcoind).
     pub zmq_block: Option<String>,
     pub zmq_tx: Option<String>,
+    /// The chain's command-line client as the node sees it (bitcoind's `bitcoin-cli`,
+    /// which Core Lightning shells out to), when the backend has one nodes can use.
+    pub cli: Option<String>,
 }
 
 /// The container ports of a chain backend (each container has its own address).
@@ -131,6 +134,10 @@ pub trait ChainDriver: Send + Sync {
     /// True when the RPC speaks TLS with a certificate the runtime writes to
     /// `<dir>/rpc.cert` and `<dir>/rpc.key` before the start.
     fn rpc_tls(&self) -> bool;
+    /// The binary name of its command-line client, for nodes that talk to the chain
+    /// through it (Core Lightning's bcli plugin): looked up beside the chain's binary
+    /// locally, expected in `/bin` of node images.
+    fn cli(&self) -> Option<&'static str>;
     /// The command line (before the scenario's own `args:`). Never a secret: those go
     /// in [`ChainDriver::config_files`].
     fn args(&self, launch: &ChainLaunch) -> Vec<String>;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credentials {
     Lnd(super::lnd::LndCredentials),
+    Cln(super::cln::ClnCredentials),
 }
 
 impl Credentials {
@@ -23,6 +24,7 @@ impl Credentials {
     pub fn files(&self) -> Vec<&Path> {
         match self {
             Credentials::Lnd(c) => c.files(),
+            Credentials::Cln(c) => c.files(),
         }
     }
 }
@@ -59,6 +61,10 @@ pub struct NodeLaunch<'a> {
     pub p2p_listen: &'a str,
     /// How the node reaches the chain backend.
     pub chain: &'a ChainAccess,
+    /// The daemon's binary when the runtime starts one it found (local), for files that
+    /// come beside it (CLN's gRPC plugin); None in a container, whose image has its own
+    /// layout.
+    pub binary: Option<&'a std::path::Path>,
 }
 
 /// The container ports of a node: the same in every container (each has its own address).

@@ -77,7 +77,13 @@ impl LndNode {
             path: path.to_path_buf(),
             source,
         };
-        let Credentials::Lnd(LndCredentials { tls_cert, macaroon }) = &endpoint.credentials;
+        let Credentials::Lnd(LndCredentials { tls_cert, macaroon }) = &endpoint.credentials else {
+            return Err(NodeError::Protocol {
+                node: name.to_string(),
+                call: "connect",
+                detail: format!("not LND credentials: {:?}", endpoint.credentials),
+            });
+        };
         let cert = tls::read_pem_cert(tls_cert).map_err(|e| {
             let io = match e {
                 tls::TlsError::Read { source, .. } => source,
@@ -100,7 +106,7 @@ impl LndNode {
             .map_err(|e| connect_err(Box::new(e)))?
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true)
-            .connect_with_connector(tls::PinnedTlsConnector::new(config))
+            .connect_with_connector(tls::RustlsConnector::new(config))
             .await
             .map_err(|e| connect_err(Box::new(e)))?;
         let interceptor = MacaroonInterceptor { macaroon };

@@ -4,6 +4,7 @@
 //! handles) and takes `&self`, so many payment workers can use one node at once
 //! without a lock.
 
+pub mod cln;
 pub mod driver;
 pub mod fake;
 pub mod lnd;
@@ -19,14 +20,16 @@ use std::time::Duration;
 #[serde(rename_all = "kebab-case")]
 pub enum Implementation {
     Lnd,
+    Cln,
 }
 
 impl Implementation {
-    pub const ALL: [Implementation; 1] = [Implementation::Lnd];
+    pub const ALL: [Implementation; 2] = [Implementation::Lnd, Implementation::Cln];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Implementation::Lnd => "lnd",
+            Implementation::Cln => "cln",
         }
     }
 }
@@ -39,6 +42,7 @@ pub const DATABASE_HOST: &str = "postgres";
 pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
     match implementation {
         Implementation::Lnd => &lnd::LND,
+        Implementation::Cln => &cln::CLN,
     }
 }
 

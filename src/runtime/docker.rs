@@ -134,6 +134,8 @@ pub fn chain_access(kind: ChainKind, user: &str, pass: &str) -> ChainAccess {
         rpc_cert: driver.rpc_tls().then(|| CHAIN_CERT_IN_NODE.to_string()),
         zmq_block: ports.zmq.map(|(b, _)| format!("tcp://{CHAIN_NAME}:{b}")),
         zmq_tx: ports.zmq.map(|(_, t)| format!("tcp://{CHAIN_NAME}:{t}")),
+        // Node images that need it carry the chain's client (CLN's: bitcoin-cli).
+        cli: driver.cli().map(|cli| format!("/bin/{cli}")),
     }
 }
 
@@ -157,6 +159,7 @@ pub fn node_command(
         rpc_listen: &rpc_listen,
         p2p_listen: &p2p_listen,
         chain,
+        binary: None,
     };
     (driver.args(&launch), driver.config_files(&launch))
 }

@@ -176,6 +176,13 @@ fn write_config_files(dir: &Path, files: &[crate::chain::ConfigFile]) -> Result<
     Ok(())
 }
 
+/// The chain's command-line client beside its binary (the build cache holds both),
+/// if it has one and it is there; else the node looks for it on its own PATH.
+fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
+    let path = chain_binary.with_file_name(cli?);
+    path.is_file().then(|| path.display().to_string())
+}
+
 pub(super) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);
@@ -270,6 +277,7 @@ impl Runtime for LocalRuntime {
             rpc_cert: rpc_cert.as_ref().map(|c| c.display().to_string()),
             zmq_block: zmq.as_ref().map(|(b, _)| format!("tcp://{b}")),
             zmq_tx: zmq.as_ref().map(|(_, t)| format!("tcp://{t}")),
+            cli: cli_beside(&binary, driver.cli()),
         };
         let endpoint = ChainEndpoint {
             kind: spec.kind,
@@ -357,6 +365,7 @@ impl Runtime for LocalRuntime {
                 rpc_listen: &rpc_addr,
                 p2p_listen: &p2p_addr,
                 chain: &chain.access,
+                binary: Some(&binary),
             };
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
@@ -705,6 +714,23 @@ mod tests {
         ));
         rt.down().await.unwrap();
         assert!(!Path::new(&format!("/proc/{second}")).exists());
+    }
+
+    #[test]
+    fn the_chains_cli_is_the_one_beside_its_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let bitcoind = dir.path().join("bitcoind");
+        assert_eq!(
+            cli_beside(&bitcoind, Some("bitcoin-cli")),
+            None,
+            "not built"
+        );
+        std::fs::write(dir.path().join("bitcoin-cli"), "").unwrap();
+        assert_eq!(
+            cli_beside(&bitcoind, Some("bitcoin-cli")),
+            Some(dir.path().join("bitcoin-cli").display().to_string())
+        );
+        assert_eq!(cli_beside(&bitcoind, None), None, "a chain without one");
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub(super) struct RawChain {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawNode {
-    pub implementation: Implementation,
+    pub implementation: Spanned<Implementation>,
     #[serde(default)]
     pub version: Option<String>,
     #[serde(default)]

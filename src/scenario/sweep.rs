@@ -515,6 +515,17 @@ fn dimensions(
     }
     if let Some(list) = &s.db_backend {
         for (name, node) in &raw.nodes.value.0 {
+            let implementation = node.implementation.value;
+            if implementation != crate::node::Implementation::Lnd {
+                return Err(ctx.error(
+                    &node.implementation.referenced,
+                    format!(
+                        "the sweep sets db_backend: (LND's --db.backend), and node {} is {implementation}",
+                        name.value
+                    ),
+                    "sweep db_backend: over LND nodes only, or remove db_backend: from sweep:",
+                ));
+            }
             if node.args.iter().any(|a| a.starts_with("--db.backend")) {
                 return Err(ctx.error(
                     &name.referenced,

@@ -136,6 +136,7 @@ pub(super) fn validate(
         },
     };
     let (nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
+    check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
     let mut channels = Vec::new();
     for (i, channel) in raw.channels.iter().enumerate() {
         channels.extend(expand_channel(
@@ -319,12 +320,42 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
     NodeSpec {
         name: instance.to_string(),
         group: group.to_string(),
-        implementation: node.implementation,
+        implementation: node.implementation.value,
         version: node.version.clone(),
         binary: node.binary.clone(),
         image: node.image.as_ref().map(|i| i.value.trim().to_string()),
         args: node.args.clone(),
     }
+}
+
+/// Every node's implementation runs on the chain backend (Core Lightning needs
+/// Bitcoin Core's `bitcoin-cli`; btcd has none).
+fn check_chain(
+    ctx: &Ctx,
+    nodes: &[(Spanned<String>, RawNode)],
+    chain: ChainKind,
+) -> Result<(), ScenarioError> {
+    for (name, node) in nodes {
+        let implementation = node.implementation.value;
+        let runs_on = crate::node::driver(implementation).chains();
+        if runs_on.contains(&chain) {
+            continue;
+        }
+        let on: Vec<&str> = runs_on.iter().map(|k| k.as_str()).collect();
+        return Err(ctx.error(
+            &node.implementation.referenced,
+            format!(
+                "node {} is {implementation}, which cannot run on chain {chain} (it runs on {})",
+                name.value,
+                on.join(", ")
+            ),
+            format!(
+                "run the chain it needs: chain: {{ implementation: {} }}",
+                on.first().copied().unwrap_or("bitcoind")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// An image reference is one word: `repository[:tag]` or `repository@digest`.
@@ -428,7 +459,7 @@ fn expand_channel(
         .iter()
         .filter_map(|g| {
             let (_, node) = node_of(g)?;
-            let driver = crate::node::driver(node.implementation);
+            let driver = crate::node::driver(node.implementation.value);
             let (cap, flag) = driver.large_channel_flag()?;
             let has = node.args.iter().any(|a| a == flag);
             (capacity.value > cap && !has).then_some((

@@ -168,7 +168,9 @@ impl NodeDriver for Lnd {
     }
 
     async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
-        let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials;
+        let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
+            return false;
+        };
         match std::fs::read(tls_cert) {
             Ok(pem) => crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await,
             Err(_) => false,
@@ -234,6 +236,7 @@ mod tests {
             rpc_listen: "127.0.0.1:10009",
             p2p_listen: "127.0.0.1:9735",
             chain: &chain,
+            binary: None,
         })
     }
 
@@ -247,6 +250,7 @@ mod tests {
             rpc_cert: Some("/run/chain/rpc.cert".into()),
             zmq_block: None,
             zmq_tx: None,
+            cli: None,
         });
         has_all(
             &args,
@@ -278,6 +282,7 @@ mod tests {
             rpc_cert: None,
             zmq_block: Some("tcp://chain:28332".into()),
             zmq_tx: Some("tcp://chain:28333".into()),
+            cli: None,
         });
         has_all(
             &args,
@@ -302,6 +307,7 @@ mod tests {
             rpc_cert: None,
             zmq_block: None,
             zmq_tx: None,
+            cli: None,
         };
         let launch = NodeLaunch {
             name: "alice",
@@ -309,6 +315,7 @@ mod tests {
             rpc_listen: "0.0.0.0:10009",
             p2p_listen: "0.0.0.0:9735",
             chain: &chain,
+            binary: None,
         };
         assert!(!LND.args(&launch).iter().any(|a| a.contains("s3cr3t")));
         let files = LND.config_files(&launch);

@@ -298,3 +298,29 @@ fn too_many_points_is_an_error() {
     ));
     assert!(err.contains("makes 81 points, more than 64"), "{err}");
 }
+
+#[test]
+fn core_lightning_nodes_stop_sweeps_they_cannot_take_part_in() {
+    let cln = BASE.replacen(
+        "  bob:\n    implementation: lnd",
+        "  bob:\n    implementation: cln",
+        1,
+    );
+    let on_bitcoind = cln.replace("name: t\n", "name: t\nchain:\n  implementation: bitcoind\n");
+    let err = error_of(&format!(
+        "{on_bitcoind}sweep:\n  db_backend: [bbolt, sqlite]\n"
+    ));
+    assert!(
+        err.contains(
+            "t.yaml:10:21: the sweep sets db_backend: (LND's --db.backend), and node bob is cln"
+        ),
+        "{err}"
+    );
+    // A chain sweep's btcd point cannot carry bob.
+    let err = error_of(&format!("{cln}sweep:\n  chain: [btcd, bitcoind]\n"));
+    assert!(
+        err.contains("node bob is cln, which cannot run on chain btcd"),
+        "{err}"
+    );
+    assert!(err.contains("chain: { implementation: bitcoind }"), "{err}");
+}
