@@ -21,7 +21,7 @@ use super::{
 };
 use crate::tls;
 use async_trait::async_trait;
-use bitcoin::hex::{DisplayHex, FromHex};
+use bitcoin::hex::DisplayHex;
 use cln_grpc::pb::{self, node_client::NodeClient};
 use rand::RngCore;
 use std::sync::Arc;
@@ -115,26 +115,15 @@ impl ClnNode {
     }
 
     fn rpc(&self, call: &'static str) -> impl Fn(tonic::Status) -> NodeError + '_ {
-        move |status| NodeError::Rpc {
-            node: self.name.to_string(),
-            call,
-            status: format!("{:?}: {}", status.code(), status.message()),
-        }
+        move |status| NodeError::grpc(&self.name, call, &status)
     }
 
     fn protocol(&self, call: &'static str, detail: impl Into<String>) -> NodeError {
-        NodeError::Protocol {
-            node: self.name.to_string(),
-            call,
-            detail: detail.into(),
-        }
+        NodeError::protocol(&self.name, call, detail)
     }
 
     fn pubkey_bytes(&self, call: &'static str, pubkey: &str) -> Result<Vec<u8>, NodeError> {
-        match Vec::<u8>::from_hex(pubkey) {
-            Ok(bytes) if bytes.len() == 33 => Ok(bytes),
-            _ => Err(self.protocol(call, format!("not a node public key: {pubkey:?}"))),
-        }
+        super::pubkey_bytes(&self.name, call, pubkey)
     }
 
     /// Waits for a payment call's answer: its outcome, a failure CLN reported for the

@@ -159,6 +159,39 @@ pub enum NodeError {
     },
 }
 
+impl NodeError {
+    /// A gRPC call that the node answered with an error status.
+    pub fn grpc(node: &str, call: &'static str, status: &tonic::Status) -> NodeError {
+        NodeError::Rpc {
+            node: node.to_string(),
+            call,
+            status: format!("{:?}: {}", status.code(), status.message()),
+        }
+    }
+
+    /// An answer the client could not make sense of.
+    pub fn protocol(node: &str, call: &'static str, detail: impl Into<String>) -> NodeError {
+        NodeError::Protocol {
+            node: node.to_string(),
+            call,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// A node public key given as hex, as the 33 bytes the RPCs take.
+pub fn pubkey_bytes(node: &str, call: &'static str, pubkey: &str) -> Result<Vec<u8>, NodeError> {
+    use bitcoin::hex::FromHex;
+    match Vec::<u8>::from_hex(pubkey) {
+        Ok(bytes) if bytes.len() == 33 => Ok(bytes),
+        _ => Err(NodeError::protocol(
+            node,
+            call,
+            format!("not a node public key: {pubkey:?}"),
+        )),
+    }
+}
+
 /// A Lightning node the tool can set up and drive.
 #[async_trait]
 pub trait LightningNode: Send + Sync {
