@@ -60,6 +60,11 @@ pub(crate) fn cpu_seconds(stat: &str) -> Option<f64> {
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
 }
 
+/// The parent pid (field 4) from the text of `/proc/<pid>/stat`.
+pub(crate) fn parent_pid(stat: &str) -> Option<u32> {
+    stat_fields(stat)?.nth(1)?.parse().ok()
+}
+
 /// The process group (field 5) from the text of `/proc/<pid>/stat`.
 pub(crate) fn process_group(stat: &str) -> Option<u32> {
     stat_fields(stat)?.nth(2)?.parse().ok()

@@ -1,7 +1,8 @@
 //! Resource readings of the local runtime's processes, from `/proc` (Linux).
 //!
 //! Each started process leads its own process group; a reading sums the group's
-//! members (the process and anything it started). CPU % comes from the change of
+//! members and their descendants (the process and anything it started, also what
+//! left the group: PostgreSQL's backends each start a session of their own). CPU % comes from the change of
 //! utime + stime between two readings, memory is the resident set size (VmRSS), disk
 //! I/O the `read_bytes` / `write_bytes` of `/proc/<pid>/io`, and the data-dir size
 //! the disk usage (allocated blocks, as `du` counts) of the process's directory,
@@ -9,7 +10,7 @@
 //! they stay `None`.
 
 use crate::metrics::ResourceReading;
-use crate::metrics::process::{ProcessStats, process_group};
+use crate::metrics::process::{ProcessStats, parent_pid, process_group};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -124,7 +125,16 @@ pub fn io_bytes(io: &str) -> (Option<u64>, Option<u64>) {
 }
 
 /// Every pid under `/proc` with its process group.
+#[cfg(test)]
 fn all_groups() -> Vec<(u32, u32)> {
+    all_processes()
+        .into_iter()
+        .map(|(p, g, _)| (p, g))
+        .collect()
+}
+
+/// Every pid under `/proc` with its process group and its parent.
+fn all_processes() -> Vec<(u32, u32, u32)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -132,21 +142,39 @@ fn all_groups() -> Vec<(u32, u32)> {
         .filter_map(|e| {
             let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, process_group(&stat)?))
+            Some((pid, process_group(&stat)?, parent_pid(&stat)?))
         })
         .collect()
+}
+
+/// The members of `leader`'s process group and all their descendants.
+fn group_and_descendants(processes: &[(u32, u32, u32)], leader: u32) -> Vec<u32> {
+    let mut members: Vec<u32> = (processes.iter())
+        .filter(|(_, g, _)| *g == leader)
+        .map(|(p, _, _)| *p)
+        .collect();
+    let mut i = 0;
+    while i < members.len() {
+        let parent = members[i];
+        for (pid, _, ppid) in processes {
+            if *ppid == parent && !members.contains(pid) {
+                members.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    members
 }
 
 /// The usage of each leader's process group, in the order given. A group with no
 /// member left has every field `None`.
 pub fn group_usage(leaders: &[u32]) -> Vec<GroupUsage> {
-    let groups = all_groups();
+    let processes = all_processes();
     leaders
         .iter()
         .map(|leader| {
-            let members = groups.iter().filter(|(_, g)| g == leader).map(|(p, _)| *p);
             let mut usage = GroupUsage::default();
-            for pid in members {
+            for pid in group_and_descendants(&processes, *leader) {
                 let stats = ProcessStats::of(pid);
                 let (read, write) = std::fs::read_to_string(format!("/proc/{pid}/io"))
                     .map_or((None, None), |io| io_bytes(&io));
@@ -226,6 +254,23 @@ mod tests {
         let full = dir_disk_usage(dir.path()).unwrap();
         assert!(full >= empty + 64 * 1024, "{empty} -> {full}");
         assert_eq!(dir_disk_usage(&dir.path().join("missing")), None);
+    }
+
+    #[test]
+    fn descendants_that_left_the_group_are_counted() {
+        // (pid, group, parent): 10 leads; 11 is its child in the group; 12, a child of
+        // 11, started a session of its own; 13 is its child; 20 is unrelated.
+        let processes = [
+            (10, 10, 1),
+            (11, 10, 10),
+            (12, 12, 11),
+            (13, 12, 12),
+            (20, 20, 1),
+        ];
+        let mut members = group_and_descendants(&processes, 10);
+        members.sort();
+        assert_eq!(members, [10, 11, 12, 13]);
+        assert_eq!(group_and_descendants(&processes, 99), Vec::<u32>::new());
     }
 
     #[test]
