@@ -174,6 +174,7 @@ fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
         pubkey: format!("02{key}"),
         role: role.into(),
         binary: "lnd".into(),
+        database: "bbolt".into(),
         resources: Default::default(),
         restart: None,
     }

@@ -120,6 +120,19 @@ pub trait NodeDriver: Send + Sync {
     fn wants_postgres(&self, args: &[String]) -> bool;
     /// The argument that points the node at its PostgreSQL database.
     fn postgres_arg(&self, dsn: &str) -> String;
+    /// The flags that choose a PostgreSQL backend (besides [`NodeDriver::postgres_arg`]),
+    /// for `database: postgres`; `None` when the implementation has no such backend.
+    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+    /// The database a node with this `database:` and these arguments keeps its state in,
+    /// as the report names it (`postgres`, `sqlite`, `bbolt`, ...).
+    fn database(&self, database: crate::scenario::Database, _args: &[String]) -> String {
+        match database {
+            crate::scenario::Database::Postgres => "postgres".into(),
+            crate::scenario::Database::Default => "sqlite".into(),
+        }
+    }
     /// True when the node's arguments ask for an etcd server the runtime provides.
     /// Implementations without an etcd backend keep the default.
     fn wants_etcd(&self, _args: &[String]) -> bool {

@@ -127,6 +127,7 @@ struct NodeRow {
     role: String,
     implementation: String,
     version: String,
+    database: String,
     pubkey: String,
     pubkey_short: String,
 }
@@ -197,6 +198,7 @@ impl<'a> View<'a> {
                 role: n.role.clone(),
                 implementation: n.implementation.clone(),
                 version: n.version.clone(),
+                database: n.database.clone(),
                 pubkey: n.pubkey.clone(),
                 pubkey_short: format::short_pubkey(&n.pubkey),
             })

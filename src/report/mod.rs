@@ -172,6 +172,8 @@ pub struct NodeReport {
     /// `sender`, `receiver` or `router`.
     pub role: String,
     pub binary: String,
+    /// Where it keeps its state: `postgres`, `sqlite`, `bbolt`, `etcd`, ...
+    pub database: String,
     /// The node's resource use over the load (samples empty when the runtime read
     /// none).
     pub resources: NodeResources,

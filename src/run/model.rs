@@ -81,6 +81,8 @@ pub(super) fn build_report(
                 pubkey: ready.info.pubkey.clone(),
                 role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
+                database: crate::node::driver(spec.implementation)
+                    .database(spec.database, &spec.args),
                 resources: Default::default(),
                 restart: None,
             })

@@ -93,8 +93,22 @@ pub struct NodeSpec {
     /// Docker image for the docker runtime; `None` means the default for the
     /// implementation and version.
     pub image: Option<String>,
+    /// Where the node keeps its state: its implementation's default, or a database on
+    /// the PostgreSQL server the runtime starts.
+    pub database: Database,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
+}
+
+/// A node's database (`database:` in the scenario).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Database {
+    /// The implementation's own default (bbolt for LND, SQLite for Core Lightning).
+    #[default]
+    Default,
+    /// A database of its own on the run's PostgreSQL server.
+    Postgres,
 }
 
 /// Channels between two node instances (expanded from groups).

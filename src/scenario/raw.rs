@@ -140,6 +140,8 @@ pub(super) struct RawNode {
     #[serde(default)]
     pub replicas: Option<Spanned<u32>>,
     #[serde(default)]
+    pub database: Option<Spanned<crate::scenario::Database>>,
+    #[serde(default)]
     pub args: Vec<String>,
 }
 

@@ -536,6 +536,16 @@ fn dimensions(
                     "remove --db.backend from args: (the sweep sets it on every node)",
                 ));
             }
+            if let Some(db) = &node.database {
+                return Err(ctx.error(
+                    &db.referenced,
+                    format!(
+                        "node {} sets database:, and the sweep sets db_backend:",
+                        name.value
+                    ),
+                    "remove database: from the node (the sweep sets it on every node)",
+                ));
+            }
         }
         let values = list
             .value

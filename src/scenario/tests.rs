@@ -255,3 +255,51 @@ fn etcd_members_default_to_one_and_must_make_a_quorum() {
         "{text}"
     );
 }
+
+#[test]
+fn database_postgres_sets_lnds_backend_flag_and_marks_the_node() {
+    let text = with(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: lnd\n    database: postgres\n",
+    );
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.nodes[0].database, super::Database::Postgres);
+    assert_eq!(s.nodes[0].args, ["--db.backend=postgres"]);
+    assert_eq!(s.nodes[1].database, super::Database::Default);
+    assert!(s.nodes[1].args.is_empty());
+    assert!(crate::runtime::local::postgres::wants(&s.nodes[0]));
+    assert!(!crate::runtime::local::postgres::wants(&s.nodes[1]));
+}
+
+#[test]
+fn database_postgres_beside_args_that_choose_the_database_is_located() {
+    let text = with(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: lnd\n    database: postgres\n    args: [--db.backend=sqlite]\n",
+    );
+    let err = error_of(&text);
+    assert!(err.starts_with("t.yaml:5:15:"), "{err}");
+    assert!(err.contains("(--db.backend=sqlite)"), "{err}");
+}
+
+#[test]
+fn an_unknown_database_is_an_error_naming_the_choices() {
+    let text = with(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: lnd\n    database: mysql\n",
+    );
+    let err = error_of(&text);
+    assert!(err.starts_with("t.yaml:5:"), "{err}");
+    assert!(err.contains("postgres"), "{err}");
+}
+
+#[test]
+fn database_beside_a_db_backend_sweep_is_located() {
+    let text = with(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: lnd\n    database: postgres\n",
+    ) + "sweep:\n  db_backend: [bbolt, postgres]\n";
+    let err = error_of(&text);
+    assert!(err.starts_with("t.yaml:5:15:"), "{err}");
+    assert!(err.contains("the sweep sets db_backend:"), "{err}");
+}

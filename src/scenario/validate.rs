@@ -5,7 +5,9 @@ use super::error::{Position, ScenarioError, excerpt};
 use super::raw::{
     RawAfterLoad, RawChainKind, RawChannel, RawNode, RawPull, RawRestart, RawRuntime, RawScenario,
 };
-use super::{ChainKind, ChainSpec, ChannelSpec, NodeSpec, PullPolicy, RuntimeKind, Scenario};
+use super::{
+    ChainKind, ChainSpec, ChannelSpec, Database, NodeSpec, PullPolicy, RuntimeKind, Scenario,
+};
 use crate::runtime::local::etcd::MEMBER_COUNTS;
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
@@ -137,6 +139,7 @@ pub(super) fn validate(
     };
     let (nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
     check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
+    check_databases(&ctx, &raw.nodes.value.0)?;
     let mut channels = Vec::new();
     for (i, channel) in raw.channels.iter().enumerate() {
         channels.extend(expand_channel(
@@ -324,8 +327,62 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
         version: node.version.clone(),
         binary: node.binary.clone(),
         image: node.image.as_ref().map(|i| i.value.trim().to_string()),
-        args: node.args.clone(),
+        database: node.database.as_ref().map(|d| d.value).unwrap_or_default(),
+        args: node_args(node),
     }
+}
+
+/// The node's `args:`, after the flags its `database:` selects (LND's `--db.backend`).
+fn node_args(node: &RawNode) -> Vec<String> {
+    let driver = crate::node::driver(node.implementation.value);
+    let mut args: Vec<String> = match node.database.as_ref().map(|d| d.value) {
+        Some(Database::Postgres) => (driver.postgres_flags().unwrap_or_default().iter())
+            .map(|f| f.to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    args.extend(node.args.iter().cloned());
+    args
+}
+
+/// `database: postgres` only on implementations that have a PostgreSQL backend, and not
+/// beside `args:` that choose the database themselves.
+fn check_databases(ctx: &Ctx, nodes: &[(Spanned<String>, RawNode)]) -> Result<(), ScenarioError> {
+    for (name, node) in nodes {
+        let Some(db) = node
+            .database
+            .as_ref()
+            .filter(|d| d.value == Database::Postgres)
+        else {
+            continue;
+        };
+        let implementation = node.implementation.value;
+        let driver = crate::node::driver(implementation);
+        let Some(flags) = driver.postgres_flags() else {
+            return Err(ctx.error(
+                &db.referenced,
+                format!(
+                    "node {} is {implementation}, which has no PostgreSQL backend",
+                    name.value
+                ),
+                "remove database: postgres from this node",
+            ));
+        };
+        let keys = flags.iter().map(|f| f.split('=').next().unwrap_or(f));
+        let chosen = (keys.chain([driver.postgres_arg("").trim_end_matches('=')]))
+            .find_map(|key| node.args.iter().find(|a| a.starts_with(key)));
+        if let Some(arg) = chosen {
+            return Err(ctx.error(
+                &db.referenced,
+                format!(
+                    "node {} sets database: postgres, and its args: choose the database too ({arg})",
+                    name.value
+                ),
+                format!("remove {arg} from args: (database: postgres sets it)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every node's implementation runs on the chain backend (Core Lightning needs

@@ -276,6 +276,7 @@ pub fn sample_report(
             pubkey: format!("02{}", "ab".repeat(32)),
             role: "sender".into(),
             binary: "lnd".into(),
+            database: "bbolt".into(),
             resources: Default::default(),
             restart: None,
         }],

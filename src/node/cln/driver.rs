@@ -197,14 +197,24 @@ impl NodeDriver for Cln {
         super::is_starting_up(err)
     }
 
-    /// CLN's PostgreSQL needs a DSN of its own (`--wallet=postgres://...`), which a
-    /// scenario can give in `args:`; the runtime provides no database for it.
+    /// `database: postgres` asks for the run's PostgreSQL server (the runtime sees it on
+    /// the node); a DSN of the scenario's own (`--wallet=postgres://...` in `args:`) needs
+    /// none.
     fn wants_postgres(&self, _args: &[String]) -> bool {
         false
     }
 
     fn postgres_arg(&self, dsn: &str) -> String {
         format!("--wallet={dsn}")
+    }
+
+    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+        let own = args.iter().any(|a| a.starts_with("--wallet=postgres"));
+        if database == crate::scenario::Database::Postgres || own {
+            "postgres".into()
+        } else {
+            "sqlite".into()
+        }
     }
 
     fn secret_words(&self) -> &'static [&'static str] {

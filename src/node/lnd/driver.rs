@@ -194,6 +194,22 @@ impl NodeDriver for Lnd {
         format!("{POSTGRES_DSN}={dsn}")
     }
 
+    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
+        Some(&[POSTGRES_BACKEND])
+    }
+
+    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+        let chosen = args
+            .iter()
+            .rev()
+            .find_map(|a| a.strip_prefix("--db.backend="));
+        match (database, chosen) {
+            (crate::scenario::Database::Postgres, _) => "postgres".into(),
+            (_, Some(backend)) => backend.into(),
+            (_, None) => "bbolt".into(),
+        }
+    }
+
     fn wants_etcd(&self, args: &[String]) -> bool {
         args.iter().any(|a| a == ETCD_BACKEND)
             && !args

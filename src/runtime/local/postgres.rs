@@ -23,7 +23,8 @@ pub fn wanted_by(nodes: &[crate::scenario::NodeSpec]) -> bool {
 
 /// Whether `node` needs a database from the runtime.
 pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
-    crate::node::driver(node.implementation).wants_postgres(&node.args)
+    node.database == crate::scenario::Database::Postgres
+        || crate::node::driver(node.implementation).wants_postgres(&node.args)
 }
 
 /// A running server.
