@@ -546,7 +546,7 @@ async fn watch_processes(
 
 /// What setup learned, for the report.
 #[derive(Default)]
-pub(crate) struct RunFacts {
+pub struct RunFacts {
     /// `local`, or `docker (images)`.
     pub runtime: String,
 
@@ -558,7 +558,7 @@ pub(crate) struct RunFacts {
 
 impl RunFacts {
     /// Facts of a run on `runtime`, before setup.
-    pub(crate) fn on(runtime: &dyn Runtime) -> Self {
+    pub fn on(runtime: &dyn Runtime) -> Self {
         RunFacts {
             runtime: runtime.describe(),
             ..RunFacts::default()
@@ -567,11 +567,20 @@ impl RunFacts {
 }
 
 /// The network, ready for load.
-pub(crate) struct Network {
+pub struct Network {
     nodes: HashMap<String, ReadyNode>,
 }
 
-pub(crate) async fn bring_up(
+impl Network {
+    /// The node of that instance name.
+    pub fn node(&self, name: &str) -> Option<&ReadyNode> {
+        self.nodes.get(name)
+    }
+}
+
+/// Setup on its own: the chain, the scenario's nodes, funds, channels, and probes
+/// until each sender can pay each receiver. (Tests use it to drive real nodes directly.)
+pub async fn bring_up(
     scenario: &Scenario,
     runtime: &mut dyn Runtime,
     log: &mut StepLog,
