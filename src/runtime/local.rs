@@ -518,12 +518,16 @@ impl Runtime for LocalRuntime {
         Self::stop(std::mem::take(&mut self.nodes)).await;
         let pg = self.postgres.take();
         let pg_data = pg.as_ref().map(|p| p.data.clone());
+        let pg_socket = pg.as_ref().map(|p| p.socket_dir.clone());
         let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
         Self::stop(pg.map(|p| p.proc).into_iter().chain(etcd).collect()).await;
         Self::stop(self.chain.take().into_iter().collect()).await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
             let _ = tokio::fs::remove_dir_all(&data).await;
+        }
+        if let Some(socket_dir) = pg_socket {
+            let _ = tokio::fs::remove_dir_all(&socket_dir).await;
         }
         if !self.keep {
             match tokio::fs::remove_dir_all(&self.run_dir).await {

@@ -1,13 +1,17 @@
-//! PostgreSQL for nodes whose driver asks for it (LND: `--db.backend=postgres`): one server per
+//! PostgreSQL for nodes that ask for it (`database: postgres`, LND's `--db.backend=postgres`): one server per
 //! run, started like any node (its own process group, its log in
 //! `<run_dir>/postgres/output.log`, stopped by `down`), one database per node. The
 //! system's binaries are used (Debian's `postgresql` package; `scripts/setup.sh`
 //! installs it). PostgreSQL refuses to run as root, so under root it runs as the
 //! `postgres` user (through `setpriv`), with its data directory in the system temp dir
 //! where that user can write.
+//!
+//! The server listens on no TCP port: only on a unix socket in a fresh 0700 directory
+//! owned by the server's user, so no other user of the machine can connect to it (its
+//! authentication trusts whoever reaches the socket).
 
 use super::super::RuntimeError;
-use super::process::{Proc, accepts_tcp, tail};
+use super::process::{Proc, tail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -32,6 +36,8 @@ pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
 pub struct Postgres {
     pub proc: Proc,
     port: u16,
+    /// The 0700 directory of its unix socket (removed by the runtime's teardown).
+    pub socket_dir: PathBuf,
     /// The data directory (outside the run directory when running as root).
     pub data: PathBuf,
     createdb: PathBuf,
@@ -118,6 +124,37 @@ async fn version_of(server: &Path) -> String {
     }
 }
 
+/// A DSN over the unix socket in `socket_dir` (libpq's and pgx's `host=` query
+/// parameter names a socket directory).
+fn socket_dsn(socket_dir: &Path, port: u16, database: &str) -> String {
+    format!(
+        "postgres://{USER}@/{database}?host={}&port={port}&sslmode=disable",
+        socket_dir.display()
+    )
+}
+
+/// A fresh directory for the server's socket: short (a socket path has at most 107
+/// bytes), mode 0700, refused if the path exists, owned by the server's user (that of
+/// its initialised data directory `data`).
+fn private_socket_dir(data: &Path, port: u16) -> Result<PathBuf, RuntimeError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let dir = std::env::temp_dir().join(format!("lnbench-pg-{}-{port}", std::process::id()));
+    let io = |source| RuntimeError::Io {
+        path: dir.clone(),
+        source,
+    };
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(io)?;
+    let owner = std::fs::metadata(data).map_err(io)?;
+    if let Err(e) = std::os::unix::fs::chown(&dir, Some(owner.uid()), Some(owner.gid())) {
+        let _ = std::fs::remove_dir(&dir);
+        return Err(io(e));
+    }
+    Ok(dir)
+}
+
 impl Postgres {
     /// Initialises a cluster and starts the server on `port`; `dir` holds its log.
     pub async fn start(dir: &Path, run_name: &str, port: u16) -> Result<Postgres, RuntimeError> {
@@ -161,25 +198,27 @@ impl Postgres {
                 log,
             });
         }
+        let socket_dir = private_socket_dir(&data, port)?;
         let server_args: Vec<String> = vec![
             "-D".into(),
             data.display().to_string(),
             "-p".into(),
             port.to_string(),
             "-k".into(),
-            data.display().to_string(),
+            socket_dir.display().to_string(),
             "-c".into(),
-            "listen_addresses=127.0.0.1".into(),
+            "listen_addresses=".into(),
             // Each LND node keeps up to 50 connections by default.
             "-c".into(),
             "max_connections=500".into(),
         ];
         let (program, args) = command_line(&server, &server_args);
         let mut proc = Proc::spawn("postgres", what, &program, &args, log.clone())?;
-        let addr = format!("127.0.0.1:{port}");
+        let socket = socket_dir.join(format!(".s.PGSQL.{port}"));
         let deadline = Instant::now() + READY_TIMEOUT;
-        while !accepts_tcp(&addr).await {
+        while tokio::net::UnixStream::connect(&socket).await.is_err() {
             if let Some(status) = proc.exited() {
+                let _ = std::fs::remove_dir_all(&socket_dir);
                 return Err(RuntimeError::Exited {
                     what: what.into(),
                     status,
@@ -201,6 +240,7 @@ impl Postgres {
         Ok(Postgres {
             proc,
             port,
+            socket_dir,
             data,
             createdb,
             version,
@@ -215,7 +255,7 @@ impl Postgres {
             let out = tokio::process::Command::new(&self.createdb)
                 .args([
                     "-h",
-                    "127.0.0.1",
+                    &self.socket_dir.display().to_string(),
                     "-p",
                     &self.port.to_string(),
                     "-U",
@@ -231,10 +271,7 @@ impl Postgres {
                     source,
                 })?;
             if out.status.success() {
-                return Ok(format!(
-                    "postgres://{USER}@127.0.0.1:{}/{name}?sslmode=disable",
-                    self.port
-                ));
+                return Ok(socket_dsn(&self.socket_dir, self.port, name));
             }
             if Instant::now() >= deadline {
                 return Err(RuntimeError::NotReady {
@@ -246,5 +283,55 @@ impl Postgres {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_socket_dsn_names_the_directory_port_and_database() {
+        assert_eq!(
+            socket_dsn(Path::new("/tmp/lnbench-pg-1-5432"), 5432, "alice"),
+            "postgres://lnbench@/alice?host=/tmp/lnbench-pg-1-5432&port=5432&sslmode=disable"
+        );
+    }
+
+    /// The real server (Debian's postgresql, which scripts/setup.sh installs): no TCP
+    /// listener, its socket in a fresh 0700 directory, databases created through it.
+    #[tokio::test]
+    async fn the_server_listens_on_a_private_socket_only() {
+        if find("initdb").is_err() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must have PostgreSQL (scripts/setup.sh installs it)"
+            );
+            eprintln!("not run: PostgreSQL is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = super::super::process::free_ports(1).unwrap()[0];
+        let run_name = format!("pgtest-{}", std::process::id());
+        let mut pg = Postgres::start(dir.path(), &run_name, port).await.unwrap();
+        let mode = std::fs::metadata(&pg.socket_dir)
+            .unwrap()
+            .permissions()
+            .mode();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await;
+        let dsn = pg.database_for("alice").await;
+        // A second server on the same port cannot reuse the socket directory.
+        let again = private_socket_dir(&pg.data, port);
+        pg.proc.kill_now();
+        let _ = std::fs::remove_dir_all(&pg.socket_dir);
+        if !pg.data.starts_with(dir.path()) {
+            let _ = std::fs::remove_dir_all(&pg.data);
+        }
+        assert_eq!(mode & 0o777, 0o700);
+        assert!(tcp.is_err(), "PostgreSQL accepted TCP on 127.0.0.1:{port}");
+        let dsn = dsn.unwrap();
+        assert!(dsn.contains(&pg.socket_dir.display().to_string()), "{dsn}");
+        assert!(again.is_err(), "an existing socket directory was reused");
     }
 }

@@ -159,14 +159,6 @@ pub fn free_ports(count: usize) -> std::io::Result<Vec<u16>> {
         .collect()
 }
 
-/// True when something accepts TCP connections on `addr`.
-pub async fn accepts_tcp(addr: &str) -> bool {
-    matches!(
-        tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(addr)).await,
-        Ok(Ok(_))
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
