@@ -43,11 +43,17 @@ pub enum Command {
     /// Remove every container, network and volume a run of the docker runtime left
     /// behind (anything labelled `lnbench.run`, e.g. after the tool was killed), and
     /// list what was removed. A run whose lnbench-tui still runs on this host is left
-    /// alone (and listed), as is one started from another host, unless --all.
+    /// alone (and listed), as is one started from another host or by another user,
+    /// unless --all.
     Down {
-        /// Remove every run's things, also those of runs still going.
+        /// Remove every run's things, also those of runs still going and other users'
+        /// (listed with whose they were).
         #[arg(long)]
         all: bool,
+        /// Only this run's things (its id, as in the `lnbench.run` label or the run
+        /// directory's name after `lnbench-`).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
         /// Where the runs' directories are (as given to a run's --run-dir; default:
         /// the system's temp dir).
         #[arg(long, value_name = "DIR")]

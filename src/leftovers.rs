@@ -2,7 +2,9 @@
 //! creates carries its owner, `<hostname>/<pid>` of the lnbench-tui that made it: a
 //! Docker label on containers, networks and volumes, and a file in the run directory.
 //! `down` removes only what a tool that is gone made, so a run still going (someone
-//! else's, on a shared machine) is left alone.
+//! else's, on a shared machine) is left alone; and only the current user's runs (the
+//! uid: a Docker label, the run directory's owner), unless `--all`, which says whose it
+//! removes.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +26,42 @@ pub fn hostname() -> String {
 /// `<hostname>/<pid>` of this process.
 pub fn owner() -> String {
     format!("{}/{}", hostname(), std::process::id())
+}
+
+/// The uid this process runs as.
+pub fn uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Uid:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(u32::MAX)
+}
+
+/// The user name of `uid` (from `/etc/passwd`), or `uid <n>`.
+pub fn user_name(uid: u32) -> String {
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|p| {
+            p.lines().find_map(|l| {
+                let mut f = l.split(':');
+                let name = f.next()?;
+                (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+            })
+        })
+        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// Whether a run of user `owner_uid` is someone else's (`None`: not recorded, as in runs
+/// made before users were).
+pub fn foreign(owner_uid: Option<u32>) -> Option<String> {
+    owner_uid
+        .filter(|u| *u != uid())
+        .map(|u| match user_name(u) {
+            name if name.starts_with("uid ") => name,
+            name => format!("{name} (uid {u})"),
+        })
 }
 
 /// Whose something is, from its owner (`<hostname>/<pid>`).
@@ -83,21 +121,24 @@ pub struct Stale {
     pub run_dir: PathBuf,
     /// PostgreSQL's data directory beside it (made when running as root), if any.
     pub postgres: Option<PathBuf>,
+    /// Whose it is, when another user's (removed under `--all` only).
+    pub user: Option<String>,
 }
 
 impl Stale {
-    fn of(run_dir: PathBuf, name: &str, pg_parent: &Path) -> Stale {
+    fn of(run_dir: PathBuf, name: &str, pg_parent: &Path, user: Option<String>) -> Stale {
         let pg = pg_parent.join(format!("{PG_PREFIX}{name}"));
         Stale {
             run_dir,
             postgres: pg.is_dir().then_some(pg),
+            user,
         }
     }
 }
 
-/// The run directories under `parent` whose owner is gone (with `all`: every one
-/// that has an owner), with their PostgreSQL data directories in `pg_parent`; `kept`
-/// gets the ones still in use, with why.
+/// The current user's run directories under `parent` whose owner is gone (with `all`:
+/// every one that has an owner, whoever's), with their PostgreSQL data directories in
+/// `pg_parent`; `kept` gets the ones still in use or another user's, with why.
 pub fn stale_runs(
     parent: &Path,
     pg_parent: &Path,
@@ -120,9 +161,16 @@ pub fn stale_runs(
         let Ok(owner) = std::fs::read_to_string(dir.join(OWNER_FILE)) else {
             continue;
         };
+        let user = {
+            use std::os::unix::fs::MetadataExt;
+            foreign(std::fs::symlink_metadata(&dir).ok().map(|m| m.uid()))
+        };
         match owner_of(Some(&owner), &host, &is_tool) {
-            _ if all => stale.push(Stale::of(dir, &name, pg_parent)),
-            Owner::Gone => stale.push(Stale::of(dir, &name, pg_parent)),
+            _ if all => stale.push(Stale::of(dir, &name, pg_parent, user)),
+            _ if user.is_some() => {
+                kept.push((dir, format!("it belongs to {}", user.unwrap_or_default())))
+            }
+            Owner::Gone => stale.push(Stale::of(dir, &name, pg_parent, None)),
             Owner::Running(pid) => {
                 kept.push((dir, format!("its lnbench-tui (pid {pid}) is still running")))
             }
@@ -185,6 +233,7 @@ mod tests {
             [Stale {
                 run_dir: runs.join("lnbench-gone"),
                 postgres: Some(pg.join("lnbench-pg-lnbench-gone")),
+                user: None,
             }]
         );
         let kept: Vec<&Path> = kept.iter().map(|(p, _)| p.as_path()).collect();
@@ -198,6 +247,44 @@ mod tests {
         let all = stale_runs(&runs, &pg, true, |pid| pid == 42, &mut kept);
         assert_eq!(all.len(), 3, "{all:?}");
         assert!(kept.is_empty());
+    }
+
+    /// Another user's run is theirs to remove: `down` leaves it and says whose it is;
+    /// `down --all` removes it and says so. (Changing a directory's owner needs root.)
+    #[test]
+    fn another_users_run_is_left_alone_unless_all() {
+        if uid() != 0 {
+            eprintln!("not run: giving a directory to another user needs root");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (runs, pg) = (tmp.path().join("runs"), tmp.path().join("tmp"));
+        let theirs = runs.join("lnbench-theirs");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(theirs.join(OWNER_FILE), format!("{}/7", hostname())).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(54321), Some(54321)).unwrap();
+        let mut kept = Vec::new();
+        let stale = stale_runs(&runs, &pg, false, |_| false, &mut kept);
+        assert!(stale.is_empty(), "{stale:?}");
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].1.contains("uid 54321"), "{kept:?}");
+        let mut kept = Vec::new();
+        let all = stale_runs(&runs, &pg, true, |_| false, &mut kept);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].user.as_deref().unwrap().contains("uid 54321"));
+        assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn users_are_named_from_the_password_file() {
+        assert_eq!(user_name(0), "root");
+        assert_eq!(user_name(4_000_000_000), "uid 4000000000");
+        assert_eq!(foreign(Some(uid())), None);
+        assert_eq!(foreign(None), None);
+        assert_eq!(foreign(Some(54321)).unwrap(), "uid 54321");
+        if uid() != 0 {
+            assert_eq!(foreign(Some(0)).unwrap(), "root (uid 0)");
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             report::compare::Outcome::Written => Exit::Ok,
             report::compare::Outcome::BadInput => Exit::BadInput,
         }),
-        Some(cli::Command::Down { all, run_dir }) => down(all, run_dir),
+        Some(cli::Command::Down { all, run, run_dir }) => down(all, run.as_deref(), run_dir),
         None => run_scenario(cli.run),
     }
 }
@@ -106,15 +106,27 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
 /// `lnbench-tui down`: removes what runs left behind and lists it: run directories
 /// (and PostgreSQL data directories) of local runs whose tool is gone, then containers,
 /// networks and volumes of docker runs.
-fn down(all: bool, run_dir: Option<PathBuf>) -> Result<Exit> {
+fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit> {
     let temp = std::env::temp_dir();
     let parent = run_dir.unwrap_or_else(|| temp.clone());
     let mut kept_dirs = Vec::new();
-    let stale = leftovers::stale_runs(&parent, &temp, all, leftovers::is_live_tool, &mut kept_dirs);
+    let mut stale =
+        leftovers::stale_runs(&parent, &temp, all, leftovers::is_live_tool, &mut kept_dirs);
+    if let Some(id) = only {
+        let dir_name = format!("lnbench-{id}");
+        let is_it = |d: &Path| d.file_name().is_some_and(|n| n == dir_name.as_str());
+        stale.retain(|s| is_it(&s.run_dir));
+        kept_dirs.retain(|(d, _)| is_it(d));
+    }
     for s in &stale {
+        let whose = s.user.as_ref().map(|u| format!(" (a run of {u})"));
         for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
             match std::fs::remove_dir_all(dir) {
-                Ok(()) => println!("removed directory {}", dir.display()),
+                Ok(()) => println!(
+                    "removed directory {}{}",
+                    dir.display(),
+                    whose.as_deref().unwrap_or_default()
+                ),
                 Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
             }
         }
@@ -129,7 +141,7 @@ fn down(all: bool, run_dir: Option<PathBuf>) -> Result<Exit> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let down = rt.block_on(runtime::docker::down_all(all))?;
+    let down = rt.block_on(runtime::docker::down_all(all, only))?;
     if stale.is_empty() && kept_dirs.is_empty() && down.removed.is_empty() && down.kept.is_empty() {
         println!(
             "nothing to remove: no run directory of a finished tool in {}, and no container, \
@@ -138,7 +150,10 @@ fn down(all: bool, run_dir: Option<PathBuf>) -> Result<Exit> {
         );
     }
     for item in &down.removed {
-        println!("removed {item}");
+        match down.others.iter().find(|(run, _)| *run == item.run) {
+            Some((_, whose)) => println!("removed {item} (a run of {whose})"),
+            None => println!("removed {item}"),
+        }
     }
     for (run, why) in &down.kept {
         println!("left run {run} alone: {why} (`lnbench-tui down --all` removes it too)");

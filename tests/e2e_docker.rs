@@ -236,6 +236,68 @@ fn down_leaves_a_run_that_is_still_going_alone() {
     assert_nothing_left(&run_id, &log);
 }
 
+/// Another user's leftovers (a network labelled with their uid, its tool gone): `down`
+/// leaves them and says whose they are; `down --all` removes them and says whose it
+/// removed.
+#[test]
+fn down_leaves_another_users_run_unless_all() {
+    let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(docker) = engine() else {
+        return;
+    };
+    let run_id = format!("other-user-{}", std::process::id());
+    let host = lnbench_tui::leftovers::hostname();
+    let labels = HashMap::from([
+        ("lnbench.run".to_string(), run_id.clone()),
+        ("lnbench.owner".to_string(), format!("{host}/1")),
+        ("lnbench.user".to_string(), "54321".to_string()),
+    ]);
+    let name = format!("lnbench-{run_id}");
+    block_on(
+        docker.create_network(bollard::models::NetworkCreateRequest {
+            name: name.clone(),
+            labels: Some(labels),
+            ..Default::default()
+        }),
+    )
+    .expect("create a labelled network");
+
+    // Scoped to this run (--run): other runs on the machine are not this test's.
+    let down = |all: bool| {
+        let mut cmd = Command::new(lnbench());
+        cmd.args(["down", "--run", &run_id]);
+        if all {
+            cmd.arg("--all");
+        }
+        cmd.output().unwrap()
+    };
+    let out = down(false);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "down failed: {out:?}");
+    let (_, networks) = labelled(Some(&run_id));
+    assert_eq!(
+        networks.len(),
+        1,
+        "down removed another user's run:\n{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("left run {run_id} alone: it belongs to uid 54321")),
+        "{stdout}"
+    );
+
+    let out = down(true);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "down --all failed: {out:?}");
+    let (_, networks) = labelled(Some(&run_id));
+    assert!(networks.is_empty(), "{networks:?}\n{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "removed network {name} (run {run_id}) (a run of uid 54321)"
+        )),
+        "{stdout}"
+    );
+}
+
 /// A scenario asking for docker where no engine answers fails at once (exit 3) and
 /// says what to do; nothing is created.
 #[test]

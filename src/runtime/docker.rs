@@ -46,6 +46,8 @@ pub const LABEL_NODE: &str = "lnbench.node";
 /// `<hostname>/<pid>` of the lnbench-tui that created it: `down` leaves the things of a
 /// run whose tool still runs on this host alone.
 pub const LABEL_OWNER: &str = "lnbench.owner";
+/// The uid of the user whose lnbench-tui made it.
+pub const LABEL_USER: &str = "lnbench.user";
 
 /// Data directory inside every container.
 const DATA: &str = "/data";

@@ -1,8 +1,8 @@
 //! Removal of everything labelled with a run id: at the end of a run, from `Drop`
 //! after a panic, and for `lnbench-tui down` after a run that was killed.
 
-use super::{LABEL_OWNER, LABEL_RUN, connect};
-use crate::leftovers::{Owner, hostname, is_live_tool, owner_of};
+use super::{LABEL_OWNER, LABEL_RUN, LABEL_USER, connect};
+use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
 use bollard::Docker;
 use bollard::query_parameters::{
@@ -210,30 +210,45 @@ pub struct Down {
     pub removed: Vec<Removed>,
     /// Runs left alone, with why: `(run id, reason)`.
     pub kept: Vec<(String, String)>,
+    /// Other users' runs removed (under `all`): `(run id, whose)`.
+    pub others: Vec<(String, String)>,
 }
 
 /// `lnbench-tui down`: removes what runs left behind and returns the list. A run whose
-/// lnbench-tui still runs on this host, or that was made from another host, is left
-/// alone unless `all`.
-pub async fn down_all(all: bool) -> Result<Down, RuntimeError> {
+/// lnbench-tui still runs on this host, that was made from another host, or that is
+/// another user's, is left alone unless `all`.
+pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeError> {
     let docker = connect().await?;
-    let items = Labelled::list(&docker, LABEL_RUN).await?;
+    let label = match only {
+        Some(id) => format!("{LABEL_RUN}={id}"),
+        None => LABEL_RUN.to_string(),
+    };
+    let items = Labelled::list(&docker, &label).await?;
     // Each run's owner, from the first of its items that names one.
-    let mut owners: HashMap<&str, Option<&str>> = HashMap::new();
+    let mut owners: HashMap<&str, (Option<&str>, Option<u32>)> = HashMap::new();
     for labels in items.labels() {
         let Some(run) = labels.get(LABEL_RUN) else {
             continue;
         };
-        let owner = owners.entry(run).or_default();
+        let (owner, user) = owners.entry(run).or_default();
         if owner.is_none() {
             *owner = labels.get(LABEL_OWNER).map(String::as_str);
+        }
+        if user.is_none() {
+            *user = labels.get(LABEL_USER).and_then(|u| u.parse().ok());
         }
     }
     let host = hostname();
     let mut kept: Vec<(String, String)> = Vec::new();
-    for (run, owner) in owners {
+    let mut others: Vec<(String, String)> = Vec::new();
+    for (run, (owner, user)) in owners {
+        let whose = foreign(user);
         let why = match owner_of(owner, &host, is_live_tool) {
-            _ if all => continue,
+            _ if all => {
+                others.extend(whose.map(|w| (run.to_string(), w)));
+                continue;
+            }
+            _ if whose.is_some() => format!("it belongs to {}", whose.unwrap_or_default()),
             Owner::Gone => continue,
             Owner::Running(pid) => format!("its lnbench-tui (pid {pid}) is still running"),
             Owner::OtherHost(h) => format!("it was started from another host ({h})"),
@@ -241,10 +256,15 @@ pub async fn down_all(all: bool) -> Result<Down, RuntimeError> {
         kept.push((run.to_string(), why));
     }
     kept.sort();
+    others.sort();
     let removed = items
         .remove(&docker, |run| kept.iter().any(|(k, _)| k == run))
         .await?;
-    Ok(Down { removed, kept })
+    Ok(Down {
+        removed,
+        kept,
+        others,
+    })
 }
 
 /// For `Drop` (which cannot await): removes the run's containers and network on a

@@ -1,7 +1,7 @@
 //! What the engine is asked to create: names, labels and the container body. Pure, so
 //! the loopback-only port bindings and the labels are tested without an engine.
 
-use super::{LABEL_NODE, LABEL_OWNER, LABEL_RUN, LABEL_SCENARIO};
+use super::{LABEL_NODE, LABEL_OWNER, LABEL_RUN, LABEL_SCENARIO, LABEL_USER};
 use bollard::models::{
     ContainerCreateBody, EndpointSettings, HostConfig, NetworkingConfig, PortBinding,
 };
@@ -32,6 +32,7 @@ pub fn labels(run_id: &str, scenario: &str, node: Option<&str>) -> HashMap<Strin
         (LABEL_RUN.to_string(), run_id.to_string()),
         (LABEL_SCENARIO.to_string(), scenario.to_string()),
         (LABEL_OWNER.to_string(), crate::leftovers::owner()),
+        (LABEL_USER.to_string(), crate::leftovers::uid().to_string()),
     ]);
     if let Some(n) = node {
         labels.insert(LABEL_NODE.to_string(), n.to_string());
@@ -133,6 +134,7 @@ mod tests {
         let labels = body.labels.unwrap();
         assert_eq!(labels["lnbench.run"], "r1");
         assert_eq!(labels["lnbench.owner"], crate::leftovers::owner());
+        assert_eq!(labels["lnbench.user"], crate::leftovers::uid().to_string());
         assert_eq!(labels["lnbench.scenario"], "s");
         assert_eq!(labels["lnbench.node"], "alice");
     }
