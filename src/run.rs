@@ -111,7 +111,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         // Cut short before the load: a partial report still says how far setup got.
         Ok(None) | Err(_) if opts.report_dir.is_some() => {
             let why = match &outcome_err {
-                Some(e) => format!("setup failed: {e}"),
+                Some(e) => report::redact::redact_text(&format!("setup failed: {e}")),
                 None => signals
                     .received()
                     .unwrap_or("stopped during setup")
@@ -371,7 +371,8 @@ async fn measure_with(
     let interrupted_by = signals
         .received()
         .map(str::to_string)
-        .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")));
+        .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")))
+        .map(|why| report::redact::redact_text(&why));
     let complete = interrupted_by.is_none();
     out.stdout(headless::summary_table(&summary));
     let mut thresholds = report::thresholds::evaluate(&scenario.thresholds, &summary);

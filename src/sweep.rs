@@ -257,7 +257,7 @@ fn combined(
         schema_version: report::sweep::SWEEP_SCHEMA_VERSION,
         tool: report::Tool::this(),
         complete: stopped_by.is_none() && outcomes.len() == sweep.points.len(),
-        interrupted_by: stopped_by,
+        interrupted_by: stopped_by.map(|why| report::redact::redact_text(&why)),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         scenario: report::ScenarioText {

@@ -198,3 +198,21 @@ async fn no_report_file_holds_a_secret_written_in_the_scenario() {
     }
     assert_eq!(json.matches(REDACTED).count(), 4, "{json}");
 }
+
+/// Strings the tool did not write itself reach report.json redacted, whatever field
+/// they sit in: a node's log quoted in `interrupted_by`, a DSN with a password.
+#[tokio::test]
+async fn report_json_redacts_every_string_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sample = common::sample_report("name: t\n", fake_results().await);
+    sample.interrupted_by = Some(format!(
+        "bob exited during the load; last lines of its log:\n\
+         [INF] config: rpcpassword={RPC_PASS}\n\
+         [ERR] cannot reach postgres://lnd:{RPC_PASS}@127.0.0.1/bob"
+    ));
+    report::json::write(&sample, dir.path()).unwrap();
+    let json = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    assert!(!json.contains(RPC_PASS), "{json}");
+    assert!(json.contains("postgres://lnd:[REDACTED]@127.0.0.1/bob"));
+    assert!(json.contains("bob exited during the load"));
+}

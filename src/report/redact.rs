@@ -1,7 +1,11 @@
 //! Keeps credentials out of reports. The tool never puts the chain's RPC password or
 //! a node's credentials into the report model, but the scenario text is copied as
-//! written, and a user may pass a secret in `args:` (`--btcd.rpcpass=...`). Reports
-//! are meant to be shared, so such values are replaced before the text is copied.
+//! written, a user may pass a secret in `args:` (`--btcd.rpcpass=...`), and error
+//! texts quote node logs. Reports are meant to be shared, so every string of a report
+//! passes through [`redact_text`], which knows the shapes a secret comes in: flags of
+//! any dash style (`--rpcpass=x`, `-rpcpassword x`), keys of YAML, JSON, config files
+//! and DSNs (`password: x`, `"rpcpass": "x"`, `password=x`), and URLs with user info
+//! (`postgres://user:x@host`).
 
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[REDACTED]";
@@ -18,23 +22,59 @@ fn is_secret(name: &str) -> bool {
         || (drivers.iter()).any(|d| d.secret_words().iter().any(|w| name.contains(w)))
 }
 
-/// `text` with the value of every secret-looking command-line flag replaced by
-/// [`REDACTED`]: `--btcd.rpcpass=hunter2` becomes `--btcd.rpcpass=[REDACTED]`, and in
-/// `["--rpcpass", "hunter2"]` (value as the next argument) the value is replaced too.
-/// Everything else, comments and layout included, is kept as written.
+/// The scenario text as a report copies it: [`redact_text`].
 pub fn redact_scenario_text(text: &str) -> String {
+    redact_text(text)
+}
+
+/// `text` with every secret-looking value replaced by [`REDACTED`]; everything else,
+/// comments and layout included, is kept as written:
+/// - flags: `--btcd.rpcpass=hunter2` becomes `--btcd.rpcpass=[REDACTED]`, the same with
+///   one dash, and in `["--rpcpass", "hunter2"]` (value as the next argument) the value
+///   is replaced too;
+/// - keys: `rpcpassword: x`, `"password": "x"`, `password=x` (YAML, JSON, config files,
+///   key-value DSNs);
+/// - URLs with user info: `postgres://lnd:x@db/lnd` keeps the user, not the password.
+pub fn redact_text(text: &str) -> String {
+    redact_urls(&redact_keys(&redact_flags(text)))
+}
+
+/// Every string of a JSON document (object keys stay), through [`redact_text`].
+pub fn redact_json(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => {
+            let redacted = redact_text(s);
+            if redacted != *s {
+                *s = redacted;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+/// `value` as pretty JSON with every string through [`redact_text`].
+pub fn redacted_json(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    let mut v = serde_json::to_value(value)?;
+    redact_json(&mut v);
+    serde_json::to_string_pretty(&v)
+}
+
+/// The values of secret-looking flags (one or two dashes).
+fn redact_flags(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     let mut i = 0;
-    while i + 2 < bytes.len() {
-        let starts_flag =
-            bytes[i] == b'-' && bytes[i + 1] == b'-' && (i == 0 || !is_name_byte(bytes[i - 1]));
+    while i + 1 < bytes.len() {
+        let starts_flag = bytes[i] == b'-' && (i == 0 || !is_name_byte(bytes[i - 1]));
         if !starts_flag {
             i += 1;
             continue;
         }
-        let name_start = i + 2;
+        let dashes = if bytes[i + 1] == b'-' { 2 } else { 1 };
+        let name_start = i + dashes;
         let name_end = name_start
             + bytes[name_start..]
                 .iter()
@@ -69,6 +109,83 @@ pub fn redact_scenario_text(text: &str) -> String {
     }
     out.push_str(&text[copied..]);
     out
+}
+
+/// The values of secret-looking keys: `key: value`, `key=value`, `"key": "value"`.
+fn redact_keys(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_key = is_key_byte(bytes[i]) && (i == 0 || !is_name_byte(bytes[i - 1]));
+        if !starts_key {
+            i += 1;
+            continue;
+        }
+        let name_end = i + bytes[i..].iter().take_while(|b| is_name_byte(**b)).count();
+        let name = text[i..name_end].to_ascii_lowercase();
+        let mut j = name_end;
+        // A quoted key closes its quote; then the separator.
+        if matches!(bytes.get(j), Some(b'"' | b'\'')) {
+            j += 1;
+        }
+        let separated = match bytes.get(j) {
+            Some(b'=') => true,
+            // YAML / JSON: a colon followed by a space (not `host:port`).
+            Some(b':') => matches!(bytes.get(j + 1), Some(b' ' | b'\t')),
+            _ => false,
+        };
+        if !separated || !is_secret(&name) {
+            i = name_end.max(i + 1);
+            continue;
+        }
+        j += 1;
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'"' | b'\'') {
+            j += 1;
+        }
+        let end = j + bytes[j..].iter().take_while(|b| !ends_value(**b)).count();
+        if end > j {
+            out.push_str(&text[copied..j]);
+            out.push_str(REDACTED);
+            copied = end;
+        }
+        i = end.max(name_end);
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The password in the user info of URLs: `scheme://user:password@host`.
+fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = at + 3;
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        // The authority ends at the first `/`, `?`, `#` or value end.
+        let authority_len = after
+            .bytes()
+            .take_while(|b| !matches!(b, b'/' | b'?' | b'#') && !ends_value(*b))
+            .count();
+        let authority = &after[..authority_len];
+        match (authority.rfind('@'), authority.find(':')) {
+            (Some(at_sign), Some(colon)) if colon < at_sign => {
+                out.push_str(&authority[..=colon]);
+                out.push_str(REDACTED);
+                out.push_str(&authority[at_sign..]);
+                rest = &after[authority_len..];
+            }
+            _ => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -178,6 +295,88 @@ mod tests {
     }
 
     #[test]
+    fn every_string_of_a_json_document_is_redacted() {
+        let mut v = serde_json::json!({
+            "interrupted_by": "bob exited; log: rpcpass=hunter2",
+            "nested": [{"text": "postgres://u:hunter2@h/d"}, 3, null],
+            "rpcpass": "plain value under a secret key name is a key, not text",
+        });
+        redact_json(&mut v);
+        let text = v.to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert_eq!(v["nested"][1], 3);
+        assert_eq!(
+            v["rpcpass"],
+            "plain value under a secret key name is a key, not text"
+        );
+    }
+
+    #[test]
+    fn redacts_single_dash_flags() {
+        assert_eq!(
+            redact_text("bitcoind -rpcpassword=hunter2 -regtest"),
+            "bitcoind -rpcpassword=[REDACTED] -regtest"
+        );
+        assert_eq!(
+            redact_text("args: [\"-rpcpassword\", \"hunter2\"]"),
+            "args: [\"-rpcpassword\", \"[REDACTED]\"]"
+        );
+    }
+
+    #[test]
+    fn redacts_secret_keys_of_yaml_json_and_config_files() {
+        assert_eq!(
+            redact_text("chain:\n  rpcpassword: hunter2 # set\n  user: me\n"),
+            "chain:\n  rpcpassword: [REDACTED] # set\n  user: me\n"
+        );
+        assert_eq!(
+            redact_text("{\"password\": \"hunter2\", \"user\": \"me\"}"),
+            "{\"password\": \"[REDACTED]\", \"user\": \"me\"}"
+        );
+        assert_eq!(
+            redact_text("host=db user=lnd password=hunter2 dbname=lnd"),
+            "host=db user=lnd password=[REDACTED] dbname=lnd"
+        );
+        assert_eq!(
+            redact_text("rpcauth=me:salt$hash\n"),
+            "rpcauth=[REDACTED]\n"
+        );
+    }
+
+    #[test]
+    fn redacts_the_password_of_urls_and_keeps_the_user() {
+        assert_eq!(
+            redact_text("dsn: postgres://lnd:hunter2@db:5432/lnd?sslmode=disable"),
+            "dsn: postgres://lnd:[REDACTED]@db:5432/lnd?sslmode=disable"
+        );
+        assert_eq!(
+            redact_text("args: [\"--db.postgres.dsn=postgres://u:p%40ss@h/d\"]"),
+            "args: [\"--db.postgres.dsn=postgres://u:[REDACTED]@h/d\"]"
+        );
+        // No password, or no user info: as written.
+        for text in [
+            "postgres://lnd@db/lnd",
+            "http://127.0.0.1:8080/path?a=b",
+            "see https://example.org/x:y@z",
+        ] {
+            assert_eq!(redact_text(text), text);
+        }
+    }
+
+    #[test]
+    fn redacts_log_lines_quoted_in_errors() {
+        let tail = "bob exited during the load; last lines of its log:\n\
+                    2026-11-23 [INF] loaded config rpcpass=hunter2\n\
+                    connecting to postgres://lnd:hunter2@127.0.0.1/bob";
+        let redacted = redact_text(tail);
+        assert!(!redacted.contains("hunter2"), "{redacted}");
+        assert!(
+            redacted.starts_with("bob exited during the load"),
+            "{redacted}"
+        );
+    }
+
+    #[test]
     fn leaves_flags_without_values_and_other_text_alone() {
         for text in [
             "args: [\"--no-tls\", \"--debuglevel=info\"]\n",
@@ -185,6 +384,9 @@ mod tests {
             "description: the password -- never written here\n",
             "args: [\"--protocol.wumbo-channels\"]  # keeps -- comments\n",
             "name: bypass-test\n",
+            "description: authors pass -- a re-authored text, host:port\n",
+            "workload: { kind: keysend, payment_timeout: 60s }\n",
+            "url: http://127.0.0.1:9090/x\n",
         ] {
             assert_eq!(redact_scenario_text(text), text);
         }

@@ -190,7 +190,7 @@ pub fn latency_per_hop(points: &[PointReport], parameter: &str) -> Vec<HopStep> 
 
 /// Writes sweep.json, sweep.md, sweep.html and the charts' `.svg` files into `dir`.
 pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
-    let json = serde_json::to_string_pretty(report).context("serializing sweep.json")?;
+    let json = super::redact::redacted_json(report).context("serializing sweep.json")?;
     let mut paths = vec![super::write_file(dir, JSON_FILE, &json)?];
     let charts = sweep_charts::render_all(report)?;
     paths.push(super::write_file(dir, HTML_FILE, &html(report, &charts)?)?);
