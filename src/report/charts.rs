@@ -114,10 +114,20 @@ pub fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 /// Upper end of an axis that shows `max` with some headroom, never empty.
 pub(crate) fn axis_top(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
-        max * 1.1
+        (max * 1.1).min(AXIS_LIMIT)
     } else {
         1.0
     }
+}
+
+/// The largest magnitude a chart draws (seconds, ms, payments/s): values beyond it
+/// (only a damaged or hand-edited report has them) are left out rather than breaking
+/// the drawing's arithmetic.
+pub(crate) const AXIS_LIMIT: f64 = 1e12;
+
+/// A point a chart can draw: finite, within [`AXIS_LIMIT`].
+pub(crate) fn drawable(p: &(f64, f64)) -> bool {
+    p.0.is_finite() && p.1.is_finite() && p.0.abs() <= AXIS_LIMIT && p.1.abs() <= AXIS_LIMIT
 }
 
 /// A tick label: whole numbers when the axis reaches 10, one decimal below.
@@ -284,6 +294,16 @@ pub(crate) fn draw(
     marks: &Marks,
     empty_note: &str,
 ) -> Result<String> {
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|l| Line {
+            label: l.label,
+            color: l.color,
+            width: l.width,
+            points: l.points.iter().copied().filter(drawable).collect(),
+        })
+        .collect();
+    let lines = &lines[..];
     let x_max = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))

@@ -146,7 +146,12 @@ pub fn load(arg: &Path) -> Result<Input, InputError> {
         path: path.clone(),
         source,
     })?;
-    let report = parse(&text).map_err(|e| match e {
+    from_text(path, &text)
+}
+
+/// A report read from `path` whose text is `text`.
+pub fn from_text(path: PathBuf, text: &str) -> Result<Input, InputError> {
+    let report = parse(text).map_err(|e| match e {
         ParseError::Json(source) => InputError::NotAReport {
             path: path.clone(),
             source,
