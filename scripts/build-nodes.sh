@@ -121,7 +121,7 @@ cln_fresh() {
 build_cln() { # source dir, commit
   local src="$1" commit="$2" build stage version rel dep
   for dep in make gcc autoconf automake libtoolize pkg-config python3 lowdown jq cargo; do
-    command -v "$dep" >/dev/null || { echo "error: $dep is needed to build Core Lightning (Debian: build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev libsodium-dev jq gettext lowdown; Rust's cargo; scripts/setup.sh installs them)" >&2; return 3; }
+    command -v "$dep" >/dev/null || { echo "error: $dep is needed to build Core Lightning (Debian: build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev libsodium-dev libpq-dev jq gettext lowdown; Rust's cargo; scripts/setup.sh installs them)" >&2; return 3; }
   done
   python3 -c 'import mako' 2>/dev/null || { echo "error: Core Lightning generates code with Python's mako (pip install mako; scripts/setup.sh does)" >&2; return 3; }
   # The version: the tag a clone is at, or what the tree's .version file says (an exported

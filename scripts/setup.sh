@@ -34,10 +34,11 @@ for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 # Core Lightning (CLN_SRC, scripts/build-nodes.sh): autotools, the libraries lightningd links
-# (SQLite, zlib, libsodium), jq and lowdown (man pages), and Python 3 with mako. Debian's own
+# (SQLite, zlib, libsodium, and libpq for its PostgreSQL wallet: configure leaves PostgreSQL
+# out without it), jq and lowdown (man pages), and Python 3 with mako. Debian's own
 # Python gets Debian's mako; another python3 first on the PATH gets it from pip below.
 for pkg in build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev \
-           libsodium-dev jq gettext lowdown python3; do
+           libsodium-dev libpq-dev jq gettext lowdown python3; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if ! python3 -c 'import mako' 2>/dev/null && [ "$(command -v python3 || echo /usr/bin/python3)" = /usr/bin/python3 ]; then
