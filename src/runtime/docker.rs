@@ -664,6 +664,7 @@ impl Runtime for DockerRuntime {
                 etcd_nodes += 1;
                 cmd.extend(driver.etcd_args(&host, &spec.name));
             }
+            super::create_chain_wallet(spec, chain).await?;
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
             let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
             let cert: Vec<(&str, &[u8], u32)> = (chain_cert.iter())

@@ -378,6 +378,7 @@ impl Runtime for LocalRuntime {
                 self.etcd_nodes += 1;
                 args.extend(driver.etcd_args(&host, &spec.name));
             }
+            super::create_chain_wallet(spec, chain).await?;
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
             let endpoint = NodeEndpoint {
