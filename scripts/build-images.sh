@@ -132,6 +132,8 @@ copy_libraries() {
     xargs -0 -n 20 ldd 2>/dev/null |
     awk '$2 == "=>" && $3 ~ /^\// { print $3 } NF == 2 && $1 ~ /^\// { print $1 }' |
     sort -u | while read -r f; do
+      # Libraries found inside the tree (a Java runtime's own, by its RPATH) are there.
+      case "$f" in "$root"/*) continue ;; esac
       mkdir -p "$root$(dirname "$f")"
       cp -L "$f" "$root$f"
     done
@@ -250,8 +252,10 @@ build_eclair() {
   "$jdk/bin/jlink" --add-modules java.se,jdk.unsupported,jdk.management,jdk.zipfs,jdk.naming.dns,jdk.crypto.cryptoki \
     --strip-debug --no-man-pages --no-header-files --output "$root/jre" >"$ctx/jlink.log" 2>&1 \
     || { cat "$ctx/jlink.log" >&2; echo "error: jlink failed for lnbench/eclair" >&2; exit 3; }
-  cp -r "$stage/lib" "$root/eclair/lib"
   cp "$(readlink -f /bin/sh)" "$root/bin/sh"
+  # Before the jars and the script are in: ldd fails on anything but ELF files.
+  copy_libraries "$root"
+  cp -r "$stage/lib" "$root/eclair/lib"
   cat > "$root/bin/eclair-node" <<SCRIPT
 #!/bin/sh
 # Eclair $version (source $commit). Runs Eclair in this process (exec), the arguments
@@ -260,7 +264,6 @@ if [ "\${1:-}" = --version ]; then echo "eclair-node $version"; exit 0; fi
 exec /jre/bin/java "\$@" -cp '/eclair/lib/*' fr.acinq.eclair.Boot
 SCRIPT
   chmod 0755 "$root/bin/eclair-node"
-  copy_libraries "$root"
   cat > "$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY rootfs/ /

@@ -194,6 +194,28 @@ fn lnd_pays_eclair_and_eclair_pays_lnd() {
 }
 
 #[test]
+fn eclair_on_postgresql_pays_eclair() {
+    if !built("eclair_on_postgresql_pays_eclair") {
+        return;
+    }
+    let on_postgres = fixture().replace(
+        "    version: v0.13.0\n",
+        "    version: v0.13.0\n    args: [\"-Declair.db.driver=postgres\"]\n",
+    );
+    assert_eq!(on_postgres.matches("db.driver=postgres").count(), 2);
+    let mut run = Run::start(&on_postgres, 200);
+    let (report, log) = run.succeeded(200);
+    let services = report["services"].as_array().expect("services");
+    assert!(
+        services.iter().any(|s| s["implementation"] == "postgresql"),
+        "{services:?}"
+    );
+    // Eclair logs the database it opened.
+    assert!(log.contains("postgres"), "{log}");
+    assert_nothing_left(&run.run_dir(), &log);
+}
+
+#[test]
 fn sigint_in_an_eclair_load_leaves_nothing_running() {
     if !built("sigint_in_an_eclair_load_leaves_nothing_running") {
         return;

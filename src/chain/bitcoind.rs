@@ -115,6 +115,10 @@ impl ChainDriver for Bitcoind {
             "-txindex=1".into(),
             // Wallets created later (Eclair's) pay this fee when estimates are missing.
             "-fallbackfee=0.00001".into(),
+            // ... and spend no more inputs than needed: at regtest's low fee rates the
+            // wallet would otherwise consolidate, and one channel's funding would take
+            // the outputs setup gave the node for its other channels.
+            "-consolidatefeerate=0".into(),
             // Many nodes each hold RPC connections; the defaults (4 threads, 16 queued)
             // make them wait.
             "-rpcthreads=16".into(),

@@ -128,6 +128,12 @@ pub trait NodeDriver: Send + Sync {
     fn wants_postgres(&self, args: &[String]) -> bool;
     /// The argument that points the node at its PostgreSQL database.
     fn postgres_arg(&self, dsn: &str) -> String;
+    /// The arguments that point the node at its PostgreSQL database: the one of
+    /// [`NodeDriver::postgres_arg`], unless the implementation needs several (Eclair:
+    /// host, port, database and user apart).
+    fn postgres_args(&self, dsn: &str) -> Vec<String> {
+        vec![self.postgres_arg(dsn)]
+    }
     /// True when the node's arguments ask for an etcd server the runtime provides.
     /// Implementations without an etcd backend keep the default.
     fn wants_etcd(&self, _args: &[String]) -> bool {

@@ -457,8 +457,12 @@ impl LightningNode for EclairNode {
                 .find_map(|w| w.strip_prefix(key))
                 .map(str::to_string)
         };
-        let txid = word("fundingTxId=")
-            .ok_or_else(|| self.protocol(CALL, format!("no funding txid in {answer:?}")))?;
+        // A failed funding is answered with 200 and a sentence ("channel funding error").
+        let txid = word("fundingTxId=").ok_or_else(|| NodeError::Rpc {
+            node: self.name.to_string(),
+            call: CALL,
+            status: answer.clone(),
+        })?;
         let channel_id = answer.split_whitespace().nth(2).unwrap_or("").to_string();
         let channels: Vec<Value> = self
             .call("channels", &[("nodeId", pubkey.to_string())])

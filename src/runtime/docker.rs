@@ -654,7 +654,7 @@ impl Runtime for DockerRuntime {
             let (mut cmd, configs) = node_command(spec.implementation, &spec.name, &chain.access);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
-                cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
+                cmd.extend(driver.postgres_args(&self.database_for(&spec.name).await?));
             }
             if let Some(members) = etcd_members
                 .as_deref()

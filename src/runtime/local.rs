@@ -371,7 +371,7 @@ impl Runtime for LocalRuntime {
             args.extend(spec.args.iter().cloned());
             write_config_files(&dir, &driver.config_files(&launch))?;
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
-                args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
+                args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
             }
             if let Some(e) = self.etcd.as_ref().filter(|_| etcd::wants(spec)) {
                 let host = etcd::host_for(&e.members, self.etcd_nodes);

@@ -63,6 +63,16 @@ pub(crate) fn api_password(chain: &ChainAccess, name: &str) -> String {
     bitcoin::hex::DisplayHex::to_lower_hex_string(&mac.to_byte_array()[..16])
 }
 
+/// `(user, host, port, database)` of `postgres://user@host:port/database?options`.
+fn dsn_parts(dsn: &str) -> Option<(&str, &str, &str, &str)> {
+    let rest = dsn.strip_prefix("postgres://")?;
+    let (user, rest) = rest.split_once('@')?;
+    let (address, rest) = rest.split_once('/')?;
+    let (host, port) = address.rsplit_once(':')?;
+    let database = rest.split('?').next()?;
+    Some((user, host, port, database))
+}
+
 /// A HOCON string: quoted, with `"` and `\` escaped.
 fn hocon_string(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 2);
@@ -219,15 +229,31 @@ impl NodeDriver for Eclair {
         super::is_starting_up(err)
     }
 
-    /// Eclair on PostgreSQL needs several settings (`eclair.db.driver=postgres`,
-    /// `eclair.db.postgres.*`), which a scenario can give in `args:`; the runtime
-    /// provides no database for it yet.
-    fn wants_postgres(&self, _args: &[String]) -> bool {
-        false
+    /// `-Declair.db.driver=postgres` in the node's `args:` asks for the run's
+    /// PostgreSQL server (without `eclair.db.postgres.host` of its own).
+    fn wants_postgres(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == "-Declair.db.driver=postgres")
+            && !args
+                .iter()
+                .any(|a| a.starts_with("-Declair.db.postgres.host="))
     }
 
+    /// Eclair takes no DSN: the server's host, port, database and user apart. The
+    /// runtime's server trusts its own network, so there is no password.
     fn postgres_arg(&self, dsn: &str) -> String {
-        prop("db.postgres.url", dsn)
+        self.postgres_args(dsn).join(" ")
+    }
+
+    fn postgres_args(&self, dsn: &str) -> Vec<String> {
+        let Some((user, host, port, database)) = dsn_parts(dsn) else {
+            return Vec::new();
+        };
+        vec![
+            prop("db.postgres.host", host),
+            prop("db.postgres.port", port),
+            prop("db.postgres.database", database),
+            prop("db.postgres.username", user),
+        ]
     }
 
     fn secret_words(&self) -> &'static [&'static str] {
@@ -351,6 +377,27 @@ mod tests {
         assert_eq!(ECLAIR.chains(), [ChainKind::Bitcoind]);
         assert!(ECLAIR.chain_wallet());
         assert_eq!(ECLAIR.large_channel_flag(), None);
+    }
+
+    #[test]
+    fn postgres_is_asked_for_by_the_db_driver_and_given_apart() {
+        let asked = ["-Declair.db.driver=postgres".to_string()];
+        assert!(ECLAIR.wants_postgres(&asked));
+        assert!(!ECLAIR.wants_postgres(&[]));
+        let own = [
+            asked[0].clone(),
+            "-Declair.db.postgres.host=db.example".to_string(),
+        ];
+        assert!(!ECLAIR.wants_postgres(&own), "a server of its own");
+        assert_eq!(
+            ECLAIR.postgres_args("postgres://lnbench@postgres:5432/bob?sslmode=disable"),
+            [
+                "-Declair.db.postgres.host=postgres",
+                "-Declair.db.postgres.port=5432",
+                "-Declair.db.postgres.database=bob",
+                "-Declair.db.postgres.username=lnbench",
+            ]
+        );
     }
 
     #[test]
