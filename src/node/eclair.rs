@@ -38,6 +38,8 @@ const FINAL_ANSWER_GRACE: Duration = Duration::from_secs(30);
 /// The first and the longest interval between two `getsentinfo` polls.
 const POLL_FIRST: Duration = Duration::from_millis(5);
 const POLL_MAX: Duration = Duration::from_millis(50);
+/// How long a channel's funding transaction may take to reach bitcoind after `open`.
+const PUBLISH_WAIT: Duration = Duration::from_secs(60);
 /// Time limit of one API call (payments are not waited for inside one).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -375,6 +377,33 @@ impl EclairNode {
         }
     }
 
+    /// Waits (up to [`PUBLISH_WAIT`]) until `txid` is among the wallet's transactions
+    /// (`onchaintransactions`: bitcoind's `listtransactions`, mempool included).
+    async fn wait_published(&self, txid: &str) -> Result<(), NodeError> {
+        let deadline = tokio::time::Instant::now() + PUBLISH_WAIT;
+        loop {
+            let txs: Vec<Value> = self
+                .call(
+                    "onchaintransactions",
+                    &[("count", "1000".to_string()), ("skip", "0".to_string())],
+                )
+                .await?;
+            if txs
+                .iter()
+                .any(|t| t.get("txid").and_then(Value::as_str) == Some(txid))
+            {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(self.protocol(
+                    "open",
+                    format!("funding transaction {txid} not published after {PUBLISH_WAIT:?}"),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     fn fee_fields(&self) -> [(&'static str, String); 2] {
         [
             ("maxFeeFlatSat", FEE_LIMIT_BASE_SAT.to_string()),
@@ -463,6 +492,9 @@ impl LightningNode for EclairNode {
             call: CALL,
             status: answer.clone(),
         })?;
+        // Eclair answers once the funding is signed; it publishes the transaction a
+        // moment later. Setup mines right after: wait until bitcoind's wallet has it.
+        self.wait_published(&txid).await?;
         let channel_id = answer.split_whitespace().nth(2).unwrap_or("").to_string();
         let channels: Vec<Value> = self
             .call("channels", &[("nodeId", pubkey.to_string())])
