@@ -40,6 +40,8 @@ const POLL_FIRST: Duration = Duration::from_millis(5);
 const POLL_MAX: Duration = Duration::from_millis(50);
 /// How long a channel's funding transaction may take to reach bitcoind after `open`.
 const PUBLISH_WAIT: Duration = Duration::from_secs(60);
+/// How the status of a call that got no HTTP answer starts.
+const TRANSPORT: &str = "no answer";
 /// Time limit of one API call (payments are not waited for inside one).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -91,8 +93,10 @@ fn error_message(body: &str) -> String {
 fn is_starting_up(err: &NodeError) -> bool {
     match err {
         NodeError::Connect { .. } => true,
+        // A container engine's port proxy accepts and then drops the connection while
+        // nothing listens behind it yet.
         NodeError::Rpc { status, .. } => {
-            status.contains("Connection refused") || status.starts_with("HTTP 503")
+            status.starts_with(TRANSPORT) || status.starts_with("HTTP 503")
         }
         _ => false,
     }
@@ -322,7 +326,7 @@ impl EclairNode {
                     NodeError::Rpc {
                         node: self.name.to_string(),
                         call,
-                        status: format!("{e:#}"),
+                        status: format!("{TRANSPORT}: {e:#}"),
                     }
                 }
             })?;

@@ -134,4 +134,13 @@ fn refused_connections_mean_still_starting() {
         status: "HTTP 401: wrong password".into(),
     };
     assert!(!is_starting_up(&unauthorized));
+    let dropped = NodeError::Rpc {
+        node: "carol".into(),
+        call: "getinfo",
+        status: format!("{TRANSPORT}: error sending request: connection closed"),
+    };
+    assert!(
+        is_starting_up(&dropped),
+        "a proxy without a listener behind it"
+    );
 }
