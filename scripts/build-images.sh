@@ -20,6 +20,7 @@ command -v docker >/dev/null || { echo "error: the docker CLI is needed (Debian:
 docker info >/dev/null 2>&1 || { echo "error: no Docker engine answers: start one (scripts/start-dockerd.sh) or use runtime: local" >&2; exit 3; }
 
 bin=$(bash scripts/build-nodes.sh | tail -n 1)
+CACHE_DIR=$(dirname "$bin")
 
 # The version as the binary reports it, as an image tag: lnd 0.21.1-beta -> v0.21.1-beta,
 # btcd 0.24.2-beta -> v0.24.2 (btcd's releases are tagged without the suffix).
@@ -131,6 +132,8 @@ copy_libraries() {
     xargs -0 -n 20 ldd 2>/dev/null |
     awk '$2 == "=>" && $3 ~ /^\// { print $3 } NF == 2 && $1 ~ /^\// { print $1 }' |
     sort -u | while read -r f; do
+      # Libraries found inside the tree (a Java runtime's own, by its RPATH) are there.
+      case "$f" in "$root"/*) continue ;; esac
       mkdir -p "$root$(dirname "$f")"
       cp -L "$f" "$root$f"
     done
@@ -219,6 +222,61 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# lnbench/eclair:<version>: Eclair from the build cache (scripts/build-nodes.sh with
+# ECLAIR_SRC): a Java runtime linked with jlink from the JDK that built it (the Java SE
+# modules and the JDK ones Eclair's libraries use) at /jre, its jars at /eclair/lib, and
+# /bin/eclair-node, a sh script (dash) that execs the JVM with its arguments as JVM
+# options (-Declair.datadir=/data, ...), as the local script does; with the shared
+# libraries they load. The source commit goes in the label lnbench.source.
+build_eclair() {
+  local stamp version commit tag ctx root stage jdk
+  if [ ! -x "$bin/eclair-node" ] || [ ! -f "$bin/.eclair-node.version" ] || [ ! -f "$bin/.eclair-node.jdk" ]; then
+    echo "skipping lnbench/eclair: Eclair is not built (ECLAIR_SRC=<source tree> scripts/build-nodes.sh); scenarios with Eclair nodes cannot run on docker without it" >&2
+    return 0
+  fi
+  stamp=$(cat "$bin/.eclair-node.version")
+  version=${stamp%% *}
+  commit=${stamp#* }
+  [ "$commit" = "$stamp" ] && commit=""
+  tag="lnbench/eclair:v$version"
+  jdk=$(cat "$bin/.eclair-node.jdk")
+  stage="$CACHE_DIR/eclair/$version-${commit:0:12}"
+  [ -d "$stage/lib" ] || { echo "error: no installed Eclair at $stage (rebuild: scripts/build-nodes.sh)" >&2; exit 3; }
+  [ -x "$jdk/bin/jlink" ] || { echo "error: the JDK Eclair was built with ($jdk) has no jlink" >&2; exit 3; }
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/eclair" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  "$jdk/bin/jlink" --add-modules java.se,jdk.unsupported,jdk.management,jdk.zipfs,jdk.naming.dns,jdk.crypto.cryptoki \
+    --strip-debug --no-man-pages --no-header-files --output "$root/jre" >"$ctx/jlink.log" 2>&1 \
+    || { cat "$ctx/jlink.log" >&2; echo "error: jlink failed for lnbench/eclair" >&2; exit 3; }
+  cp "$(readlink -f /bin/sh)" "$root/bin/sh"
+  # Before the jars and the script are in: ldd fails on anything but ELF files.
+  copy_libraries "$root"
+  cp -r "$stage/lib" "$root/eclair/lib"
+  cat > "$root/bin/eclair-node" <<SCRIPT
+#!/bin/sh
+# Eclair $version (source $commit). Runs Eclair in this process (exec), the arguments
+# being JVM options such as -Declair.datadir=/data (its eclair.conf is read from there).
+if [ "\${1:-}" = --version ]; then echo "eclair-node $version"; exit 0; fi
+exec /jre/bin/java "\$@" -cp '/eclair/lib/*' fr.acinq.eclair.Boot
+SCRIPT
+  chmod 0755 "$root/bin/eclair-node"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="eclair-node" org.opencontainers.image.version="$version" lnbench.source="$commit" lnbench.image="1"
+ENTRYPOINT ["/bin/eclair-node"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  docker_build "$tag" "$ctx"
+  built+=" $tag"
+}
+
 # lnbench/etcd:<version>: FROM scratch with the etcd server (the build cache's if
 # scripts/build-nodes.sh built one, else the one on PATH) and the libraries it loads.
 # Its data goes to /data/etcd in the container's writable layer; the docker runtime
@@ -260,6 +318,7 @@ build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
 build_bitcoind
 build_cln
+build_eclair
 build_postgres
 build_etcd
 echo "$built"

@@ -15,6 +15,13 @@
 # (lightningd finds its subdaemons and plugins relative to its own binary there);
 # $BIN/lightningd, $BIN/lightning-cli and $BIN/cln-grpc link into it. cln-grpc is not a
 # built-in plugin: start lightningd with --plugin=$BIN/cln-grpc --grpc-port=<port>.
+# and Eclair (v0.13.0: newer tags need libraries Maven Central may not serve here) from
+# ECLAIR_SRC / ECLAIR_SRC_COMMIT, or a clone of $ECLAIR_TAG under LNBENCH_CLONE=1, with
+# Maven (the tree's own ./mvnw, which fetches Maven and the dependencies from Maven
+# Central) and a JDK >= 21 ($JAVA_HOME, else the newest under /usr/lib/jvm). The
+# unzipped eclair-node goes to $CACHE/eclair/<version>-<commit>/; $BIN/eclair-node is a
+# small sh script that execs its JVM (so the process started is Java itself), taking
+# JVM options (-Declair.datadir=<dir>, -Declair.<key>=<value>) as its arguments.
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -179,6 +186,95 @@ elif ! cln_fresh; then
   else
     [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
     echo "note: Core Lightning not built (give a source tree with its submodules: CLN_SRC=<tree> [CLN_SRC_COMMIT=<commit>] scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $CLN_TAG); runs with CLN nodes and their tests will say so" >&2
+  fi
+fi
+
+# --- Eclair -------------------------------------------------------------------------
+ECLAIR_TAG="${ECLAIR_TAG:-v0.13.0}"
+ECLAIR_REPO="${ECLAIR_REPO:-https://github.com/ACINQ/eclair}"
+eclair_fresh() { [ -x "$BIN/eclair-node" ] && [ -f "$BIN/.eclair-node.version" ]; }
+
+java_major() { # java binary -> its major version (17, 21, 25)
+  "$1" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p'
+}
+
+# A JDK >= 21 (Eclair v0.13.0 builds with it): $JAVA_HOME if it is one, else the newest
+# under /usr/lib/jvm (Debian bookworm packages only OpenJDK 17).
+find_jdk() {
+  local j best="" best_major=0 major
+  if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
+    major=$(java_major "$JAVA_HOME/bin/java")
+    [ "${major:-0}" -ge 21 ] && { echo "$JAVA_HOME"; return 0; }
+  fi
+  for j in /usr/lib/jvm/*/; do
+    j=${j%/}
+    [ -x "$j/bin/javac" ] || continue
+    major=$(java_major "$j/bin/java")
+    if [ "${major:-0}" -ge 21 ] && [ "$major" -gt "$best_major" ]; then best="$j"; best_major="$major"; fi
+  done
+  [ -n "$best" ] && echo "$best"
+}
+
+build_eclair() { # source dir, commit
+  local src="$1" commit="$2" jdk build version stage zip unpacked
+  jdk=$(find_jdk) || { echo "error: building Eclair needs a JDK >= 21 (Debian bookworm has only OpenJDK 17): install one (e.g. Temurin 21 or 25, or openjdk-21-jdk-headless on Debian trixie) and set JAVA_HOME to it" >&2; return 3; }
+  command -v unzip >/dev/null || { echo "error: unzip is needed to install Eclair (Debian: apt-get install unzip; scripts/setup.sh does)" >&2; return 3; }
+  # The project's version, the first <version> of its pom (the parent's is not there).
+  version=$(sed -n 's|^    <version>\(.*\)</version>|\1|p' "$src/pom.xml" | head -n 1)
+  [ -n "$version" ] || { echo "error: no version in $src/pom.xml" >&2; return 3; }
+  build="$CACHE/build/eclair-${commit:0:12}"
+  stage="$CACHE/eclair/$version-${commit:0:12}"
+  # Maven writes target/ directories inside the tree: build in a copy.
+  if [ ! -f "$build/mvnw" ]; then
+    rm -rf "$build"; mkdir -p "$build"
+    cp -a "$src/." "$build/"
+  fi
+  echo "building Eclair $version from $commit with the JDK in $jdk (about 3 minutes on 2 cores once Maven's repository is filled; longer the first time)..." >&2
+  # -Dmaven.test.skip=true, not -DskipTests: the tests' setup would download a bitcoind.
+  (cd "$build" && JAVA_HOME="$jdk" nice ./mvnw -B package -pl eclair-node -am -Dmaven.test.skip=true) \
+    >"$build/build.log" 2>&1 \
+    || { tail -n 30 "$build/build.log" >&2; echo "error: building Eclair failed (log: $build/build.log)" >&2; return 3; }
+  zip=$(ls "$build"/eclair-node/target/eclair-node-*-bin.zip | head -n 1)
+  [ -f "$zip" ] || { echo "error: the Eclair build left no eclair-node zip (log: $build/build.log)" >&2; return 3; }
+  unpacked="$CACHE/build/eclair-unpacked"
+  rm -rf "$unpacked" "$stage"; mkdir -p "$unpacked" "$(dirname "$stage")"
+  unzip -q "$zip" -d "$unpacked"
+  # One directory, eclair-node-<version>-<commit>/ (literally "${git.commit.id.abbrev}"
+  # when the tree has no .git).
+  mv "$unpacked"/eclair-node-* "$stage"
+  rm -rf "$unpacked"
+  # The JVM started is the JDK's; the report names the version and commit of Eclair.
+  cat > "$BIN/.eclair-node.new" <<SCRIPT
+#!/bin/sh
+# Eclair $version (source $commit), built by scripts/build-nodes.sh. Runs Eclair in this
+# process (exec: no shell stays behind), the arguments being JVM options such as
+# -Declair.datadir=<dir> (its eclair.conf is read from there).
+if [ "\${1:-}" = --version ]; then echo "eclair-node $version"; exit 0; fi
+exec "$jdk/bin/java" "\$@" -cp "$stage/lib/*" fr.acinq.eclair.Boot
+SCRIPT
+  chmod 0755 "$BIN/.eclair-node.new"
+  mv -f "$BIN/.eclair-node.new" "$BIN/eclair-node"
+  # What the report records: the version and the commit it came from; the JDK used.
+  echo "$version $commit" > "$BIN/.eclair-node.version"
+  echo "$jdk" > "$BIN/.eclair-node.jdk"
+}
+
+if [ -n "${ECLAIR_SRC:-}" ]; then
+  [ -f "$ECLAIR_SRC/mvnw" ] && [ -d "$ECLAIR_SRC/eclair-node" ] || { echo "error: ECLAIR_SRC=$ECLAIR_SRC is not an Eclair source tree (no mvnw, no eclair-node/)" >&2; exit 2; }
+  commit="${ECLAIR_SRC_COMMIT:-}"
+  [ -n "$commit" ] || [ ! -e "$ECLAIR_SRC/.git" ] || commit=$(git -C "$ECLAIR_SRC" rev-parse HEAD)
+  [ -n "$commit" ] || { echo "error: ECLAIR_SRC is not a git work tree: set ECLAIR_SRC_COMMIT to the upstream commit it was exported from" >&2; exit 2; }
+  if ! eclair_fresh || [ "$(cut -d' ' -f2 "$BIN/.eclair-node.version")" != "$commit" ]; then
+    build_eclair "$ECLAIR_SRC" "$commit"
+  fi
+elif ! eclair_fresh; then
+  src="$CACHE/src/eclair-$ECLAIR_TAG"
+  if [ "${LNBENCH_CLONE:-}" = 1 ] && { [ -f "$src/mvnw" ] ||
+      git clone --quiet --depth 1 --branch "$ECLAIR_TAG" "$ECLAIR_REPO" "$src"; }; then
+    build_eclair "$src" "$(git -C "$src" rev-parse HEAD)"
+  else
+    [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
+    echo "note: Eclair not built (give a source tree: ECLAIR_SRC=<tree> [ECLAIR_SRC_COMMIT=<commit>] scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $ECLAIR_TAG; either needs a JDK >= 21); runs with Eclair nodes and their tests will say so" >&2
   fi
 fi
 

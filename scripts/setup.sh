@@ -8,6 +8,10 @@
 #  - Core Lightning (lightningd, lightning-cli, the cln-grpc plugin) the same way when its
 #    source tree is given (CLN_SRC) or can be cloned: its build tools and libraries from
 #    Debian, and Python's mako (its wire code is generated at build time);
+#  - Eclair the same way when its source tree is given (ECLAIR_SRC) or can be cloned: Maven
+#    comes with the tree (./mvnw) and fetches its dependencies; unzip from Debian; a JDK >= 21,
+#    which Debian bookworm does not package (only OpenJDK 17): install one yourself and set
+#    JAVA_HOME (the script stops with that message when none is found);
 #  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
 #    server the local runtime starts, and scripts/build-images.sh makes the docker
 #    runtime's lnbench/postgres image from it (lnd-db-backends.yaml);
@@ -43,6 +47,17 @@ for pkg in build-essential autoconf automake libtool pkg-config libsqlite3-dev z
 done
 if ! python3 -c 'import mako' 2>/dev/null && [ "$(command -v python3 || echo /usr/bin/python3)" = /usr/bin/python3 ]; then
   need_apt+=(python3-mako)
+fi
+# Eclair (ECLAIR_SRC or LNBENCH_CLONE=1, scripts/build-nodes.sh): unzip, and a JDK >= 21.
+if [ -n "${ECLAIR_SRC:-}" ] || [ "${LNBENCH_CLONE:-}" = 1 ]; then
+  command -v unzip >/dev/null || need_apt+=(unzip)
+  jdk_ok=false
+  for j in "${JAVA_HOME:-/nonexistent}" /usr/lib/jvm/*; do
+    [ -x "$j/bin/javac" ] || continue
+    major=$("$j/bin/java" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p')
+    [ "${major:-0}" -ge 21 ] && jdk_ok=true
+  done
+  $jdk_ok || { echo "error: building Eclair needs a JDK >= 21, and Debian bookworm packages only OpenJDK 17: install one (e.g. Temurin 21 or 25; Debian trixie's openjdk-21-jdk-headless) and set JAVA_HOME to it, or leave ECLAIR_SRC unset to skip Eclair" >&2; exit 3; }
 fi
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)

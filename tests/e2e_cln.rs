@@ -476,7 +476,9 @@ fn a_cln_node_killed_mid_load_ends_the_run_with_its_log() {
         .map(|(_, t)| t)
         .unwrap_or_default();
     assert!(
-        tail.lines().next().is_some_and(|l| l.contains("INFO") || l.contains("DEBUG")),
+        tail.lines()
+            .next()
+            .is_some_and(|l| l.contains("INFO") || l.contains("DEBUG")),
         "bob's log lines follow the notice:\n{log}"
     );
     let report = run.report();

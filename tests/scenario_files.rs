@@ -33,8 +33,9 @@ invalid_fixtures! {
     missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";
     duplicate_node: "duplicate-node" at "8:3", "`alice` appears twice in the same mapping", hint "names under nodes: must be unique";
     bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
-    bad_implementation: "bad-implementation" at "7:21", "unknown value `eclair`", hint "write one of: lnd, cln";
+    bad_implementation: "bad-implementation" at "7:21", "unknown value `phoenixd`", hint "write one of: lnd, cln, eclair";
     cln_on_btcd: "cln-on-btcd" at "9:21", "node bob is cln, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
+    eclair_on_btcd: "eclair-on-btcd" at "9:21", "node bob is eclair, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";

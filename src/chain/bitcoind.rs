@@ -21,6 +21,10 @@ pub const PREPARED_HEIGHT: u64 = 250;
 pub const DEFAULT_VERSION: &str = "v31.99.0";
 /// The RPC error bitcoind answers while it loads its block index or wallets.
 const RPC_IN_WARMUP: i64 = -28;
+/// `createwallet` of a name that exists (RPC_WALLET_ERROR), and `loadwallet` of one
+/// that is loaded (RPC_WALLET_ALREADY_LOADED).
+const RPC_WALLET_EXISTS: i64 = -4;
+const RPC_WALLET_ALREADY_LOADED: i64 = -35;
 
 pub struct Bitcoind;
 
@@ -111,6 +115,10 @@ impl ChainDriver for Bitcoind {
             "-txindex=1".into(),
             // Wallets created later (Eclair's) pay this fee when estimates are missing.
             "-fallbackfee=0.00001".into(),
+            // ... and spend no more inputs than needed: at regtest's low fee rates the
+            // wallet would otherwise consolidate, and one channel's funding would take
+            // the outputs setup gave the node for its other channels.
+            "-consolidatefeerate=0".into(),
             // Many nodes each hold RPC connections; the defaults (4 threads, 16 queued)
             // make them wait.
             "-rpcthreads=16".into(),
@@ -119,6 +127,9 @@ impl ChainDriver for Bitcoind {
         ];
         if let Some((block, tx)) = a.zmq_listen {
             args.push(format!("-zmqpubrawblock=tcp://{block}"));
+            // Eclair listens for block hashes, LND for raw blocks: both on one endpoint
+            // (subscribers choose by topic).
+            args.push(format!("-zmqpubhashblock=tcp://{block}"));
             args.push(format!("-zmqpubrawtx=tcp://{tx}"));
         }
         args
@@ -163,6 +174,30 @@ impl ChainDriver for Bitcoind {
         chain.prepare(PREPARED_HEIGHT).await?;
         Ok(Arc::new(chain))
     }
+
+    /// `createwallet <name>` (a descriptor wallet with keys); a wallet of that name
+    /// that exists already (a restarted node's) is loaded instead, or kept if loaded.
+    async fn create_wallet(&self, endpoint: &ChainEndpoint, name: &str) -> Result<(), ChainError> {
+        let chain = self.client(endpoint, MiningWallet::generate())?;
+        match chain
+            .call::<serde_json::Value>("createwallet", json!([name]))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(ChainError::Remote { code, .. }) if code == RPC_WALLET_EXISTS => {
+                match chain
+                    .call::<serde_json::Value>("loadwallet", json!([name]))
+                    .await
+                {
+                    Err(ChainError::Remote { code, .. }) if code == RPC_WALLET_ALREADY_LOADED => {
+                        Ok(())
+                    }
+                    other => other.map(|_| ()),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// `("0.0.0.0", "18443")` from `0.0.0.0:18443`.
@@ -197,6 +232,7 @@ mod tests {
             "-rpcallowip=127.0.0.1",
             "-bind=127.0.0.1:2",
             "-zmqpubrawblock=tcp://127.0.0.1:3",
+            "-zmqpubhashblock=tcp://127.0.0.1:3",
             "-zmqpubrawtx=tcp://127.0.0.1:4",
         ] {
             assert!(args.iter().any(|a| a == w), "missing {w}: {args:?}");

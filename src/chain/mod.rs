@@ -154,6 +154,13 @@ pub trait ChainDriver: Send + Sync {
         endpoint: &ChainEndpoint,
         wallet: MiningWallet,
     ) -> Result<Arc<dyn ChainBackend>, ChainError>;
+    /// Creates the backend's wallet `name` for a node that keeps its funds there
+    /// ([`crate::node::NodeDriver::chain_wallet`]); one that exists already is kept.
+    async fn create_wallet(&self, _endpoint: &ChainEndpoint, name: &str) -> Result<(), ChainError> {
+        Err(ChainError::Setup {
+            detail: format!("{} has no wallet for node {name}", self.binary()),
+        })
+    }
 }
 
 /// An error from the chain backend.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 pub enum Credentials {
     Lnd(super::lnd::LndCredentials),
     Cln(super::cln::ClnCredentials),
+    Eclair(super::eclair::EclairCredentials),
 }
 
 impl Credentials {
@@ -25,6 +26,7 @@ impl Credentials {
         match self {
             Credentials::Lnd(c) => c.files(),
             Credentials::Cln(c) => c.files(),
+            Credentials::Eclair(c) => c.files(),
         }
     }
 }
@@ -98,6 +100,12 @@ pub trait NodeDriver: Send + Sync {
     fn ports(&self) -> NodePorts;
     /// Chain backends this implementation runs on.
     fn chains(&self) -> &'static [ChainKind];
+    /// True when the node keeps its on-chain funds in a wallet of the chain backend
+    /// (Eclair: bitcoind's), named after the node, which the runtime creates before the
+    /// node starts.
+    fn chain_wallet(&self) -> bool {
+        false
+    }
     /// The command line (before the scenario's own `args:`). Never a secret: those go
     /// in [`NodeDriver::config_files`].
     fn args(&self, launch: &NodeLaunch) -> Vec<String>;
@@ -132,6 +140,17 @@ pub trait NodeDriver: Send + Sync {
             crate::scenario::Database::Postgres => "postgres".into(),
             crate::scenario::Database::Default => "sqlite".into(),
         }
+    }
+    /// True when the node can reach PostgreSQL over a unix socket (the local runtime's
+    /// server has no TCP listener); false for clients that speak TCP only.
+    fn postgres_over_unix_socket(&self) -> bool {
+        true
+    }
+    /// The arguments that point the node at its PostgreSQL database: the one of
+    /// [`NodeDriver::postgres_arg`], unless the implementation needs several (Eclair:
+    /// host, port, database and user apart).
+    fn postgres_args(&self, dsn: &str) -> Vec<String> {
+        vec![self.postgres_arg(dsn)]
     }
     /// True when the node's arguments ask for an etcd server the runtime provides.
     /// Implementations without an etcd backend keep the default.

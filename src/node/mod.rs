@@ -6,6 +6,7 @@
 
 pub mod cln;
 pub mod driver;
+pub mod eclair;
 pub mod fake;
 pub mod lnd;
 
@@ -21,15 +22,21 @@ use std::time::Duration;
 pub enum Implementation {
     Lnd,
     Cln,
+    Eclair,
 }
 
 impl Implementation {
-    pub const ALL: [Implementation; 2] = [Implementation::Lnd, Implementation::Cln];
+    pub const ALL: [Implementation; 3] = [
+        Implementation::Lnd,
+        Implementation::Cln,
+        Implementation::Eclair,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Implementation::Lnd => "lnd",
             Implementation::Cln => "cln",
+            Implementation::Eclair => "eclair",
         }
     }
 }
@@ -43,6 +50,7 @@ pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
     match implementation {
         Implementation::Lnd => &lnd::LND,
         Implementation::Cln => &cln::CLN,
+        Implementation::Eclair => &eclair::ECLAIR,
     }
 }
 

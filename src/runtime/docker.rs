@@ -656,7 +656,7 @@ impl Runtime for DockerRuntime {
             let (mut cmd, configs) = node_command(spec.implementation, &spec.name, &chain.access);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
-                cmd.push(driver.postgres_arg(&self.database_for(&spec.name).await?));
+                cmd.extend(driver.postgres_args(&self.database_for(&spec.name).await?));
             }
             if let Some(members) = etcd_members
                 .as_deref()
@@ -666,6 +666,7 @@ impl Runtime for DockerRuntime {
                 etcd_nodes += 1;
                 cmd.extend(driver.etcd_args(&host, &spec.name));
             }
+            super::create_chain_wallet(spec, chain).await?;
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
             let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
             let cert: Vec<(&str, &[u8], u32)> = (chain_cert.iter())

@@ -370,14 +370,26 @@ impl Runtime for LocalRuntime {
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
             write_config_files(&dir, &driver.config_files(&launch))?;
+            if postgres::wants(spec) && !driver.postgres_over_unix_socket() {
+                return Err(RuntimeError::Unsupported {
+                    what: format!("node {} ({}) on PostgreSQL", spec.name, spec.implementation),
+                    why: "its PostgreSQL client speaks TCP only, and the local runtime's \
+                          server listens on a private unix socket only"
+                        .into(),
+                    hint: "run it with runtime: docker (the server is a container of the \
+                           run), or give it a server of your own in args:"
+                        .into(),
+                });
+            }
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
-                args.push(driver.postgres_arg(&pg.database_for(&spec.name).await?));
+                args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
             }
             if let Some(e) = self.etcd.as_ref().filter(|_| etcd::wants(spec)) {
                 let host = etcd::host_for(&e.members, self.etcd_nodes);
                 self.etcd_nodes += 1;
                 args.extend(driver.etcd_args(&host, &spec.name));
             }
+            super::create_chain_wallet(spec, chain).await?;
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
             let endpoint = NodeEndpoint {

@@ -86,6 +86,18 @@ pub enum RuntimeError {
          or `sudo systemctl start docker`), or set `runtime: local` in the scenario"
     )]
     NoEngine { detail: String },
+    #[error("{what} cannot run here: {why}; {hint}")]
+    Unsupported {
+        what: String,
+        why: String,
+        hint: String,
+    },
+    #[error("cannot create the chain wallet of node {node}")]
+    ChainWallet {
+        node: String,
+        #[source]
+        source: crate::chain::ChainError,
+    },
     #[error("docker: {what}")]
     Docker {
         what: String,
@@ -100,6 +112,24 @@ pub enum RuntimeError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Creates the chain backend's wallet for a node whose driver keeps its funds there
+/// (Eclair), before the node starts; nothing for others.
+pub(crate) async fn create_chain_wallet(
+    spec: &NodeSpec,
+    chain: &ChainEndpoint,
+) -> Result<(), RuntimeError> {
+    if !crate::node::driver(spec.implementation).chain_wallet() {
+        return Ok(());
+    }
+    crate::chain::driver(chain.kind)
+        .create_wallet(chain, &spec.name)
+        .await
+        .map_err(|source| RuntimeError::ChainWallet {
+            node: spec.name.clone(),
+            source,
+        })
 }
 
 /// Starts processes or containers for one run and removes them again.

@@ -303,3 +303,23 @@ fn database_beside_a_db_backend_sweep_is_located() {
     assert!(err.starts_with("t.yaml:5:15:"), "{err}");
     assert!(err.contains("the sweep sets db_backend:"), "{err}");
 }
+
+#[test]
+fn database_postgres_on_eclair_sets_its_jvm_option() {
+    let text = with(
+        "name: t\n",
+        "name: t\nchain: { implementation: bitcoind }\n",
+    )
+    .replace(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: eclair\n    database: postgres\n",
+    );
+    let s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert_eq!(s.nodes[0].args, ["-Declair.db.driver=postgres"]);
+    let driver = crate::node::driver(s.nodes[0].implementation);
+    assert_eq!(
+        driver.database(s.nodes[0].database, &s.nodes[0].args),
+        "postgres"
+    );
+    assert!(!driver.postgres_over_unix_socket());
+}

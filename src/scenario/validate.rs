@@ -369,7 +369,9 @@ fn check_databases(ctx: &Ctx, nodes: &[(Spanned<String>, RawNode)]) -> Result<()
             ));
         };
         let keys = flags.iter().map(|f| f.split('=').next().unwrap_or(f));
-        let chosen = (keys.chain([driver.postgres_arg("").trim_end_matches('=')]))
+        let own_dsn = driver.postgres_arg("");
+        let chosen = (keys.chain([own_dsn.trim_end_matches('=')]))
+            .filter(|key| !key.is_empty())
             .find_map(|key| node.args.iter().find(|a| a.starts_with(key)));
         if let Some(arg) = chosen {
             return Err(ctx.error(

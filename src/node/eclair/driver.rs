@@ -1,0 +1,429 @@
+//! What the tool knows about Eclair besides its HTTP API: the JVM options it starts with
+//! (Eclair takes its settings as `-Declair.<key>=<value>` system properties, above the
+//! `eclair.conf` in its data directory), the bitcoind wallet and ZMQ publishers it
+//! needs, the API password file, readiness and images.
+
+use super::EclairNode;
+use crate::chain::{ChainAccess, ChainKind, ConfigFile};
+use crate::node::driver::{
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+};
+use crate::node::{Implementation, LightningNode, NodeError};
+use async_trait::async_trait;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The Eclair version used when a node names none.
+pub const DEFAULT_VERSION: &str = "v0.13.0";
+/// The API password, written by the runtime beside `eclair.conf` (which holds it too,
+/// for Eclair), for the tool's client.
+pub const API_PASSWORD_FILE: &str = "api-password";
+
+pub struct Eclair;
+
+/// The Eclair driver.
+pub static ECLAIR: Eclair = Eclair;
+
+/// Eclair's credentials: the file holding its API password (basic auth).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EclairCredentials {
+    pub api_password: PathBuf,
+}
+
+impl EclairCredentials {
+    pub fn files(&self) -> Vec<&std::path::Path> {
+        vec![&self.api_password]
+    }
+}
+
+/// `0.13.0` and `v0.13.0` both give the tag `v0.13.0`.
+fn tag(version: &str) -> String {
+    let v = version.trim();
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("v{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// `("chain", "18443")` from `chain:18443`.
+fn split_host_port(addr: &str) -> (&str, &str) {
+    addr.rsplit_once(':').unwrap_or((addr, ""))
+}
+
+/// The API password of node `name`: derived from the chain's RPC password (random per
+/// run, never shown) and the node's name, so the same launch always gives the same file
+/// and no two nodes share one.
+pub(crate) fn api_password(chain: &ChainAccess, name: &str) -> String {
+    use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
+    let mut engine = hmac::HmacEngine::<sha256::Hash>::new(chain.rpc_pass.as_bytes());
+    engine.input(b"lnbench eclair api password\0");
+    engine.input(name.as_bytes());
+    let mac = hmac::Hmac::<sha256::Hash>::from_engine(engine);
+    bitcoin::hex::DisplayHex::to_lower_hex_string(&mac.to_byte_array()[..16])
+}
+
+/// `(user, host, port, database)` of `postgres://user@host:port/database?options`.
+fn dsn_parts(dsn: &str) -> Option<(&str, &str, &str, &str)> {
+    let rest = dsn.strip_prefix("postgres://")?;
+    let (user, rest) = rest.split_once('@')?;
+    let (address, rest) = rest.split_once('/')?;
+    let (host, port) = address.rsplit_once(':')?;
+    let database = rest.split('?').next()?;
+    Some((user, host, port, database))
+}
+
+/// A HOCON string: quoted, with `"` and `\` escaped.
+fn hocon_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// `-Declair.<key>=<value>`.
+fn prop(key: &str, value: impl std::fmt::Display) -> String {
+    format!("-Declair.{key}={value}")
+}
+
+#[async_trait]
+impl NodeDriver for Eclair {
+    fn implementation(&self) -> Implementation {
+        Implementation::Eclair
+    }
+
+    /// A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
+    /// classpath, its arguments being JVM options.
+    fn binary(&self) -> &'static str {
+        "eclair-node"
+    }
+
+    fn build_hint(&self) -> &'static str {
+        "build it from an Eclair source tree with `ECLAIR_SRC=<tree> scripts/build-nodes.sh` \
+         (a JDK >= 21 is needed; README, \"Eclair\")"
+    }
+
+    fn default_version(&self) -> &'static str {
+        DEFAULT_VERSION
+    }
+
+    /// ACINQ publishes `acinq/eclair` images, but they start Eclair from a script with
+    /// their own data directory; the tool's image takes JVM options as its command.
+    fn images(&self, version: Option<&str>) -> NodeImages {
+        let v = tag(version.unwrap_or(DEFAULT_VERSION));
+        NodeImages {
+            local: format!("lnbench/eclair:{v}"),
+            official: None,
+        }
+    }
+
+    fn ports(&self) -> NodePorts {
+        NodePorts {
+            // Eclair's default API port.
+            rpc: 8080,
+            p2p: 9735,
+        }
+    }
+
+    fn chains(&self) -> &'static [ChainKind] {
+        // Eclair keeps its on-chain funds in a bitcoind wallet and hears of blocks by ZMQ.
+        &[ChainKind::Bitcoind]
+    }
+
+    fn chain_wallet(&self) -> bool {
+        true
+    }
+
+    fn args(&self, a: &NodeLaunch) -> Vec<String> {
+        let (api_host, api_port) = split_host_port(a.rpc_listen);
+        let (p2p_host, p2p_port) = split_host_port(a.p2p_listen);
+        let (rpc_host, rpc_port) = split_host_port(&a.chain.rpc_addr);
+        let mut args = vec![
+            format!("-Declair.datadir={}", a.dir),
+            // Logs to stdout too (the runtime's output.log), not only <datadir>/eclair.log.
+            "-Declair.printToConsole=true".into(),
+            prop("chain", "regtest"),
+            prop("node-alias", a.name),
+            prop("server.binding-ip", p2p_host),
+            prop("server.port", p2p_port),
+            prop("api.enabled", "true"),
+            prop("api.binding-ip", api_host),
+            prop("api.port", api_port),
+            prop("bitcoind.host", rpc_host),
+            prop("bitcoind.rpcport", rpc_port),
+            prop("bitcoind.rpcuser", &a.chain.rpc_user),
+            // The wallet the runtime created for this node (`chain_wallet`).
+            prop("bitcoind.wallet", a.name),
+        ];
+        if let Some(block) = &a.chain.zmq_block {
+            args.push(prop("bitcoind.zmqblock", block));
+        }
+        if let Some(tx) = &a.chain.zmq_tx {
+            args.push(prop("bitcoind.zmqtx", tx));
+        }
+        args.extend([
+            // Off by default: benchmarks pay by keysend.
+            prop("features.keysend", "optional"),
+            // Setup mines 6 blocks after opening channels; Eclair asks 8 by default and
+            // refuses fewer than 6.
+            prop("channel.min-depth-blocks", 6),
+            // After a restart, its UTXOs locked by an unfinished funding are released.
+            prop("bitcoind.startup-locked-utxos-behavior", "unlock"),
+        ]);
+        args
+    }
+
+    /// `eclair.conf` with the chain's RPC password and the API password (Eclair reads
+    /// it from its data directory), and the API password alone for the tool's client.
+    fn config_files(&self, a: &NodeLaunch) -> Vec<ConfigFile> {
+        let api = api_password(a.chain, a.name);
+        vec![
+            ConfigFile {
+                path: "eclair.conf",
+                content: format!(
+                    "eclair.bitcoind.rpcpassword = {}\neclair.api.password = {}\n",
+                    hocon_string(&a.chain.rpc_pass),
+                    hocon_string(&api)
+                ),
+            },
+            ConfigFile {
+                path: API_PASSWORD_FILE,
+                content: api,
+            },
+        ]
+    }
+
+    fn credential_files(&self) -> &'static [&'static str] {
+        &[API_PASSWORD_FILE]
+    }
+
+    fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials {
+        Credentials::Eclair(EclairCredentials {
+            api_password: at(API_PASSWORD_FILE),
+        })
+    }
+
+    /// The API answers `getinfo` with the password: the JVM has started and Eclair has
+    /// finished its start-up (it serves the API last).
+    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
+        match EclairNode::connect(&endpoint.name, endpoint).await {
+            Ok(node) => node.get_info().await.is_ok(),
+            Err(_) => false,
+        }
+    }
+
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {
+        let node = EclairNode::connect(&endpoint.name, endpoint).await?;
+        // Reachable now, or an error now.
+        node.get_info().await?;
+        Ok(Arc::new(node))
+    }
+
+    fn is_starting_up(&self, err: &NodeError) -> bool {
+        super::is_starting_up(err)
+    }
+
+    /// `-Declair.db.driver=postgres` in the node's `args:` asks for the run's
+    /// PostgreSQL server (without `eclair.db.postgres.host` of its own).
+    fn wants_postgres(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == "-Declair.db.driver=postgres")
+            && !args
+                .iter()
+                .any(|a| a.starts_with("-Declair.db.postgres.host="))
+    }
+
+    /// Eclair takes no DSN: the server's host, port, database and user apart. The
+    /// runtime's server trusts its own network, so there is no password.
+    fn postgres_arg(&self, dsn: &str) -> String {
+        self.postgres_args(dsn).join(" ")
+    }
+
+    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
+        Some(&["-Declair.db.driver=postgres"])
+    }
+
+    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+        let postgres = args.iter().any(|a| a == "-Declair.db.driver=postgres");
+        if database == crate::scenario::Database::Postgres || postgres {
+            "postgres".into()
+        } else {
+            "sqlite".into()
+        }
+    }
+
+    /// Eclair's JDBC driver speaks TCP only.
+    fn postgres_over_unix_socket(&self) -> bool {
+        false
+    }
+
+    fn postgres_args(&self, dsn: &str) -> Vec<String> {
+        let Some((user, host, port, database)) = dsn_parts(dsn) else {
+            return Vec::new();
+        };
+        vec![
+            prop("db.postgres.host", host),
+            prop("db.postgres.port", port),
+            prop("db.postgres.database", database),
+            prop("db.postgres.username", user),
+        ]
+    }
+
+    fn secret_words(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// `option_support_large_channel` is optional by default.
+    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bitcoind(rpc_addr: &str, zmq_host: &str) -> ChainAccess {
+        ChainAccess {
+            kind: ChainKind::Bitcoind,
+            rpc_addr: rpc_addr.into(),
+            rpc_user: "u".into(),
+            rpc_pass: "p\"w".into(),
+            rpc_cert: None,
+            zmq_block: Some(format!("tcp://{zmq_host}:28332")),
+            zmq_tx: Some(format!("tcp://{zmq_host}:28333")),
+            cli: None,
+        }
+    }
+
+    fn launch<'a>(chain: &'a ChainAccess, rpc: &'a str, p2p: &'a str) -> NodeLaunch<'a> {
+        NodeLaunch {
+            name: "carol",
+            dir: "/run/carol",
+            rpc_listen: rpc,
+            p2p_listen: p2p,
+            chain,
+            binary: None,
+        }
+    }
+
+    fn has_all(args: &[String], wanted: &[&str]) {
+        for w in wanted {
+            assert!(args.iter().any(|a| a == w), "missing {w}: {args:?}");
+        }
+    }
+
+    #[test]
+    fn args_are_jvm_options_naming_the_api_p2p_chain_wallet_and_zmq() {
+        let chain = bitcoind("127.0.0.1:18443", "127.0.0.1");
+        let args = ECLAIR.args(&launch(&chain, "127.0.0.1:40001", "127.0.0.1:40002"));
+        has_all(
+            &args,
+            &[
+                "-Declair.datadir=/run/carol",
+                "-Declair.chain=regtest",
+                "-Declair.node-alias=carol",
+                "-Declair.server.binding-ip=127.0.0.1",
+                "-Declair.server.port=40002",
+                "-Declair.api.enabled=true",
+                "-Declair.api.binding-ip=127.0.0.1",
+                "-Declair.api.port=40001",
+                "-Declair.bitcoind.host=127.0.0.1",
+                "-Declair.bitcoind.rpcport=18443",
+                "-Declair.bitcoind.rpcuser=u",
+                "-Declair.bitcoind.wallet=carol",
+                "-Declair.bitcoind.zmqblock=tcp://127.0.0.1:28332",
+                "-Declair.bitcoind.zmqtx=tcp://127.0.0.1:28333",
+                "-Declair.features.keysend=optional",
+            ],
+        );
+        assert!(args.iter().all(|a| a.starts_with("-D")), "{args:?}");
+        let secret = api_password(&chain, "carol");
+        for a in &args {
+            assert!(!a.contains("password"), "{a}");
+            assert!(!a.contains(&secret), "{a}");
+        }
+    }
+
+    #[test]
+    fn in_a_container_eclair_listens_on_every_address_and_names_the_chain() {
+        let chain = bitcoind("chain:18443", "chain");
+        let p = ECLAIR.ports();
+        let (rpc, p2p) = (format!("0.0.0.0:{}", p.rpc), format!("0.0.0.0:{}", p.p2p));
+        let args = ECLAIR.args(&launch(&chain, &rpc, &p2p));
+        has_all(
+            &args,
+            &[
+                "-Declair.api.binding-ip=0.0.0.0",
+                "-Declair.api.port=8080",
+                "-Declair.server.port=9735",
+                "-Declair.bitcoind.host=chain",
+                "-Declair.bitcoind.zmqblock=tcp://chain:28332",
+            ],
+        );
+    }
+
+    #[test]
+    fn the_passwords_go_in_files_the_api_one_per_node() {
+        let chain = bitcoind("127.0.0.1:1", "127.0.0.1");
+        let files = ECLAIR.config_files(&launch(&chain, "127.0.0.1:2", "127.0.0.1:3"));
+        let api = api_password(&chain, "carol");
+        assert_eq!(api.len(), 32);
+        assert_ne!(api, api_password(&chain, "dave"), "one per node");
+        let conf = &files
+            .iter()
+            .find(|f| f.path == "eclair.conf")
+            .unwrap()
+            .content;
+        assert!(
+            conf.contains("eclair.bitcoind.rpcpassword = \"p\\\"w\""),
+            "quoted: {conf}"
+        );
+        assert!(conf.contains(&format!("eclair.api.password = \"{api}\"")));
+        let file = files.iter().find(|f| f.path == API_PASSWORD_FILE).unwrap();
+        assert_eq!(file.content, api);
+        assert_eq!(ECLAIR.credential_files(), [API_PASSWORD_FILE]);
+    }
+
+    #[test]
+    fn runs_on_bitcoind_with_a_wallet_of_its_own() {
+        assert_eq!(ECLAIR.chains(), [ChainKind::Bitcoind]);
+        assert!(ECLAIR.chain_wallet());
+        assert_eq!(ECLAIR.large_channel_flag(), None);
+    }
+
+    #[test]
+    fn postgres_is_asked_for_by_the_db_driver_and_given_apart() {
+        let asked = ["-Declair.db.driver=postgres".to_string()];
+        assert!(ECLAIR.wants_postgres(&asked));
+        assert!(!ECLAIR.wants_postgres(&[]));
+        let own = [
+            asked[0].clone(),
+            "-Declair.db.postgres.host=db.example".to_string(),
+        ];
+        assert!(!ECLAIR.wants_postgres(&own), "a server of its own");
+        assert_eq!(
+            ECLAIR.postgres_args("postgres://lnbench@postgres:5432/bob?sslmode=disable"),
+            [
+                "-Declair.db.postgres.host=postgres",
+                "-Declair.db.postgres.port=5432",
+                "-Declair.db.postgres.database=bob",
+                "-Declair.db.postgres.username=lnbench",
+            ]
+        );
+    }
+
+    #[test]
+    fn images_take_the_version_as_a_tag() {
+        assert_eq!(
+            ECLAIR.images(Some("0.13.0")).local,
+            "lnbench/eclair:v0.13.0"
+        );
+        assert_eq!(ECLAIR.images(None).local, "lnbench/eclair:v0.13.0");
+    }
+}

@@ -1,0 +1,278 @@
+//! End to end with Eclair: real Eclair nodes (and LND beside them) on a real Bitcoin Core
+//! regtest chain, through the real binary: Eclair pays Eclair by keysend and by invoice
+//! as processes and in containers, LND and Eclair pay each other, a SIGINT in the load
+//! and an Eclair node killed in the load end the run cleanly. Eclair and bitcoind build
+//! from source trees (`ECLAIR_SRC=<tree> scripts/build-nodes.sh`, `BITCOIN_SRC=<tree>
+//! ...`); where the build cache lacks them these tests say they did not run (stderr and
+//! `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
+
+mod common;
+
+use common::docker::{block_on, labelled};
+use common::running::Running;
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const ECLAIR_BUILD: &str =
+    "ECLAIR_SRC=<Eclair source tree> scripts/build-nodes.sh, with a JDK >= 21";
+const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
+
+/// True when Eclair and bitcoind are built; otherwise records that `test` did not run.
+fn built(test: &str) -> bool {
+    built_or_not_run(test, "eclair-node", ECLAIR_BUILD)
+        && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
+}
+
+/// One run of a scenario text through the binary, headless.
+struct Run {
+    running: Running,
+    work: tempfile::TempDir,
+}
+
+impl Run {
+    fn start(text: &str, payments: u64) -> Run {
+        let work = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(work.path().join("runs")).unwrap();
+        let scenario = work.path().join("scenario.yaml");
+        std::fs::write(&scenario, text).unwrap();
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(&scenario)
+            .args(["--payments", &payments.to_string(), "--report"])
+            .arg(work.path().join("report"))
+            .arg("--run-dir")
+            .arg(work.path().join("runs"));
+        Run {
+            running: Running::spawn(cmd),
+            work,
+        }
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.work.path().join("runs")
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let path = self.work.path().join("report").join("report.json");
+        let text = std::fs::read_to_string(&path).expect("report.json");
+        serde_json::from_str(&text).expect("report.json is JSON")
+    }
+
+    /// Waits for a successful exit and returns the report, checked for `payments`
+    /// successes and no failure.
+    fn succeeded(&mut self, payments: u64) -> (serde_json::Value, String) {
+        let (status, log) = self.running.wait_exit(Duration::from_secs(900));
+        assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
+        let report = self.report();
+        assert_matches_schema(&report);
+        assert_eq!(report["complete"], true);
+        assert_eq!(report["results"]["ok"], payments, "{:#}", report["results"]);
+        assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
+        assert_eq!(report["chain"]["implementation"], "bitcoind");
+        eprintln!(
+            "{}: {} payments, {:.1} TPS, p50 {} us, p99 {} us",
+            report["scenario"]["name"],
+            report["results"]["ok"],
+            report["results"]["tps_avg"].as_f64().unwrap_or_default(),
+            report["results"]["latency"]["p50_us"],
+            report["results"]["latency"]["p99_us"],
+        );
+        (report, log)
+    }
+}
+
+fn fixture() -> String {
+    std::fs::read_to_string(repo_file(
+        "tests/fixtures/scenarios/valid/eclair-pays-eclair.yaml",
+    ))
+    .unwrap()
+}
+
+fn assert_nothing_left(run_dir: &Path, log: &str) {
+    let left = processes_mentioning(run_dir);
+    assert!(
+        left.is_empty(),
+        "processes of the run still alive: {left:?}\n{log}"
+    );
+    let entries = std::fs::read_dir(run_dir).map_or(0, |d| d.count());
+    assert_eq!(entries, 0, "the run directory is removed after the run");
+}
+
+/// The report's node of that name.
+fn node<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("node {name} in {:#}", report["nodes"]))
+}
+
+#[test]
+fn eclair_pays_eclair_by_keysend_and_by_invoice_locally() {
+    if !built("eclair_pays_eclair_by_keysend_and_by_invoice_locally") {
+        return;
+    }
+    let mut run = Run::start(&fixture(), 200);
+    let (report, log) = run.succeeded(200);
+    for step in ["chain up", "nodes up", "wallets funded", "channels active"] {
+        assert!(log.contains(step), "setup step {step:?} not shown:\n{log}");
+    }
+    for name in ["alice", "bob"] {
+        let n = node(&report, name);
+        assert_eq!(n["implementation"], "eclair", "{n:#}");
+        let version = n["version"].as_str().unwrap();
+        assert!(version.contains("0.13.0"), "{name}: {version}");
+        assert!(
+            n["binary"].as_str().unwrap().ends_with("eclair-node"),
+            "{n:#}"
+        );
+    }
+    assert!(
+        !serde_json::to_string(&report)
+            .unwrap()
+            .contains("password ="),
+        "no config file content in the report"
+    );
+    assert_nothing_left(&run.run_dir(), &log);
+
+    let invoices = fixture().replace("kind: keysend", "kind: invoice");
+    let mut run = Run::start(&invoices, 200);
+    let (report, log) = run.succeeded(200);
+    assert_eq!(report["workload"]["kind"], "invoice");
+    assert_nothing_left(&run.run_dir(), &log);
+}
+
+/// LND (alice) and Eclair (bob) on one chain, channels from `payer`, paid by `kind`.
+fn mixed(payer: &str, payee: &str, kind: &str) -> String {
+    format!(
+        "name: {payer}-pays-{payee}
+description: Can LND and Eclair pay each other?
+runtime: local
+chain:
+  implementation: bitcoind
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: eclair
+channels:
+  - from: {payer}
+    to: {payee}
+    capacity_sat: 5000000
+    count: 2
+workload:
+  kind: {kind}
+  senders: [{payer}]
+  receiver: {payee}
+  amount_msat: 1000
+  concurrency: 5
+  stop:
+    payments: 2000
+  payment_timeout: 60s
+"
+    )
+}
+
+#[test]
+fn lnd_pays_eclair_and_eclair_pays_lnd() {
+    if !built("lnd_pays_eclair_and_eclair_pays_lnd") {
+        return;
+    }
+    for (payer, payee, kind) in [("alice", "bob", "keysend"), ("bob", "alice", "invoice")] {
+        let mut run = Run::start(&mixed(payer, payee, kind), 200);
+        let (report, log) = run.succeeded(200);
+        assert_eq!(node(&report, "alice")["implementation"], "lnd");
+        assert_eq!(node(&report, "bob")["implementation"], "eclair");
+        assert_eq!(node(&report, payer)["role"], "sender");
+        assert_eq!(report["workload"]["kind"], kind);
+        assert_nothing_left(&run.run_dir(), &log);
+    }
+}
+
+/// Waits until the load has made payments: the JVM's first ones take a while (JIT).
+fn wait_for_payments(run: &mut Run) {
+    run.running.wait_for("payments made", 1, |l| {
+        l.contains(" ok ") && l.contains("tps") && !l.contains(" ok 0 ")
+    });
+}
+
+#[test]
+fn sigint_in_an_eclair_load_leaves_nothing_running() {
+    if !built("sigint_in_an_eclair_load_leaves_nothing_running") {
+        return;
+    }
+    let mut run = Run::start(&fixture(), 1_000_000);
+    wait_for_payments(&mut run);
+    kill(Pid::from_raw(run.running.child.id() as i32), Signal::SIGINT).expect("SIGINT");
+    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
+    assert!(status.code().is_some(), "exit status {status:?}\n{log}");
+    let report = run.report();
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGINT");
+    assert!(report["results"]["ok"].as_u64().unwrap() > 0);
+    assert_nothing_left(&run.run_dir(), &log);
+}
+
+#[test]
+fn an_eclair_node_killed_in_the_load_ends_the_run_with_its_log() {
+    if !built("an_eclair_node_killed_in_the_load_ends_the_run_with_its_log") {
+        return;
+    }
+    let mut run = Run::start(&fixture(), 1_000_000);
+    wait_for_payments(&mut run);
+    // The JVM is the process started (the script execs it), named by bob's alias.
+    let bob = processes_mentioning(&run.run_dir())
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("-Declair.node-alias=bob"))
+        .expect("bob's Eclair is running");
+    assert!(bob.1.contains("java"), "the JVM itself: {}", bob.1);
+    kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
+    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
+    assert!(log.contains("bob exited during the load"), "{log}");
+    // The tail of bob's log: Eclair's own lines (printed to its stdout).
+    assert!(
+        log.contains("fr.acinq.eclair") || log.contains("f.a.e"),
+        "{log}"
+    );
+    assert_nothing_left(&run.run_dir(), &log);
+}
+
+#[test]
+fn eclair_pays_eclair_by_keysend_in_docker() {
+    if !built("eclair_pays_eclair_by_keysend_in_docker") {
+        return;
+    }
+    let Some(docker) = common::docker::engine() else {
+        return;
+    };
+    let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
+    let eclair = lnbench_tui::node::driver(lnbench_tui::node::Implementation::Eclair)
+        .images(None)
+        .local;
+    for image in [&chain, &eclair] {
+        assert!(
+            block_on(docker.inspect_image(image)).is_ok(),
+            "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+        );
+    }
+    let text = fixture().replace("runtime: local", "runtime: docker");
+    let mut run = Run::start(&text, 200);
+    let (report, log) = run.succeeded(200);
+    let runtime = report["runtime"].as_str().unwrap();
+    assert!(
+        runtime.contains(&eclair) && runtime.contains(&chain),
+        "{runtime}"
+    );
+    assert_eq!(node(&report, "bob")["implementation"], "eclair");
+    let run_id = run.running.run_id();
+    let (containers, networks) = labelled(Some(&run_id));
+    assert!(
+        containers.is_empty() && networks.is_empty(),
+        "left behind: {containers:?} {networks:?}\n{log}"
+    );
+}
