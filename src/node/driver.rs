@@ -16,6 +16,7 @@ use std::sync::Arc;
 pub enum Credentials {
     Lnd(super::lnd::LndCredentials),
     Cln(super::cln::ClnCredentials),
+    Ldk(super::ldk::LdkCredentials),
 }
 
 impl Credentials {
@@ -25,6 +26,7 @@ impl Credentials {
         match self {
             Credentials::Lnd(c) => c.files(),
             Credentials::Cln(c) => c.files(),
+            Credentials::Ldk(c) => c.files(),
         }
     }
 }
@@ -136,4 +138,10 @@ pub trait NodeDriver: Send + Sync {
     /// Channels above this many satoshis need `flag` on both ends, if the
     /// implementation caps channel size: `(largest without it, flag)`.
     fn large_channel_flag(&self) -> Option<(u64, &'static str)>;
+    /// Why this implementation cannot pay or receive keysend payments, if it cannot
+    /// (validation refuses keysend workloads with such a node, and setup probes routes
+    /// with invoices instead).
+    fn keysend_missing(&self) -> Option<&'static str> {
+        None
+    }
 }

@@ -7,6 +7,7 @@
 pub mod cln;
 pub mod driver;
 pub mod fake;
+pub mod ldk;
 pub mod lnd;
 
 pub use driver::{Credentials, NodeDriver, NodeEndpoint};
@@ -21,15 +22,21 @@ use std::time::Duration;
 pub enum Implementation {
     Lnd,
     Cln,
+    Ldk,
 }
 
 impl Implementation {
-    pub const ALL: [Implementation; 2] = [Implementation::Lnd, Implementation::Cln];
+    pub const ALL: [Implementation; 3] = [
+        Implementation::Lnd,
+        Implementation::Cln,
+        Implementation::Ldk,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Implementation::Lnd => "lnd",
             Implementation::Cln => "cln",
+            Implementation::Ldk => "ldk",
         }
     }
 }
@@ -43,6 +50,7 @@ pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
     match implementation {
         Implementation::Lnd => &lnd::LND,
         Implementation::Cln => &cln::CLN,
+        Implementation::Ldk => &ldk::LDK,
     }
 }
 

@@ -198,7 +198,7 @@ pub(super) enum RawPaymentKind {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {
-    pub kind: RawPaymentKind,
+    pub kind: Spanned<RawPaymentKind>,
     pub senders: Spanned<Vec<Spanned<String>>>,
     pub receiver: Spanned<String>,
     #[serde(default)]
