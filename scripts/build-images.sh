@@ -6,7 +6,8 @@
 # shared libraries they load) when the build cache has Bitcoin Core (skipped with a
 # message otherwise); lnbench/cln:<version> (lightningd with its plugins, lightning-cli,
 # the cln-grpc plugin and bitcoin-cli) when it has Core Lightning and Bitcoin Core
-# (likewise); lnbench/postgres:<major> from this machine's PostgreSQL server (Debian's
+# (likewise); lnbench/ldk:<version> (ldk-server and ldk-server-cli) when it has
+# ldk-server (likewise); lnbench/postgres:<major> from this machine's PostgreSQL server (Debian's
 # postgresql package; skipped with a message when it is not installed); and
 # lnbench/etcd:<version> from the etcd server (the build cache's, else Debian's
 # etcd-server package; skipped with a message when there is none).
@@ -219,6 +220,42 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# lnbench/ldk:<version>: ldk-server and ldk-server-cli from the build cache
+# (LDK_SERVER_SRC=<tree> scripts/build-nodes.sh) with their shared libraries. ldk-server
+# takes its config file as its one argument (the docker runtime uploads it into /data).
+# The source commit goes in the label lnbench.source.
+build_ldk() {
+  local stamp version commit tag ctx root
+  if [ ! -x "$bin/ldk-server" ] || [ ! -x "$bin/ldk-server-cli" ] || [ ! -f "$bin/.ldk-server.version" ]; then
+    echo "skipping lnbench/ldk: ldk-server is not built (LDK_SERVER_SRC=<source tree> scripts/build-nodes.sh); scenarios with LDK nodes cannot run on docker without it" >&2
+    return 0
+  fi
+  stamp=$(cat "$bin/.ldk-server.version")
+  version=${stamp%% *}
+  commit=${stamp#* }
+  [ "$commit" = "$stamp" ] && commit=""
+  tag="lnbench/ldk:$version"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$bin/ldk-server" "$bin/ldk-server-cli" "$root/bin/"
+  copy_libraries "$root"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="ldk-server" org.opencontainers.image.version="$version" lnbench.source="$commit" lnbench.image="1"
+ENTRYPOINT ["/bin/ldk-server"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  docker_build "$tag" "$ctx"
+  built+=" $tag"
+}
+
 # lnbench/etcd:<version>: FROM scratch with the etcd server (the build cache's if
 # scripts/build-nodes.sh built one, else the one on PATH) and the libraries it loads.
 # Its data goes to /data/etcd in the container's writable layer; the docker runtime
@@ -260,6 +297,7 @@ build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
 build_bitcoind
 build_cln
+build_ldk
 build_postgres
 build_etcd
 echo "$built"
