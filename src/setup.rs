@@ -180,7 +180,9 @@ pub async fn wait_synced(
 }
 
 /// Funds each opener's wallet with one output per channel it opens (LND funds channels
-/// from confirmed outputs only), mines them in, and waits until the wallets see them.
+/// from confirmed outputs only), and each accepting node whose implementation keeps an
+/// on-chain reserve per inbound channel (LDK, for anchor channels) with one output for
+/// all of them; mines them in and waits until the wallets see them.
 pub async fn fund_openers(
     chain: &dyn ChainBackend,
     nodes: &HashMap<String, ReadyNode>,
@@ -197,6 +199,27 @@ pub async fn fund_openers(
             outputs.push((addr, amount));
             *wanted.entry(ch.from.as_str()).or_default() += amount;
         }
+    }
+    let mut reserves: Vec<(&str, u64)> = Vec::new();
+    for ch in channels {
+        let acceptor = node_named(nodes, &ch.to)?;
+        let per_channel = crate::node::driver(acceptor.node.implementation())
+            .inbound_channel_reserve_sat();
+        if per_channel == 0 {
+            continue;
+        }
+        let reserve = per_channel * u64::from(ch.count);
+        match reserves.iter_mut().find(|(n, _)| *n == ch.to) {
+            Some((_, r)) => *r += reserve,
+            None => reserves.push((ch.to.as_str(), reserve)),
+        }
+    }
+    for (name, reserve) in reserves {
+        let node = &node_named(nodes, name)?.node;
+        // The margin pays the fees of what the node may sweep later.
+        let amount = reserve + FUNDING_MARGIN_SAT;
+        outputs.push((node.new_address().await?, amount));
+        *wanted.entry(name).or_default() += amount;
     }
     if outputs.is_empty() {
         return Ok(());

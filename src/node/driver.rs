@@ -144,4 +144,10 @@ pub trait NodeDriver: Send + Sync {
     fn keysend_missing(&self) -> Option<&'static str> {
         None
     }
+    /// Satoshis the node must hold on chain for each channel it accepts (setup funds
+    /// the accepting node with them): LDK refuses an inbound anchor channel without
+    /// that reserve.
+    fn inbound_channel_reserve_sat(&self) -> u64 {
+        0
+    }
 }

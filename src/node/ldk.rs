@@ -41,10 +41,8 @@ const LONGEST_POLL: Duration = Duration::from_millis(25);
 /// How long an invoice stays payable: longer than any run.
 const INVOICE_EXPIRY_SECS: u32 = 24 * 3600;
 /// `OpenChannel` answers before the funding transaction exists: how long we wait for
-/// it, and the pause after it appears for the peer's signature, after which LDK
-/// broadcasts it (setup mines right after `open_channel` returns).
+/// it to be broadcast (setup mines right after `open_channel` returns).
 const FUNDING_WAIT: Duration = Duration::from_secs(30);
-const FUNDING_BROADCAST_GRACE: Duration = Duration::from_millis(500);
 /// Any one HTTP request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -460,30 +458,46 @@ impl LightningNode for LdkNode {
             // Announced, so other nodes can route through it, as LND's and CLN's are.
             announce_channel: true,
         };
+        let before = self.wallet_balance().await?.confirmed_sat;
         let opened: proto::OpenChannelResponse = self.request(CALL, &request).await?;
-        // The answer comes before the peer accepted: wait for the funding outpoint.
+        // The answer comes before the peer accepted and before the funding transaction
+        // exists. Wait for its outpoint, and then until the wallet shows it spent: the
+        // wallet learns of it from Bitcoin Core's mempool (polled every 2 s), which
+        // proves it was broadcast (setup mines right after), and the next channel's
+        // funding then cannot pick the same coins.
         let deadline = Instant::now() + FUNDING_WAIT;
+        let mut point = None;
         loop {
-            let channels = self.channels().await?;
-            let funded = channels
-                .iter()
-                .find(|c| c.user_channel_id == opened.user_channel_id)
-                .and_then(|c| c.funding_txo.as_ref());
-            if let Some(o) = funded {
-                tokio::time::sleep(FUNDING_BROADCAST_GRACE).await;
-                return Ok(format!("{}:{}", o.txid, o.vout));
+            if point.is_none() {
+                point = self
+                    .channels()
+                    .await?
+                    .iter()
+                    .find(|c| c.user_channel_id == opened.user_channel_id)
+                    .and_then(|c| c.funding_txo.as_ref())
+                    .map(|o| format!("{}:{}", o.txid, o.vout));
+            }
+            if let Some(point) = &point {
+                let now = self.wallet_balance().await?.confirmed_sat;
+                if now <= before.saturating_sub(capacity_sat) {
+                    return Ok(point.clone());
+                }
             }
             if Instant::now() >= deadline {
+                let what = match &point {
+                    None => "got no funding transaction",
+                    Some(_) => "has a funding transaction the wallet never saw in the mempool",
+                };
                 return Err(self.protocol(
                     CALL,
                     format!(
-                        "channel {} to {pubkey} got no funding transaction in {} s",
+                        "channel {} to {pubkey} {what} in {} s",
                         opened.user_channel_id,
                         FUNDING_WAIT.as_secs()
                     ),
                 ));
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 

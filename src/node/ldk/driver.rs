@@ -243,6 +243,13 @@ impl NodeDriver for Ldk {
     fn keysend_missing(&self) -> Option<&'static str> {
         Some(NO_KEYSEND)
     }
+
+    /// ldk-node's default reserve per anchor channel (`AnchorChannelsConfig::
+    /// per_channel_reserve_sats`): without it spendable, an inbound anchor channel is
+    /// refused ("insufficient available on-chain reserves").
+    fn inbound_channel_reserve_sat(&self) -> u64 {
+        25_000
+    }
 }
 
 #[cfg(test)]
