@@ -203,8 +203,8 @@ pub async fn fund_openers(
     let mut reserves: Vec<(&str, u64)> = Vec::new();
     for ch in channels {
         let acceptor = node_named(nodes, &ch.to)?;
-        let per_channel = crate::node::driver(acceptor.node.implementation())
-            .inbound_channel_reserve_sat();
+        let per_channel =
+            crate::node::driver(acceptor.node.implementation()).inbound_channel_reserve_sat();
         if per_channel == 0 {
             continue;
         }
@@ -271,37 +271,55 @@ pub async fn open_channels(
     channels: &[ChannelSpec],
     log: &mut StepLog,
 ) -> Result<()> {
-    let mut by_opener: HashMap<&str, Vec<&ChannelSpec>> = HashMap::new();
+    // Rounds of openings: an acceptor that takes only so many unconfirmed channels
+    // from one peer (LDK: 4) gets the rest in later rounds, after a block confirmed the
+    // earlier ones. Other channels all go in the first round.
+    let mut rounds: Vec<HashMap<&str, Vec<(String, String, u64)>>> = Vec::new();
+    let mut per_pair: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut limited: Vec<&str> = Vec::new();
     for ch in channels {
-        by_opener.entry(ch.from.as_str()).or_default().push(ch);
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    for (opener, chans) in by_opener {
-        let from = node_named(nodes, opener)?.clone();
-        let mut plan = Vec::new();
-        for ch in chans {
-            let to = node_named(nodes, &ch.to)?;
-            for _ in 0..ch.count {
-                plan.push((to.info.pubkey.clone(), ch.to.clone(), ch.capacity_sat));
-            }
+        let to = node_named(nodes, &ch.to)?;
+        let limit =
+            crate::node::driver(to.node.implementation()).max_unconfirmed_inbound_channels();
+        if limit.is_some() && !limited.contains(&ch.to.as_str()) {
+            limited.push(ch.to.as_str());
         }
-        tasks.spawn(async move {
-            for (pubkey, to, capacity) in plan {
-                from.node
-                    .open_channel(&pubkey, capacity)
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "opening a {capacity} sat channel from {} to {to}",
-                            from.node.name()
-                        )
-                    })?;
+        for _ in 0..ch.count {
+            let seen = per_pair
+                .entry((ch.from.as_str(), ch.to.as_str()))
+                .or_default();
+            let round = limit.map_or(0, |l| (*seen / l.max(1)) as usize);
+            *seen += 1;
+            if rounds.len() <= round {
+                rounds.resize_with(round + 1, HashMap::new);
             }
-            anyhow::Ok(())
-        });
+            rounds[round].entry(ch.from.as_str()).or_default().push((
+                to.info.pubkey.clone(),
+                ch.to.clone(),
+                ch.capacity_sat,
+            ));
+        }
     }
-    while let Some(res) = tasks.join_next().await {
-        res.context("channel opening task panicked")??;
+    for (i, round) in rounds.into_iter().enumerate() {
+        if i > 0 {
+            chain.mine(1).await?;
+            let height = chain.height().await?;
+            for name in &limited {
+                let node = &node_named(nodes, name)?.node;
+                poll(
+                    &format!("{name} seeing block {height}"),
+                    Duration::from_secs(60),
+                    Duration::from_millis(250),
+                    || async {
+                        let info = node.get_info().await?;
+                        Ok((u64::from(info.block_height) >= height).then_some(()))
+                    },
+                )
+                .await?;
+            }
+            log.progress(&format!("round {i}: earlier channels confirmed once"));
+        }
+        open_round(nodes, round).await?;
     }
     let total: u32 = channels.iter().map(|c| c.count).sum();
     log.progress(&format!("{total} funding transactions published"));
@@ -352,6 +370,36 @@ async fn probe(sender: &dyn LightningNode, receiver: &ReadyNode) -> Result<Payme
             .keysend(&receiver.info.pubkey, PROBE_MSAT, PROBE_TIMEOUT)
             .await?)
     }
+}
+
+/// Opens one round of channels: openers in parallel, each opener's channels one after
+/// the other so each takes its own funding output.
+async fn open_round(
+    nodes: &HashMap<String, ReadyNode>,
+    round: HashMap<&str, Vec<(String, String, u64)>>,
+) -> Result<()> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (opener, plan) in round {
+        let from = node_named(nodes, opener)?.clone();
+        tasks.spawn(async move {
+            for (pubkey, to, capacity) in plan {
+                from.node
+                    .open_channel(&pubkey, capacity)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "opening a {capacity} sat channel from {} to {to}",
+                            from.node.name()
+                        )
+                    })?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(res) = tasks.join_next().await {
+        res.context("channel opening task panicked")??;
+    }
+    Ok(())
 }
 
 fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&'a ReadyNode> {

@@ -150,4 +150,9 @@ pub trait NodeDriver: Send + Sync {
     fn inbound_channel_reserve_sat(&self) -> u64 {
         0
     }
+    /// How many channels from one peer the node accepts while their funding is
+    /// unconfirmed, if it caps them (setup then opens the rest after a block).
+    fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
+        None
+    }
 }

@@ -250,6 +250,12 @@ impl NodeDriver for Ldk {
     fn inbound_channel_reserve_sat(&self) -> u64 {
         25_000
     }
+
+    /// LDK refuses a fifth unconfirmed inbound channel from one peer ("Refusing more
+    /// than 4 unfunded channels": `MAX_UNFUNDED_CHANS_PER_PEER`).
+    fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
+        Some(4)
+    }
 }
 
 #[cfg(test)]
