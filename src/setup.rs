@@ -274,7 +274,7 @@ pub async fn open_channels(
     // Rounds of openings: an acceptor that takes only so many unconfirmed channels
     // from one peer (LDK: 4) gets the rest in later rounds, after a block confirmed the
     // earlier ones. Other channels all go in the first round.
-    let mut rounds: Vec<HashMap<&str, Vec<(String, String, u64)>>> = Vec::new();
+    let mut rounds: Vec<Round> = Vec::new();
     let mut per_pair: HashMap<(&str, &str), u32> = HashMap::new();
     let mut limited: Vec<&str> = Vec::new();
     for ch in channels {
@@ -372,11 +372,15 @@ async fn probe(sender: &dyn LightningNode, receiver: &ReadyNode) -> Result<Payme
     }
 }
 
+/// One round of channel openings: per opener, its channels in order as (peer pubkey,
+/// peer name, capacity).
+type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
+
 /// Opens one round of channels: openers in parallel, each opener's channels one after
 /// the other so each takes its own funding output.
 async fn open_round(
     nodes: &HashMap<String, ReadyNode>,
-    round: HashMap<&str, Vec<(String, String, u64)>>,
+    round: Round<'_>,
 ) -> Result<()> {
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
