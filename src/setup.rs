@@ -378,10 +378,7 @@ type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
 
 /// Opens one round of channels: openers in parallel, each opener's channels one after
 /// the other so each takes its own funding output.
-async fn open_round(
-    nodes: &HashMap<String, ReadyNode>,
-    round: Round<'_>,
-) -> Result<()> {
+async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
         let from = node_named(nodes, opener)?.clone();

@@ -316,7 +316,10 @@ fn an_ldk_node_killed_mid_load_ends_the_run_with_its_log() {
     assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
     assert!(log.contains("bob exited during the load"), "{log}");
     // The tail of bob's own log: ldk-server's lines about the payments it received.
-    let tail = log.split("last lines of its log").nth(1).unwrap_or_default();
+    let tail = log
+        .split("last lines of its log")
+        .nth(1)
+        .unwrap_or_default();
     assert!(tail.contains("PAYMENT_RECEIVED"), "bob's log tail:\n{log}");
     let report = run.report();
     assert_eq!(report["complete"], false);
