@@ -6,6 +6,8 @@
 # shared libraries they load) when the build cache has Bitcoin Core (skipped with a
 # message otherwise); lnbench/cln:<version> (lightningd with its plugins, lightning-cli,
 # the cln-grpc plugin and bitcoin-cli) when it has Core Lightning and Bitcoin Core
+# (likewise); lnbench/eclair:<version> (Eclair with a jlink'd Java runtime) when it has
+# Eclair, and lnbench/ldk:<version> (ldk-server and ldk-server-cli) when it has ldk-server
 # (likewise); lnbench/postgres:<major> from this machine's PostgreSQL server (Debian's
 # postgresql package; skipped with a message when it is not installed); and
 # lnbench/etcd:<version> from the etcd server (the build cache's, else Debian's
@@ -222,6 +224,42 @@ DOCKERFILE
   built+=" $tag"
 }
 
+# lnbench/ldk:<version>: ldk-server and ldk-server-cli from the build cache
+# (LDK_SERVER_SRC=<tree> scripts/build-nodes.sh) with their shared libraries. ldk-server
+# takes its config file as its one argument (the docker runtime uploads it into /data).
+# The source commit goes in the label lnbench.source.
+build_ldk() {
+  local stamp version commit tag ctx root
+  if [ ! -x "$bin/ldk-server" ] || [ ! -x "$bin/ldk-server-cli" ] || [ ! -f "$bin/.ldk-server.version" ]; then
+    echo "skipping lnbench/ldk: ldk-server is not built (LDK_SERVER_SRC=<source tree> scripts/build-nodes.sh); scenarios with LDK nodes cannot run on docker without it" >&2
+    return 0
+  fi
+  stamp=$(cat "$bin/.ldk-server.version")
+  version=${stamp%% *}
+  commit=${stamp#* }
+  [ "$commit" = "$stamp" ] && commit=""
+  tag="lnbench/ldk:$version"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' RETURN
+  root="$ctx/rootfs"
+  mkdir -p "$root/bin" "$root/data" "$root/tmp"
+  chmod 0777 "$root/data"
+  chmod 1777 "$root/tmp"
+  cp "$bin/ldk-server" "$bin/ldk-server-cli" "$root/bin/"
+  copy_libraries "$root"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+ENV HOME=/data PATH=/bin TMPDIR=/tmp
+WORKDIR /data
+LABEL org.opencontainers.image.title="ldk-server" org.opencontainers.image.version="$version" lnbench.source="$commit" lnbench.image="1"
+ENTRYPOINT ["/bin/ldk-server"]
+DOCKERFILE
+  echo "building $tag ..." >&2
+  docker_build "$tag" "$ctx"
+  built+=" $tag"
+}
+
 # lnbench/eclair:<version>: Eclair from the build cache (scripts/build-nodes.sh with
 # ECLAIR_SRC): a Java runtime linked with jlink from the JDK that built it (the Java SE
 # modules and the JDK ones Eclair's libraries use) at /jre, its jars at /eclair/lib, and
@@ -319,6 +357,7 @@ built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
 build_bitcoind
 build_cln
 build_eclair
+build_ldk
 build_postgres
 build_etcd
 echo "$built"

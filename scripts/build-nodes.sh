@@ -22,6 +22,9 @@
 # unzipped eclair-node goes to $CACHE/eclair/<version>-<commit>/; $BIN/eclair-node is a
 # small sh script that execs its JVM (so the process started is Java itself), taking
 # JVM options (-Declair.datadir=<dir>, -Declair.<key>=<value>) as its arguments.
+# and LDK's ldk-server + ldk-server-cli from LDK_SERVER_SRC / LDK_SERVER_SRC_COMMIT (a
+# workspace whose dependencies all come from crates.io: commit ee1c96c, which has
+# no keysend), or a clone of upstream at that commit under LNBENCH_CLONE=1.
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -275,6 +278,53 @@ elif ! eclair_fresh; then
   else
     [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
     echo "note: Eclair not built (give a source tree: ECLAIR_SRC=<tree> [ECLAIR_SRC_COMMIT=<commit>] scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone $ECLAIR_TAG; either needs a JDK >= 21); runs with Eclair nodes and their tests will say so" >&2
+  fi
+fi
+
+# --- LDK (ldk-server) ---------------------------------------------------------------
+# The last commit whose dependencies all come from crates.io (ldk-node 0.7.0); later ones
+# pin git dependencies. It has no keysend (SpontaneousSend came later).
+LDK_SERVER_COMMIT="${LDK_SERVER_COMMIT:-ee1c96cc7c628292d9eba57201af1ea57a55f052}"
+LDK_SERVER_REPO="${LDK_SERVER_REPO:-https://github.com/lightningdevkit/ldk-server}"
+ldk_fresh() {
+  [ -x "$BIN/ldk-server" ] && [ -x "$BIN/ldk-server-cli" ] && [ -f "$BIN/.ldk-server.version" ]
+}
+
+build_ldk() { # source dir, commit
+  local src="$1" commit="$2" build version b
+  command -v cargo >/dev/null || { echo "error: cargo is needed to build ldk-server (Rust 1.85 or newer)" >&2; return 3; }
+  # ldk-server states no version of its own (--help prints the usage): its crate's does.
+  version="v$(sed -n 's/^version = "\(.*\)"/\1/p' "$src/ldk-server/Cargo.toml" | head -n 1)"
+  build="$CACHE/build/ldk-server-${commit:0:12}"
+  mkdir -p "$build"
+  echo "building ldk-server $version from $commit (about 15 minutes on 2 cores the first time: release builds use LTO)..." >&2
+  (cd "$src" && nice cargo build --release --locked --target-dir "$build") >"$build/cargo.log" 2>&1 \
+    || { tail -n 30 "$build/cargo.log" >&2; echo "error: building ldk-server failed (log: $build/cargo.log)" >&2; return 3; }
+  # Copied beside the cache and moved in, so a run using the cached binary never sees half a file.
+  for b in ldk-server ldk-server-cli; do
+    install -m 0755 "$build/release/$b" "$BIN/.$b.new"
+    mv -f "$BIN/.$b.new" "$BIN/$b"
+    # What the report records: the version and the commit it came from.
+    echo "$version $commit" > "$BIN/.$b.version"
+  done
+}
+
+if [ -n "${LDK_SERVER_SRC:-}" ]; then
+  [ -f "$LDK_SERVER_SRC/Cargo.toml" ] && [ -f "$LDK_SERVER_SRC/ldk-server/Cargo.toml" ] || { echo "error: LDK_SERVER_SRC=$LDK_SERVER_SRC is not an ldk-server workspace (no Cargo.toml, no ldk-server/)" >&2; exit 2; }
+  commit="${LDK_SERVER_SRC_COMMIT:-}"
+  [ -n "$commit" ] || [ ! -e "$LDK_SERVER_SRC/.git" ] || commit=$(git -C "$LDK_SERVER_SRC" rev-parse HEAD)
+  [ -n "$commit" ] || { echo "error: LDK_SERVER_SRC is not a git work tree: set LDK_SERVER_SRC_COMMIT to the upstream commit it was exported from" >&2; exit 2; }
+  if ! ldk_fresh || [ "$(cut -d' ' -f2 "$BIN/.ldk-server.version")" != "$commit" ]; then
+    build_ldk "$LDK_SERVER_SRC" "$commit"
+  fi
+elif ! ldk_fresh; then
+  src="$CACHE/src/ldk-server-${LDK_SERVER_COMMIT:0:12}"
+  if [ "${LNBENCH_CLONE:-}" = 1 ] && { [ -f "$src/Cargo.toml" ] ||
+      { git clone --quiet "$LDK_SERVER_REPO" "$src" && git -C "$src" checkout --quiet "$LDK_SERVER_COMMIT"; }; }; then
+    build_ldk "$src" "$(git -C "$src" rev-parse HEAD)"
+  else
+    [ "${LNBENCH_CLONE:-}" = 1 ] && rm -rf "$src"
+    echo "note: ldk-server not built (give a source tree: LDK_SERVER_SRC=<tree> [LDK_SERVER_SRC_COMMIT=<commit>] scripts/build-nodes.sh, or LNBENCH_CLONE=1 to clone commit ${LDK_SERVER_COMMIT:0:7}); runs with LDK nodes and their tests will say so" >&2
   fi
 fi
 

@@ -180,7 +180,9 @@ pub async fn wait_synced(
 }
 
 /// Funds each opener's wallet with one output per channel it opens (LND funds channels
-/// from confirmed outputs only), mines them in, and waits until the wallets see them.
+/// from confirmed outputs only), and each accepting node whose implementation keeps an
+/// on-chain reserve per inbound channel (LDK, for anchor channels) with one output for
+/// all of them; mines them in and waits until the wallets see them.
 pub async fn fund_openers(
     chain: &dyn ChainBackend,
     nodes: &HashMap<String, ReadyNode>,
@@ -197,6 +199,27 @@ pub async fn fund_openers(
             outputs.push((addr, amount));
             *wanted.entry(ch.from.as_str()).or_default() += amount;
         }
+    }
+    let mut reserves: Vec<(&str, u64)> = Vec::new();
+    for ch in channels {
+        let acceptor = node_named(nodes, &ch.to)?;
+        let per_channel =
+            crate::node::driver(acceptor.node.implementation()).inbound_channel_reserve_sat();
+        if per_channel == 0 {
+            continue;
+        }
+        let reserve = per_channel * u64::from(ch.count);
+        match reserves.iter_mut().find(|(n, _)| *n == ch.to) {
+            Some((_, r)) => *r += reserve,
+            None => reserves.push((ch.to.as_str(), reserve)),
+        }
+    }
+    for (name, reserve) in reserves {
+        let node = &node_named(nodes, name)?.node;
+        // The margin pays the fees of what the node may sweep later.
+        let amount = reserve + FUNDING_MARGIN_SAT;
+        outputs.push((node.new_address().await?, amount));
+        *wanted.entry(name).or_default() += amount;
     }
     if outputs.is_empty() {
         return Ok(());
@@ -248,37 +271,55 @@ pub async fn open_channels(
     channels: &[ChannelSpec],
     log: &mut StepLog,
 ) -> Result<()> {
-    let mut by_opener: HashMap<&str, Vec<&ChannelSpec>> = HashMap::new();
+    // Rounds of openings: an acceptor that takes only so many unconfirmed channels
+    // from one peer (LDK: 4) gets the rest in later rounds, after a block confirmed the
+    // earlier ones. Other channels all go in the first round.
+    let mut rounds: Vec<Round> = Vec::new();
+    let mut per_pair: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut limited: Vec<&str> = Vec::new();
     for ch in channels {
-        by_opener.entry(ch.from.as_str()).or_default().push(ch);
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    for (opener, chans) in by_opener {
-        let from = node_named(nodes, opener)?.clone();
-        let mut plan = Vec::new();
-        for ch in chans {
-            let to = node_named(nodes, &ch.to)?;
-            for _ in 0..ch.count {
-                plan.push((to.info.pubkey.clone(), ch.to.clone(), ch.capacity_sat));
-            }
+        let to = node_named(nodes, &ch.to)?;
+        let limit =
+            crate::node::driver(to.node.implementation()).max_unconfirmed_inbound_channels();
+        if limit.is_some() && !limited.contains(&ch.to.as_str()) {
+            limited.push(ch.to.as_str());
         }
-        tasks.spawn(async move {
-            for (pubkey, to, capacity) in plan {
-                from.node
-                    .open_channel(&pubkey, capacity)
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "opening a {capacity} sat channel from {} to {to}",
-                            from.node.name()
-                        )
-                    })?;
+        for _ in 0..ch.count {
+            let seen = per_pair
+                .entry((ch.from.as_str(), ch.to.as_str()))
+                .or_default();
+            let round = limit.map_or(0, |l| (*seen / l.max(1)) as usize);
+            *seen += 1;
+            if rounds.len() <= round {
+                rounds.resize_with(round + 1, HashMap::new);
             }
-            anyhow::Ok(())
-        });
+            rounds[round].entry(ch.from.as_str()).or_default().push((
+                to.info.pubkey.clone(),
+                ch.to.clone(),
+                ch.capacity_sat,
+            ));
+        }
     }
-    while let Some(res) = tasks.join_next().await {
-        res.context("channel opening task panicked")??;
+    for (i, round) in rounds.into_iter().enumerate() {
+        if i > 0 {
+            chain.mine(1).await?;
+            let height = chain.height().await?;
+            for name in &limited {
+                let node = &node_named(nodes, name)?.node;
+                poll(
+                    &format!("{name} seeing block {height}"),
+                    Duration::from_secs(60),
+                    Duration::from_millis(250),
+                    || async {
+                        let info = node.get_info().await?;
+                        Ok((u64::from(info.block_height) >= height).then_some(()))
+                    },
+                )
+                .await?;
+            }
+            log.progress(&format!("round {i}: earlier channels confirmed once"));
+        }
+        open_round(nodes, round).await?;
     }
     let total: u32 = channels.iter().map(|c| c.count).sum();
     log.progress(&format!("{total} funding transactions published"));
@@ -311,6 +352,57 @@ pub async fn open_channels(
     Ok(())
 }
 
+/// One small probe payment: a keysend, or an invoice of the receiver's where either
+/// end has no keysend (ldk-server at the pinned commit).
+async fn probe(sender: &dyn LightningNode, receiver: &ReadyNode) -> Result<PaymentOutcome> {
+    const PROBE_MSAT: u64 = 1_000;
+    const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+    let lacks = |n: &dyn LightningNode| {
+        crate::node::driver(n.implementation())
+            .keysend_missing()
+            .is_some()
+    };
+    if lacks(sender) || lacks(receiver.node.as_ref()) {
+        let invoice = receiver.node.create_invoice(PROBE_MSAT).await?;
+        Ok(sender.pay_invoice(&invoice.bolt11, PROBE_TIMEOUT).await?)
+    } else {
+        Ok(sender
+            .keysend(&receiver.info.pubkey, PROBE_MSAT, PROBE_TIMEOUT)
+            .await?)
+    }
+}
+
+/// One round of channel openings: per opener, its channels in order as (peer pubkey,
+/// peer name, capacity).
+type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
+
+/// Opens one round of channels: openers in parallel, each opener's channels one after
+/// the other so each takes its own funding output.
+async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (opener, plan) in round {
+        let from = node_named(nodes, opener)?.clone();
+        tasks.spawn(async move {
+            for (pubkey, to, capacity) in plan {
+                from.node
+                    .open_channel(&pubkey, capacity)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "opening a {capacity} sat channel from {} to {to}",
+                            from.node.name()
+                        )
+                    })?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(res) = tasks.join_next().await {
+        res.context("channel opening task panicked")??;
+    }
+    Ok(())
+}
+
 fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&'a ReadyNode> {
     nodes
         .get(name)
@@ -319,7 +411,7 @@ fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&
 
 /// Waits until each sender can actually pay each receiver: LND reports a channel as
 /// active about a second before it can carry an HTLC (payments fail with
-/// "insufficient balance" meanwhile). Probes with small keysends that are not counted.
+/// "insufficient balance" meanwhile). Probes with small payments that are not counted.
 pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog) -> Result<()> {
     for (sender, receiver) in routes {
         let what = format!(
@@ -334,9 +426,9 @@ pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog)
             Duration::from_millis(200),
             || {
                 attempts += 1;
-                let (s, r) = (sender.node.clone(), receiver.info.pubkey.clone());
+                let (s, r) = (sender.node.clone(), receiver.clone());
                 async move {
-                    let outcome = s.keysend(&r, 1_000, Duration::from_secs(30)).await?;
+                    let outcome = probe(s.as_ref(), &r).await?;
                     Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
                 }
             },

@@ -33,7 +33,8 @@ invalid_fixtures! {
     missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";
     duplicate_node: "duplicate-node" at "8:3", "`alice` appears twice in the same mapping", hint "names under nodes: must be unique";
     bad_kind: "bad-kind" at "13:9", "unknown value `keysnd`", hint "write one of: keysend, invoice, invoice-pregenerated";
-    bad_implementation: "bad-implementation" at "7:21", "unknown value `phoenixd`", hint "write one of: lnd, cln, eclair";
+    bad_implementation: "bad-implementation" at "7:21", "unknown value `phoenixd`", hint "write one of: lnd, cln, eclair, ldk";
+    keysend_with_ldk: "keysend-with-ldk" at "16:9", "kind: keysend, but receiver bob is ldk: ldk-server at commit ee1c96c", hint "write kind: invoice";
     cln_on_btcd: "cln-on-btcd" at "9:21", "node bob is cln, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     eclair_on_btcd: "eclair-on-btcd" at "9:21", "node bob is eclair, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
@@ -207,6 +208,21 @@ fn cln_pays_cln_runs_core_lightning_on_bitcoind() {
         ..shipped.workload.clone()
     };
     assert_eq!(at_ten, s.workload);
+}
+
+#[test]
+fn ldk_pays_ldk_runs_ldk_server_on_bitcoind_with_invoices() {
+    let s = scenario::load(&Path::new(VALID).join("ldk-pays-ldk.yaml")).unwrap();
+    assert_eq!(s.chain.kind, lnbench_tui::chain::ChainKind::Bitcoind);
+    for node in &s.nodes {
+        assert_eq!(node.implementation, Implementation::Ldk, "{}", node.name);
+    }
+    assert_eq!(s.workload.kind, PaymentKind::Invoice);
+    for shipped in ["scenarios/ldk-pays-ldk.yaml", "scenarios/lnd-pays-ldk.yaml"] {
+        let shipped = scenario::load(Path::new(shipped)).unwrap();
+        assert_eq!(shipped.channels, s.channels);
+        assert_eq!(shipped.workload, s.workload);
+    }
 }
 
 #[test]

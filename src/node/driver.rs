@@ -17,6 +17,7 @@ pub enum Credentials {
     Lnd(super::lnd::LndCredentials),
     Cln(super::cln::ClnCredentials),
     Eclair(super::eclair::EclairCredentials),
+    Ldk(super::ldk::LdkCredentials),
 }
 
 impl Credentials {
@@ -27,6 +28,7 @@ impl Credentials {
             Credentials::Lnd(c) => c.files(),
             Credentials::Cln(c) => c.files(),
             Credentials::Eclair(c) => c.files(),
+            Credentials::Ldk(c) => c.files(),
         }
     }
 }
@@ -168,4 +170,21 @@ pub trait NodeDriver: Send + Sync {
     /// Channels above this many satoshis need `flag` on both ends, if the
     /// implementation caps channel size: `(largest without it, flag)`.
     fn large_channel_flag(&self) -> Option<(u64, &'static str)>;
+    /// Why this implementation cannot pay or receive keysend payments, if it cannot
+    /// (validation refuses keysend workloads with such a node, and setup probes routes
+    /// with invoices instead).
+    fn keysend_missing(&self) -> Option<&'static str> {
+        None
+    }
+    /// Satoshis the node must hold on chain for each channel it accepts (setup funds
+    /// the accepting node with them): LDK refuses an inbound anchor channel without
+    /// that reserve.
+    fn inbound_channel_reserve_sat(&self) -> u64 {
+        0
+    }
+    /// How many channels from one peer the node accepts while their funding is
+    /// unconfirmed, if it caps them (setup then opens the rest after a block).
+    fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
+        None
+    }
 }

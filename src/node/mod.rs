@@ -8,6 +8,7 @@ pub mod cln;
 pub mod driver;
 pub mod eclair;
 pub mod fake;
+pub mod ldk;
 pub mod lnd;
 
 pub use driver::{Credentials, NodeDriver, NodeEndpoint};
@@ -23,13 +24,15 @@ pub enum Implementation {
     Lnd,
     Cln,
     Eclair,
+    Ldk,
 }
 
 impl Implementation {
-    pub const ALL: [Implementation; 3] = [
+    pub const ALL: [Implementation; 4] = [
         Implementation::Lnd,
         Implementation::Cln,
         Implementation::Eclair,
+        Implementation::Ldk,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Implementation {
             Implementation::Lnd => "lnd",
             Implementation::Cln => "cln",
             Implementation::Eclair => "eclair",
+            Implementation::Ldk => "ldk",
         }
     }
 }
@@ -51,6 +55,7 @@ pub fn driver(implementation: Implementation) -> &'static dyn NodeDriver {
         Implementation::Lnd => &lnd::LND,
         Implementation::Cln => &cln::CLN,
         Implementation::Eclair => &eclair::ECLAIR,
+        Implementation::Ldk => &ldk::LDK,
     }
 }
 

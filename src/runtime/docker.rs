@@ -421,6 +421,15 @@ impl DockerRuntime {
         }
     }
 
+    /// The container's IP address on the run's network, if the engine tells it.
+    async fn network_ip(&self, id: &str) -> Option<String> {
+        let network = self.network.as_deref()?;
+        let info = self.docker.inspect_container(id, None).await.ok()?;
+        let networks = info.network_settings?.networks?;
+        let ip = networks.get(network)?.ip_address.clone()?;
+        (!ip.is_empty()).then_some(ip)
+    }
+
     fn exit_of(&self, name: &str) -> Option<String> {
         let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
         exited
@@ -598,10 +607,19 @@ impl Runtime for DockerRuntime {
             (false, Some(commit)) => format!("{stated} (source {commit}; {image})"),
             (false, None) => format!("{stated} ({image})"),
         };
+        let mut access = chain_access(spec.kind, &user, &pass);
+        // ldk-server takes the chain's RPC address as an IP socket address only (no
+        // host names): nodes get the chain's address on the run's network. A TLS RPC
+        // (btcd) keeps the name its certificate carries.
+        if !driver.rpc_tls()
+            && let Some(ip) = self.network_ip(&id).await
+        {
+            access.rpc_addr = format!("{ip}:{}", ports.rpc);
+        }
         let endpoint = ChainEndpoint {
             kind: spec.kind,
             rpc_addr,
-            access: chain_access(spec.kind, &user, &pass),
+            access,
             rpc_user: user,
             rpc_pass: pass,
             rpc_cert,

@@ -200,7 +200,7 @@ pub(super) enum RawPaymentKind {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {
-    pub kind: RawPaymentKind,
+    pub kind: Spanned<RawPaymentKind>,
     pub senders: Spanned<Vec<Spanned<String>>>,
     pub receiver: Spanned<String>,
     #[serde(default)]

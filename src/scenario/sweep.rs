@@ -360,11 +360,12 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
             }
         }
         (SweepParam::Kind, SweepValue::Kind(k)) => {
-            w.kind = match k {
+            let kind = match k {
                 PaymentKind::Keysend => RawPaymentKind::Keysend,
                 PaymentKind::Invoice => RawPaymentKind::Invoice,
                 PaymentKind::InvoicePregenerated => RawPaymentKind::InvoicePregenerated,
             };
+            w.kind = Spanned::new(kind, at, at);
         }
         (SweepParam::Replicas(group), SweepValue::Count(n)) => {
             if let Some((_, node)) = raw

@@ -323,3 +323,19 @@ fn database_postgres_on_eclair_sets_its_jvm_option() {
     );
     assert!(!driver.postgres_over_unix_socket());
 }
+
+#[test]
+fn database_postgres_on_ldk_is_refused_where_it_is_written() {
+    let text = with(
+        "name: t\n",
+        "name: t\nchain: { implementation: bitcoind }\n",
+    )
+    .replace(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: ldk\n    database: postgres\n",
+    )
+    .replace("kind: keysend", "kind: invoice");
+    let err = error_of(&text);
+    assert!(err.starts_with("t.yaml:6:15:"), "{err}");
+    assert!(err.contains("has no PostgreSQL backend"), "{err}");
+}

@@ -151,6 +151,7 @@ pub(super) fn validate(
         )?);
     }
     let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
+    check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
@@ -413,6 +414,34 @@ fn check_chain(
                 on.first().copied().unwrap_or("bitcoind")
             ),
         ));
+    }
+    Ok(())
+}
+
+/// A keysend workload only with senders and a receiver whose implementation has
+/// keysend (ldk-server at the pinned commit has none).
+fn check_keysend(
+    ctx: &Ctx,
+    nodes: &[(Spanned<String>, RawNode)],
+    w: &super::raw::RawWorkload,
+) -> Result<(), ScenarioError> {
+    if !matches!(w.kind.value, super::raw::RawPaymentKind::Keysend) {
+        return Ok(());
+    }
+    let parties = (w.senders.value.iter().map(|s| (s.value.as_str(), "sender")))
+        .chain(std::iter::once((w.receiver.value.as_str(), "receiver")));
+    for (group, role) in parties {
+        let Some((_, node)) = nodes.iter().find(|(name, _)| name.value == group) else {
+            continue;
+        };
+        let implementation = node.implementation.value;
+        if let Some(why) = crate::node::driver(implementation).keysend_missing() {
+            return Err(ctx.error(
+                &w.kind.referenced,
+                format!("kind: keysend, but {role} {group} is {implementation}: {why}"),
+                "write kind: invoice (the receiver creates an invoice per payment) or kind: invoice-pregenerated",
+            ));
+        }
     }
     Ok(())
 }

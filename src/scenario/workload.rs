@@ -73,7 +73,7 @@ pub(super) fn validate(
         None => DEFAULT_PAYMENT_TIMEOUT,
     };
     Ok(Workload {
-        kind: match w.kind {
+        kind: match w.kind.value {
             RawPaymentKind::Keysend => PaymentKind::Keysend,
             RawPaymentKind::Invoice => PaymentKind::Invoice,
             RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
