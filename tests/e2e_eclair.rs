@@ -276,3 +276,70 @@ fn eclair_pays_eclair_by_keysend_in_docker() {
         "left behind: {containers:?} {networks:?}\n{log}"
     );
 }
+
+/// Eclair on the run's PostgreSQL server (`database: postgres`), in docker: Eclair's JDBC
+/// client reaches the server container over the run's network. The server's data grows
+/// with the payments (Eclair writes there, not to SQLite). On the local runtime, whose
+/// server listens on a unix socket only, the run is refused at once, saying why.
+#[test]
+fn eclair_pays_eclair_on_postgresql_in_docker_and_local_refuses_it() {
+    if !built("eclair_pays_eclair_on_postgresql_in_docker_and_local_refuses_it") {
+        return;
+    }
+    let on_postgres = fixture().replace(
+        "    version: v0.13.0\n",
+        "    version: v0.13.0\n    database: postgres\n",
+    );
+    assert_eq!(on_postgres.matches("database: postgres").count(), 2);
+
+    let mut local = Run::start(&on_postgres, 10);
+    let (status, log) = local.running.wait_exit(Duration::from_secs(300));
+    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
+    assert!(
+        log.contains("its PostgreSQL client speaks TCP only") && log.contains("runtime: docker"),
+        "{log}"
+    );
+    assert_nothing_left(&local.run_dir(), &log);
+
+    let Some(docker) = common::docker::engine() else {
+        return;
+    };
+    let postgres_image =
+        block_on(docker.list_images(None::<bollard::query_parameters::ListImagesOptions>))
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|i| i.repo_tags.clone())
+            .any(|t| t.starts_with("lnbench/postgres:"));
+    assert!(
+        postgres_image,
+        "lnbench/postgres is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+    );
+    let text = on_postgres.replace("runtime: local", "runtime: docker");
+    let mut run = Run::start(&text, 100);
+    let (report, log) = run.succeeded(100);
+    for name in ["alice", "bob"] {
+        assert_eq!(node(&report, name)["database"], "postgres", "{name}");
+    }
+    let pg = report["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["implementation"] == "postgresql")
+        .unwrap_or_else(|| panic!("no PostgreSQL service: {:#}", report["services"]));
+    let (start, end) = (
+        pg["resources"]["data_dir_bytes_start"]
+            .as_u64()
+            .unwrap_or(0),
+        pg["resources"]["data_dir_bytes_end"].as_u64().unwrap_or(0),
+    );
+    assert!(
+        end > start,
+        "PostgreSQL's data did not grow: {start} -> {end}"
+    );
+    let run_id = run.running.run_id();
+    let (containers, networks) = labelled(Some(&run_id));
+    assert!(
+        containers.is_empty() && networks.is_empty(),
+        "left behind: {containers:?} {networks:?}\n{log}"
+    );
+}
