@@ -136,6 +136,27 @@ impl Stale {
     }
 }
 
+/// The PostgreSQL socket directories (`lnbench-pg-<pid>-<port>`, see
+/// `runtime::local::postgres`) under `temp` whose lnbench-tui is gone: a SIGKILLed tool
+/// leaves them (empty once the server died with it).
+pub fn stale_socket_dirs(temp: &Path, is_tool: impl Fn(u32) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (pid, port) = name.strip_prefix(PG_PREFIX)?.split_once('-')?;
+            let pid: u32 = pid.parse().ok()?;
+            port.parse::<u16>().ok()?;
+            (!is_tool(pid)).then(|| e.path())
+        })
+        .collect();
+    stale.sort();
+    stale
+}
+
 /// The current user's run directories under `parent` whose owner is gone (with `all`:
 /// every one that has an owner, whoever's), with their PostgreSQL data directories in
 /// `pg_parent`; `kept` gets the ones still in use or another user's, with why.
@@ -285,6 +306,21 @@ mod tests {
         if uid() != 0 {
             assert_eq!(foreign(Some(0)).unwrap(), "root (uid 0)");
         }
+    }
+
+    #[test]
+    fn socket_dirs_of_a_gone_tool_are_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in [
+            "lnbench-pg-7-25000",
+            "lnbench-pg-42-25001",
+            "lnbench-pg-lnbench-x-1-2",
+            "lnbench-pg-7-notaport",
+        ] {
+            std::fs::create_dir(tmp.path().join(name)).unwrap();
+        }
+        let stale = stale_socket_dirs(tmp.path(), |pid| pid == 42);
+        assert_eq!(stale, [tmp.path().join("lnbench-pg-7-25000")]);
     }
 
     #[test]

@@ -131,6 +131,16 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
             }
         }
     }
+    let sockets = match only {
+        None => leftovers::stale_socket_dirs(&temp, leftovers::is_live_tool),
+        Some(_) => Vec::new(),
+    };
+    for dir in &sockets {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => println!("removed directory {}", dir.display()),
+            Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+        }
+    }
     for (dir, why) in &kept_dirs {
         println!(
             "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
@@ -142,7 +152,12 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
         .build()
         .context("cannot start the async runtime")?;
     let down = rt.block_on(runtime::docker::down_all(all, only))?;
-    if stale.is_empty() && kept_dirs.is_empty() && down.removed.is_empty() && down.kept.is_empty() {
+    if stale.is_empty()
+        && sockets.is_empty()
+        && kept_dirs.is_empty()
+        && down.removed.is_empty()
+        && down.kept.is_empty()
+    {
         println!(
             "nothing to remove: no run directory of a finished tool in {}, and no container, \
              network or volume labelled lnbench.run",
