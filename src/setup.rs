@@ -382,17 +382,32 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
         let from = node_named(nodes, opener)?.clone();
+        let addrs: HashMap<String, String> = (plan.iter())
+            .filter_map(|(_, to, _)| Some((to.clone(), nodes.get(to)?.p2p_addr.clone())))
+            .collect();
         tasks.spawn(async move {
             for (pubkey, to, capacity) in plan {
-                from.node
-                    .open_channel(&pubkey, capacity)
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "opening a {capacity} sat channel from {} to {to}",
-                            from.node.name()
-                        )
-                    })?;
+                let mut attempt = 1;
+                loop {
+                    match from.node.open_channel(&pubkey, capacity).await {
+                        Ok(_) => break,
+                        // The connection setup made dropped (a loaded machine, a peer
+                        // still starting): connect again and retry, a few times.
+                        Err(e) if attempt < OPEN_ATTEMPTS && peer_gone(&e) => {
+                            attempt += 1;
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            if let Some(addr) = addrs.get(&to) {
+                                let _ = from.node.connect_peer(&pubkey, addr).await;
+                            }
+                        }
+                        Err(e) => {
+                            return Err(anyhow::Error::new(e).context(format!(
+                                "opening a {capacity} sat channel from {} to {to}",
+                                from.node.name()
+                            )));
+                        }
+                    }
+                }
             }
             anyhow::Ok(())
         });
@@ -401,6 +416,20 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
         res.context("channel opening task panicked")??;
     }
     Ok(())
+}
+
+/// How many times a channel open is tried when its peer was found disconnected.
+const OPEN_ATTEMPTS: u32 = 3;
+
+/// True when an open failed because the peer is not connected (any implementation's
+/// wording: LND "peer is not connected", CLN "Peer not connected", Eclair "peer ... not
+/// found").
+fn peer_gone(e: &crate::node::NodeError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    text.contains("peer")
+        && ["not found", "not connected", "disconnected", "unknown peer"]
+            .iter()
+            .any(|w| text.contains(w))
 }
 
 fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&'a ReadyNode> {
@@ -437,4 +466,28 @@ pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog)
         log.progress(&format!("{what} after {attempts} probe payment(s)"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_open_refused_for_a_missing_peer_is_retried_and_others_are_not() {
+        let err = |detail: &str| NodeError::Rpc {
+            node: "alice".into(),
+            call: "open",
+            status: detail.into(),
+        };
+        for detail in [
+            "HTTP 500: peer 029c2ce0197344a9a3918f256904d03705b16582655486840ae523898e9cb7dd98 not found",
+            "peer is not connected",
+            "Peer not connected",
+        ] {
+            assert!(peer_gone(&err(detail)), "{detail}");
+        }
+        for detail in ["Insufficient funds", "channel too small", "not found"] {
+            assert!(!peer_gone(&err(detail)), "{detail}");
+        }
+    }
 }
