@@ -9,12 +9,10 @@
 mod common;
 
 use common::docker::{block_on, labelled};
-use common::running::Running;
+use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 const ECLAIR_BUILD: &str =
@@ -27,88 +25,11 @@ fn built(test: &str) -> bool {
         && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
 }
 
-/// One run of a scenario text through the binary, headless.
-struct Run {
-    running: Running,
-    work: tempfile::TempDir,
-}
-
-impl Run {
-    fn start(text: &str, payments: u64) -> Run {
-        let work = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(work.path().join("runs")).unwrap();
-        let scenario = work.path().join("scenario.yaml");
-        std::fs::write(&scenario, text).unwrap();
-        let mut cmd = Command::new(lnbench());
-        cmd.arg(&scenario)
-            .args(["--payments", &payments.to_string(), "--report"])
-            .arg(work.path().join("report"))
-            .arg("--run-dir")
-            .arg(work.path().join("runs"));
-        Run {
-            running: Running::spawn(cmd),
-            work,
-        }
-    }
-
-    fn run_dir(&self) -> PathBuf {
-        self.work.path().join("runs")
-    }
-
-    fn report(&self) -> serde_json::Value {
-        let path = self.work.path().join("report").join("report.json");
-        let text = std::fs::read_to_string(&path).expect("report.json");
-        serde_json::from_str(&text).expect("report.json is JSON")
-    }
-
-    /// Waits for a successful exit and returns the report, checked for `payments`
-    /// successes and no failure.
-    fn succeeded(&mut self, payments: u64) -> (serde_json::Value, String) {
-        let (status, log) = self.running.wait_exit(Duration::from_secs(900));
-        assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
-        let report = self.report();
-        assert_matches_schema(&report);
-        assert_eq!(report["complete"], true);
-        assert_eq!(report["results"]["ok"], payments, "{:#}", report["results"]);
-        assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
-        assert_eq!(report["chain"]["implementation"], "bitcoind");
-        eprintln!(
-            "{}: {} payments, {:.1} TPS, p50 {} us, p99 {} us",
-            report["scenario"]["name"],
-            report["results"]["ok"],
-            report["results"]["tps_avg"].as_f64().unwrap_or_default(),
-            report["results"]["latency"]["p50_us"],
-            report["results"]["latency"]["p99_us"],
-        );
-        (report, log)
-    }
-}
-
 fn fixture() -> String {
     std::fs::read_to_string(repo_file(
         "tests/fixtures/scenarios/valid/eclair-pays-eclair.yaml",
     ))
     .unwrap()
-}
-
-fn assert_nothing_left(run_dir: &Path, log: &str) {
-    let left = processes_mentioning(run_dir);
-    assert!(
-        left.is_empty(),
-        "processes of the run still alive: {left:?}\n{log}"
-    );
-    let entries = std::fs::read_dir(run_dir).map_or(0, |d| d.count());
-    assert_eq!(entries, 0, "the run directory is removed after the run");
-}
-
-/// The report's node of that name.
-fn node<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    report["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == name)
-        .unwrap_or_else(|| panic!("node {name} in {:#}", report["nodes"]))
 }
 
 #[test]

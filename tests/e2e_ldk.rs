@@ -11,7 +11,7 @@
 mod common;
 
 use common::docker::{block_on, labelled};
-use common::running::Running;
+use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -28,75 +28,6 @@ fn built(test: &str) -> bool {
         && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
 }
 
-/// One run of a scenario text through the binary, headless.
-struct Run {
-    running: Running,
-    work: tempfile::TempDir,
-}
-
-impl Run {
-    fn start(text: &str, payments: u64) -> Run {
-        let work = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(work.path().join("runs")).unwrap();
-        let scenario = work.path().join("scenario.yaml");
-        std::fs::write(&scenario, text).unwrap();
-        let mut cmd = Command::new(lnbench());
-        cmd.arg(&scenario)
-            .args(["--payments", &payments.to_string(), "--report"])
-            .arg(work.path().join("report"))
-            .arg("--run-dir")
-            .arg(work.path().join("runs"));
-        Run {
-            running: Running::spawn(cmd),
-            work,
-        }
-    }
-
-    fn run_dir(&self) -> PathBuf {
-        self.work.path().join("runs")
-    }
-
-    fn report(&self) -> serde_json::Value {
-        let path = self.work.path().join("report").join("report.json");
-        let text = std::fs::read_to_string(&path).expect("report.json");
-        serde_json::from_str(&text).expect("report.json is JSON")
-    }
-
-    fn report_text(&self) -> String {
-        let mut all = String::new();
-        for entry in std::fs::read_dir(self.work.path().join("report")).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_file() {
-                all.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
-            }
-        }
-        all
-    }
-
-    /// Waits for a successful exit and returns the report, checked for `payments`
-    /// successes and no failure.
-    fn succeeded(&mut self, payments: u64) -> (serde_json::Value, String) {
-        let (status, log) = self.running.wait_exit(Duration::from_secs(900));
-        assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
-        let report = self.report();
-        assert_matches_schema(&report);
-        assert_eq!(report["complete"], true);
-        assert_eq!(report["results"]["ok"], payments, "{:#}", report["results"]);
-        assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
-        assert_eq!(report["chain"]["implementation"], "bitcoind");
-        assert_eq!(report["workload"]["kind"], "invoice");
-        eprintln!(
-            "{}: {} payments, {:.1} TPS, p50 {} us, p99 {} us",
-            report["scenario"]["name"],
-            report["results"]["ok"],
-            report["results"]["tps_avg"].as_f64().unwrap_or_default(),
-            report["results"]["latency"]["p50_us"],
-            report["results"]["latency"]["p99_us"],
-        );
-        (report, log)
-    }
-}
-
 fn fixture() -> String {
     std::fs::read_to_string(repo_file(
         "tests/fixtures/scenarios/valid/ldk-pays-ldk.yaml",
@@ -105,24 +36,11 @@ fn fixture() -> String {
     .replace("runtime: auto", "runtime: local")
 }
 
-fn assert_nothing_left(run_dir: &Path, log: &str) {
-    let left = processes_mentioning(run_dir);
-    assert!(
-        left.is_empty(),
-        "processes of the run still alive: {left:?}\n{log}"
-    );
-    let entries = std::fs::read_dir(run_dir).map_or(0, |d| d.count());
-    assert_eq!(entries, 0, "the run directory is removed after the run");
-}
-
-/// The report's node of that name.
-fn node<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    report["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == name)
-        .unwrap_or_else(|| panic!("node {name} in {:#}", report["nodes"]))
+/// [`Run::succeeded`], the payments being invoices (this ldk-server has no keysend).
+fn paid_by_invoice(run: &mut Run, payments: u64) -> (serde_json::Value, String) {
+    let (report, log) = run.succeeded(payments);
+    assert_eq!(report["workload"]["kind"], "invoice");
+    (report, log)
 }
 
 #[test]
@@ -159,7 +77,7 @@ fn ldk_pays_ldk_by_invoice_locally() {
             );
         }
     }
-    let (report, log) = run.succeeded(200);
+    let (report, log) = paid_by_invoice(&mut run, 200);
     for step in [
         "chain up",
         "nodes up",
@@ -240,7 +158,7 @@ fn lnd_pays_ldk_and_ldk_pays_lnd() {
     }
     for (payer, payee) in [("alice", "bob"), ("bob", "alice")] {
         let mut run = Run::start(&mixed(payer, payee), 200);
-        let (report, log) = run.succeeded(200);
+        let (report, log) = paid_by_invoice(&mut run, 200);
         assert_eq!(node(&report, "alice")["implementation"], "lnd");
         assert_eq!(node(&report, "bob")["implementation"], "ldk");
         assert_eq!(node(&report, payer)["role"], "sender");
@@ -268,7 +186,7 @@ fn ldk_pays_ldk_by_invoice_in_docker() {
     }
     let text = fixture().replace("runtime: local", "runtime: docker");
     let mut run = Run::start(&text, 200);
-    let (report, log) = run.succeeded(200);
+    let (report, log) = paid_by_invoice(&mut run, 200);
     let runtime = report["runtime"].as_str().unwrap();
     assert!(
         runtime.contains(&ldk) && runtime.contains(&chain),

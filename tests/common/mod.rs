@@ -6,6 +6,7 @@
 pub mod docker;
 pub mod fuzz;
 pub mod running;
+pub mod scenario_run;
 
 use std::path::{Path, PathBuf};
 

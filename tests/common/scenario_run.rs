@@ -1,0 +1,99 @@
+//! One headless run of a scenario text through the binary, in a temp dir of its own
+//! (scenario file, report dir, run dir), as the end-to-end tests of each implementation
+//! on Bitcoin Core drive it; and the checks they share.
+
+use super::running::Running;
+use super::{assert_matches_schema, lnbench, processes_mentioning};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub struct ScenarioRun {
+    pub running: Running,
+    work: tempfile::TempDir,
+}
+
+impl ScenarioRun {
+    /// Starts `lnbench-tui <text> --payments N --report <dir> --run-dir <dir>`.
+    pub fn start(text: &str, payments: u64) -> ScenarioRun {
+        let work = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(work.path().join("runs")).unwrap();
+        let scenario = work.path().join("scenario.yaml");
+        std::fs::write(&scenario, text).unwrap();
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(&scenario)
+            .args(["--payments", &payments.to_string(), "--report"])
+            .arg(work.path().join("report"))
+            .arg("--run-dir")
+            .arg(work.path().join("runs"));
+        ScenarioRun {
+            running: Running::spawn(cmd),
+            work,
+        }
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
+        self.work.path().join("runs")
+    }
+
+    pub fn report(&self) -> serde_json::Value {
+        let path = self.work.path().join("report").join("report.json");
+        let text = std::fs::read_to_string(&path).expect("report.json");
+        serde_json::from_str(&text).expect("report.json is JSON")
+    }
+
+    /// Every report file's text, one after the other.
+    pub fn report_text(&self) -> String {
+        let mut all = String::new();
+        for entry in std::fs::read_dir(self.work.path().join("report")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                all.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+        all
+    }
+
+    /// Waits for a successful exit and returns the report, checked against the schema,
+    /// for `payments` successes, no failure and a bitcoind chain, and the log.
+    pub fn succeeded(&mut self, payments: u64) -> (serde_json::Value, String) {
+        let (status, log) = self.running.wait_exit(Duration::from_secs(900));
+        assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
+        let report = self.report();
+        assert_matches_schema(&report);
+        assert_eq!(report["complete"], true);
+        assert_eq!(report["results"]["ok"], payments, "{:#}", report["results"]);
+        assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
+        assert_eq!(report["chain"]["implementation"], "bitcoind");
+        eprintln!(
+            "{}: {} payments, {:.1} TPS, p50 {} us, p99 {} us",
+            report["scenario"]["name"],
+            report["results"]["ok"],
+            report["results"]["tps_avg"].as_f64().unwrap_or_default(),
+            report["results"]["latency"]["p50_us"],
+            report["results"]["latency"]["p99_us"],
+        );
+        (report, log)
+    }
+}
+
+/// No process of the run is alive, and its run directory is gone.
+pub fn assert_nothing_left(run_dir: &Path, log: &str) {
+    let left = processes_mentioning(run_dir);
+    assert!(
+        left.is_empty(),
+        "processes of the run still alive: {left:?}\n{log}"
+    );
+    let entries = std::fs::read_dir(run_dir).map_or(0, |d| d.count());
+    assert_eq!(entries, 0, "the run directory is removed after the run");
+}
+
+/// The report's node of that name.
+pub fn node<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("node {name} in {:#}", report["nodes"]))
+}
