@@ -188,3 +188,34 @@ pub trait NodeDriver: Send + Sync {
         None
     }
 }
+
+/// The image tag of a version: `26.06.6` and `v26.06.6` both give `v26.06.6`.
+pub(crate) fn image_tag(version: &str) -> String {
+    let v = version.trim();
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("v{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// `("chain", "18443")` from `chain:18443`; the whole text and no port without a colon.
+pub(crate) fn split_host_port(addr: &str) -> (&str, &str) {
+    addr.rsplit_once(':').unwrap_or((addr, ""))
+}
+
+/// A secret of node `name` for `purpose` (an API password or key): HMAC-SHA256 of the
+/// purpose and the name under the chain's RPC password (random per run, never shown),
+/// so the same launch always gives the same file and no two nodes share one.
+pub(crate) fn node_secret(
+    chain: &crate::chain::ChainAccess,
+    purpose: &str,
+    name: &str,
+) -> [u8; 32] {
+    use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
+    let mut engine = hmac::HmacEngine::<sha256::Hash>::new(chain.rpc_pass.as_bytes());
+    engine.input(purpose.as_bytes());
+    engine.input(b"\0");
+    engine.input(name.as_bytes());
+    hmac::Hmac::<sha256::Hash>::from_engine(engine).to_byte_array()
+}

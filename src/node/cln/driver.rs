@@ -5,7 +5,8 @@
 use super::{ClnNode, SERVER_NAME};
 use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
+    split_host_port,
 };
 use crate::node::{Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -41,21 +42,6 @@ impl ClnCredentials {
 
 /// The Core Lightning driver.
 pub static CLN: Cln = Cln;
-
-/// `26.06.6` and `v26.06.6` both give the tag `v26.06.6`.
-fn tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
-    }
-}
-
-/// `("chain", "18443")` from `chain:18443`.
-fn split_host_port(addr: &str) -> (&str, &str) {
-    addr.rsplit_once(':').unwrap_or((addr, ""))
-}
 
 /// Where the gRPC plugin is: beside `lightningd` when it is there (the build cache
 /// builds CLN without its Rust part and the plugin apart, so it is no built-in plugin);
@@ -110,7 +96,7 @@ impl NodeDriver for Cln {
     /// tool's image has it at `/bin/cln-grpc`, which the command line names) and starts
     /// lightningd from a script watching its own data directory.
     fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = tag(version.unwrap_or(DEFAULT_VERSION));
+        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
         NodeImages {
             local: format!("lnbench/cln:{v}"),
             official: None,

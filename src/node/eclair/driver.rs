@@ -6,7 +6,8 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
+    node_secret, split_host_port,
 };
 use crate::node::{Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -36,31 +37,10 @@ impl EclairCredentials {
     }
 }
 
-/// `0.13.0` and `v0.13.0` both give the tag `v0.13.0`.
-fn tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
-    }
-}
-
-/// `("chain", "18443")` from `chain:18443`.
-fn split_host_port(addr: &str) -> (&str, &str) {
-    addr.rsplit_once(':').unwrap_or((addr, ""))
-}
-
-/// The API password of node `name`: derived from the chain's RPC password (random per
-/// run, never shown) and the node's name, so the same launch always gives the same file
-/// and no two nodes share one.
+/// The API password of node `name` ([`node_secret`], 16 bytes in hex).
 pub(crate) fn api_password(chain: &ChainAccess, name: &str) -> String {
-    use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
-    let mut engine = hmac::HmacEngine::<sha256::Hash>::new(chain.rpc_pass.as_bytes());
-    engine.input(b"lnbench eclair api password\0");
-    engine.input(name.as_bytes());
-    let mac = hmac::Hmac::<sha256::Hash>::from_engine(engine);
-    bitcoin::hex::DisplayHex::to_lower_hex_string(&mac.to_byte_array()[..16])
+    let secret = node_secret(chain, "lnbench eclair api password", name);
+    bitcoin::hex::DisplayHex::to_lower_hex_string(&secret[..16])
 }
 
 /// `(user, host, port, database)` of `postgres://user@host:port/database?options`.
@@ -116,7 +96,7 @@ impl NodeDriver for Eclair {
     /// ACINQ publishes `acinq/eclair` images, but they start Eclair from a script with
     /// their own data directory; the tool's image takes JVM options as its command.
     fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = tag(version.unwrap_or(DEFAULT_VERSION));
+        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
         NodeImages {
             local: format!("lnbench/eclair:{v}"),
             official: None,

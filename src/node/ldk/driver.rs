@@ -10,11 +10,11 @@
 use super::LdkNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
+    node_secret,
 };
 use crate::node::{Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
-use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -57,12 +57,11 @@ impl LdkCredentials {
     }
 }
 
-/// The node's API key: HMAC-SHA256 of its name under the chain's RPC password, in hex.
+/// The node's API key ([`node_secret`], in hex).
 fn api_key(chain: &ChainAccess, name: &str) -> String {
-    let mut engine = hmac::HmacEngine::<sha256::Hash>::new(chain.rpc_pass.as_bytes());
-    engine.input(b"lnbench ldk-server api key\0");
-    engine.input(name.as_bytes());
-    hmac::Hmac::<sha256::Hash>::from_engine(engine).to_string()
+    bitcoin::hex::DisplayHex::to_lower_hex_string(
+        &node_secret(chain, "lnbench ldk-server api key", name)[..],
+    )
 }
 
 /// A TOML basic string.
@@ -79,16 +78,6 @@ fn toml_string(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// `26.06.6`-style versions and `v`-prefixed ones both give the tag `v...`.
-fn tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
-    }
 }
 
 /// The config file's text. ldk-server parses the chain's RPC address as an IP socket
@@ -153,7 +142,10 @@ impl NodeDriver for Ldk {
     /// No official image of ldk-server.
     fn images(&self, version: Option<&str>) -> NodeImages {
         NodeImages {
-            local: format!("lnbench/ldk:{}", tag(version.unwrap_or(DEFAULT_VERSION))),
+            local: format!(
+                "lnbench/ldk:{}",
+                image_tag(version.unwrap_or(DEFAULT_VERSION))
+            ),
             official: None,
         }
     }

@@ -4,7 +4,7 @@
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts,
+    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
 };
 use crate::node::{Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -46,16 +46,6 @@ impl LndCredentials {
 
 /// The LND driver.
 pub static LND: Lnd = Lnd;
-
-/// `0.21.1-beta` and `v0.21.1-beta` both give the tag `v0.21.1-beta`.
-fn tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
-    }
-}
 
 /// LND's flags for its chain backend.
 fn chain_args(chain: &ChainAccess) -> Vec<String> {
@@ -101,7 +91,7 @@ impl NodeDriver for Lnd {
     }
 
     fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = tag(version.unwrap_or(DEFAULT_VERSION));
+        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
         NodeImages {
             local: format!("lnbench/lnd:{v}"),
             official: Some(format!("lightninglabs/lnd:{v}")),
