@@ -30,9 +30,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         .clone()
         .context("internal: sweep::execute called without a sweep")?;
     crate::tls::install_crypto_provider();
-    for point in &sweep.points {
-        run::preflight_points(&point.scenario)?;
-    }
+    let skips = skips(&sweep)?;
     let started_at = SystemTime::now();
     let total = sweep.points.len();
     let networks = sweep.points.last().map_or(0, |p| p.network + 1);
@@ -46,10 +44,16 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             .collect::<Vec<_>>()
             .join(" | ")
     );
+    for (point, why) in sweep.points.iter().zip(&skips) {
+        if let Some(why) = why {
+            eprintln!("skipped {}: {why}", point.label);
+        }
+    }
     let signals = Signals::watch();
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(total);
+    let mut outcomes: Vec<Option<Outcome>> = (0..total).map(|_| None).collect();
     let mut error: Option<anyhow::Error> = None;
     let mut stopped_by: Option<String> = None;
+    let mut runtime_name: Option<String> = None;
 
     for network in 0..networks {
         if stopped_by.is_some() || error.is_some() {
@@ -59,8 +63,11 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             .points
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.network == network)
+            .filter(|(i, p)| p.network == network && skips[*i].is_none())
             .collect();
+        if points.is_empty() {
+            continue;
+        }
         let first = &points[0].1.scenario;
         let run_id = run::run_id(&scenario.name, started_at, Some(network + 1));
         let run_dir = make_run_dir(&opts, &run_id)?;
@@ -74,6 +81,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         let mut runtime = chosen.create(&run_id, &scenario.name, &run_dir, opts.keep);
         let mut log = StepLog::default();
         let mut facts = RunFacts::on(runtime.as_ref());
+        runtime_name.get_or_insert_with(|| facts.runtime.clone());
         let up = tokio::select! {
             r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
             () = signals.cancel.cancelled() => Ok(None),
@@ -118,7 +126,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     } else if quit {
                         stopped_by = Some("the operator quit the live view".into());
                     }
-                    outcomes.push(Outcome {
+                    outcomes[i] = Some(Outcome {
                         status,
                         measured: Some(measured),
                     });
@@ -139,7 +147,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         }
     }
 
-    let report = combined(&scenario, &sweep, &outcomes, started_at, stopped_by.clone());
+    let report = combined(
+        &scenario,
+        &sweep,
+        (&outcomes, &skips),
+        runtime_name.unwrap_or_else(|| "none (no network was brought up)".into()),
+        started_at,
+        stopped_by.clone(),
+    );
     println!("{}", report::sweep::markdown(&report));
     if let Some(dir) = &opts.report_dir {
         match report::sweep::write_all(&report, dir) {
@@ -160,7 +175,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     }
     let thresholds_failed = outcomes
         .iter()
-        .filter_map(|o| o.measured.as_ref())
+        .filter_map(|o| o.as_ref()?.measured.as_ref())
         .any(|m| !m.thresholds_passed);
     Ok(if interrupted {
         Exit::Interrupted
@@ -169,6 +184,33 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Why each point will not run, before anything starts: what the sweep's expansion
+/// found (a database the implementation lacks) and, in an implementation matrix, a
+/// binary this machine has not built. Outside a matrix a missing binary fails the
+/// sweep, as it fails a run; a matrix where no point can run fails too.
+fn skips(sweep: &Sweep) -> Result<Vec<Option<String>>> {
+    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    let mut skips = Vec::with_capacity(sweep.points.len());
+    for point in &sweep.points {
+        let why = match (&point.skip, run::preflight_points(&point.scenario)) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Ok(())) => None,
+            (None, Err(e)) if matrix => Some(report::redact::redact_text(&format!("{e:#}"))),
+            (None, Err(e)) => return Err(e),
+        };
+        skips.push(why);
+    }
+    if let Some(first) = skips
+        .iter()
+        .flatten()
+        .next()
+        .filter(|_| skips.iter().all(Option::is_some))
+    {
+        anyhow::bail!("no point of the sweep can run here; the first: {first}");
+    }
+    Ok(skips)
 }
 
 /// `  · left: concurrency=7, concurrency=10` (at most three named), or nothing for
@@ -190,7 +232,8 @@ fn points_left(rest: &[SweepPoint]) -> String {
 fn combined(
     scenario: &Scenario,
     sweep: &Sweep,
-    outcomes: &[Outcome],
+    (outcomes, skips): (&[Option<Outcome>], &[Option<String>]),
+    runtime: String,
     started_at: SystemTime,
     stopped_by: Option<String>,
 ) -> SweepReport {
@@ -199,7 +242,8 @@ fn combined(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let outcome = outcomes.get(i);
+            let outcome = outcomes.get(i).and_then(Option::as_ref);
+            let skip_reason = skips.get(i).cloned().flatten();
             let w = &p.scenario.workload;
             let kind = serde_json::to_value(w.kind)
                 .ok()
@@ -210,10 +254,15 @@ fn combined(
                 values: p
                     .values
                     .iter()
-                    .map(|(param, v)| (param.name(), value_json(v)))
+                    .map(|(param, v)| (param.name_for(v), value_json(v)))
                     .collect(),
                 network: p.network,
-                status: outcome.map_or(PointStatus::NotRun, |o| o.status.clone()),
+                status: match (outcome, &skip_reason) {
+                    (Some(o), _) => o.status.clone(),
+                    (None, Some(_)) => PointStatus::Skipped,
+                    (None, None) => PointStatus::NotRun,
+                },
+                skip_reason,
                 timed: format::what_is_timed(&kind).to_string(),
                 kind,
                 load: match &w.load {
@@ -224,7 +273,7 @@ fn combined(
                 },
                 results: outcome
                     .and_then(|o| o.measured.as_ref())
-                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg)),
+                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg, &m.nodes)),
                 thresholds_passed: outcome
                     .and_then(|o| o.measured.as_ref())
                     .filter(|_| !p.scenario.thresholds.is_empty())
@@ -244,6 +293,9 @@ fn combined(
                 p99_us: r.latency.p99_us,
             })
         });
+    let best_by_group = sweep.p99_bound.map_or(Vec::new(), |b| {
+        report::matrix::best_by_group(&points, b.as_micros() as u64)
+    });
     let per_hop = sweep
         .params
         .iter()
@@ -256,7 +308,8 @@ fn combined(
     SweepReport {
         schema_version: report::sweep::SWEEP_SCHEMA_VERSION,
         tool: report::Tool::this(),
-        complete: stopped_by.is_none() && outcomes.len() == sweep.points.len(),
+        complete: stopped_by.is_none()
+            && (outcomes.iter().zip(skips)).all(|(o, s)| o.is_some() || s.is_some()),
         interrupted_by: stopped_by.map(|why| report::redact::redact_text(&why)),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
@@ -266,12 +319,13 @@ fn combined(
             path: scenario.path.display().to_string(),
             text: report::redact::redact_scenario_text(&scenario.source),
         },
-        runtime: "local".into(),
+        runtime,
         host: report::Host::detect(),
         parameters: sweep.params.iter().map(SweepParam::name).collect(),
         p99_bound_ms,
         points,
         best_under_bound,
+        best_by_group,
         per_hop,
     }
 }

@@ -9,6 +9,7 @@ pub mod host;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod matrix;
 pub mod redact;
 pub mod resources;
 pub mod resources_charts;

@@ -10,7 +10,7 @@ mod process;
 pub mod stats;
 
 pub use crate::cache::cache_bin_dir;
-pub use binaries::find_binary;
+pub use binaries::{find_binary, find_node_binary};
 /// Also read by the docker runtime for its saved container logs.
 pub(super) use process::tail;
 
@@ -346,12 +346,7 @@ impl Runtime for LocalRuntime {
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
             let what = format!("node {}", spec.name);
-            let binary = find_binary(
-                spec.binary.as_deref(),
-                driver.binary(),
-                &what,
-                driver.build_hint(),
-            )?;
+            let binary = find_node_binary(spec)?;
             let dir = self.dir_for(&spec.name)?;
             let ports = self.ports(2)?;
             let (d, rpc_addr, p2p_addr) = (

@@ -4,7 +4,7 @@ use super::*;
 use crate::metrics::Percentiles;
 use serde_json::json;
 
-fn point(
+pub(crate) fn point(
     label: &str,
     values: &[(&str, serde_json::Value)],
     tps: f64,
@@ -19,6 +19,7 @@ fn point(
             .collect(),
         network: 0,
         status: PointStatus::Done,
+        skip_reason: None,
         kind: "keysend".into(),
         timed: format::what_is_timed("keysend").into(),
         load: "closed loop".into(),
@@ -48,6 +49,7 @@ fn point(
                     pct: 1.5,
                 },
             ],
+            nodes: Vec::new(),
         }),
         thresholds_passed: None,
     }
@@ -179,7 +181,7 @@ fn latency_per_hop_compares_only_points_equal_in_the_other_parameters() {
     );
 }
 
-fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
+pub(crate) fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
     let best = bound_ms
         .and_then(|b| max_tps_under_bound(&points, (b * 1000.0) as u64))
         .map(|i| BestPoint {
@@ -206,6 +208,7 @@ fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
         p99_bound_ms: bound_ms,
         points,
         best_under_bound: best,
+        best_by_group: Vec::new(),
         per_hop: Vec::new(),
     }
 }
