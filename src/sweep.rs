@@ -89,7 +89,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         log.end();
         match up {
             Ok(Some(net)) => {
+                let last = points.last().map(|(i, _)| *i);
                 for (i, point) in points {
+                    // `after_load: restart` once per network, after its last point: the
+                    // restart time of what the network ran, not a pause between loads.
+                    let mut scenario = point.scenario.clone();
+                    if Some(i) != last {
+                        scenario.restart.clear();
+                    }
                     let label = format!("point {}/{total}: {}", i + 1, point.label);
                     let left = total - i - 1;
                     eprintln!("==> {label} ({left} left after it)");
@@ -97,7 +104,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     let label = format!("{label}{}", points_left(&sweep.points[i + 1..]));
                     let measured = measure(
                         Point {
-                            scenario: &point.scenario,
+                            scenario: &scenario,
                             facts: &facts,
                             log: &log,
                             started_at: SystemTime::now(),
@@ -245,7 +252,7 @@ fn combined(
             let outcome = outcomes.get(i).and_then(Option::as_ref);
             let skip_reason = skips.get(i).cloned().flatten();
             let w = &p.scenario.workload;
-            let kind = serde_json::to_value(w.kind)
+            let kind = serde_json::to_value(p.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();

@@ -299,7 +299,8 @@ fn grouped(
     };
     let axes = Axes {
         x: 0.5..loads.len() as f64 + 0.5,
-        y: 0.0..axis_top(y_max),
+        // Headroom for the legend, drawn in the upper left.
+        y: 0.0..axis_top(y_max * 1.35),
         x_desc: "load",
         y_desc,
         x_label: Some(&label),

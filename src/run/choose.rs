@@ -89,6 +89,7 @@ pub(super) fn preflight_local(scenario: &Scenario) -> Result<()> {
     )?;
     for node in &scenario.nodes {
         crate::runtime::local::find_node_binary(node)?;
+        crate::runtime::local::postgres::reachable_by(node)?;
     }
     Ok(())
 }

@@ -365,17 +365,7 @@ impl Runtime for LocalRuntime {
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
             write_config_files(&dir, &driver.config_files(&launch))?;
-            if postgres::wants(spec) && !driver.postgres_over_unix_socket() {
-                return Err(RuntimeError::Unsupported {
-                    what: format!("node {} ({}) on PostgreSQL", spec.name, spec.implementation),
-                    why: "its PostgreSQL client speaks TCP only, and the local runtime's \
-                          server listens on a private unix socket only"
-                        .into(),
-                    hint: "run it with runtime: docker (the server is a container of the \
-                           run), or give it a server of your own in args:"
-                        .into(),
-                });
-            }
+            postgres::reachable_by(spec)?;
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
                 args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
             }

@@ -236,6 +236,9 @@ pub struct SweepPoint {
     /// Why the point cannot run (a database its implementation lacks): it is listed
     /// as skipped, with this reason, and never started.
     pub skip: Option<String>,
+    /// The payment kind the file asks for. A skipped point's `scenario` may fall back
+    /// to invoices (to validate); this is what it would have run.
+    pub kind: PaymentKind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -315,6 +318,7 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         for ((param, value), (_, at)) in values.iter().zip(&combo) {
             apply(&mut point_raw, param, *value, *at);
         }
+        let kind = raw_kind(&point_raw.workload.value.kind.value);
         let skip = matrix::skip_reason(&mut point_raw, implementations_swept);
         let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
         points.push(SweepPoint {
@@ -323,6 +327,7 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
             network,
             scenario,
             skip,
+            kind,
         });
     }
     let mut first = points[0].scenario.clone();
@@ -333,6 +338,14 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         line_groups,
     });
     Ok(first)
+}
+
+fn raw_kind(kind: &RawPaymentKind) -> PaymentKind {
+    match kind {
+        RawPaymentKind::Keysend => PaymentKind::Keysend,
+        RawPaymentKind::Invoice => PaymentKind::Invoice,
+        RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
+    }
 }
 
 /// `concurrency=4,kind=keysend`.
@@ -527,14 +540,7 @@ fn dimensions(
         let values = list
             .value
             .iter()
-            .map(|k| {
-                let kind = match k.value {
-                    RawPaymentKind::Keysend => PaymentKind::Keysend,
-                    RawPaymentKind::Invoice => PaymentKind::Invoice,
-                    RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
-                };
-                (SweepValue::Kind(kind), k.referenced)
-            })
+            .map(|k| (SweepValue::Kind(raw_kind(&k.value)), k.referenced))
             .collect();
         dims.push(dim(
             SweepParam::Kind,
