@@ -34,9 +34,16 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let started_at = SystemTime::now();
     let total = sweep.points.len();
     let networks = sweep.points.last().map_or(0, |p| p.network + 1);
+    // Networks with a point to run: the progress lines count these.
+    let mut live: Vec<usize> = (sweep.points.iter().zip(&skips))
+        .filter(|(_, s)| s.is_none())
+        .map(|(p, _)| p.network)
+        .collect();
+    live.dedup();
     eprintln!(
-        "sweep {}: {total} points on {networks} network(s): {}",
+        "sweep {}: {total} points on {} network(s): {}",
         scenario.name,
+        live.len(),
         sweep
             .points
             .iter()
@@ -72,8 +79,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         let run_id = run::run_id(&scenario.name, started_at, Some(network + 1));
         let run_dir = make_run_dir(&opts, &run_id)?;
         eprintln!(
-            "==> network {}/{networks}: {} nodes, for {} point(s) (run {run_id})",
-            network + 1,
+            "==> network {}/{}: {} nodes, for {} point(s) (run {run_id})",
+            live.iter().position(|n| *n == network).map_or(0, |i| i + 1),
+            live.len(),
             first.nodes.len(),
             points.len()
         );
