@@ -644,7 +644,16 @@ pub async fn bring_up(
     let mut nodes = HashMap::new();
     for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
         let driver = crate::node::driver(spec.implementation);
-        let node = driver.connect(ep).await?;
+        // A node can pass the runtime's readiness check and exit a moment later (a flag
+        // or a chain backend it refuses): its log says why.
+        let node = driver.connect(ep).await.with_context(|| {
+            format!(
+                "{} {} stopped answering right after it started; last lines of its log:\n{}",
+                spec.implementation,
+                spec.name,
+                runtime.log_tail(&spec.name, 20)
+            )
+        })?;
         let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
         let info = setup::wait_synced(node.as_ref(), height, NODE_READY_TIMEOUT, starting)
             .await

@@ -18,6 +18,9 @@ use crate::setup::StepLog;
 use anyhow::{Context, Result};
 use std::time::SystemTime;
 
+/// Per point, why it did not run (skipped, or failed with its network), if so.
+type Reasons<'a> = &'a [Option<String>];
+
 /// How a point ended, for the combined report.
 struct Outcome {
     status: PointStatus,
@@ -61,6 +64,10 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let mut error: Option<anyhow::Error> = None;
     let mut stopped_by: Option<String> = None;
     let mut runtime_name: Option<String> = None;
+    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    // Why each point failed without running (its network did not come up), and those networks.
+    let mut failed: Vec<Option<String>> = vec![None; total];
+    let mut not_up: Vec<String> = Vec::new();
 
     for network in 0..networks {
         if stopped_by.is_some() || error.is_some() {
@@ -104,6 +111,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     let mut scenario = point.scenario.clone();
                     if Some(i) != last {
                         scenario.restart.clear();
+                    }
+                    if !settle(&sweep, i, &scenario, &signals).await {
+                        break;
                     }
                     let label = format!("point {}/{total}: {}", i + 1, point.label);
                     let left = total - i - 1;
@@ -151,6 +161,20 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 }
             }
             Ok(None) => stopped_by = signals.received().map(str::to_string),
+            // In a matrix, one implementation that does not come up leaves the others
+            // to run: its points are failed with the reason, and the sweep fails at the end.
+            Err(e) if matrix => {
+                let why = report::redact::redact_text(&format!("{e:#}"));
+                eprintln!("network of {} did not come up: {why}", points[0].1.label);
+                for (i, _) in &points {
+                    outcomes[*i] = Some(Outcome {
+                        status: PointStatus::Failed,
+                        measured: None,
+                    });
+                    failed[*i] = Some(why.clone());
+                }
+                not_up.push(points[0].1.label.clone());
+            }
             Err(e) => {
                 stopped_by = Some(format!("network {} did not come up: {e:#}", network + 1));
                 error = Some(e);
@@ -165,7 +189,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let report = combined(
         &scenario,
         &sweep,
-        (&outcomes, &skips),
+        (&outcomes, &skips, &failed),
         runtime_name.unwrap_or_else(|| "none (no network was brought up)".into()),
         started_at,
         stopped_by.clone(),
@@ -188,10 +212,23 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     if let Some(e) = error {
         return Err(e);
     }
-    let thresholds_failed = outcomes
-        .iter()
-        .filter_map(|o| o.as_ref()?.measured.as_ref())
-        .any(|m| !m.thresholds_passed);
+    if !not_up.is_empty() {
+        anyhow::bail!(
+            "{} network(s) of the matrix did not come up (their points are marked failed in the report): {}",
+            not_up.len(),
+            not_up.join("; ")
+        );
+    }
+    // Each repeat judged, or (repeat: { thresholds: median }) the median of each point.
+    let thresholds_failed = match scenario.repeat.judge {
+        crate::scenario::Judge::Median if scenario.repeat.count > 1 => {
+            (report.spread.iter()).any(|s| s.thresholds_passed == Some(false))
+        }
+        _ => outcomes
+            .iter()
+            .filter_map(|o| o.as_ref()?.measured.as_ref())
+            .any(|m| !m.thresholds_passed),
+    };
     Ok(if interrupted {
         Exit::Interrupted
     } else if thresholds_failed {
@@ -199,6 +236,37 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Before a repeat that follows another on the same network, the scenario's settle
+/// pause (`repeat: { settle: 10s }`), shown; false when a signal cut it short.
+async fn settle(
+    sweep: &Sweep,
+    i: usize,
+    scenario: &crate::scenario::Scenario,
+    signals: &Signals,
+) -> bool {
+    let repeat = |p: &SweepPoint| {
+        p.values.iter().find_map(|(param, v)| match (param, v) {
+            (SweepParam::Repeat, SweepValue::Count(k)) => Some(*k),
+            _ => None,
+        })
+    };
+    let point = &sweep.points[i];
+    let follows = i > 0 && sweep.points[i - 1].network == point.network;
+    let pause = scenario.repeat.settle;
+    if !follows || repeat(point).is_none_or(|k| k < 2) || pause.is_zero() {
+        return true;
+    }
+    eprintln!(
+        "==> settling {:.0} s before {}",
+        pause.as_secs_f64(),
+        point.label
+    );
+    tokio::select! {
+        () = tokio::time::sleep(pause) => true,
+        () = signals.cancel.cancelled() => false,
+    }
 }
 
 /// Why each point will not run, before anything starts: what the sweep's expansion
@@ -247,7 +315,7 @@ fn points_left(rest: &[SweepPoint]) -> String {
 fn combined(
     scenario: &Scenario,
     sweep: &Sweep,
-    (outcomes, skips): (&[Option<Outcome>], &[Option<String>]),
+    (outcomes, skips, failed): (&[Option<Outcome>], Reasons, Reasons),
     runtime: String,
     started_at: SystemTime,
     stopped_by: Option<String>,
@@ -258,7 +326,7 @@ fn combined(
         .enumerate()
         .map(|(i, p)| {
             let outcome = outcomes.get(i).and_then(Option::as_ref);
-            let skip_reason = skips.get(i).cloned().flatten();
+            let reason = (skips.get(i).cloned().flatten()).or(failed.get(i).cloned().flatten());
             let w = &p.scenario.workload;
             let kind = serde_json::to_value(p.kind)
                 .ok()
@@ -272,12 +340,12 @@ fn combined(
                     .map(|(param, v)| (param.name_for(v), value_json(v)))
                     .collect(),
                 network: p.network,
-                status: match (outcome, &skip_reason) {
+                status: match (outcome, &reason) {
                     (Some(o), _) => o.status.clone(),
                     (None, Some(_)) => PointStatus::Skipped,
                     (None, None) => PointStatus::NotRun,
                 },
-                skip_reason,
+                reason,
                 timed: format::what_is_timed(&kind).to_string(),
                 kind,
                 load: match &w.load {
@@ -308,6 +376,13 @@ fn combined(
                 p99_us: r.latency.p99_us,
             })
         });
+    let mut spread = report::spread::spreads(&points);
+    if scenario.repeat.judge == crate::scenario::Judge::Median && !scenario.thresholds.is_empty() {
+        for s in &mut spread {
+            let results = report::thresholds::evaluate_on_median(&scenario.thresholds, &s.repeats);
+            s.thresholds_passed = Some(report::thresholds::all_passed(&results));
+        }
+    }
     let best_by_group = sweep.p99_bound.map_or(Vec::new(), |b| {
         report::matrix::best_by_group(&points, b.as_micros() as u64)
     });
@@ -341,6 +416,13 @@ fn combined(
         points,
         best_under_bound,
         best_by_group,
+        repeat: (scenario.repeat.count > 1).then_some(report::spread::RepeatInfo {
+            count: scenario.repeat.count,
+            settle_s: scenario.repeat.settle.as_secs_f64(),
+            fresh_network: scenario.repeat.fresh_network,
+            thresholds: scenario.repeat.judge,
+        }),
+        spread,
         per_hop,
     }
 }

@@ -122,7 +122,7 @@ fn a_matrix_of_two_implementations_reports_each_and_skips_what_cannot_run() {
     assert_eq!(points[2]["status"], "skipped");
     assert_eq!(points[2]["kind"], "keysend", "the kind it would have run");
     assert!(
-        (points[2]["skip_reason"].as_str().unwrap()).contains("no keysend"),
+        (points[2]["reason"].as_str().unwrap()).contains("no keysend"),
         "{:#}",
         points[2]
     );

@@ -120,9 +120,11 @@ pub fn row(p: &PointReport) -> Vec<String> {
     } else {
         per_node(nodes, |n| n.database.clone())
     };
-    let status = match (&p.status, &p.skip_reason) {
+    let status = match (&p.status, &p.reason) {
         (PointStatus::Skipped, Some(why)) => format!("skipped: {why}"),
         (PointStatus::Skipped, None) => "skipped".into(),
+        (PointStatus::Failed, Some(why)) => format!("failed: {why}"),
+        (PointStatus::Failed, None) => "failed".into(),
         (PointStatus::Done, _) => "done".into(),
         (PointStatus::Partial, _) => "partial".into(),
         (PointStatus::NotRun, _) => "not run".into(),

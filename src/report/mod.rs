@@ -14,6 +14,8 @@ pub mod redact;
 pub mod resources;
 pub mod resources_charts;
 pub mod spectrum;
+pub mod spread;
+pub mod stats;
 pub mod sweep;
 pub mod sweep_charts;
 pub mod thresholds;

@@ -44,6 +44,10 @@ pub struct SweepReport {
     /// The same per implementation × database (the groups of an implementation matrix;
     /// one group, every point, otherwise). Empty without a bound.
     pub best_by_group: Vec<super::matrix::GroupBest>,
+    /// `repeat:` when the points were repeated (count above 1), else null.
+    pub repeat: Option<super::spread::RepeatInfo>,
+    /// The spread of each repeated point (empty without repeats).
+    pub spread: Vec<super::spread::Spread>,
     /// Latency added per hop, between points that differ only in the replica count
     /// of a line's intermediaries (`through:`).
     pub per_hop: Vec<HopStep>,
@@ -59,8 +63,11 @@ pub enum PointStatus {
     /// Never started (the sweep stopped before it).
     NotRun,
     /// Not run because it cannot be (a database the implementation lacks, a binary not
-    /// built here): `skip_reason` says which.
+    /// built here): `reason` says which.
     Skipped,
+    /// Not run because its network did not come up (a node that would not start):
+    /// `reason` says why. The sweep went on with the other networks, and fails.
+    Failed,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,8 +79,8 @@ pub struct PointReport {
     /// Points with the same number ran on the same network, one after the other.
     pub network: usize,
     pub status: PointStatus,
-    /// Why a skipped point was not run.
-    pub skip_reason: Option<String>,
+    /// Why a skipped or failed point was not run.
+    pub reason: Option<String>,
     /// `keysend`, `invoice` or `invoice-pregenerated`.
     pub kind: String,
     /// What the latency of this kind includes.
@@ -240,6 +247,7 @@ fn figures(p: &PointReport) -> Vec<String> {
         PointStatus::Partial => "partial",
         PointStatus::NotRun => "not run",
         PointStatus::Skipped => "skipped",
+        PointStatus::Failed => "failed",
     };
     let mut row = vec![p.label.clone(), status.to_string(), p.kind.clone()];
     match &p.results {
@@ -363,6 +371,7 @@ pub fn markdown(report: &SweepReport) -> String {
     if super::matrix::is_matrix(&report.parameters) {
         out.push_str(&super::matrix::markdown(report));
     }
+    out.push_str(&super::spread::markdown(report));
     let _ = writeln!(out, "\n{}", bound_verdict(report));
     let hops = hop_lines(report);
     if !hops.is_empty() {
@@ -426,6 +435,9 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         matrix_columns => super::matrix::COLUMNS,
         matrix_rows => report.points.iter().map(|p| (super::matrix::row(p), p.label.as_str(), p.status == PointStatus::Skipped)).collect::<Vec<_>>(),
         best_lines => super::matrix::best_lines(report),
+        spread_columns => super::spread::COLUMNS,
+        spread_rows => report.spread.iter().map(super::spread::row).collect::<Vec<_>>(),
+        repeat => report.repeat.as_ref().map(|r| format!("each point ran {} times{}, {} s apart; thresholds judged {}", r.count, if r.fresh_network { " on fresh networks" } else { " on one network" }, r.settle_s, match r.thresholds { crate::scenario::Judge::Each => "each repeat", crate::scenario::Judge::Median => "the median across repeats" })),
         rows => rows,
         verdict => bound_verdict(report),
         hops => hop_lines(report),

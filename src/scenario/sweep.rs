@@ -130,6 +130,8 @@ pub enum SweepParam {
     Implementation(Option<String>),
     /// Every node's `database:`.
     Database,
+    /// The run of a point, 1..=N (`repeat:`): the fastest-varying parameter.
+    Repeat,
     /// Closed and open loop on one axis (`concurrency:` and `rate:` both swept): a
     /// concurrency value runs a closed loop, a rate the workload's open-loop phases.
     Load,
@@ -149,6 +151,7 @@ impl SweepParam {
             SweepParam::Implementation(Some(group)) => format!("{group}.implementation"),
             SweepParam::Database => "database".into(),
             SweepParam::Load => "load".into(),
+            SweepParam::Repeat => "repeat".into(),
         }
     }
 
@@ -319,7 +322,7 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
             apply(&mut point_raw, param, *value, *at);
         }
         let kind = raw_kind(&point_raw.workload.value.kind.value);
-        let skip = matrix::skip_reason(&mut point_raw, implementations_swept);
+        let skip = matrix::reason(&mut point_raw, implementations_swept);
         let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
         points.push(SweepPoint {
             label,

@@ -51,7 +51,7 @@ fn matrix_points() -> Vec<PointReport> {
         1,
     );
     skipped.status = PointStatus::Skipped;
-    skipped.skip_reason = Some("ldk has no PostgreSQL backend (node alice)".into());
+    skipped.reason = Some("ldk has no PostgreSQL backend (node alice)".into());
     skipped.results = None;
     points.push(skipped);
     points

@@ -19,7 +19,7 @@ pub(crate) fn point(
             .collect(),
         network: 0,
         status: PointStatus::Done,
-        skip_reason: None,
+        reason: None,
         kind: "keysend".into(),
         timed: format::what_is_timed("keysend").into(),
         load: "closed loop".into(),
@@ -209,6 +209,8 @@ pub(crate) fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepRe
         points,
         best_under_bound: best,
         best_by_group: Vec::new(),
+        repeat: None,
+        spread: Vec::new(),
         per_hop: Vec::new(),
     }
 }

@@ -325,7 +325,7 @@ pub(super) fn apply_database(raw: &mut RawScenario, database: Database, at: Loca
 /// workload whose sender or receiver has no keysend. What such a point asks is put
 /// back to what validates (the default database, invoices), so the point, never run,
 /// still checks like any other.
-pub(super) fn skip_reason(raw: &mut RawScenario, implementations_swept: bool) -> Option<String> {
+pub(super) fn reason(raw: &mut RawScenario, implementations_swept: bool) -> Option<String> {
     let mut reasons = Vec::new();
     for (name, node) in &mut raw.nodes.value.0 {
         let implementation = node.implementation.value;
