@@ -5,6 +5,7 @@
 
 pub mod chart;
 pub mod input;
+pub mod repeats;
 pub mod table;
 
 use anyhow::{Context, Result};
@@ -49,16 +50,28 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
         return Ok(Outcome::BadInput);
     }
     let mut runs = Vec::with_capacity(inputs.len());
+    let mut repeated = Vec::with_capacity(inputs.len());
     for arg in inputs {
-        match input::load(arg) {
-            Ok(run) => runs.push(run),
+        let loaded = match repeats::sweep_target(arg) {
+            Some((dir, group)) => {
+                repeats::load_repeated(&dir, group.as_deref()).map(|(run, r)| (run, Some(r)))
+            }
+            None => input::load(arg).map(|run| (run, None)),
+        };
+        match loaded {
+            Ok((run, r)) => {
+                runs.push(run);
+                repeated.push(r);
+            }
             Err(e) => {
                 eprintln!("Error: {}", error_chain(&e));
                 return Ok(Outcome::BadInput);
             }
         }
     }
-    let comparison = Comparison::of(&runs, noise_pct);
+    let mut comparison = Comparison::of(&runs, noise_pct);
+    repeats::apply(&mut comparison.rows, &repeated);
+    comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
     let markdown = comparison.markdown();
     crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
     let html = comparison.html()?;
@@ -83,6 +96,8 @@ pub struct Comparison<'a> {
     pub labels: Vec<String>,
     pub noise_pct: f64,
     pub rows: Vec<Row>,
+    /// Inputs that are repeated runs (their TPS and latency rows judge noise by test).
+    pub repeated: usize,
 }
 
 impl<'a> Comparison<'a> {
@@ -93,6 +108,7 @@ impl<'a> Comparison<'a> {
             labels: labels(runs),
             noise_pct,
             rows: table::rows(&results, noise_pct),
+            repeated: 0,
         }
     }
 
@@ -129,6 +145,13 @@ impl<'a> Comparison<'a> {
             cell(&self.labels[0]),
             self.noise_pct
         );
+        if self.repeated > 1 {
+            let _ = writeln!(
+                out,
+                "Repeated runs: TPS and the p50 / p90 / p99 rows show each run's median across its repeats, and their Δ is judged against the repeats' noise (Mann-Whitney U, significant at p < 0.05; ± is the standard error of the difference) instead of the ±{}% threshold.\n",
+                self.noise_pct
+            );
+        }
         out.push_str("| metric |");
         for label in &self.labels {
             let _ = write!(out, " {} |", cell(label));
@@ -183,6 +206,7 @@ impl<'a> Comparison<'a> {
             baseline: &self.labels[0],
             labels: &self.labels,
             changed_labels: &self.labels[1..],
+            repeated: self.repeated > 1,
             rows: self
                 .rows
                 .iter()
@@ -253,6 +277,7 @@ struct View<'a> {
     baseline: &'a str,
     labels: &'a [String],
     changed_labels: &'a [String],
+    repeated: bool,
     rows: Vec<RowView<'a>>,
     warnings: Vec<String>,
     runs: Vec<RunView<'a>>,
