@@ -84,7 +84,10 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
                     sweep
                         .points
                         .iter()
-                        .map(|p| p.label.as_str())
+                        .map(|p| match &p.skip {
+                            Some(why) => format!("{} (skipped: {why})", p.label),
+                            None => p.label.clone(),
+                        })
                         .collect::<Vec<_>>()
                         .join(" | ")
                 ),

@@ -327,6 +327,8 @@ pub(super) fn apply_database(raw: &mut RawScenario, database: Database, at: Loca
 /// still checks like any other.
 pub(super) fn reason(raw: &mut RawScenario, implementations_swept: bool) -> Option<String> {
     let mut reasons = Vec::new();
+    // Implementation -> its nodes on a database it lacks.
+    let mut lacking: Vec<(Implementation, Vec<String>)> = Vec::new();
     for (name, node) in &mut raw.nodes.value.0 {
         let implementation = node.implementation.value;
         let on_postgres = node
@@ -338,12 +340,19 @@ pub(super) fn reason(raw: &mut RawScenario, implementations_swept: bool) -> Opti
                 .postgres_flags()
                 .is_none()
         {
-            reasons.push(format!(
-                "{implementation} has no PostgreSQL backend (node {})",
-                name.value
-            ));
+            match lacking.iter_mut().find(|(i, _)| *i == implementation) {
+                Some((_, names)) => names.push(name.value.clone()),
+                None => lacking.push((implementation, vec![name.value.clone()])),
+            }
             node.database = None;
         }
+    }
+    for (implementation, names) in lacking {
+        let nodes = if names.len() == 1 { "node" } else { "nodes" };
+        reasons.push(format!(
+            "{implementation} has no PostgreSQL backend ({nodes} {})",
+            names.join(", ")
+        ));
     }
     let w = &mut raw.workload.value;
     if implementations_swept && matches!(w.kind.value, RawPaymentKind::Keysend) {
