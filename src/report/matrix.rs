@@ -42,9 +42,12 @@ pub const COLUMNS: [&str; 11] = [
 /// What runs in a point (its implementation and database values), e.g.
 /// `implementation=cln,database=postgres`: the group a point belongs to.
 pub fn group_of(p: &PointReport) -> String {
-    let parts: Vec<String> = (p.values.iter())
-        .filter(|(k, _)| !LOAD_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+    // From the label, which keeps the sweep's order (implementation before database).
+    let parts: Vec<&str> = (p.label.split(','))
+        .filter(|part| {
+            let key = part.split('=').next().unwrap_or("");
+            !LOAD_KEYS.contains(&key) && key != "repeat" && p.values.contains_key(key)
+        })
         .collect();
     if parts.is_empty() {
         "all points".into()

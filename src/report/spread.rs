@@ -51,9 +51,12 @@ pub struct Spread {
 
 /// The point's values but `repeat`.
 pub fn group_of(p: &PointReport) -> String {
-    let parts: Vec<String> = (p.values.iter())
-        .filter(|(k, _)| *k != "repeat")
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+    // From the label, which keeps the sweep's order.
+    let parts: Vec<&str> = (p.label.split(','))
+        .filter(|part| {
+            let key = part.split('=').next().unwrap_or("");
+            key != "repeat" && p.values.contains_key(key)
+        })
         .collect();
     if parts.is_empty() {
         "all".into()
