@@ -25,12 +25,13 @@ pub fn is_matrix(parameters: &[String]) -> bool {
         .any(|p| p == "database" || p == "implementation" || p.ends_with(".implementation"))
 }
 
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 12] = [
     "implementation",
     "release",
     "database",
     "load",
     "status",
+    "ok / failed",
     "TPS",
     "p50",
     "p99",
@@ -134,18 +135,19 @@ pub fn row(p: &PointReport) -> Vec<String> {
     };
     let mut cells = vec![
         or_dash(implementation),
-        per_node(nodes, |n| n.version.clone()),
+        per_node(nodes, |n| short_commits(&n.version)),
         or_dash(database),
         load_of(p),
         status,
     ];
     match &p.results {
         Some(r) => cells.extend([
+            format!("{} / {}", r.ok, r.failed),
             format::tps(r.tps_avg),
             format::latency_us(r.latency.p50_us),
             format::latency_us(r.latency.p99_us),
             each_node(nodes, |n| {
-                n.cpu_ms_per_payment.map(|ms| format!("{ms:.2} ms"))
+                n.cpu_ms_per_payment.map(|ms| format!("{ms:.1} ms"))
             }),
             each_node(nodes, |n| {
                 n.bytes_per_payment.map(|b| {
@@ -158,9 +160,24 @@ pub fn row(p: &PointReport) -> Vec<String> {
             }),
             each_node(nodes, |n| n.restart_s.map(|s| format!("{s:.1} s"))),
         ]),
-        None => cells.extend(std::iter::repeat_n("-".to_string(), 6)),
+        None => cells.extend(std::iter::repeat_n("-".to_string(), 7)),
     }
     cells
+}
+
+/// A release as a person reads it: 40-hex commit ids cut to 12 (`source ee1c96cc7c62`).
+fn short_commits(version: &str) -> String {
+    (version.split(' '))
+        .map(|word| {
+            let hex = word.trim_end_matches(')');
+            if hex.len() == 40 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                format!("{}{}", &hex[..12], &word[hex.len()..])
+            } else {
+                word.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn or_dash(s: String) -> String {

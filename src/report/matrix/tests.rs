@@ -66,10 +66,11 @@ fn rows_name_what_ran_and_what_it_cost() {
     assert_eq!(lnd[2], "bbolt");
     assert_eq!(lnd[3], "concurrency 10");
     assert_eq!(lnd[4], "done");
-    assert_eq!(lnd[5], "60.0");
-    assert_eq!(lnd[8], "alice 12.50 ms · bob 12.50 ms");
-    assert_eq!(lnd[9], "alice 2.0 KiB · bob 2.0 KiB");
-    assert_eq!(lnd[10], "-");
+    assert_eq!(lnd[5], "100 / 0");
+    assert_eq!(lnd[6], "60.0");
+    assert_eq!(lnd[9], "alice 12.5 ms · bob 12.5 ms");
+    assert_eq!(lnd[10], "alice 2.0 KiB · bob 2.0 KiB");
+    assert_eq!(lnd[11], "-");
     let skipped = row(&points[4]);
     assert_eq!(skipped[0], "ldk");
     assert_eq!(
@@ -77,6 +78,15 @@ fn rows_name_what_ran_and_what_it_cost() {
         "skipped: ldk has no PostgreSQL backend (node alice)"
     );
     assert!(skipped[5..].iter().all(|c| c == "-"));
+}
+
+#[test]
+fn long_commit_ids_are_cut_to_twelve() {
+    assert_eq!(
+        short_commits("ldk-server v0.1.0 (source ee1c96cc7c628292d9eba57201af1ea57a55f052)"),
+        "ldk-server v0.1.0 (source ee1c96cc7c62)"
+    );
+    assert_eq!(short_commits("v26.06.6"), "v26.06.6");
 }
 
 #[test]
@@ -124,7 +134,7 @@ fn the_sweep_report_holds_the_matrix_and_its_grouped_charts() {
     let md = crate::report::sweep::markdown(&r);
     assert!(md.contains("### Implementation matrix"), "{md}");
     assert!(
-        md.contains("| cln | v26.06.6 | postgres | concurrency 1 | done | 20.0 |"),
+        md.contains("| cln | v26.06.6 | postgres | concurrency 1 | done | 100 / 0 | 20.0 |"),
         "{md}"
     );
     assert!(md.contains("- implementation=ldk: no finished point kept p99 under 500.0 ms"));
