@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::scenario_run::assert_nothing_left;
-use common::{assert_matches_schema_file, built_or_not_run, chromium_render, lnbench};
+use common::scenario_run::Finished;
+use common::{built_or_not_run, chromium_render};
 use std::path::Path;
-use std::process::Command;
 
 const PAYMENTS: u64 = 60;
 
@@ -59,25 +58,9 @@ fn a_matrix_of_two_implementations_reports_each_and_skips_what_cannot_run() {
     if !built("e2e_matrix") {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
-    let (scenario, report_dir, runs) = (
-        work.path().join("matrix.yaml"),
-        work.path().join("report"),
-        work.path().join("runs"),
-    );
-    std::fs::write(&scenario, SCENARIO).unwrap();
-    std::fs::create_dir_all(&runs).unwrap();
-    let out = Command::new(lnbench())
-        .arg(&scenario)
-        .arg("--report")
-        .arg(&report_dir)
-        .arg("--run-dir")
-        .arg(&runs)
-        .output()
-        .expect("run lnbench-tui");
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{log}");
-    assert_nothing_left(&runs, &log);
+    let run = Finished::run(SCENARIO);
+    let (log, report_dir) = (&run.log, run.report_dir());
+    assert_eq!(run.status.code(), Some(0), "{log}");
     assert!(
         log.contains("skipped implementation=ldk: kind: keysend, and node alice is ldk"),
         "{log}"
@@ -85,10 +68,7 @@ fn a_matrix_of_two_implementations_reports_each_and_skips_what_cannot_run() {
     // Two networks were brought up (lnd, cln); none for ldk.
     assert_eq!(log.matches("==> network").count(), 2, "{log}");
 
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report_dir.join("sweep.json")).unwrap())
-            .unwrap();
-    assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
+    let sweep = run.sweep_json();
     assert_eq!(sweep["complete"], true);
     assert_eq!(sweep["parameters"], serde_json::json!(["implementation"]));
     let points = sweep["points"].as_array().unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::scenario_run::assert_nothing_left;
+use common::scenario_run::Finished;
 use common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -47,26 +47,10 @@ repeat: { count: 3, settle: 2s, thresholds: median }
 #[test]
 fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
     require_node_binaries();
-    let work = tempfile::tempdir().unwrap();
-    let (scenario, report, runs) = (
-        work.path().join("repeats.yaml"),
-        work.path().join("report"),
-        work.path().join("runs"),
-    );
-    std::fs::write(&scenario, SCENARIO).unwrap();
-    std::fs::create_dir_all(&runs).unwrap();
-    let out = Command::new(lnbench())
-        .arg(&scenario)
-        .arg("--report")
-        .arg(&report)
-        .arg("--run-dir")
-        .arg(&runs)
-        .output()
-        .expect("run lnbench-tui");
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    let run = Finished::run(SCENARIO);
+    let (log, report) = (&run.log, run.report_dir());
     // The median TPS is far under the floor: thresholds fail (exit 1), nothing else.
-    assert_eq!(out.status.code(), Some(1), "{log}");
-    assert_nothing_left(&runs, &log);
+    assert_eq!(run.status.code(), Some(1), "{log}");
     assert_eq!(log.matches("==> network").count(), 1, "one network: {log}");
     assert_eq!(
         log.matches("==> settling 2 s before repeat=").count(),
@@ -74,9 +58,7 @@ fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
         "{log}"
     );
 
-    let sweep: Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("sweep.json")).unwrap()).unwrap();
-    assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
+    let sweep = run.sweep_json();
     assert_eq!(sweep["parameters"], serde_json::json!(["repeat"]));
     assert_eq!(sweep["repeat"]["count"], 3);
     assert_eq!(sweep["repeat"]["thresholds"], "median");
@@ -124,7 +106,7 @@ fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
 
     // compare reads the repeated runs: against themselves nothing is significant, and
     // with 3 repeats a side it says that nothing could be.
-    let out_dir = work.path().join("compare");
+    let out_dir = run.work.path().join("compare");
     let cmp = Command::new(lnbench())
         .arg("compare")
         .arg(&report)

@@ -179,13 +179,7 @@ fn a_matrix_sweep_json_matches_its_schema() {
     r.parameters = vec!["implementation".into(), "concurrency".into()];
     r.best_by_group = best_by_group(&r.points, 500_000);
     let json = serde_json::to_value(&r).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
+    let errors = crate::report::sweep::tests::schema_errors(&json);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(json["points"][4]["status"], "skipped");
     assert_eq!(
@@ -196,5 +190,5 @@ fn a_matrix_sweep_json_matches_its_schema() {
     // The schema can fail: an implementation it does not know is refused.
     let mut bad = json.clone();
     bad["points"][0]["results"]["nodes"][0]["implementation"] = json!("c-lightning");
-    assert!(validator.iter_errors(&bad).next().is_some());
+    assert!(!crate::report::sweep::tests::schema_errors(&bad).is_empty());
 }

@@ -237,18 +237,20 @@ fn markdown_has_a_row_per_point_and_the_bound_verdict() {
     assert!(md.contains("| 700 µs | alice 40% · chain 2% |"), "{md}");
 }
 
+/// The errors of `json` against docs/sweep.schema.json (none: it matches).
+pub(crate) fn schema_errors(json: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(json).map(|e| e.to_string()).collect()
+}
+
 #[test]
 fn sweep_json_matches_its_schema_with_and_without_node_cpu() {
     let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300)]);
     points[1].results.as_mut().unwrap().cpu_pct_avg.clear();
     let json = serde_json::to_value(report(points, Some(500.0))).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
+    let errors = schema_errors(&json);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(
         json["points"][0]["results"]["cpu_pct_avg"][0]["node"],

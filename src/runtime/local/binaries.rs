@@ -39,7 +39,13 @@ pub fn find_binary(
     what: &str,
     hint: &str,
 ) -> Result<PathBuf, RuntimeError> {
-    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key)).map_err(|e| match e {
+    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key))
+        .map_err(|e| with_hint(e, hint))
+}
+
+/// A "not found" error with the driver's words on how to build the binary.
+fn with_hint(e: RuntimeError, hint: &str) -> RuntimeError {
+    match e {
         RuntimeError::BinaryNotFound {
             binary,
             what,
@@ -52,7 +58,7 @@ pub fn find_binary(
             hint: hint.to_string(),
         },
         other => other,
-    })
+    }
 }
 
 /// The binary of a node: [`find_binary`], except that a node whose scenario names a
@@ -71,20 +77,7 @@ fn find_node_binary_with(
     let driver = crate::node::driver(spec.implementation);
     let what = format!("node {}", spec.name);
     let (binary, hint) = (driver.binary(), driver.build_hint());
-    let with_hint = |e| match e {
-        RuntimeError::BinaryNotFound {
-            binary,
-            what,
-            looked,
-            ..
-        } => RuntimeError::BinaryNotFound {
-            binary,
-            what,
-            looked,
-            hint: hint.to_string(),
-        },
-        other => other,
-    };
+    let with_hint = |e| with_hint(e, hint);
     let wanted = match (&spec.version, &spec.binary) {
         (Some(v), None) => crate::node::driver::image_tag(v),
         _ => {
