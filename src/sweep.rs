@@ -92,7 +92,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             first.nodes.len(),
             points.len()
         );
-        let chosen = run::choose_runtime(first).await?;
+        let chosen = match run::choose_runtime(first).await {
+            Ok(chosen) => chosen,
+            Err(e) if matrix => {
+                fail_network(&points, &e, (&mut outcomes, &mut failed, &mut not_up));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let mut runtime = chosen.create(&run_id, &scenario.name, &run_dir, opts.keep);
         let mut log = StepLog::default();
         let mut facts = RunFacts::on(runtime.as_ref());
@@ -164,16 +171,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             // In a matrix, one implementation that does not come up leaves the others
             // to run: its points are failed with the reason, and the sweep fails at the end.
             Err(e) if matrix => {
-                let why = report::redact::redact_text(&format!("{e:#}"));
-                eprintln!("network of {} did not come up: {why}", points[0].1.label);
-                for (i, _) in &points {
-                    outcomes[*i] = Some(Outcome {
-                        status: PointStatus::Failed,
-                        measured: None,
-                    });
-                    failed[*i] = Some(why.clone());
-                }
-                not_up.push(points[0].1.label.clone());
+                fail_network(&points, &e, (&mut outcomes, &mut failed, &mut not_up));
             }
             Err(e) => {
                 stopped_by = Some(format!("network {} did not come up: {e:#}", network + 1));
@@ -236,6 +234,29 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Marks every point of a network that could not be brought up (or whose runtime
+/// could not be chosen) as failed, with the reason, in a matrix that goes on.
+fn fail_network(
+    points: &[(usize, &SweepPoint)],
+    e: &anyhow::Error,
+    (outcomes, failed, not_up): (
+        &mut [Option<Outcome>],
+        &mut [Option<String>],
+        &mut Vec<String>,
+    ),
+) {
+    let why = report::redact::redact_text(&format!("{e:#}"));
+    eprintln!("network of {} did not come up: {why}", points[0].1.label);
+    for (i, _) in points {
+        outcomes[*i] = Some(Outcome {
+            status: PointStatus::Failed,
+            measured: None,
+        });
+        failed[*i] = Some(why.clone());
+    }
+    not_up.push(points[0].1.label.clone());
 }
 
 /// Before a repeat that follows another on the same network, the scenario's settle
