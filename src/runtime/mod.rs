@@ -179,6 +179,12 @@ pub trait Runtime: Send {
         Vec::new()
     }
 
+    /// False when the runtime cannot read the nodes' resources (they run elsewhere):
+    /// the report and the metrics then say "not measured".
+    fn measures_resources(&self) -> bool {
+        true
+    }
+
     /// What the report and the live view call this runtime: `local`, or `docker`
     /// with the images used.
     fn describe(&self) -> String {
