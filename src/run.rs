@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 mod choose;
+mod external;
 pub(crate) mod metrics_endpoint;
 mod model;
 mod output;
@@ -602,6 +603,9 @@ pub async fn bring_up(
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
+    if scenario.runtime == crate::scenario::RuntimeKind::External {
+        return external::bring_up(scenario, log, facts).await;
+    }
     log.begin("chain up");
     let wallet = MiningWallet::generate();
     let endpoint = runtime

@@ -5,6 +5,7 @@
 //! flags wherever it runs; only directories and addresses differ.
 
 pub mod docker;
+pub mod external;
 pub mod local;
 
 use crate::scenario::{ChainSpec, NodeSpec};
