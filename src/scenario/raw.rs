@@ -14,9 +14,6 @@ pub(super) struct RawScenario {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: Option<String>,
-    /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
-    #[serde(default)]
-    pub external: Option<Spanned<RawExternal>>,
     #[serde(default)]
     pub runtime: Option<RawRuntime>,
     #[serde(default)]
@@ -39,6 +36,9 @@ pub(super) struct RawScenario {
     /// The etcd the runtime starts for nodes on `--db.backend=etcd`: `{ members: 3 }`.
     #[serde(default)]
     pub etcd: Option<RawEtcd>,
+    /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
+    #[serde(default)]
+    pub external: Option<Spanned<RawExternal>>,
 }
 
 fn no_nodes() -> Spanned<NodeMap> {

@@ -142,7 +142,10 @@ pub(super) fn validate(
         },
     };
     let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
-    check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
+    // External nodes run on a chain of their own, whatever it is.
+    if runtime != RuntimeKind::External {
+        check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
+    }
     check_databases(&ctx, &raw.nodes.value.0)?;
     let mut channels = Vec::new();
     for (i, channel) in raw.channels.iter().enumerate() {
