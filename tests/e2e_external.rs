@@ -226,3 +226,106 @@ workload:
         "processes of the pair still alive: {left:?}"
     );
 }
+
+const MIXED: &str = "\
+name: external-mixed-setup
+runtime: local
+chain:
+  implementation: bitcoind
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: cln
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 5000000
+    count: 2
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 4
+  stop:
+    payments: 10
+";
+
+/// LND pays Core Lightning, both given in a sim-ln file (its CLN form: ca_cert,
+/// client_cert, client_key), on a Bitcoin Core chain the test started.
+#[test]
+fn external_core_lightning_through_a_sim_ln_file() {
+    let test = "external_core_lightning_through_a_sim_ln_file";
+    if !(built_or_not_run(
+        test,
+        "lightningd",
+        "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh",
+    ) && built_or_not_run(
+        test,
+        "bitcoind",
+        "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh",
+    )) {
+        return;
+    }
+    require_node_binaries();
+    let work = tempfile::tempdir().expect("temp dir");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    lnbench_tui::tls::install_crypto_provider();
+    let scenario = lnbench_tui::scenario::parse(&work.path().join("mixed.yaml"), MIXED)
+        .expect("mixed scenario");
+    let pair_dir = work.path().join("pair");
+    std::fs::create_dir_all(&pair_dir).unwrap();
+    let mut local = LocalRuntime::new(pair_dir.join("run"), false);
+    let mut facts = RunFacts::on(&local);
+    let network = rt
+        .block_on(bring_up(
+            &scenario,
+            &mut local,
+            &mut StepLog::default(),
+            &mut facts,
+        ))
+        .expect("LND and CLN come up");
+    let endpoints = local.endpoints();
+    let (alice, bob) = (&endpoints[0], &endpoints[1]);
+    let (alice_cert, alice_mac) = lnd_files(alice);
+    let Credentials::Cln(c) = &bob.credentials else {
+        panic!("not CLN credentials: {:?}", bob.credentials)
+    };
+    let sim = serde_json::json!({"nodes": [
+        {"id": "alice", "address": alice.rpc_addr, "macaroon": alice_mac, "cert": alice_cert},
+        {"id": "bob", "address": bob.rpc_addr, "ca_cert": c.ca_cert,
+         "client_cert": c.client_cert, "client_key": c.client_key},
+    ]});
+    std::fs::write(work.path().join("sim.json"), sim.to_string()).unwrap();
+    let yaml = "name: external-cln
+runtime: external
+external:
+  nodes_file: sim.json
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 5000000
+    count: 2
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 4
+  stop:
+    payments: 150
+";
+    let report = run_external(work.path(), yaml, &[]);
+    check_report(&report, "bob");
+    let bob_report = (report["nodes"].as_array().unwrap().iter())
+        .find(|n| n["name"] == "bob")
+        .unwrap();
+    assert_eq!(bob_report["implementation"], "cln");
+
+    assert_eq!(local.exited(), None, "a node exited");
+    let info = rt
+        .block_on(network.node("bob").unwrap().node.get_info())
+        .expect("bob still answers");
+    assert!(info.num_active_channels >= 2, "{info:?}");
+    rt.block_on(local.down()).expect("the pair stops");
+    assert!(processes_mentioning(&pair_dir).is_empty());
+}

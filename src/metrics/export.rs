@@ -203,7 +203,7 @@ impl Exporter {
 
     /// One merged batch of a worker: latencies of successes (µs), failures by kind
     /// (indexed as [`FailureKind::ALL`]) and warm-up payments.
-    pub(crate) fn record_batch(&self, latencies_us: &[u32], failures: &[u32], warm_up: u32) {
+    pub fn record_batch(&self, latencies_us: &[u32], failures: &[u32], warm_up: u32) {
         let i = &self.inner;
         for &us in latencies_us {
             i.latency.observe(f64::from(us) / 1e6);
