@@ -169,6 +169,9 @@ pub fn is_pubkey(id: &str) -> bool {
     id.len() == 66 && id.chars().all(|c| c.is_ascii_hexdigit()) && matches!(&id[..2], "02" | "03")
 }
 
+/// `external:`'s settings (None unless `runtime: external`) and each group's endpoint.
+type Checked = (Option<ExternalSettings>, Vec<(String, ExternalNode)>);
+
 /// Checks the external parts of a scenario: the nodes' fields against the runtime,
 /// `external:`'s settings; returns the settings and each group's endpoint.
 pub(super) fn validate(
@@ -177,7 +180,7 @@ pub(super) fn validate(
     runtime: RuntimeKind,
     amount_msat: u64,
     stop: &StopCondition,
-) -> Result<(Option<ExternalSettings>, Vec<(String, ExternalNode)>), ScenarioError> {
+) -> Result<Checked, ScenarioError> {
     let external = runtime == RuntimeKind::External;
     if !external {
         if let Some(e) = &raw.external {

@@ -69,10 +69,10 @@ fn family_of<'a>(name: &'a str, types: &HashMap<String, String>) -> Option<&'a s
     for suffix in [
         "_total", "_created", "_bucket", "_count", "_sum", "_info", "_gcount", "_gsum",
     ] {
-        if let Some(base) = name.strip_suffix(suffix) {
-            if types.contains_key(base) {
-                return Some(base);
-            }
+        if let Some(base) = name.strip_suffix(suffix)
+            && types.contains_key(base)
+        {
+            return Some(base);
         }
     }
     None
@@ -211,13 +211,16 @@ pub fn parse(text: &str) -> Scrape {
     scrape
 }
 
+/// A series' labels without `le`, in order.
+type LabelKey = Vec<(String, String)>;
+
 fn check_histograms(scrape: &Scrape) {
     for (family, t) in &scrape.types {
         if t != "histogram" {
             continue;
         }
         // Per label set (without le): buckets in order, cumulative, +Inf = _count.
-        let mut series: BTreeMap<Vec<(String, String)>, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut series: BTreeMap<LabelKey, Vec<(f64, f64)>> = BTreeMap::new();
         for s in scrape
             .samples
             .iter()
