@@ -493,6 +493,8 @@ mod tests {
         let local = scenario("chain:\n  implementation: bitcoind\n", &with_channel)
             .replace("runtime: external", "runtime: local");
         assert!(err(&local).contains("only runtime: external takes"));
+        let no_nodes = format!("name: ext\nruntime: external\n{WORKLOAD}");
+        assert!(err(&no_nodes).contains("missing field `nodes`"));
         let chain = scenario("chain:\n  implementation: btcd\n", PAIR);
         assert!(err(&chain).contains("starts no chain"));
         let image = PAIR.replace(

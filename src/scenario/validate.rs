@@ -141,6 +141,16 @@ pub(super) fn validate(
             args: Vec::new(),
         },
     };
+    // `nodes:` may be left out only when sim-ln's node file gives the nodes.
+    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            "missing field `nodes`",
+            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
+             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
+             may give them instead)",
+        ));
+    }
     let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
     // External nodes run on a chain of their own, whatever it is.
     if runtime != RuntimeKind::External {
