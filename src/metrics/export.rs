@@ -64,6 +64,9 @@ struct Inner {
     node_mem: Family<Labels1, Gauge>,
     node_data_dir: Family<Labels1, Gauge>,
     current_phase: Mutex<&'static str>,
+    /// Held while a batch is counted and while the text is rendered, so a scrape never
+    /// sees the histogram and the counters of half a batch.
+    batch: Mutex<()>,
 }
 
 impl std::fmt::Debug for Exporter {
@@ -93,6 +96,7 @@ impl Exporter {
             node_mem: Family::default(),
             node_data_dir: Family::default(),
             current_phase: Mutex::new("setup"),
+            batch: Mutex::new(()),
             registry: Registry::default(),
         };
         registry.register(
@@ -171,6 +175,7 @@ impl Exporter {
     /// The metrics now, in the OpenMetrics text format (ends with `# EOF`).
     pub fn render(&self) -> String {
         let mut out = String::new();
+        let _whole = (self.inner.batch.lock()).unwrap_or_else(PoisonError::into_inner);
         encode(&mut out, &self.inner.registry).expect("writing to a String cannot fail");
         out
     }
@@ -205,6 +210,7 @@ impl Exporter {
     /// (indexed as [`FailureKind::ALL`]) and warm-up payments.
     pub fn record_batch(&self, latencies_us: &[u32], failures: &[u32], warm_up: u32) {
         let i = &self.inner;
+        let _whole = i.batch.lock().unwrap_or_else(PoisonError::into_inner);
         for &us in latencies_us {
             i.latency.observe(f64::from(us) / 1e6);
         }
