@@ -83,6 +83,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub run_dir: Option<PathBuf>,
 
+    /// Serve the run's metrics for Prometheus (OpenMetrics text at /metrics) on
+    /// HOST:PORT while it runs, e.g. 127.0.0.1:9464; a port alone listens on loopback.
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::metrics::export::parse_listen, help_heading = "Output")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
     /// Stop after this many payments (overrides the scenario's `stop.payments`).
     #[arg(long, value_name = "N", help_heading = "Load")]
     pub payments: Option<u64>,

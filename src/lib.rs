@@ -217,6 +217,7 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
         report_dir: args.report,
         keep: args.keep,
         run_dir_parent: args.run_dir,
+        metrics_listen: args.metrics_listen,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -16,6 +16,8 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 mod choose;
+mod external;
+pub(crate) mod metrics_endpoint;
 mod model;
 mod output;
 mod signals;
@@ -36,6 +38,8 @@ pub struct RunOptions {
     pub run_dir_parent: Option<PathBuf>,
     /// Follow the run in the live terminal view instead of progress lines.
     pub tui: bool,
+    /// `--metrics-listen`: serve Prometheus / OpenMetrics here during the run.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Runs `scenario` to the end and returns the exit code. A scenario with `sweep:`
@@ -46,6 +50,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     }
     crate::tls::install_crypto_provider();
     let chosen = choose_runtime(&scenario).await?;
+    let exporter = metrics_endpoint::start(opts.metrics_listen, &scenario.name).await?;
     let started_at = SystemTime::now();
     let run_id = run_id(&scenario.name, started_at, None);
     let run_dir = make_run_dir(&opts, &run_id)?;
@@ -61,6 +66,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         ..RunFacts::default()
     };
     eprintln!("runtime: {}", facts.runtime);
+    if let Some(m) = &exporter {
+        m.set_runtime(&facts.runtime, runtime.measures_resources());
+    }
     // The live view owns the terminal from here to the end of teardown; until then
     // lines for the terminal wait in `out`.
     let cancel = CancellationToken::new();
@@ -96,6 +104,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 tui: false,
                 label: None,
                 run_dir: run_dir.clone(),
+                metrics: exporter.clone(),
             };
             let measured = measure_with(
                 point,
@@ -149,8 +158,10 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         None => StepLog::default(),
     };
     teardown.begin("nodes and chain stopped");
+    metrics_endpoint::phase(exporter.as_ref(), "teardown");
     let down = runtime.down().await;
     teardown.end();
+    metrics_endpoint::phase(exporter.as_ref(), "finished");
     if let Some(session) = session.take() {
         // The terminal is back: now the lines kept for it.
         match session.finish().await {
@@ -251,6 +262,8 @@ pub(crate) struct Point<'a> {
     pub label: Option<String>,
     /// The run directory (the latency interval log is streamed there).
     pub run_dir: PathBuf,
+    /// `--metrics-listen`'s exporter, fed during the load.
+    pub metrics: Option<crate::metrics::export::Exporter>,
 }
 
 /// What one load measured and how it ended.
@@ -344,6 +357,7 @@ async fn measure_with(
         let dir = snapshot_root.join(at);
         tokio::task::spawn_blocking(move || report::write_all(&report, &dir).map(|_| dir))
     };
+    let exporter = point.metrics.clone();
     let load = run_load(
         scenario,
         network,
@@ -351,6 +365,7 @@ async fn measure_with(
         view,
         hlog,
         &write_snapshot,
+        exporter.as_ref().map(|x| (x, readings_tx.subscribe())),
     );
     let mut resources = metrics::ResourceLog::new();
     let (summary, mut load_err) =
@@ -358,6 +373,7 @@ async fn measure_with(
     // `after_load: restart:`, before the report is built (it holds the timings).
     let mut restarts = Vec::new();
     if !scenario.restart.is_empty() && load_err.is_none() && !cancel.is_cancelled() {
+        metrics_endpoint::phase(exporter.as_ref(), "restart");
         match restart_after_load(scenario, network, runtime, &resources, cancel, &session).await {
             Ok(done) => restarts = done,
             Err(e) => load_err = Some(e),
@@ -623,6 +639,9 @@ pub async fn bring_up(
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
+    if scenario.runtime == crate::scenario::RuntimeKind::External {
+        return external::bring_up(scenario, log, facts).await;
+    }
     log.begin("chain up");
     let wallet = MiningWallet::generate();
     let endpoint = runtime
@@ -711,6 +730,10 @@ async fn run_load(
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
     write_snapshot: &dyn Fn(Summary) -> SnapshotWrite,
+    exporter: Option<(
+        &crate::metrics::export::Exporter,
+        tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+    )>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
@@ -733,6 +756,10 @@ async fn run_load(
         payment_timeout: w.payment_timeout,
     };
     let (recorder, snapshots) = metrics::Recorder::new();
+    if let Some((x, readings)) = exporter {
+        recorder.export_to(x.clone());
+        x.follow(snapshots.clone(), readings);
+    }
     if let Some(path) = interval_log {
         match metrics::IntervalLog::create(&path, recorder.started_wall()) {
             Ok(log) => recorder.log_intervals_to(log),
@@ -819,6 +846,7 @@ mod tests {
             keep: false,
             run_dir_parent: Some(parent.to_path_buf()),
             tui: false,
+            metrics_listen: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         .context("internal: sweep::execute called without a sweep")?;
     crate::tls::install_crypto_provider();
     let skips = skips(&sweep)?;
+    let exporter = run::metrics_endpoint::start(opts.metrics_listen, &scenario.name).await?;
     let started_at = SystemTime::now();
     let total = sweep.points.len();
     let networks = sweep.points.last().map_or(0, |p| p.network + 1);
@@ -104,6 +105,10 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         let mut log = StepLog::default();
         let mut facts = RunFacts::on(runtime.as_ref());
         runtime_name.get_or_insert_with(|| facts.runtime.clone());
+        if let Some(m) = &exporter {
+            m.set_runtime(&facts.runtime, runtime.measures_resources());
+            m.set_phase("setup");
+        }
         let up = tokio::select! {
             r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
             () = signals.cancel.cancelled() => Ok(None),
@@ -137,6 +142,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                             tui: opts.tui,
                             label: Some(label),
                             run_dir: run_dir.clone(),
+                            metrics: exporter.clone(),
                         },
                         &net,
                         runtime.as_mut(),
@@ -178,7 +184,9 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 error = Some(e);
             }
         }
+        run::metrics_endpoint::phase(exporter.as_ref(), "teardown");
         let down = teardown(runtime.as_mut(), &run_dir, opts.keep).await;
+        run::metrics_endpoint::phase(exporter.as_ref(), "finished");
         if let Err(e) = down {
             error.get_or_insert(anyhow::Error::new(e).context("tearing down the run"));
         }

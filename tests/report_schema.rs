@@ -166,9 +166,10 @@ fn the_schema_lists_every_implementation() {
         .iter()
         .map(|i| i.as_str().to_string())
         .collect();
-    let chains: Vec<String> = lnbench_tui::chain::ChainKind::ALL
-        .iter()
+    // `external`: a runtime: external run, which started no chain.
+    let chains: Vec<String> = (lnbench_tui::chain::ChainKind::ALL.iter())
         .map(|k| k.as_str().to_string())
+        .chain(["external".to_string()])
         .collect();
     assert_eq!(
         listed("/properties/nodes/items/properties/implementation/enum"),

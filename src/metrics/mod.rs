@@ -9,6 +9,7 @@
 //! Units: latencies are whole microseconds (`u64`) everywhere; front ends format them.
 
 mod events;
+pub mod export;
 pub mod hlog;
 pub mod process;
 mod recorder;

@@ -90,6 +90,8 @@ struct State {
     /// The measured phase whose clock runs, since when, and the pause total then.
     /// Draining keeps the last phase's clock running, as the whole run's does.
     phase_clock: Option<(u8, Instant, Duration)>,
+    /// `--metrics-listen`: each merged batch is counted there too.
+    export: Option<super::export::Exporter>,
 }
 
 impl State {
@@ -246,6 +248,7 @@ impl Recorder {
             interval_log: None,
             phases: Default::default(),
             phase_clock: None,
+            export: None,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -279,6 +282,11 @@ impl Recorder {
     /// recorder's start); [`Recorder::finish`] flushes it and names it in the summary.
     pub fn log_intervals_to(&self, log: IntervalLog) {
         self.state().interval_log = Some(log);
+    }
+
+    /// Counts every batch merged from now on into `exporter` too (`--metrics-listen`).
+    pub fn export_to(&self, exporter: super::export::Exporter) {
+        self.state().export = Some(exporter);
     }
 
     /// When the recorder's clock started.
@@ -414,6 +422,9 @@ impl Recorder {
         state.interval_failed += failed;
         state.failed += failed;
         state.warm_up += u64::from(batch.warm_up);
+        if let Some(x) = &state.export {
+            x.record_batch(&batch.latencies_us, &batch.failures, batch.warm_up);
+        }
         for (total, n) in state.failures.iter_mut().zip(batch.failures.iter_mut()) {
             *total += u64::from(std::mem::take(n));
         }

@@ -310,6 +310,21 @@ impl LightningNode for ClnNode {
         Ok(node_info(info))
     }
 
+    async fn network(&self) -> Result<Option<String>, NodeError> {
+        let info = self
+            .client
+            .clone()
+            .getinfo(pb::GetinfoRequest {})
+            .await
+            .map_err(self.rpc("Getinfo"))?
+            .into_inner();
+        // Core Lightning says `bitcoin` for mainnet.
+        Ok(Some(match info.network.as_str() {
+            "bitcoin" => "main".to_string(),
+            other => other.to_string(),
+        }))
+    }
+
     async fn new_address(&self) -> Result<String, NodeError> {
         const CALL: &str = "NewAddr";
         let request = pb::NewaddrRequest {

@@ -289,6 +289,21 @@ impl LightningNode for LndNode {
         })
     }
 
+    async fn network(&self) -> Result<Option<String>, NodeError> {
+        let info = self
+            .lightning
+            .clone()
+            .get_info(lnrpc::GetInfoRequest {})
+            .await
+            .map_err(self.rpc("GetInfo"))?
+            .into_inner();
+        // LND says `mainnet` and `testnet` (testnet3).
+        Ok(info.chains.first().map(|c| match c.network.as_str() {
+            "mainnet" => "main".to_string(),
+            other => other.to_string(),
+        }))
+    }
+
     async fn new_address(&self) -> Result<String, NodeError> {
         let request = lnrpc::NewAddressRequest {
             r#type: lnrpc::AddressType::WitnessPubkeyHash as i32,

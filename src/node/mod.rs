@@ -213,6 +213,12 @@ pub trait LightningNode: Send + Sync {
     fn implementation(&self) -> Implementation;
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError>;
+    /// The Bitcoin network the node runs on, in Bitcoin Core's words (`regtest`,
+    /// `signet`, `testnet`, `testnet4`, `main`); None when the client cannot tell.
+    /// `runtime: external` refuses what it cannot tell unless mainnet is allowed.
+    async fn network(&self) -> Result<Option<String>, NodeError> {
+        Ok(None)
+    }
     async fn new_address(&self) -> Result<String, NodeError>;
     async fn wallet_balance(&self) -> Result<WalletBalance, NodeError>;
     /// Connect to a peer at `host` (`ip:port` of its P2P listener).

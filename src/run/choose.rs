@@ -10,6 +10,7 @@ use anyhow::Result;
 /// The runtime a run uses, checked before anything starts.
 pub(crate) enum Chosen {
     Local,
+    External,
     Docker(bollard::Docker, docker::RunImages),
 }
 
@@ -24,6 +25,10 @@ impl Chosen {
     ) -> Box<dyn Runtime> {
         match self {
             Chosen::Local => Box::new(LocalRuntime::new(run_dir.to_path_buf(), keep)),
+            Chosen::External => Box::new(crate::runtime::external::ExternalRuntime::new(
+                run_dir.to_path_buf(),
+                keep,
+            )),
             Chosen::Docker(engine, images) => Box::new(DockerRuntime::new(
                 engine,
                 images,
@@ -44,6 +49,7 @@ impl Chosen {
 pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
+        RuntimeKind::External => Ok(Chosen::External),
         RuntimeKind::Docker => {
             let (engine, images) = docker::preflight(scenario).await?;
             Ok(Chosen::Docker(engine, images))
@@ -72,7 +78,7 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
 pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario),
-        RuntimeKind::Docker | RuntimeKind::Auto => Ok(()),
+        RuntimeKind::Docker | RuntimeKind::Auto | RuntimeKind::External => Ok(()),
     }
 }
 

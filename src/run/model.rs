@@ -66,7 +66,11 @@ pub(super) fn build_report(
         runtime: facts.runtime.clone(),
         host: report::Host::detect(),
         chain: report::ChainInfo {
-            implementation: scenario.chain.kind.to_string(),
+            // An external run starts no chain: its nodes' network stands as the version.
+            implementation: match scenario.runtime {
+                crate::scenario::RuntimeKind::External => "external".to_string(),
+                _ => scenario.chain.kind.to_string(),
+            },
             version: facts.chain_version.clone(),
             resources: Default::default(),
         },
@@ -81,8 +85,12 @@ pub(super) fn build_report(
                 pubkey: ready.info.pubkey.clone(),
                 role: role(scenario, &spec.name).into(),
                 binary: binary.display().to_string(),
-                database: crate::node::driver(spec.implementation)
-                    .database(spec.database, &spec.args),
+                database: match spec.external {
+                    Some(_) => "unknown (external)".to_string(),
+                    None => {
+                        crate::node::driver(spec.implementation).database(spec.database, &spec.args)
+                    }
+                },
                 resources: Default::default(),
                 restart: None,
             })

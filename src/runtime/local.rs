@@ -81,6 +81,11 @@ impl LocalRuntime {
 
     /// Every pid this runtime started (also the stopped ones), so callers and tests
     /// can check that none survives `down`.
+    /// Where each started node answers, in start order (tests drive them from outside).
+    pub fn endpoints(&self) -> Vec<NodeEndpoint> {
+        self.launches.iter().map(|(_, _, ep)| ep.clone()).collect()
+    }
+
     pub fn pids(&self) -> &[u32] {
         &self.pids
     }

@@ -5,6 +5,7 @@
 //! flags wherever it runs; only directories and addresses differ.
 
 pub mod docker;
+pub mod external;
 pub mod local;
 
 use crate::scenario::{ChainSpec, NodeSpec};
@@ -177,6 +178,12 @@ pub trait Runtime: Send {
     /// The database servers started for the nodes so far, in start order.
     fn services(&self) -> Vec<Service> {
         Vec::new()
+    }
+
+    /// False when the runtime cannot read the nodes' resources (they run elsewhere):
+    /// the report and the metrics then say "not measured".
+    fn measures_resources(&self) -> bool {
+        true
     }
 
     /// What the report and the live view call this runtime: `local`, or `docker`

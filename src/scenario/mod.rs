@@ -3,6 +3,7 @@
 //! The types in this file are the validated scenario the rest of the tool uses.
 
 mod error;
+pub mod external;
 mod raw;
 mod repeat;
 mod sweep;
@@ -78,6 +79,8 @@ pub enum RuntimeKind {
     Docker,
     /// Processes of this machine.
     Local,
+    /// Nodes that already run elsewhere: nothing is started, funded or stopped.
+    External,
 }
 
 /// When the docker runtime pulls an image.
@@ -121,6 +124,8 @@ pub struct NodeSpec {
     /// Docker image for the docker runtime; `None` means the default for the
     /// implementation and version.
     pub image: Option<String>,
+    /// `runtime: external`: how to reach the node (None for nodes the runtime starts).
+    pub external: Option<external::ExternalNode>,
     /// Where the node keeps its state: its implementation's default, or a database on
     /// the PostgreSQL server the runtime starts.
     pub database: Database,
@@ -241,4 +246,6 @@ pub struct Scenario {
     /// Members of the etcd the runtime starts for nodes on `--db.backend=etcd`
     /// (`etcd: { members: N }`; 1 when absent).
     pub etcd_members: u32,
+    /// `runtime: external`'s settings (None for other runtimes).
+    pub external: Option<external::ExternalSettings>,
 }

@@ -20,6 +20,8 @@ pub(super) struct RawScenario {
     pub pull: Option<RawPull>,
     #[serde(default)]
     pub chain: Option<RawChain>,
+    /// Absent only when `external: nodes_file:` gives the nodes.
+    #[serde(default = "no_nodes")]
     pub nodes: Spanned<NodeMap>,
     #[serde(default)]
     pub channels: Vec<Spanned<RawChannel>>,
@@ -37,6 +39,27 @@ pub(super) struct RawScenario {
     /// The etcd the runtime starts for nodes on `--db.backend=etcd`: `{ members: 3 }`.
     #[serde(default)]
     pub etcd: Option<RawEtcd>,
+    /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
+    #[serde(default)]
+    pub external: Option<Spanned<RawExternal>>,
+}
+
+fn no_nodes() -> Spanned<NodeMap> {
+    use serde_saphyr::Location;
+    Spanned::new(NodeMap(Vec::new()), Location::UNKNOWN, Location::UNKNOWN)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExternal {
+    #[serde(default)]
+    pub nodes_file: Option<Spanned<String>>,
+    #[serde(default)]
+    pub allow_mainnet: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub max_payment_msat: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub max_total_msat: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +124,7 @@ pub(super) enum RawRuntime {
     Auto,
     Docker,
     Local,
+    External,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -146,6 +170,20 @@ pub(super) struct RawNode {
     pub database: Option<Spanned<crate::scenario::Database>>,
     #[serde(default)]
     pub args: Vec<String>,
+    /// `runtime: external`: where the node's RPC listens and where its credential
+    /// files are (paths, or `$NAME`).
+    #[serde(default)]
+    pub rpc: Option<Spanned<String>>,
+    #[serde(default)]
+    pub tls_cert: Option<Spanned<String>>,
+    #[serde(default)]
+    pub macaroon: Option<Spanned<String>>,
+    #[serde(default)]
+    pub ca_cert: Option<Spanned<String>>,
+    #[serde(default)]
+    pub client_cert: Option<Spanned<String>>,
+    #[serde(default)]
+    pub client_key: Option<Spanned<String>>,
 }
 
 /// `nodes:` in file order, each name with its location (a `HashMap` would lose both).

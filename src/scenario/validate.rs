@@ -81,7 +81,7 @@ impl Groups {
 pub(super) fn validate(
     path: &Path,
     source: &str,
-    raw: RawScenario,
+    mut raw: RawScenario,
 ) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { path, source };
     let name = raw.name.value.trim().to_string();
@@ -114,13 +114,17 @@ pub(super) fn validate(
         RawRuntime::Auto => RuntimeKind::Auto,
         RawRuntime::Docker => RuntimeKind::Docker,
         RawRuntime::Local => RuntimeKind::Local,
+        RawRuntime::External => RuntimeKind::External,
     };
+    if runtime == RuntimeKind::External {
+        super::external::add_nodes_file(&ctx, &mut raw)?;
+    }
     let pull = match raw.pull {
         None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
         Some(RawPull::Always) => PullPolicy::Always,
         Some(RawPull::Never) => PullPolicy::Never,
     };
-    let chain = match raw.chain {
+    let chain = match raw.chain.take() {
         Some(chain) => ChainSpec {
             kind: match chain.implementation {
                 RawChainKind::Btcd => ChainKind::Btcd,
@@ -137,8 +141,21 @@ pub(super) fn validate(
             args: Vec::new(),
         },
     };
-    let (nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
-    check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
+    // `nodes:` may be left out only when sim-ln's node file gives the nodes.
+    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            "missing field `nodes`",
+            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
+             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
+             may give them instead)",
+        ));
+    }
+    let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
+    // External nodes run on a chain of their own, whatever it is.
+    if runtime != RuntimeKind::External {
+        check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
+    }
     check_databases(&ctx, &raw.nodes.value.0)?;
     let mut channels = Vec::new();
     for (i, channel) in raw.channels.iter().enumerate() {
@@ -150,10 +167,17 @@ pub(super) fn validate(
             channel,
         )?);
     }
-    let workload = super::workload::validate(&ctx, &groups, &raw.channels, &raw.workload)?;
+    let known_channels = (runtime != RuntimeKind::External).then_some(&raw.channels[..]);
+    let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
+    let (external, mut endpoints) =
+        super::external::validate(&ctx, &raw, runtime, workload.amount_msat, &workload.stop)?;
+    for node in &mut nodes {
+        let at = endpoints.iter().position(|(group, _)| *group == node.group);
+        node.external = at.map(|i| endpoints.swap_remove(i).1);
+    }
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
     let etcd_members = match &raw.etcd {
         None => 1,
@@ -186,6 +210,7 @@ pub(super) fn validate(
         repeat: super::Repeat::default(),
         restart,
         etcd_members,
+        external,
     })
 }
 
@@ -331,6 +356,7 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
         image: node.image.as_ref().map(|i| i.value.trim().to_string()),
         database: node.database.as_ref().map(|d| d.value).unwrap_or_default(),
         args: node_args(node),
+        external: None,
     }
 }
 

@@ -19,10 +19,12 @@ const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 const MAX_RATE: f64 = 100_000.0;
 const NONZERO_DURATION_HINT: &str = "write a duration above zero, e.g. 30s, 5m or 1h30m";
 
+/// `channels` is None when the channels already exist (`runtime: external`): paths
+/// are then checked on the nodes, not in the file.
 pub(super) fn validate(
     ctx: &Ctx,
     groups: &Groups,
-    channels: &[Spanned<RawChannel>],
+    channels: Option<&[Spanned<RawChannel>]>,
     raw: &Spanned<RawWorkload>,
 ) -> Result<Workload, ScenarioError> {
     let w = &raw.value;
@@ -91,7 +93,7 @@ pub(super) fn validate(
 fn parties(
     ctx: &Ctx,
     groups: &Groups,
-    channels: &[Spanned<RawChannel>],
+    channels: Option<&[Spanned<RawChannel>]>,
     w: &RawWorkload,
 ) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
     if w.senders.value.is_empty() {
@@ -132,7 +134,9 @@ fn parties(
                 ),
             ));
         }
-        if !reaches(channels, &sender.value, &receiver.value) {
+        if let Some(channels) = channels
+            && !reaches(channels, &sender.value, &receiver.value)
+        {
             return Err(ctx.error(
                 &sender.referenced,
                 format!(

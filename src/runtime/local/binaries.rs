@@ -248,6 +248,7 @@ mod tests {
             image: None,
             database: crate::scenario::Database::Default,
             args: Vec::new(),
+            external: None,
         }
     }
 

@@ -1,0 +1,81 @@
+//! `runtime: external`: the nodes already run elsewhere. This runtime starts, stops
+//! and watches nothing, and reads no resources (the report and the metrics mark them
+//! as not measured); `run/external.rs` connects to the nodes and checks them.
+
+use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
+use crate::scenario::{ChainSpec, NodeSpec};
+use async_trait::async_trait;
+
+/// A runtime for nodes the tool did not start. It owns only the run directory
+/// (the latency interval log goes there), removed by `down` unless kept.
+#[derive(Debug)]
+pub struct ExternalRuntime {
+    run_dir: std::path::PathBuf,
+    keep: bool,
+}
+
+impl ExternalRuntime {
+    pub fn new(run_dir: std::path::PathBuf, keep: bool) -> ExternalRuntime {
+        ExternalRuntime { run_dir, keep }
+    }
+}
+
+fn refused(what: &str) -> RuntimeError {
+    RuntimeError::Unsupported {
+        what: what.to_string(),
+        why: "runtime: external starts and stops nothing".into(),
+        hint: "use runtime: local or docker to have the tool run the nodes".into(),
+    }
+}
+
+#[async_trait]
+impl Runtime for ExternalRuntime {
+    async fn start_chain(
+        &mut self,
+        _spec: &ChainSpec,
+        _mining_addr: &str,
+    ) -> Result<ChainEndpoint, RuntimeError> {
+        Err(refused("a chain backend"))
+    }
+
+    async fn start_nodes(
+        &mut self,
+        _nodes: &[NodeSpec],
+        _chain: &ChainEndpoint,
+    ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
+        Err(refused("nodes"))
+    }
+
+    fn log_tail(&self, _name: &str, _lines: usize) -> String {
+        "(an external node: its log is where it runs)".into()
+    }
+
+    fn exited(&mut self) -> Option<(String, String)> {
+        None
+    }
+
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        Err(refused(&format!("restarting node {name}")))
+    }
+
+    fn measures_resources(&self) -> bool {
+        false
+    }
+
+    fn describe(&self) -> String {
+        "external".into()
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        if self.keep {
+            return Ok(());
+        }
+        match std::fs::remove_dir_all(&self.run_dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RuntimeError::Io {
+                path: self.run_dir.clone(),
+                source: e,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
