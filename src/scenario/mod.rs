@@ -3,6 +3,7 @@
 //! The types in this file are the validated scenario the rest of the tool uses.
 
 mod error;
+mod profile;
 mod raw;
 mod sweep;
 #[cfg(test)]
@@ -12,6 +13,7 @@ mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
+pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 
@@ -210,4 +212,6 @@ pub struct Scenario {
     /// Members of the etcd the runtime starts for nodes on `--db.backend=etcd`
     /// (`etcd: { members: N }`; 1 when absent).
     pub etcd_members: u32,
+    /// `profile:` (or `--profile`): CPU profiles of these nodes during the load.
+    pub profile: Option<ProfileSpec>,
 }

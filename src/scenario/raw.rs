@@ -34,6 +34,9 @@ pub(super) struct RawScenario {
     /// The etcd the runtime starts for nodes on `--db.backend=etcd`: `{ members: 3 }`.
     #[serde(default)]
     pub etcd: Option<RawEtcd>,
+    /// CPU profiles of the nodes during the load: `{ nodes: [alice], start: 5s, duration: 10s }`.
+    #[serde(default)]
+    pub profile: Option<Spanned<super::profile::RawProfile>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -155,6 +155,7 @@ pub(super) fn validate(
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
+    let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
     let etcd_members = match &raw.etcd {
         None => 1,
         Some(etcd) if MEMBER_COUNTS.contains(&etcd.members.value) => etcd.members.value,
@@ -185,6 +186,7 @@ pub(super) fn validate(
         sweep: None,
         restart,
         etcd_members,
+        profile,
     })
 }
 
