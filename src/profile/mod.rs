@@ -55,6 +55,9 @@ pub struct ProfileReport {
     /// Why there is no profile (the node's runtime, a JVM, a failed capture).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_profiled: Option<String>,
+    /// What to know when reading it (frames perf could not name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Seconds into the load, and the length actually captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_s: Option<f64>,
@@ -79,6 +82,7 @@ impl ProfileReport {
             kind: kind.into(),
             profiler: "none".into(),
             not_profiled: Some(crate::report::redact::redact_text(&why)),
+            note: None,
             start_s: None,
             seconds: None,
             total: 0,
@@ -386,6 +390,7 @@ impl Running {
             _ => format!("{} ({}): CPU, {:.0} s from {:.0} s into the load", t.name, t.implementation, c.seconds, c.start_s),
         };
         let subtitle = format!("{profiler}; width = share of {}; hover a frame for its figures", c.unit);
+        let folded_for_note = unnamed_share(&c.folded);
         let (folded, unit) = (c.folded, c.unit.clone());
         let dir = self.dir.clone();
         let (ff, sf) = (folded_file.clone(), svg_file.clone());
@@ -408,6 +413,7 @@ impl Running {
                 kind: kind.into(),
                 profiler: profiler.into(),
                 not_profiled: None,
+                note: unnamed_note(&folded_for_note, &t.implementation),
                 start_s: (kind == "cpu").then_some(c.start_s),
                 seconds: (kind == "cpu").then_some(c.seconds),
                 total,
@@ -419,6 +425,32 @@ impl Running {
             Err(e) => ProfileReport::none(t, kind, format!("{e:#}")),
         }
     }
+}
+
+/// The share of samples whose running frame perf could not name (`[binary]`).
+fn unnamed_share(folded: &Folded) -> f64 {
+    let all: u64 = folded.values().sum();
+    let unnamed: u64 = (folded.iter())
+        .filter(|(stack, _)| {
+            stack
+                .rsplit(';')
+                .next()
+                .is_some_and(|leaf| leaf.starts_with('[') && leaf.ends_with(']'))
+        })
+        .map(|(_, n)| n)
+        .sum();
+    if all == 0 { 0.0 } else { unnamed as f64 / all as f64 }
+}
+
+fn unnamed_note(share: &f64, implementation: &str) -> Option<String> {
+    (*share > 0.3).then(|| {
+        format!(
+            "{:.0} % of the samples ran in frames perf could not name (shown as [binary]): \
+             this {implementation} binary is stripped of its symbol table; a build with \
+             symbols shows function names",
+            share * 100.0
+        )
+    })
 }
 
 /// One line for the terminal about a profile.

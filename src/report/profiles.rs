@@ -103,11 +103,15 @@ fn caption(g: &ProfileReport) -> String {
         "bytes" => format!("{} in use", super::format::bytes(g.total)),
         unit => format!("{} {unit}", g.total),
     };
-    match (g.start_s, g.seconds) {
+    let text = match (g.start_s, g.seconds) {
         (Some(start), Some(secs)) => {
             format!("{total} over {secs:.1} s, from {start:.1} s into the load.")
         }
         _ => format!("{total}."),
+    };
+    match &g.note {
+        Some(note) => format!("{text} Note: {note}."),
+        None => text,
     }
 }
 
@@ -127,9 +131,10 @@ pub fn markdown(report: &Report) -> String {
         }
         let _ = writeln!(
             out,
-            "\n{} (flame graph: `{}`)\n\n| function | self | total |\n|---|---|---|",
+            "\n{} (flame graph: `{}`){}\n\n| function | self | total |\n|---|---|---|",
             title(g),
-            g.files.last().map_or("", String::as_str)
+            g.files.last().map_or("", String::as_str),
+            g.note.as_ref().map_or(String::new(), |n| format!(". Note: {n}"))
         );
         for t in g.top_functions.iter().take(MARKDOWN_ROWS) {
             let _ = writeln!(
