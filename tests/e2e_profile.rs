@@ -87,6 +87,10 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     let raw = std::fs::read(report_dir.join("profile-alice-cpu.pb.gz")).unwrap();
     let parsed = lnbench_tui::profile::pprof::parse(&raw).expect("the raw pprof file parses");
     assert!(!parsed.sample.is_empty(), "no samples in LND's CPU profile");
+    assert!(
+        parsed.string_table.iter().any(|s| s.starts_with("github.com/lightningnetwork/lnd/routing.")),
+        "the raw profile keeps LND's full function names"
+    );
     assert!(parsed.sample_types().iter().any(|t| t == "cpu/nanoseconds"));
     assert!(folded_total(&report_dir.join("profile-alice-cpu.folded")) > 0);
     assert!(folded_total(&report_dir.join("profile-chain-cpu.folded")) > 0, "perf folded nothing");
@@ -98,7 +102,7 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     let alice = figure(&html, "flamegraph-alice-cpu");
     assert!(alice.contains("<svg"), "no SVG in alice's figure");
     assert!(
-        alice.contains("lightningnetwork/lnd/routing."),
+        alice.contains("lnd/routing.(*ChannelRouter)"),
         "alice's flame graph has no frame of LND's routing package"
     );
     let chain = figure(&html, "flamegraph-chain-cpu");

@@ -156,7 +156,7 @@ impl Profile {
                 }
                 for line in loc.line.iter().rev() {
                     let name = functions.get(&line.function_id).copied().unwrap_or("?");
-                    frames.push(super::flame::clean_frame(name));
+                    frames.push(super::flame::clean_frame(short_go_name(name)));
                 }
             }
             if frames.is_empty() {
@@ -165,6 +165,21 @@ impl Profile {
             *folded.entry(frames.join(";")).or_default() += value;
         }
         folded
+    }
+}
+
+/// A Go function name with its import path cut to the last two elements, so frames
+/// stay readable in a flame graph: `github.com/lightningnetwork/lnd/routing.(*T).M`
+/// becomes `lnd/routing.(*T).M` (the raw profile keeps the full names).
+pub fn short_go_name(name: &str) -> &str {
+    // Type arguments (`F[go.shape.*a/b.T]`) may hold paths of their own.
+    let head = name.find('[').map_or(name, |i| &name[..i]);
+    let Some(last) = head.rfind('/') else {
+        return name;
+    };
+    match head[..last].rfind('/') {
+        Some(before) => &name[before + 1..],
+        None => name,
     }
 }
 
@@ -228,6 +243,20 @@ mod tests {
         assert_eq!(folded["main;work;helper"], 30);
         assert_eq!(folded["main"], 10);
         assert_eq!(folded.len(), 2);
+    }
+
+    #[test]
+    fn go_names_keep_the_last_two_path_elements() {
+        assert_eq!(
+            short_go_name("github.com/lightningnetwork/lnd/routing.(*ChannelRouter).sendPayment"),
+            "lnd/routing.(*ChannelRouter).sendPayment"
+        );
+        assert_eq!(short_go_name("runtime.mallocgc"), "runtime.mallocgc");
+        assert_eq!(short_go_name("internal/runtime/syscall.Syscall6"), "runtime/syscall.Syscall6");
+        assert_eq!(
+            short_go_name("a.com/x/y/z.F[go.shape.*a.com/q/r.T]"),
+            "y/z.F[go.shape.*a.com/q/r.T]"
+        );
     }
 
     #[test]
