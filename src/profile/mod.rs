@@ -35,10 +35,10 @@ pub struct ProfilingReport {
     /// When the CPU profiles started, seconds into the load, and for how long.
     pub start_s: f64,
     pub seconds: f64,
-    /// Successful payments per second in the profiled window, and in the rest of the
-    /// load (absent when either has no full second): the profilers' cost on this run.
+    /// Successful payments per second in the profiled window, and after it (absent
+    /// when either has no full second): what the profilers cost this run.
     pub tps_in_window: Option<f64>,
-    pub tps_outside_window: Option<f64>,
+    pub tps_after_window: Option<f64>,
     pub profiles: Vec<ProfileReport>,
 }
 
@@ -347,12 +347,12 @@ impl Running {
             }
         }
         let (start, secs) = (self.spec.start.as_secs_f64(), self.spec.duration.as_secs_f64());
-        let (tps_in_window, tps_outside_window) = window_tps(summary, start, start + secs);
+        let (tps_in_window, tps_after_window) = window_tps(summary, start, start + secs);
         ProfilingReport {
             start_s: start,
             seconds: secs,
             tps_in_window,
-            tps_outside_window,
+            tps_after_window,
             profiles,
         }
     }
@@ -462,19 +462,28 @@ pub fn describe(p: &ProfileReport) -> String {
     }
 }
 
-/// Mean TPS of the series points inside `[from, to]` seconds and outside it.
-fn window_tps(summary: &crate::metrics::Summary, from: f64, to: f64) -> (Option<f64>, Option<f64>) {
-    let (mut inside, mut outside) = ((0.0, 0.0), (0.0, 0.0));
+/// Mean TPS of the series points inside `[from, to]` seconds of the load, and of
+/// those after it (the load's start, slower while gossip and first payments settle,
+/// is in neither).
+pub fn window_tps(
+    summary: &crate::metrics::Summary,
+    from: f64,
+    to: f64,
+) -> (Option<f64>, Option<f64>) {
+    let (mut inside, mut after) = ((0.0, 0.0), (0.0, 0.0));
+    let step = f64::from(summary.series_resolution_s.max(1));
     for p in &summary.series {
-        let begin = p.at_s - f64::from(summary.series_resolution_s.max(1));
+        let begin = p.at_s - step;
         let acc = if begin >= from - 0.5 && p.at_s <= to + 0.5 {
             &mut inside
+        } else if begin >= to - 0.5 {
+            &mut after
         } else {
-            &mut outside
+            continue;
         };
         acc.0 += p.tps * p.active_s;
         acc.1 += p.active_s;
     }
     let mean = |(ok, s): (f64, f64)| (s >= 1.0).then(|| ok / s);
-    (mean(inside), mean(outside))
+    (mean(inside), mean(after))
 }

@@ -4,6 +4,7 @@
 //! DIR/compare.md, and prints the markdown.
 
 pub mod chart;
+pub mod flames;
 pub mod input;
 pub mod table;
 
@@ -58,7 +59,8 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
             }
         }
     }
-    let comparison = Comparison::of(&runs, noise_pct);
+    let mut comparison = Comparison::of(&runs, noise_pct);
+    comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
     let markdown = comparison.markdown();
     crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
     let html = comparison.html()?;
@@ -83,6 +85,8 @@ pub struct Comparison<'a> {
     pub labels: Vec<String>,
     pub noise_pct: f64,
     pub rows: Vec<Row>,
+    /// Differential flame graphs of nodes profiled in the baseline and a later run.
+    pub flames: Vec<flames::Diff>,
 }
 
 impl<'a> Comparison<'a> {
@@ -93,6 +97,7 @@ impl<'a> Comparison<'a> {
             labels: labels(runs),
             noise_pct,
             rows: table::rows(&results, noise_pct),
+            flames: Vec::new(),
         }
     }
 
@@ -161,6 +166,9 @@ impl<'a> Comparison<'a> {
                 cell(&run.path.display().to_string()),
                 cell(&run.report.workload.kind)
             );
+        }
+        for f in &self.flames {
+            let _ = writeln!(out, "- differential flame graph: {} (`{}`)", cell(&f.title), f.file_name);
         }
         out
     }
@@ -232,6 +240,17 @@ impl<'a> Comparison<'a> {
                 })
                 .collect(),
             tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+            flames: (self.flames.iter())
+                .map(|f| FlameView {
+                    id: &f.id,
+                    title: &f.title,
+                    caption: &f.caption,
+                    file_name: &f.file_name,
+                    svg: minijinja::Value::from_safe_string(
+                        crate::profile::flame::inline_svg(&f.svg),
+                    ),
+                })
+                .collect(),
         };
         let mut env = Environment::new();
         // Labels and paths come from the inputs; only the SVG plotters drew (which
@@ -258,6 +277,16 @@ struct View<'a> {
     runs: Vec<RunView<'a>>,
     charts: Vec<ChartView>,
     tool: String,
+    flames: Vec<FlameView<'a>>,
+}
+
+#[derive(Serialize)]
+struct FlameView<'a> {
+    id: &'a str,
+    title: &'a str,
+    caption: &'a str,
+    file_name: &'a str,
+    svg: minijinja::Value,
 }
 
 #[derive(Serialize)]
@@ -353,6 +382,7 @@ mod tests {
                 workload: Workload {
                     kind: "keysend".into(),
                 },
+                profiling: None,
                 results: Results {
                     ok: 100,
                     failed: 0,

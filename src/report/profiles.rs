@@ -41,15 +41,15 @@ fn title(p: &ProfileReport) -> String {
 
 /// What the profilers cost this run, in words.
 pub fn overhead(p: &ProfilingReport) -> String {
-    match (p.tps_in_window, p.tps_outside_window) {
-        (Some(inside), Some(outside)) if outside > 0.0 => format!(
-            "{inside:.1} payments/s while profiling against {outside:.1} payments/s in the rest \
-             of the load ({:+.1} %); {}",
-            (inside / outside - 1.0) * 100.0,
+    match (p.tps_in_window, p.tps_after_window) {
+        (Some(inside), Some(after)) if after > 0.0 => format!(
+            "{inside:.1} payments/s while profiling against {after:.1} payments/s after it \
+             ({:+.1} %); {}",
+            (inside / after - 1.0) * 100.0,
             crate::profile::MEASURED_OVERHEAD
         ),
         _ => format!(
-            "not measurable on this run (the load has no full second outside the window); {}",
+            "not measurable on this run (the load has no full second after the window); {}",
             crate::profile::MEASURED_OVERHEAD
         ),
     }

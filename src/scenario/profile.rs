@@ -144,3 +144,73 @@ fn duration(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+    use std::path::Path;
+
+    const BASE: &str = "\
+name: t
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: lnd
+    replicas: 2
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 1000000
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 2
+  stop:
+    payments: 10
+";
+
+    fn profile(block: &str) -> Result<Option<ProfileSpec>, String> {
+        parse(Path::new("t.yaml"), &format!("{BASE}{block}"))
+            .map(|s| s.profile)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn off_unless_written_and_defaults_to_every_node() {
+        assert_eq!(profile("").unwrap(), None);
+        let p = profile("profile: {}\n").unwrap().unwrap();
+        assert_eq!(p.nodes, ["alice", "bob-1", "bob-2"]);
+        assert_eq!((p.start, p.duration), (DEFAULT_START, DEFAULT_DURATION));
+    }
+
+    #[test]
+    fn names_groups_the_chain_and_timing() {
+        let p = profile("profile:\n  nodes: [bob, chain]\n  start: 0s\n  duration: 30s\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.nodes, ["bob-1", "bob-2", "chain"]);
+        assert_eq!(p.start, Duration::ZERO);
+        assert_eq!(p.duration, Duration::from_secs(30));
+        let p = profile("profile: { nodes: chain }\n").unwrap().unwrap();
+        assert_eq!(p.nodes, ["chain"]);
+    }
+
+    #[test]
+    fn mistakes_are_errors_with_a_hint() {
+        let e = profile("profile: { nodes: [carol] }\n").unwrap_err();
+        assert!(e.contains("carol"), "{e}");
+        let e = profile("profile: { nodes: [] }\n").unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let e = profile("profile: { duration: 0s }\n").unwrap_err();
+        assert!(e.contains("is 0"), "{e}");
+        let e = profile("profile: { duration: 1h }\n").unwrap_err();
+        assert!(e.contains("10 minutes"), "{e}");
+        let e = profile("profile: { start: soon }\n").unwrap_err();
+        assert!(e.contains("not a duration"), "{e}");
+        let e = profile("profile: { every: 1s }\n").unwrap_err();
+        assert!(e.contains("every"), "{e}");
+    }
+}
