@@ -205,7 +205,8 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
             stop.payments = args.payments.or(stop.payments);
             stop.duration = args.duration.or(stop.duration);
             if args.profile && point.scenario.profile.is_none() {
-                point.scenario.profile = scenario::ProfileSpec::every_node(&point.scenario.nodes).into();
+                point.scenario.profile =
+                    scenario::ProfileSpec::every_node(&point.scenario.nodes).into();
             }
         }
     }

@@ -265,9 +265,14 @@ fn profiled_runs_get_a_differential_flame_graph() {
         .success();
     let svg = std::fs::read_to_string(out.join("flamegraph-diff-alice-2.svg")).expect("diff SVG");
     assert!(svg.contains("<svg") && svg.contains("hash"), "{svg}");
-    assert!(!out.join("flamegraph-diff-bob-2.svg").exists(), "bob was not profiled");
+    assert!(
+        !out.join("flamegraph-diff-bob-2.svg").exists(),
+        "bob was not profiled"
+    );
     let html = std::fs::read_to_string(out.join("compare.html")).unwrap();
-    let at = html.find("<figure id=\"flamegraph-diff-alice-2\"").expect("figure in compare.html");
+    let at = html
+        .find("<figure id=\"flamegraph-diff-alice-2\"")
+        .expect("figure in compare.html");
     assert!(html[at..].contains("<svg"));
     assert!(!html.contains("<script"), "compare.html stays script-free");
     let md = std::fs::read_to_string(out.join("compare.md")).unwrap();

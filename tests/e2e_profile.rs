@@ -28,7 +28,9 @@ fn figure<'a>(html: &'a str, id: &str) -> &'a str {
 fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     require_node_binaries();
     if which_perf().is_none() {
-        panic!("perf is not installed: the btcd half of this test needs it (apt install linux-perf)");
+        panic!(
+            "perf is not installed: the btcd half of this test needs it (apt install linux-perf)"
+        );
     }
     let work = tempfile::tempdir().expect("temp dir");
     let run_dir = work.path().join("runs");
@@ -38,7 +40,10 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
         "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
     ))
     .unwrap()
-    .replace("    payments: 2000\n    duration: 5m\n", "    duration: 16s\n");
+    .replace(
+        "    payments: 2000\n    duration: 5m\n",
+        "    duration: 16s\n",
+    );
     let scenario = work.path().join("profiled.yaml");
     std::fs::write(
         &scenario,
@@ -69,7 +74,11 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
             .find(|p| p["node"] == node && p["kind"] == kind)
             .unwrap_or_else(|| panic!("no {node} {kind} profile: {profiling:#}"))
     };
-    for (node, kind, profiler) in [("alice", "cpu", "pprof"), ("alice", "heap", "pprof"), ("chain", "cpu", "perf")] {
+    for (node, kind, profiler) in [
+        ("alice", "cpu", "pprof"),
+        ("alice", "heap", "pprof"),
+        ("chain", "cpu", "perf"),
+    ] {
         let p = find(node, kind);
         assert_eq!(p["profiler"], profiler, "{p:#}\nstderr:\n{stderr}");
         assert!(p.get("not_profiled").is_none(), "{p:#}");
@@ -81,24 +90,36 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
         }
     }
     // bob was not asked for.
-    assert!(!profiles.iter().any(|p| p["node"] == "bob"), "{profiling:#}");
+    assert!(
+        !profiles.iter().any(|p| p["node"] == "bob"),
+        "{profiling:#}"
+    );
 
     // The raw CPU profile is the pprof LND served, and parses; its folded stacks too.
     let raw = std::fs::read(report_dir.join("profile-alice-cpu.pb.gz")).unwrap();
     let parsed = lnbench_tui::profile::pprof::parse(&raw).expect("the raw pprof file parses");
     assert!(!parsed.sample.is_empty(), "no samples in LND's CPU profile");
     assert!(
-        parsed.string_table.iter().any(|s| s.starts_with("github.com/lightningnetwork/lnd/routing.")),
+        parsed
+            .string_table
+            .iter()
+            .any(|s| s.starts_with("github.com/lightningnetwork/lnd/routing.")),
         "the raw profile keeps LND's full function names"
     );
     assert!(parsed.sample_types().iter().any(|t| t == "cpu/nanoseconds"));
     assert!(folded_total(&report_dir.join("profile-alice-cpu.folded")) > 0);
-    assert!(folded_total(&report_dir.join("profile-chain-cpu.folded")) > 0, "perf folded nothing");
+    assert!(
+        folded_total(&report_dir.join("profile-chain-cpu.folded")) > 0,
+        "perf folded nothing"
+    );
 
     // report.html shows both flame graphs inline, without script; alice's frames
     // include LND's payment path (its routing package), the chain's are btcd's.
     let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
-    assert!(!html.contains("<script"), "report.html must stay script-free");
+    assert!(
+        !html.contains("<script"),
+        "report.html must stay script-free"
+    );
     let alice = figure(&html, "flamegraph-alice-cpu");
     assert!(alice.contains("<svg"), "no SVG in alice's figure");
     assert!(
@@ -107,8 +128,15 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     );
     let chain = figure(&html, "flamegraph-chain-cpu");
     assert!(chain.contains("<svg"), "no SVG in the chain's figure");
-    assert!(chain.contains("btcd"), "the chain's flame graph names no btcd frame");
-    for svg in ["flamegraph-alice-cpu.svg", "flamegraph-alice-heap.svg", "flamegraph-chain-cpu.svg"] {
+    assert!(
+        chain.contains("btcd"),
+        "the chain's flame graph names no btcd frame"
+    );
+    for svg in [
+        "flamegraph-alice-cpu.svg",
+        "flamegraph-alice-heap.svg",
+        "flamegraph-chain-cpu.svg",
+    ] {
         let text = std::fs::read_to_string(report_dir.join(svg)).unwrap();
         assert!(text.contains("<svg"), "{svg} is no SVG");
     }
@@ -117,7 +145,11 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     assert!(md.contains("### Profiles"), "{md}");
     assert!(md.contains("| function | self | total |"), "{md}");
     if let Ok(keep) = std::env::var("LNBENCH_KEEP_PROFILE_REPORT") {
-        let _ = Command::new("cp").arg("-r").arg(&report_dir).arg(keep).status();
+        let _ = Command::new("cp")
+            .arg("-r")
+            .arg(&report_dir)
+            .arg(keep)
+            .status();
     }
 }
 

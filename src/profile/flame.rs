@@ -64,11 +64,18 @@ pub fn render(folded: &Folded, title: &str, subtitle: &str, count_name: &str) ->
 
 /// A differential flame graph: the shape of `after`, each frame red where it took a
 /// larger share of the samples than in `before`, blue where a smaller one.
-pub fn render_differential(before: &Folded, after: &Folded, title: &str, subtitle: &str) -> Result<String> {
+pub fn render_differential(
+    before: &Folded,
+    after: &Folded,
+    title: &str,
+    subtitle: &str,
+) -> Result<String> {
     let (b, a) = (folded_text(before), folded_text(after));
     let mut diff = Vec::new();
-    let mut dopt = inferno::differential::Options::default();
-    dopt.normalize = true;
+    let dopt = inferno::differential::Options {
+        normalize: true,
+        ..Default::default()
+    };
     inferno::differential::from_readers(dopt, b.as_bytes(), a.as_bytes(), &mut diff)
         .context("folding the differential")?;
     let diff = String::from_utf8(diff).context("the differential is not UTF-8")?;
@@ -169,9 +176,18 @@ mod tests {
         let inline = inline_svg(&svg);
         assert!(inline.starts_with("<svg"), "{}", &inline[..80]);
         assert!(svg.contains("<script"), "the file keeps its script");
-        assert!(!inline.contains("<script") && !inline.contains("onload="), "{inline}");
+        assert!(
+            !inline.contains("<script") && !inline.contains("onload="),
+            "{inline}"
+        );
         assert!(svg.contains("hash"), "frame names are in the graph");
-        let diff = render_differential(&folded(), &Folded::from([("main;route;hash".to_string(), 5)]), "d", "x").unwrap();
+        let diff = render_differential(
+            &folded(),
+            &Folded::from([("main;route;hash".to_string(), 5)]),
+            "d",
+            "x",
+        )
+        .unwrap();
         assert!(diff.contains("<svg"));
     }
 

@@ -122,7 +122,11 @@ pub fn listener_args(
             continue;
         }
         // The user's own listener wins.
-        if node.args.iter().any(|a| a.starts_with(PPROF_FLAG) || a.starts_with("--profile")) {
+        if node
+            .args
+            .iter()
+            .any(|a| a.starts_with(PPROF_FLAG) || a.starts_with("--profile"))
+        {
             continue;
         }
         let Ok(port) = crate::runtime::local::process::free_ports(1) else {
@@ -223,7 +227,12 @@ pub struct Running {
 /// Starts each target's CPU capture: `spec.start` into the load, for `spec.duration`
 /// (perf stops early when the load ends). `abort` (the run's cancellation) gives up
 /// a capture under way. Raw files go into `dir`.
-pub fn start(spec: &ProfileSpec, targets: Vec<Target>, dir: &Path, abort: CancellationToken) -> Running {
+pub fn start(
+    spec: &ProfileSpec,
+    targets: Vec<Target>,
+    dir: &Path,
+    abort: CancellationToken,
+) -> Running {
     let load_done = abort.child_token();
     let tasks = targets
         .into_iter()
@@ -252,7 +261,12 @@ fn file_stem(node: &str, kind: &str) -> String {
     format!("profile-{node}-{kind}")
 }
 
-async fn capture_cpu(t: &Target, spec: &ProfileSpec, dir: &Path, done: &CancellationToken) -> Result<Captured> {
+async fn capture_cpu(
+    t: &Target,
+    spec: &ProfileSpec,
+    dir: &Path,
+    done: &CancellationToken,
+) -> Result<Captured> {
     if let Method::Skip(why) = &t.method {
         return Err(anyhow!("{why}"));
     }
@@ -277,7 +291,9 @@ async fn capture_cpu(t: &Target, spec: &ProfileSpec, dir: &Path, done: &Cancella
             std::fs::write(dir.join(&raw_file), &bytes)
                 .with_context(|| format!("cannot write {raw_file}"))?;
             let profile = pprof::parse(&bytes).context("LND's CPU profile")?;
-            let index = profile.value_index(&["cpu"]).context("the profile has no values")?;
+            let index = profile
+                .value_index(&["cpu"])
+                .context("the profile has no values")?;
             Ok(Captured {
                 raw_file,
                 folded: profile.fold(index),
@@ -320,7 +336,11 @@ async fn fetch(url: &str, timeout: Duration) -> Result<Vec<u8>> {
     if !status.is_success() {
         return Err(anyhow!("GET {url}: {status}"));
     }
-    Ok(response.bytes().await.with_context(|| format!("reading {url}"))?.to_vec())
+    Ok(response
+        .bytes()
+        .await
+        .with_context(|| format!("reading {url}"))?
+        .to_vec())
 }
 
 impl Running {
@@ -346,7 +366,10 @@ impl Running {
                 });
             }
         }
-        let (start, secs) = (self.spec.start.as_secs_f64(), self.spec.duration.as_secs_f64());
+        let (start, secs) = (
+            self.spec.start.as_secs_f64(),
+            self.spec.duration.as_secs_f64(),
+        );
         let (tps_in_window, tps_after_window) = window_tps(summary, start, start + secs);
         ProfilingReport {
             start_s: start,
@@ -358,7 +381,11 @@ impl Running {
     }
 
     async fn heap(&self, t: &Target, addr: &str) -> Result<Captured> {
-        let bytes = fetch(&format!("http://{addr}/debug/pprof/heap"), Duration::from_secs(30)).await?;
+        let bytes = fetch(
+            &format!("http://{addr}/debug/pprof/heap"),
+            Duration::from_secs(30),
+        )
+        .await?;
         let raw_file = format!("{}.pb.gz", file_stem(&t.name, "heap"));
         std::fs::create_dir_all(&self.dir)?;
         std::fs::write(self.dir.join(&raw_file), &bytes)
@@ -386,26 +413,40 @@ impl Running {
             _ => "perf",
         };
         let title = match kind {
-            "heap" => format!("{} ({}): memory in use at the end of the load", t.name, t.implementation),
-            _ => format!("{} ({}): CPU, {:.0} s from {:.0} s into the load", t.name, t.implementation, c.seconds, c.start_s),
+            "heap" => format!(
+                "{} ({}): memory in use at the end of the load",
+                t.name, t.implementation
+            ),
+            _ => format!(
+                "{} ({}): CPU, {:.0} s from {:.0} s into the load",
+                t.name, t.implementation, c.seconds, c.start_s
+            ),
         };
-        let subtitle = format!("{profiler}; width = share of {}; hover a frame for its figures", c.unit);
+        let subtitle = format!(
+            "{profiler}; width = share of {}; hover a frame for its figures",
+            c.unit
+        );
         let folded_for_note = unnamed_share(&c.folded);
         let (folded, unit) = (c.folded, c.unit.clone());
         let dir = self.dir.clone();
         let (ff, sf) = (folded_file.clone(), svg_file.clone());
-        let drawn = tokio::task::spawn_blocking(move || -> Result<(String, Vec<TopFunction>, u64)> {
-            if folded.is_empty() {
-                return Err(anyhow!("the profile holds no stacks"));
-            }
-            let svg = flame::render(&folded, &title, &subtitle, &unit)?;
-            crate::report::write_file(&dir, &ff, &flame::folded_text(&folded))?;
-            crate::report::write_file(&dir, &sf, &svg)?;
-            Ok((svg, flame::top_functions(&folded, TOP_FUNCTIONS), folded.values().sum()))
-        })
-        .await
-        .map_err(|e| anyhow!("drawing failed: {e}"))
-        .and_then(|r| r);
+        let drawn =
+            tokio::task::spawn_blocking(move || -> Result<(String, Vec<TopFunction>, u64)> {
+                if folded.is_empty() {
+                    return Err(anyhow!("the profile holds no stacks"));
+                }
+                let svg = flame::render(&folded, &title, &subtitle, &unit)?;
+                crate::report::write_file(&dir, &ff, &flame::folded_text(&folded))?;
+                crate::report::write_file(&dir, &sf, &svg)?;
+                Ok((
+                    svg,
+                    flame::top_functions(&folded, TOP_FUNCTIONS),
+                    folded.values().sum(),
+                ))
+            })
+            .await
+            .map_err(|e| anyhow!("drawing failed: {e}"))
+            .and_then(|r| r);
         match drawn {
             Ok((svg, top, total)) => ProfileReport {
                 node: t.name.clone(),
@@ -439,7 +480,11 @@ fn unnamed_share(folded: &Folded) -> f64 {
         })
         .map(|(_, n)| n)
         .sum();
-    if all == 0 { 0.0 } else { unnamed as f64 / all as f64 }
+    if all == 0 {
+        0.0
+    } else {
+        unnamed as f64 / all as f64
+    }
 }
 
 fn unnamed_note(share: &f64, implementation: &str) -> Option<String> {

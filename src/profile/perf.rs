@@ -101,7 +101,8 @@ pub async fn fold(perf: &Path, data: &Path) -> Result<Folded> {
 /// Folds `perf script` text.
 pub fn collapse(script: &[u8]) -> Result<Folded> {
     use inferno::collapse::Collapse;
-    let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
+    let mut folder =
+        inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
     let mut out = Vec::new();
     folder
         .collapse(script, &mut out)
@@ -126,7 +127,10 @@ mod tests {
             \t  2c3 main.main+0x3 (/bin/btcd)\n\n";
         let folded = collapse(script).unwrap();
         // Weighted by the sample's period: nanoseconds of cpu-clock.
-        assert_eq!(folded["btcd;main.main;main.work;runtime.memmove"], 250_000, "{folded:?}");
+        assert_eq!(
+            folded["btcd;main.main;main.work;runtime.memmove"], 250_000,
+            "{folded:?}"
+        );
         assert_eq!(folded["btcd;main.main;main.work"], 250_000);
     }
 }

@@ -135,8 +135,7 @@ impl Profile {
         let functions: HashMap<u64, &str> = (self.function.iter())
             .map(|f| (f.id, self.string(f.name)))
             .collect();
-        let locations: HashMap<u64, &Location> =
-            self.location.iter().map(|l| (l.id, l)).collect();
+        let locations: HashMap<u64, &Location> = self.location.iter().map(|l| (l.id, l)).collect();
         let mut folded: HashMap<String, u64> = HashMap::new();
         for sample in &self.sample {
             let value = sample.value.get(index).copied().unwrap_or(0);
@@ -189,7 +188,16 @@ mod tests {
 
     /// A profile of two samples: main -> work (inlined helper) and main alone.
     fn sample_profile() -> Profile {
-        let strings = ["", "samples", "count", "cpu", "nanoseconds", "main", "work", "helper"];
+        let strings = [
+            "",
+            "samples",
+            "count",
+            "cpu",
+            "nanoseconds",
+            "main",
+            "work",
+            "helper",
+        ];
         Profile {
             sample_type: vec![
                 ValueType { r#type: 1, unit: 2 },
@@ -209,21 +217,42 @@ mod tests {
                 Location {
                     id: 1,
                     address: 0x10,
-                    line: vec![Line { function_id: 1, line: 3 }],
+                    line: vec![Line {
+                        function_id: 1,
+                        line: 3,
+                    }],
                 },
                 Location {
                     id: 2,
                     address: 0x20,
                     line: vec![
-                        Line { function_id: 3, line: 9 },
-                        Line { function_id: 2, line: 5 },
+                        Line {
+                            function_id: 3,
+                            line: 9,
+                        },
+                        Line {
+                            function_id: 2,
+                            line: 5,
+                        },
                     ],
                 },
             ],
             function: vec![
-                Function { id: 1, name: 5, ..Function::default() },
-                Function { id: 2, name: 6, ..Function::default() },
-                Function { id: 3, name: 7, ..Function::default() },
+                Function {
+                    id: 1,
+                    name: 5,
+                    ..Function::default()
+                },
+                Function {
+                    id: 2,
+                    name: 6,
+                    ..Function::default()
+                },
+                Function {
+                    id: 3,
+                    name: 7,
+                    ..Function::default()
+                },
             ],
             string_table: strings.iter().map(|s| s.to_string()).collect(),
             period: 10_000_000,
@@ -252,7 +281,10 @@ mod tests {
             "lnd/routing.(*ChannelRouter).sendPayment"
         );
         assert_eq!(short_go_name("runtime.mallocgc"), "runtime.mallocgc");
-        assert_eq!(short_go_name("internal/runtime/syscall.Syscall6"), "runtime/syscall.Syscall6");
+        assert_eq!(
+            short_go_name("internal/runtime/syscall.Syscall6"),
+            "runtime/syscall.Syscall6"
+        );
         assert_eq!(
             short_go_name("a.com/x/y/z.F[go.shape.*a.com/q/r.T]"),
             "y/z.F[go.shape.*a.com/q/r.T]"

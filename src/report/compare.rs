@@ -168,7 +168,12 @@ impl<'a> Comparison<'a> {
             );
         }
         for f in &self.flames {
-            let _ = writeln!(out, "- differential flame graph: {} (`{}`)", cell(&f.title), f.file_name);
+            let _ = writeln!(
+                out,
+                "- differential flame graph: {} (`{}`)",
+                cell(&f.title),
+                f.file_name
+            );
         }
         out
     }
@@ -246,9 +251,9 @@ impl<'a> Comparison<'a> {
                     title: &f.title,
                     caption: &f.caption,
                     file_name: &f.file_name,
-                    svg: minijinja::Value::from_safe_string(
-                        crate::profile::flame::inline_svg(&f.svg),
-                    ),
+                    svg: minijinja::Value::from_safe_string(crate::profile::flame::inline_svg(
+                        &f.svg,
+                    )),
                 })
                 .collect(),
         };

@@ -134,7 +134,9 @@ pub fn markdown(report: &Report) -> String {
             "\n{} (flame graph: `{}`){}\n\n| function | self | total |\n|---|---|---|",
             title(g),
             g.files.last().map_or("", String::as_str),
-            g.note.as_ref().map_or(String::new(), |n| format!(". Note: {n}"))
+            g.note
+                .as_ref()
+                .map_or(String::new(), |n| format!(". Note: {n}"))
         );
         for t in g.top_functions.iter().take(MARKDOWN_ROWS) {
             let _ = writeln!(
