@@ -153,6 +153,89 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     }
 }
 
+/// Core Lightning on Bitcoin Core, both native: perf on alice's lightningd (with its
+/// plugins) and on bitcoind.
+#[test]
+fn profiled_cln_run_has_perf_flame_graphs_of_lightningd_and_bitcoind() {
+    let test = "profiled_cln_run_has_perf_flame_graphs_of_lightningd_and_bitcoind";
+    if !(built_or_not_run(
+        test,
+        "lightningd",
+        "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh",
+    ) && built_or_not_run(
+        test,
+        "bitcoind",
+        "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh",
+    )) {
+        return;
+    }
+    assert!(
+        which_perf().is_some(),
+        "perf is not installed (apt install linux-perf)"
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let run_dir = work.path().join("runs");
+    let report_dir = work.path().join("report");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let text = std::fs::read_to_string(repo_file(
+        "tests/fixtures/scenarios/valid/cln-pays-cln.yaml",
+    ))
+    .unwrap()
+    .replace(
+        "    payments: 2000\n    duration: 5m\n",
+        "    duration: 16s\n",
+    );
+    let scenario = work.path().join("profiled-cln.yaml");
+    std::fs::write(
+        &scenario,
+        format!("{text}profile:\n  nodes: [alice, chain]\n  start: 3s\n  duration: 8s\n"),
+    )
+    .unwrap();
+    let out = Command::new(lnbench())
+        .arg(&scenario)
+        .arg("--report")
+        .arg(&report_dir)
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .output()
+        .expect("run lnbench-tui");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_matches_schema(&json);
+    let profiles = json["profiling"]["profiles"].as_array().expect("profiles");
+    for node in ["alice", "chain"] {
+        let p = profiles
+            .iter()
+            .find(|p| p["node"] == node && p["kind"] == "cpu")
+            .unwrap_or_else(|| panic!("no {node} profile: {profiles:#?}"));
+        assert_eq!(p["profiler"], "perf", "{p:#}\nstderr:\n{stderr}");
+        assert!(p["total"].as_u64().unwrap() > 0, "{p:#}");
+    }
+    let alice = std::fs::read_to_string(report_dir.join("profile-alice-cpu.folded")).unwrap();
+    assert!(folded_total(&report_dir.join("profile-alice-cpu.folded")) > 0);
+    assert!(
+        alice.lines().any(|l| l.starts_with("lightningd;")),
+        "no lightningd stacks"
+    );
+    assert!(
+        folded_total(&report_dir.join("profile-chain-cpu.folded")) > 0,
+        "bitcoind: nothing folded"
+    );
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    assert!(figure(&html, "flamegraph-alice-cpu").contains("<svg"));
+    assert!(figure(&html, "flamegraph-chain-cpu").contains("<svg"));
+    if let Ok(keep) = std::env::var("LNBENCH_KEEP_PROFILE_REPORT") {
+        let _ = Command::new("cp")
+            .arg("-r")
+            .arg(&report_dir)
+            .arg(format!("{keep}-cln"))
+            .status();
+    }
+}
+
 fn which_perf() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -27,7 +27,8 @@ pub const PPROF_FLAG: &str = "--pprof.profile";
 /// Rows of the top-functions tables.
 pub const TOP_FUNCTIONS: usize = 15;
 /// The profiler's cost measured on this project's reference load (docs/reports.md).
-pub const MEASURED_OVERHEAD: &str = "measured: see docs/reports.md (Profiles)";
+pub const MEASURED_OVERHEAD: &str = "measured on the project's reference load: below the \
+     run-to-run noise (perf about 3 % of one core; see docs/reports.md, Profiles)";
 
 /// The profiles of one run, for the report.
 #[derive(Debug, Clone, Serialize)]

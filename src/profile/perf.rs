@@ -24,8 +24,45 @@ pub fn binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Records process `pid` for `duration` into `out` (perf.data); `stop` ends it early
-/// (the load ended). Returns how long it recorded.
+/// `pid` and every process below it now (Core Lightning's plugins, a shell's child),
+/// read from `/proc`: perf's `-p` follows threads, not processes started earlier.
+pub fn with_descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.push((child, ppid));
+            }
+        }
+    }
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        let p = all[i];
+        all.extend(
+            parent_of
+                .iter()
+                .filter(|(c, pp)| *pp == p && !all.contains(c))
+                .map(|(c, _)| *c)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    all
+}
+
+/// Records process `pid` and its descendants for `duration` into `out` (perf.data);
+/// `stop` ends it early (the load ended). Returns how long it recorded.
 pub async fn record(
     perf: &Path,
     pid: u32,
@@ -38,7 +75,13 @@ pub async fn record(
         .args(["record", "--quiet", "-e", "cpu-clock", "-g", "-F"])
         .arg(FREQUENCY_HZ.to_string())
         .arg("-p")
-        .arg(pid.to_string())
+        .arg(
+            with_descendants(pid)
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        )
         .arg("-o")
         .arg(out)
         .stdin(Stdio::null())
@@ -114,6 +157,20 @@ pub fn collapse(script: &[u8]) -> Result<Folded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descendants_include_children_started_before() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let me = std::process::id();
+        let all = with_descendants(me);
+        assert_eq!(all[0], me);
+        assert!(all.contains(&child.id()), "{all:?}");
+        child.kill().unwrap();
+        let _ = child.wait();
+    }
 
     #[test]
     fn perf_script_text_folds_root_first() {
