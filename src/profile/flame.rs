@@ -87,15 +87,20 @@ pub fn render_differential(
 }
 
 /// The SVG element alone, to put inline in a page without script: no XML prolog or
-/// doctype, no `<script>` element (the file keeps it: click to zoom, search) and no
-/// `onload`; frames keep their `<title>` tooltips.
+/// doctype, no `<script>` element (the file keeps it: click to zoom, search), no
+/// `<style>` (it is not scoped to the SVG) and no `onload`; frames keep their
+/// `<title>` tooltips.
 pub fn inline_svg(svg: &str) -> String {
     let mut s = svg.find("<svg").map_or(svg, |i| &svg[i..]).to_string();
-    while let Some(start) = s.find("<script") {
-        let end = s[start..]
-            .find("</script>")
-            .map_or(s.len(), |e| start + e + "</script>".len());
-        s.replace_range(start..end, "");
+    // Its <style> would apply to the whole page (every chart's text): report.css
+    // styles `.flamegraph` figures instead.
+    for (open, close) in [("<script", "</script>"), ("<style", "</style>")] {
+        while let Some(start) = s.find(open) {
+            let end = s[start..]
+                .find(close)
+                .map_or(s.len(), |e| start + e + close.len());
+            s.replace_range(start..end, "");
+        }
     }
     for attr in [" onload=\"init(evt)\"", " onclick=\"zoom(this)\""] {
         s = s.replace(attr, "");
