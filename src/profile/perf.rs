@@ -62,7 +62,10 @@ pub fn with_descendants(pid: u32) -> Vec<u32> {
 }
 
 /// Records process `pid` and its descendants for `duration` into `out` (perf.data);
-/// `stop` ends it early (the load ended). Returns how long it recorded.
+/// `stop` ends it early (the load ended). Returns how long it recorded. A child that
+/// exits between the `/proc` walk and perf attaching (Core Lightning's `bitcoin-cli`
+/// calls live for milliseconds) makes perf refuse the list: it is walked again, up to
+/// three times.
 pub async fn record(
     perf: &Path,
     pid: u32,
@@ -71,29 +74,51 @@ pub async fn record(
     stop: &CancellationToken,
 ) -> Result<Duration> {
     let started = std::time::Instant::now();
-    let mut child = tokio::process::Command::new(perf)
-        .args(["record", "--quiet", "-e", "cpu-clock", "-g", "-F"])
-        .arg(FREQUENCY_HZ.to_string())
-        .arg("-p")
-        .arg(
-            with_descendants(pid)
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        )
-        .arg("-o")
-        .arg(out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot start {}", perf.display()))?;
+    let mut attempt = 0;
+    let mut child = loop {
+        attempt += 1;
+        let pids: Vec<String> = (with_descendants(pid).iter())
+            .filter(|p| Path::new(&format!("/proc/{p}")).exists())
+            .map(u32::to_string)
+            .collect();
+        let mut child = tokio::process::Command::new(perf)
+            .args(["record", "--quiet", "-e", "cpu-clock", "-g", "-F"])
+            .arg(FREQUENCY_HZ.to_string())
+            .arg("-p")
+            .arg(pids.join(","))
+            .arg("-o")
+            .arg(out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot start {}", perf.display()))?;
+        // perf refuses a list at once; one that runs for a second has attached.
+        let early = tokio::select! {
+            status = child.wait() => Some(status?),
+            () = tokio::time::sleep(Duration::from_secs(1)) => None,
+            () = stop.cancelled() => None,
+        };
+        match early {
+            None => break child,
+            Some(status) => {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use tokio::io::AsyncReadExt;
+                    let _ = e.read_to_string(&mut err).await;
+                }
+                if attempt >= 3 || !Path::new(&format!("/proc/{pid}")).exists() {
+                    bail!("perf record ended early ({status}): {}", err.trim());
+                }
+            }
+        }
+    };
     let child_pid = child.id();
+    let left = duration.saturating_sub(started.elapsed());
     tokio::select! {
         status = child.wait() => {
-            // perf ended on its own: the process is gone, or perf refused.
+            // perf ended on its own: the process is gone, or perf failed.
             let status = status?;
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
@@ -102,7 +127,7 @@ pub async fn record(
             }
             bail!("perf record ended early ({status}): {}", err.trim());
         }
-        () = tokio::time::sleep(duration) => {}
+        () = tokio::time::sleep(left) => {}
         () = stop.cancelled() => {}
     }
     // SIGINT: perf writes its file and exits.
