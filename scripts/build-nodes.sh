@@ -25,6 +25,8 @@
 # and LDK's ldk-server + ldk-server-cli from LDK_SERVER_SRC / LDK_SERVER_SRC_COMMIT (a
 # workspace whose dependencies all come from crates.io: commit ee1c96c, which has
 # no keysend), or a clone of upstream at that commit under LNBENCH_CLONE=1.
+# Arguments: scenario files whose `lnd@<version>` sweep values name LND releases to build
+# besides the pinned one (also $LND_VERSIONS).
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -61,6 +63,31 @@ if ! fresh lnd "$LND_VERSION" || ! fresh lncli "$LND_VERSION" || ! lnd_tags_fres
   mv -f "$BIN/.lnd.new" "$BIN/lnd"; mv -f "$BIN/.lncli.new" "$BIN/lncli"
   stamp lnd "$LND_VERSION"; stamp lncli "$LND_VERSION"; echo "$LND_TAGS" > "$BIN/.lnd.tags"
 fi
+
+# Further LND releases, for a sweep that compares them (`implementation: [lnd@v0.20.0-beta,
+# lnd]`): the versions in $LND_VERSIONS and those the scenario files given as arguments
+# name as `lnd@<version>`, each into $CACHE/versions/lnd/<version>/lnd (stamped the same
+# way). The local runtime runs a node whose scenario names such a version from there.
+scenario_lnd_versions() {
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] || { echo "error: scenario file $f not found" >&2; exit 2; }
+    grep -o 'lnd@v[0-9A-Za-z.+-]*' "$f" | sed 's/^lnd@//' || true
+  done
+}
+extra_lnd=$(printf '%s\n' ${LND_VERSIONS:-} $(scenario_lnd_versions "$@") | grep -v '^$' | grep -vxF "$LND_VERSION" | sort -u || true)
+for v in $extra_lnd; do
+  vdir="$CACHE/versions/lnd/$v"
+  if [ -x "$vdir/lnd" ] && [ "$(cat "$vdir/.lnd.version" 2>/dev/null)" = "$v" ] && [ "$(cat "$vdir/.lnd.tags" 2>/dev/null)" = "$LND_TAGS" ]; then
+    continue
+  fi
+  echo "building lnd $v for a version comparison (a few minutes)..." >&2
+  mkdir -p "$vdir"
+  dir=$(module_dir github.com/lightningnetwork/lnd "$v")
+  (cd "$dir" && nice go build -tags="$LND_TAGS" -ldflags "-s -w -X github.com/lightningnetwork/lnd/build.Commit=$v" -o "$vdir/.lnd.new" ./cmd/lnd)
+  mv -f "$vdir/.lnd.new" "$vdir/lnd"
+  echo "$v" > "$vdir/.lnd.version"; echo "$LND_TAGS" > "$vdir/.lnd.tags"
+done
 
 if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then
   echo "building btcd and btcctl $BTCD_VERSION..." >&2

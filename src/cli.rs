@@ -92,6 +92,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Load")]
     pub payments: Option<u64>,
 
+    /// Run the load (each sweep point) N times and report the spread (overrides the
+    /// scenario's `repeat:` count; 1 to 20).
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pub repeat: Option<u32>,
+
     /// Stop after this long, e.g. `30s` or `5m` (overrides `stop.duration`).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,

@@ -85,7 +85,10 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
                     sweep
                         .points
                         .iter()
-                        .map(|p| p.label.as_str())
+                        .map(|p| match &p.skip {
+                            Some(why) => format!("{} (skipped: {why})", p.label),
+                            None => p.label.clone(),
+                        })
                         .collect::<Vec<_>>()
                         .join(" | ")
                 ),
@@ -185,7 +188,12 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
              (see --help)",
         )));
     };
-    let mut scenario = load_scenario(path)?;
+    if let Some(n) = args.repeat
+        && !(1..=scenario::MAX_REPEATS).contains(&n)
+    {
+        return Err(UsageError("--repeat must be between 1 and 20").into());
+    }
+    let mut scenario = scenario::load_with_repeat(path, args.repeat)?;
     if let Some(n) = args.payments {
         if n == 0 {
             return Err(UsageError("--payments must be at least 1").into());
@@ -223,10 +231,6 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(run::execute(scenario, opts))
-}
-
-fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
-    Ok(scenario::load(path)?)
 }
 
 /// A mistake in how the tool was called (exit code 2).

@@ -267,6 +267,8 @@ pub(crate) struct Measured {
     /// Average CPU % over the load of each node (scenario order), then `chain`,
     /// where the runtime read any.
     pub cpu_pct_avg: Vec<(String, f64)>,
+    /// Each node's implementation, release, database and costs over the load.
+    pub nodes: Vec<report::sweep::NodeFigures>,
 }
 
 impl Measured {
@@ -446,6 +448,7 @@ async fn measure_with(
             Some((name.to_string(), avg))
         })
         .collect();
+    let nodes = node_figures(facts, &resources, &restarts, &summary);
     Measured {
         summary,
         complete,
@@ -453,6 +456,7 @@ async fn measure_with(
         load_err,
         quit: false,
         cpu_pct_avg,
+        nodes,
     }
 }
 
@@ -473,6 +477,36 @@ async fn start_profiles(
     };
     let targets = crate::profile::plan(spec, scenario, &network.pprof, runtime).await;
     Some(crate::profile::start(spec, targets, dir, cancel.clone()))
+/// What a sweep's matrix shows of each node: what it ran and what the load cost it.
+fn node_figures(
+    facts: &RunFacts,
+    resources: &metrics::ResourceLog,
+    restarts: &[(String, crate::restart::RestartReport)],
+    summary: &Summary,
+) -> Vec<report::sweep::NodeFigures> {
+    facts
+        .nodes
+        .iter()
+        .map(|(spec, ready, _)| {
+            let r = resources.report(&spec.name, summary.ok);
+            report::sweep::NodeFigures {
+                node: spec.name.clone(),
+                implementation: spec.implementation.to_string(),
+                version: ready.info.version.clone(),
+                database: crate::node::driver(spec.implementation)
+                    .database(spec.database, &spec.args),
+                cpu_pct_avg: r.cpu_pct_avg,
+                cpu_ms_per_payment: r
+                    .cpu_pct_avg
+                    .filter(|_| summary.ok > 0)
+                    .map(|pct| pct / 100.0 * summary.active_s * 1000.0 / summary.ok as f64),
+                bytes_per_payment: r.bytes_per_payment,
+                restart_s: (restarts.iter())
+                    .find(|(name, _)| *name == spec.name)
+                    .map(|(_, r)| r.channels_s),
+            }
+        })
+        .collect()
 }
 
 /// Restarts the scenario's `after_load: restart:` nodes in turn, showing the step;
@@ -640,7 +674,16 @@ pub async fn bring_up(
     let mut nodes = HashMap::new();
     for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
         let driver = crate::node::driver(spec.implementation);
-        let node = driver.connect(ep).await?;
+        // A node can pass the runtime's readiness check and exit a moment later (a flag
+        // or a chain backend it refuses): its log says why.
+        let node = driver.connect(ep).await.with_context(|| {
+            format!(
+                "{} {} stopped answering right after it started; last lines of its log:\n{}",
+                spec.implementation,
+                spec.name,
+                runtime.log_tail(&spec.name, 20)
+            )
+        })?;
         let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
         let info = setup::wait_synced(node.as_ref(), height, NODE_READY_TIMEOUT, starting)
             .await

@@ -254,10 +254,21 @@ pub async fn connect_peers(
     for ch in channels {
         let from = node_named(nodes, &ch.from)?;
         let to = node_named(nodes, &ch.to)?;
-        from.node
-            .connect_peer(&to.info.pubkey, &to.p2p_addr)
-            .await
-            .with_context(|| format!("connecting {} to {}", ch.from, ch.to))?;
+        // A node can answer GetInfo before its peer server is up: retried a while.
+        let driver = crate::node::driver(from.node.implementation());
+        let deadline = tokio::time::Instant::now() + PEER_SERVER_WAIT;
+        loop {
+            match from.node.connect_peer(&to.info.pubkey, &to.p2p_addr).await {
+                Ok(()) => break,
+                Err(e) if driver.is_starting_up(&e) && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e))
+                        .with_context(|| format!("connecting {} to {}", ch.from, ch.to));
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -420,6 +431,8 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
 
 /// How many times a channel open is tried when its peer was found disconnected.
 const OPEN_ATTEMPTS: u32 = 3;
+/// How long a node's peer server may take to start after its RPC answers.
+const PEER_SERVER_WAIT: Duration = Duration::from_secs(60);
 
 /// True when an open failed because the peer is not connected (any implementation's
 /// wording: LND "peer is not connected", CLN "Peer not connected", Eclair "peer ... not

@@ -18,6 +18,9 @@ use crate::setup::StepLog;
 use anyhow::{Context, Result};
 use std::time::SystemTime;
 
+/// Per point, why it did not run (skipped, or failed with its network), if so.
+type Reasons<'a> = &'a [Option<String>];
+
 /// How a point ended, for the combined report.
 struct Outcome {
     status: PointStatus,
@@ -30,15 +33,20 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         .clone()
         .context("internal: sweep::execute called without a sweep")?;
     crate::tls::install_crypto_provider();
-    for point in &sweep.points {
-        run::preflight_points(&point.scenario)?;
-    }
+    let skips = skips(&sweep)?;
     let started_at = SystemTime::now();
     let total = sweep.points.len();
     let networks = sweep.points.last().map_or(0, |p| p.network + 1);
+    // Networks with a point to run: the progress lines count these.
+    let mut live: Vec<usize> = (sweep.points.iter().zip(&skips))
+        .filter(|(_, s)| s.is_none())
+        .map(|(p, _)| p.network)
+        .collect();
+    live.dedup();
     eprintln!(
-        "sweep {}: {total} points on {networks} network(s): {}",
+        "sweep {}: {total} points on {} network(s): {}",
         scenario.name,
+        live.len(),
         sweep
             .points
             .iter()
@@ -46,10 +54,20 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             .collect::<Vec<_>>()
             .join(" | ")
     );
+    for (point, why) in sweep.points.iter().zip(&skips) {
+        if let Some(why) = why {
+            eprintln!("skipped {}: {why}", point.label);
+        }
+    }
     let signals = Signals::watch();
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(total);
+    let mut outcomes: Vec<Option<Outcome>> = (0..total).map(|_| None).collect();
     let mut error: Option<anyhow::Error> = None;
     let mut stopped_by: Option<String> = None;
+    let mut runtime_name: Option<String> = None;
+    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    // Why each point failed without running (its network did not come up), and those networks.
+    let mut failed: Vec<Option<String>> = vec![None; total];
+    let mut not_up: Vec<String> = Vec::new();
 
     for network in 0..networks {
         if stopped_by.is_some() || error.is_some() {
@@ -59,14 +77,18 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
             .points
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.network == network)
+            .filter(|(i, p)| p.network == network && skips[*i].is_none())
             .collect();
+        if points.is_empty() {
+            continue;
+        }
         let first = &points[0].1.scenario;
         let run_id = run::run_id(&scenario.name, started_at, Some(network + 1));
         let run_dir = make_run_dir(&opts, &run_id)?;
         eprintln!(
-            "==> network {}/{networks}: {} nodes, for {} point(s) (run {run_id})",
-            network + 1,
+            "==> network {}/{}: {} nodes, for {} point(s) (run {run_id})",
+            live.iter().position(|n| *n == network).map_or(0, |i| i + 1),
+            live.len(),
             first.nodes.len(),
             points.len()
         );
@@ -74,6 +96,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         let mut runtime = chosen.create(&run_id, &scenario.name, &run_dir, opts.keep);
         let mut log = StepLog::default();
         let mut facts = RunFacts::on(runtime.as_ref());
+        runtime_name.get_or_insert_with(|| facts.runtime.clone());
         let up = tokio::select! {
             r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
             () = signals.cancel.cancelled() => Ok(None),
@@ -81,7 +104,17 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         log.end();
         match up {
             Ok(Some(net)) => {
+                let last = points.last().map(|(i, _)| *i);
                 for (i, point) in points {
+                    // `after_load: restart` once per network, after its last point: the
+                    // restart time of what the network ran, not a pause between loads.
+                    let mut scenario = point.scenario.clone();
+                    if Some(i) != last {
+                        scenario.restart.clear();
+                    }
+                    if !settle(&sweep, i, &scenario, &signals).await {
+                        break;
+                    }
                     let label = format!("point {}/{total}: {}", i + 1, point.label);
                     let left = total - i - 1;
                     eprintln!("==> {label} ({left} left after it)");
@@ -89,7 +122,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     let label = format!("{label}{}", points_left(&sweep.points[i + 1..]));
                     let measured = measure(
                         Point {
-                            scenario: &point.scenario,
+                            scenario: &scenario,
                             facts: &facts,
                             log: &log,
                             started_at: SystemTime::now(),
@@ -118,7 +151,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                     } else if quit {
                         stopped_by = Some("the operator quit the live view".into());
                     }
-                    outcomes.push(Outcome {
+                    outcomes[i] = Some(Outcome {
                         status,
                         measured: Some(measured),
                     });
@@ -128,6 +161,20 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
                 }
             }
             Ok(None) => stopped_by = signals.received().map(str::to_string),
+            // In a matrix, one implementation that does not come up leaves the others
+            // to run: its points are failed with the reason, and the sweep fails at the end.
+            Err(e) if matrix => {
+                let why = report::redact::redact_text(&format!("{e:#}"));
+                eprintln!("network of {} did not come up: {why}", points[0].1.label);
+                for (i, _) in &points {
+                    outcomes[*i] = Some(Outcome {
+                        status: PointStatus::Failed,
+                        measured: None,
+                    });
+                    failed[*i] = Some(why.clone());
+                }
+                not_up.push(points[0].1.label.clone());
+            }
             Err(e) => {
                 stopped_by = Some(format!("network {} did not come up: {e:#}", network + 1));
                 error = Some(e);
@@ -139,7 +186,14 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
         }
     }
 
-    let report = combined(&scenario, &sweep, &outcomes, started_at, stopped_by.clone());
+    let report = combined(
+        &scenario,
+        &sweep,
+        (&outcomes, &skips, &failed),
+        runtime_name.unwrap_or_else(|| "none (no network was brought up)".into()),
+        started_at,
+        stopped_by.clone(),
+    );
     println!("{}", report::sweep::markdown(&report));
     if let Some(dir) = &opts.report_dir {
         match report::sweep::write_all(&report, dir) {
@@ -158,10 +212,23 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     if let Some(e) = error {
         return Err(e);
     }
-    let thresholds_failed = outcomes
-        .iter()
-        .filter_map(|o| o.measured.as_ref())
-        .any(|m| !m.thresholds_passed);
+    if !not_up.is_empty() {
+        anyhow::bail!(
+            "{} network(s) of the matrix did not come up (their points are marked failed in the report): {}",
+            not_up.len(),
+            not_up.join("; ")
+        );
+    }
+    // Each repeat judged, or (repeat: { thresholds: median }) the median of each point.
+    let thresholds_failed = match scenario.repeat.judge {
+        crate::scenario::Judge::Median if scenario.repeat.count > 1 => {
+            (report.spread.iter()).any(|s| s.thresholds_passed == Some(false))
+        }
+        _ => outcomes
+            .iter()
+            .filter_map(|o| o.as_ref()?.measured.as_ref())
+            .any(|m| !m.thresholds_passed),
+    };
     Ok(if interrupted {
         Exit::Interrupted
     } else if thresholds_failed {
@@ -169,6 +236,64 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Before a repeat that follows another on the same network, the scenario's settle
+/// pause (`repeat: { settle: 10s }`), shown; false when a signal cut it short.
+async fn settle(
+    sweep: &Sweep,
+    i: usize,
+    scenario: &crate::scenario::Scenario,
+    signals: &Signals,
+) -> bool {
+    let repeat = |p: &SweepPoint| {
+        p.values.iter().find_map(|(param, v)| match (param, v) {
+            (SweepParam::Repeat, SweepValue::Count(k)) => Some(*k),
+            _ => None,
+        })
+    };
+    let point = &sweep.points[i];
+    let follows = i > 0 && sweep.points[i - 1].network == point.network;
+    let pause = scenario.repeat.settle;
+    if !follows || repeat(point).is_none_or(|k| k < 2) || pause.is_zero() {
+        return true;
+    }
+    eprintln!(
+        "==> settling {:.0} s before {}",
+        pause.as_secs_f64(),
+        point.label
+    );
+    tokio::select! {
+        () = tokio::time::sleep(pause) => true,
+        () = signals.cancel.cancelled() => false,
+    }
+}
+
+/// Why each point will not run, before anything starts: what the sweep's expansion
+/// found (a database the implementation lacks) and, in an implementation matrix, a
+/// binary this machine has not built. Outside a matrix a missing binary fails the
+/// sweep, as it fails a run; a matrix where no point can run fails too.
+fn skips(sweep: &Sweep) -> Result<Vec<Option<String>>> {
+    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    let mut skips = Vec::with_capacity(sweep.points.len());
+    for point in &sweep.points {
+        let why = match (&point.skip, run::preflight_points(&point.scenario)) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Ok(())) => None,
+            (None, Err(e)) if matrix => Some(report::redact::redact_text(&format!("{e:#}"))),
+            (None, Err(e)) => return Err(e),
+        };
+        skips.push(why);
+    }
+    if let Some(first) = skips
+        .iter()
+        .flatten()
+        .next()
+        .filter(|_| skips.iter().all(Option::is_some))
+    {
+        anyhow::bail!("no point of the sweep can run here; the first: {first}");
+    }
+    Ok(skips)
 }
 
 /// `  · left: concurrency=7, concurrency=10` (at most three named), or nothing for
@@ -190,7 +315,8 @@ fn points_left(rest: &[SweepPoint]) -> String {
 fn combined(
     scenario: &Scenario,
     sweep: &Sweep,
-    outcomes: &[Outcome],
+    (outcomes, skips, failed): (&[Option<Outcome>], Reasons, Reasons),
+    runtime: String,
     started_at: SystemTime,
     stopped_by: Option<String>,
 ) -> SweepReport {
@@ -199,9 +325,10 @@ fn combined(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let outcome = outcomes.get(i);
+            let outcome = outcomes.get(i).and_then(Option::as_ref);
+            let reason = (skips.get(i).cloned().flatten()).or(failed.get(i).cloned().flatten());
             let w = &p.scenario.workload;
-            let kind = serde_json::to_value(w.kind)
+            let kind = serde_json::to_value(p.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
@@ -210,10 +337,15 @@ fn combined(
                 values: p
                     .values
                     .iter()
-                    .map(|(param, v)| (param.name(), value_json(v)))
+                    .map(|(param, v)| (param.name_for(v), value_json(v)))
                     .collect(),
                 network: p.network,
-                status: outcome.map_or(PointStatus::NotRun, |o| o.status.clone()),
+                status: match (outcome, &reason) {
+                    (Some(o), _) => o.status.clone(),
+                    (None, Some(_)) => PointStatus::Skipped,
+                    (None, None) => PointStatus::NotRun,
+                },
+                reason,
                 timed: format::what_is_timed(&kind).to_string(),
                 kind,
                 load: match &w.load {
@@ -224,7 +356,7 @@ fn combined(
                 },
                 results: outcome
                     .and_then(|o| o.measured.as_ref())
-                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg)),
+                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg, &m.nodes)),
                 thresholds_passed: outcome
                     .and_then(|o| o.measured.as_ref())
                     .filter(|_| !p.scenario.thresholds.is_empty())
@@ -244,6 +376,16 @@ fn combined(
                 p99_us: r.latency.p99_us,
             })
         });
+    let mut spread = report::spread::spreads(&points);
+    if scenario.repeat.judge == crate::scenario::Judge::Median && !scenario.thresholds.is_empty() {
+        for s in &mut spread {
+            let results = report::thresholds::evaluate_on_median(&scenario.thresholds, &s.repeats);
+            s.thresholds_passed = Some(report::thresholds::all_passed(&results));
+        }
+    }
+    let best_by_group = sweep.p99_bound.map_or(Vec::new(), |b| {
+        report::matrix::best_by_group(&points, b.as_micros() as u64)
+    });
     let per_hop = sweep
         .params
         .iter()
@@ -256,7 +398,8 @@ fn combined(
     SweepReport {
         schema_version: report::sweep::SWEEP_SCHEMA_VERSION,
         tool: report::Tool::this(),
-        complete: stopped_by.is_none() && outcomes.len() == sweep.points.len(),
+        complete: stopped_by.is_none()
+            && (outcomes.iter().zip(skips)).all(|(o, s)| o.is_some() || s.is_some()),
         interrupted_by: stopped_by.map(|why| report::redact::redact_text(&why)),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
@@ -266,12 +409,20 @@ fn combined(
             path: scenario.path.display().to_string(),
             text: report::redact::redact_scenario_text(&scenario.source),
         },
-        runtime: "local".into(),
+        runtime,
         host: report::Host::detect(),
         parameters: sweep.params.iter().map(SweepParam::name).collect(),
         p99_bound_ms,
         points,
         best_under_bound,
+        best_by_group,
+        repeat: (scenario.repeat.count > 1).then_some(report::spread::RepeatInfo {
+            count: scenario.repeat.count,
+            settle_s: scenario.repeat.settle.as_secs_f64(),
+            fresh_network: scenario.repeat.fresh_network,
+            thresholds: scenario.repeat.judge,
+        }),
+        spread,
         per_hop,
     }
 }

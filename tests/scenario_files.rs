@@ -82,7 +82,6 @@ invalid_fixtures! {
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
     restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
     restart_not_a_list: "restart-not-a-list" at "20:12", "restart: \"alice\" is neither all nor a list of nodes", hint "restart: [alice, bob]";
-    restart_with_sweep: "restart-with-sweep" at "22:3", "after_load: cannot be combined with sweep:", hint "remove after_load:";
     threshold_phase_closed_loop: "threshold-phase-closed-loop" at "20:10", "thresholds phase: hold is set, but the load is closed-loop (concurrency:), which has no phases", hint "remove phase: to check the whole run";
 }
 

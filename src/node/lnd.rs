@@ -164,7 +164,9 @@ impl LndNode {
 fn is_starting_up(err: &NodeError) -> bool {
     match err {
         NodeError::Rpc { status, .. } => {
-            status.contains("in the process of starting up")
+            // "... in the process of starting up" (RPC), "server is still in the
+            // process of starting" (peer server, LND 0.20).
+            status.contains("in the process of starting")
                 || status.contains("waiting to start")
                 || status.contains("wallet locked")
                 || status.contains("not yet ready")

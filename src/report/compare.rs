@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod flames;
 pub mod input;
+pub mod repeats;
 pub mod table;
 
 use anyhow::{Context, Result};
@@ -50,9 +51,19 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
         return Ok(Outcome::BadInput);
     }
     let mut runs = Vec::with_capacity(inputs.len());
+    let mut repeated = Vec::with_capacity(inputs.len());
     for arg in inputs {
-        match input::load(arg) {
-            Ok(run) => runs.push(run),
+        let loaded = match repeats::sweep_target(arg) {
+            Some((dir, group)) => {
+                repeats::load_repeated(&dir, group.as_deref()).map(|(run, r)| (run, Some(r)))
+            }
+            None => input::load(arg).map(|run| (run, None)),
+        };
+        match loaded {
+            Ok((run, r)) => {
+                runs.push(run);
+                repeated.push(r);
+            }
             Err(e) => {
                 eprintln!("Error: {}", error_chain(&e));
                 return Ok(Outcome::BadInput);
@@ -61,6 +72,8 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     }
     let mut comparison = Comparison::of(&runs, noise_pct);
     comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
+    repeats::apply(&mut comparison.rows, &repeated);
+    comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
     let markdown = comparison.markdown();
     crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
     let html = comparison.html()?;
@@ -87,6 +100,8 @@ pub struct Comparison<'a> {
     pub rows: Vec<Row>,
     /// Differential flame graphs of nodes profiled in the baseline and a later run.
     pub flames: Vec<flames::Diff>,
+    /// Inputs that are repeated runs (their TPS and latency rows judge noise by test).
+    pub repeated: usize,
 }
 
 impl<'a> Comparison<'a> {
@@ -98,6 +113,7 @@ impl<'a> Comparison<'a> {
             noise_pct,
             rows: table::rows(&results, noise_pct),
             flames: Vec::new(),
+            repeated: 0,
         }
     }
 
@@ -134,6 +150,13 @@ impl<'a> Comparison<'a> {
             cell(&self.labels[0]),
             self.noise_pct
         );
+        if self.repeated > 1 {
+            let _ = writeln!(
+                out,
+                "Repeated runs: TPS and the p50 / p90 / p99 rows show each run's median across its repeats, and their Δ is judged against the repeats' noise (Mann-Whitney U, significant at p < 0.05; ± is the standard error of the difference) instead of the ±{}% threshold.\n",
+                self.noise_pct
+            );
+        }
         out.push_str("| metric |");
         for label in &self.labels {
             let _ = write!(out, " {} |", cell(label));
@@ -196,6 +219,7 @@ impl<'a> Comparison<'a> {
             baseline: &self.labels[0],
             labels: &self.labels,
             changed_labels: &self.labels[1..],
+            repeated: self.repeated > 1,
             rows: self
                 .rows
                 .iter()
@@ -277,6 +301,7 @@ struct View<'a> {
     baseline: &'a str,
     labels: &'a [String],
     changed_labels: &'a [String],
+    repeated: bool,
     rows: Vec<RowView<'a>>,
     warnings: Vec<String>,
     runs: Vec<RunView<'a>>,

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Bump on any breaking change of sweep.json; `docs/sweep.schema.json` describes it.
-pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+pub const SWEEP_SCHEMA_VERSION: u32 = 2;
 pub const JSON_FILE: &str = "sweep.json";
 pub const HTML_FILE: &str = "sweep.html";
 pub const MD_FILE: &str = "sweep.md";
@@ -41,6 +41,13 @@ pub struct SweepReport {
     pub points: Vec<PointReport>,
     /// The highest TPS among the finished points whose p99 is at most the bound.
     pub best_under_bound: Option<BestPoint>,
+    /// The same per implementation × database (the groups of an implementation matrix;
+    /// one group, every point, otherwise). Empty without a bound.
+    pub best_by_group: Vec<super::matrix::GroupBest>,
+    /// `repeat:` when the points were repeated (count above 1), else null.
+    pub repeat: Option<super::spread::RepeatInfo>,
+    /// The spread of each repeated point (empty without repeats).
+    pub spread: Vec<super::spread::Spread>,
     /// Latency added per hop, between points that differ only in the replica count
     /// of a line's intermediaries (`through:`).
     pub per_hop: Vec<HopStep>,
@@ -55,6 +62,12 @@ pub enum PointStatus {
     Partial,
     /// Never started (the sweep stopped before it).
     NotRun,
+    /// Not run because it cannot be (a database the implementation lacks, a binary not
+    /// built here): `reason` says which.
+    Skipped,
+    /// Not run because its network did not come up (a node that would not start):
+    /// `reason` says why. The sweep went on with the other networks, and fails.
+    Failed,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -66,6 +79,8 @@ pub struct PointReport {
     /// Points with the same number ran on the same network, one after the other.
     pub network: usize,
     pub status: PointStatus,
+    /// Why a skipped or failed point was not run.
+    pub reason: Option<String>,
     /// `keysend`, `invoice` or `invoice-pregenerated`.
     pub kind: String,
     /// What the latency of this kind includes.
@@ -88,6 +103,26 @@ pub struct PointResults {
     /// Average CPU % of each node and the chain over the point's load (100 % = one
     /// core), where the runtime read it; nodes in the scenario's order, then `chain`.
     pub cpu_pct_avg: Vec<NodeCpu>,
+    /// Each node: what it ran (implementation, release, database) and its costs.
+    pub nodes: Vec<NodeFigures>,
+}
+
+/// One node of a point, as the implementation matrix shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeFigures {
+    pub node: String,
+    pub implementation: String,
+    /// The release the node reported when it was ready.
+    pub version: String,
+    /// Where it kept its state (`bbolt`, `sqlite`, `postgres`, ...).
+    pub database: String,
+    pub cpu_pct_avg: Option<f64>,
+    /// Its CPU time per successful payment: average CPU × active load time / payments.
+    pub cpu_ms_per_payment: Option<f64>,
+    /// Data-dir growth over the load per successful payment.
+    pub bytes_per_payment: Option<f64>,
+    /// `after_load: restart`: seconds from its start until its channels were active again.
+    pub restart_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,7 +133,7 @@ pub struct NodeCpu {
 
 impl PointResults {
     /// The figures of one point: its summary and each node's average CPU %.
-    pub fn of(s: &Summary, cpu_pct_avg: &[(String, f64)]) -> PointResults {
+    pub fn of(s: &Summary, cpu_pct_avg: &[(String, f64)], nodes: &[NodeFigures]) -> PointResults {
         PointResults {
             ok: s.ok,
             failed: s.failed,
@@ -114,6 +149,7 @@ impl PointResults {
                     pct: *pct,
                 })
                 .collect(),
+            nodes: nodes.to_vec(),
         }
     }
 }
@@ -192,7 +228,10 @@ pub fn latency_per_hop(points: &[PointReport], parameter: &str) -> Vec<HopStep> 
 pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
     let json = super::redact::redacted_json(report).context("serializing sweep.json")?;
     let mut paths = vec![super::write_file(dir, JSON_FILE, &json)?];
-    let charts = sweep_charts::render_all(report)?;
+    let mut charts = sweep_charts::render_all(report)?;
+    if super::matrix::is_matrix(&report.parameters) {
+        charts.splice(0..0, super::matrix::charts(report)?);
+    }
     paths.push(super::write_file(dir, HTML_FILE, &html(report, &charts)?)?);
     for chart in &charts {
         paths.push(super::write_file(dir, chart.file_name, &chart.svg)?);
@@ -207,6 +246,8 @@ fn figures(p: &PointReport) -> Vec<String> {
         PointStatus::Done => "done",
         PointStatus::Partial => "partial",
         PointStatus::NotRun => "not run",
+        PointStatus::Skipped => "skipped",
+        PointStatus::Failed => "failed",
     };
     let mut row = vec![p.label.clone(), status.to_string(), p.kind.clone()];
     match &p.results {
@@ -327,6 +368,10 @@ pub fn markdown(report: &SweepReport) -> String {
     for p in &report.points {
         let _ = writeln!(out, "| {} |", figures(p).join(" | "));
     }
+    if super::matrix::is_matrix(&report.parameters) {
+        out.push_str(&super::matrix::markdown(report));
+    }
+    out.push_str(&super::spread::markdown(report));
     let _ = writeln!(out, "\n{}", bound_verdict(report));
     let hops = hop_lines(report);
     if !hops.is_empty() {
@@ -386,6 +431,13 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         interrupted_by => &report.interrupted_by,
         parameters => report.parameters.join(", "),
         columns => COLUMNS,
+        matrix => super::matrix::is_matrix(&report.parameters),
+        matrix_columns => super::matrix::COLUMNS,
+        matrix_rows => report.points.iter().map(|p| (super::matrix::row(p), p.label.as_str(), p.status == PointStatus::Skipped)).collect::<Vec<_>>(),
+        best_lines => super::matrix::best_lines(report),
+        spread_columns => super::spread::COLUMNS,
+        spread_rows => report.spread.iter().map(super::spread::row).collect::<Vec<_>>(),
+        repeat => report.repeat.as_ref().map(|r| format!("each point ran {} times{}, {} s apart; thresholds judged {}", r.count, if r.fresh_network { " on fresh networks" } else { " on one network" }, r.settle_s, match r.thresholds { crate::scenario::Judge::Each => "each repeat", crate::scenario::Judge::Median => "the median across repeats" })),
         rows => rows,
         verdict => bound_verdict(report),
         hops => hop_lines(report),
@@ -404,4 +456,4 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

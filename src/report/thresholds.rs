@@ -54,6 +54,40 @@ impl ThresholdResult {
     }
 }
 
+/// Checks every threshold against the median of each figure across a point's repeats
+/// (`repeat: { thresholds: median }`): TPS, each latency percentile, and the failure
+/// rate of the median counts of successes and failures.
+pub fn evaluate_on_median(
+    thresholds: &[Threshold],
+    repeats: &[super::spread::RepeatFigures],
+) -> Vec<ThresholdResult> {
+    use super::stats::median;
+    let m = |f: fn(&super::spread::RepeatFigures) -> f64| {
+        median(&repeats.iter().map(f).collect::<Vec<_>>())
+    };
+    let latency = Percentiles {
+        count: m(|r| r.ok as f64).round() as u64,
+        p50_us: m(|r| r.p50_us as f64).round() as u64,
+        p90_us: m(|r| r.p90_us as f64).round() as u64,
+        p99_us: m(|r| r.p99_us as f64).round() as u64,
+        p999_us: m(|r| r.p99_us as f64).round() as u64,
+        max_us: m(|r| r.max_us as f64).round() as u64,
+        mean_us: m(|r| r.p50_us as f64),
+    };
+    let figures = |_: &Threshold| {
+        (!repeats.is_empty()).then(|| Figures {
+            ok: latency.count,
+            failed: m(|r| r.failed as f64).round() as u64,
+            tps: m(|r| r.tps_avg),
+            latency: &latency,
+        })
+    };
+    thresholds
+        .iter()
+        .map(|t| check_figures(t, figures(t)))
+        .collect()
+}
+
 /// Checks every threshold against `results`, in the order given.
 pub fn evaluate(thresholds: &[Threshold], results: &Summary) -> Vec<ThresholdResult> {
     thresholds.iter().map(|t| check(t, results)).collect()

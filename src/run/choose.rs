@@ -88,14 +88,8 @@ pub(super) fn preflight_local(scenario: &Scenario) -> Result<()> {
         chain.build_hint(),
     )?;
     for node in &scenario.nodes {
-        let what = format!("node {}", node.name);
-        let driver = crate::node::driver(node.implementation);
-        find_binary(
-            node.binary.as_deref(),
-            driver.binary(),
-            &what,
-            driver.build_hint(),
-        )?;
+        crate::runtime::local::find_node_binary(node)?;
+        crate::runtime::local::postgres::reachable_by(node)?;
     }
     Ok(())
 }

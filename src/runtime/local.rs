@@ -10,7 +10,7 @@ pub(crate) mod process;
 pub mod stats;
 
 pub use crate::cache::cache_bin_dir;
-pub use binaries::find_binary;
+pub use binaries::{find_binary, find_node_binary};
 /// Also read by the docker runtime for its saved container logs.
 pub(super) use process::tail;
 
@@ -346,12 +346,7 @@ impl Runtime for LocalRuntime {
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
             let what = format!("node {}", spec.name);
-            let binary = find_binary(
-                spec.binary.as_deref(),
-                driver.binary(),
-                &what,
-                driver.build_hint(),
-            )?;
+            let binary = find_node_binary(spec)?;
             let dir = self.dir_for(&spec.name)?;
             let ports = self.ports(2)?;
             let (d, rpc_addr, p2p_addr) = (
@@ -370,17 +365,7 @@ impl Runtime for LocalRuntime {
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
             write_config_files(&dir, &driver.config_files(&launch))?;
-            if postgres::wants(spec) && !driver.postgres_over_unix_socket() {
-                return Err(RuntimeError::Unsupported {
-                    what: format!("node {} ({}) on PostgreSQL", spec.name, spec.implementation),
-                    why: "its PostgreSQL client speaks TCP only, and the local runtime's \
-                          server listens on a private unix socket only"
-                        .into(),
-                    hint: "run it with runtime: docker (the server is a container of the \
-                           run), or give it a server of your own in args:"
-                        .into(),
-                });
-            }
+            postgres::reachable_by(spec)?;
             if let Some(pg) = self.postgres.as_ref().filter(|_| postgres::wants(spec)) {
                 args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
             }

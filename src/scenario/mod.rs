@@ -5,6 +5,7 @@
 mod error;
 mod profile;
 mod raw;
+mod repeat;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ mod workload;
 
 pub use error::{Position, ScenarioError};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
+pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 
@@ -30,16 +32,42 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(path, &text)
 }
 
+/// [`load`], with `--repeat N` in place of the file's repeat count.
+pub fn load_with_repeat(path: &Path, repeat: Option<u32>) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    parse_with_repeat(path, &text, repeat)
+}
+
 /// Parses and validates scenario `text`; `path` is only used in messages and kept in
 /// the result.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let raw: raw::RawScenario =
+    parse_with_repeat(path, text, None)
+}
+
+pub(crate) fn parse_with_repeat(
+    path: &Path,
+    text: &str,
+    repeat_count: Option<u32>,
+) -> Result<Scenario, ScenarioError> {
+    let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
-    match raw.sweep.is_some() {
+    let ctx = validate::Ctx { path, source: text };
+    let raw_repeat = raw.repeat.take();
+    let repeat = repeat::validate(&ctx, raw_repeat.as_ref(), repeat_count)?;
+    // Where a repeat error points: `repeat:`, else the sweep, else the name.
+    let at = (raw_repeat.as_ref().map(|r| r.referenced))
+        .or(raw.sweep.as_ref().map(|s| s.referenced))
+        .unwrap_or(raw.name.referenced);
+    let mut scenario = match raw.sweep.is_some() {
         // Each point is the file with the point's values put in, validated on its own.
-        true => sweep::expand(path, text, raw),
-        false => validate::validate(path, text, raw),
-    }
+        true => sweep::expand(path, text, raw)?,
+        false => validate::validate(path, text, raw)?,
+    };
+    scenario.repeat = repeat;
+    repeat::expand(&ctx, scenario, &at)
 }
 
 /// Where a scenario runs its nodes.
@@ -206,6 +234,9 @@ pub struct Scenario {
     pub source: String,
     /// `sweep:`: the points to run in turn (each a complete scenario without a sweep).
     pub sweep: Option<Sweep>,
+    /// `repeat:` (count 1 when absent). With a count above 1 the repeats are already
+    /// points of `sweep` (`repeat=K`).
+    pub repeat: Repeat,
     /// `after_load: { restart: ... }`: instance names to stop and start again, one
     /// after the other, once the load has ended (timed into the report). Empty: none.
     pub restart: Vec<String>,

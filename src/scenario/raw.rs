@@ -28,6 +28,9 @@ pub(super) struct RawScenario {
     pub thresholds: Option<RawThresholdBlocks>,
     #[serde(default)]
     pub sweep: Option<Spanned<super::sweep::RawSweep>>,
+    /// `repeat: 5` or `repeat: { count: 5, ... }`.
+    #[serde(default)]
+    pub repeat: Option<Spanned<super::repeat::RawRepeat>>,
     /// Steps after the load: `restart: [alice, bob]` or `restart: all`.
     #[serde(default)]
     pub after_load: Option<Spanned<RawAfterLoad>>,

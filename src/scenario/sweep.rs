@@ -11,7 +11,10 @@
 use super::error::ScenarioError;
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::{Ctx, validate};
-use super::{ChainKind, PaymentKind, Scenario};
+use super::{ChainKind, Database, PaymentKind, Scenario};
+pub use matrix::ImplChoice;
+
+mod matrix;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::fmt;
@@ -37,6 +40,10 @@ pub(super) struct RawSweep {
     pub db_backend: Option<Spanned<Vec<Spanned<DbBackend>>>>,
     #[serde(default)]
     pub chain: Option<Spanned<Vec<Spanned<ChainKind>>>>,
+    #[serde(default)]
+    pub implementation: Option<Spanned<matrix::ImplValues>>,
+    #[serde(default)]
+    pub database: Option<Spanned<Vec<Spanned<Database>>>>,
     #[serde(default)]
     pub p99_bound: Option<Spanned<String>>,
 }
@@ -119,6 +126,15 @@ pub enum SweepParam {
     DbBackend,
     /// The chain backend (btcd, bitcoind) every node runs on.
     Chain,
+    /// The implementation (and release) of one node group, or of every node (`None`).
+    Implementation(Option<String>),
+    /// Every node's `database:`.
+    Database,
+    /// The run of a point, 1..=N (`repeat:`): the fastest-varying parameter.
+    Repeat,
+    /// Closed and open loop on one axis (`concurrency:` and `rate:` both swept): a
+    /// concurrency value runs a closed loop, a rate the workload's open-loop phases.
+    Load,
 }
 
 impl SweepParam {
@@ -131,6 +147,21 @@ impl SweepParam {
             SweepParam::Replicas(group) => format!("{group}.replicas"),
             SweepParam::DbBackend => "db_backend".into(),
             SweepParam::Chain => "chain".into(),
+            SweepParam::Implementation(None) => "implementation".into(),
+            SweepParam::Implementation(Some(group)) => format!("{group}.implementation"),
+            SweepParam::Database => "database".into(),
+            SweepParam::Load => "load".into(),
+            SweepParam::Repeat => "repeat".into(),
+        }
+    }
+
+    /// The name a value of this parameter is labelled with: the parameter's, except on
+    /// the load axis, where a count is a `concurrency` and a rate a `rate`.
+    pub fn name_for(&self, value: &SweepValue) -> String {
+        match (self, value) {
+            (SweepParam::Load, SweepValue::Count(_)) => "concurrency".into(),
+            (SweepParam::Load, _) => "rate".into(),
+            _ => self.name(),
         }
     }
 
@@ -138,7 +169,11 @@ impl SweepParam {
     pub fn needs_new_network(&self) -> bool {
         matches!(
             self,
-            SweepParam::Replicas(_) | SweepParam::DbBackend | SweepParam::Chain
+            SweepParam::Replicas(_)
+                | SweepParam::DbBackend
+                | SweepParam::Chain
+                | SweepParam::Implementation(_)
+                | SweepParam::Database
         )
     }
 }
@@ -150,6 +185,8 @@ pub enum SweepValue {
     Kind(PaymentKind),
     Db(DbBackend),
     Chain(ChainKind),
+    Implementation(ImplChoice),
+    Database(Database),
 }
 
 impl SweepValue {
@@ -158,7 +195,11 @@ impl SweepValue {
         match self {
             SweepValue::Count(n) => Some(f64::from(*n)),
             SweepValue::Rate(r) => Some(*r),
-            SweepValue::Kind(_) | SweepValue::Db(_) | SweepValue::Chain(_) => None,
+            SweepValue::Kind(_)
+            | SweepValue::Db(_)
+            | SweepValue::Chain(_)
+            | SweepValue::Implementation(_)
+            | SweepValue::Database(_) => None,
         }
     }
 }
@@ -171,6 +212,9 @@ impl fmt::Display for SweepValue {
             SweepValue::Kind(k) => f.write_str(kind_name(*k)),
             SweepValue::Db(d) => f.write_str(d.as_str()),
             SweepValue::Chain(c) => f.write_str(c.as_str()),
+            SweepValue::Implementation(c) => write!(f, "{c}"),
+            SweepValue::Database(Database::Default) => f.write_str("default"),
+            SweepValue::Database(Database::Postgres) => f.write_str("postgres"),
         }
     }
 }
@@ -192,6 +236,12 @@ pub struct SweepPoint {
     /// Points with the same number run one after the other on one network.
     pub network: usize,
     pub scenario: Scenario,
+    /// Why the point cannot run (a database its implementation lacks): it is listed
+    /// as skipped, with this reason, and never started.
+    pub skip: Option<String>,
+    /// The payment kind the file asks for. A skipped point's `scenario` may fall back
+    /// to invoices (to validate); this is what it would have run.
+    pub kind: PaymentKind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,13 +270,6 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
     let Some(sweep) = &raw.sweep else {
         return validate(path, text, raw);
     };
-    if let Some(after) = &raw.after_load {
-        return Err(ctx.error(
-            &after.referenced,
-            "after_load: cannot be combined with sweep:",
-            "restart nodes in a scenario without sweep:, or remove after_load:",
-        ));
-    }
     let dims = dimensions(&ctx, &raw, sweep)?;
     let p99_bound = match &sweep.value.p99_bound {
         Some(b) => Some(bound(&ctx, b)?),
@@ -244,6 +287,8 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         ));
     }
     let combos = cartesian(&dims);
+    let implementations_swept =
+        (dims.iter()).any(|d| matches!(d.param, SweepParam::Implementation(_)));
     let line_groups = raw
         .channels
         .iter()
@@ -276,12 +321,16 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         for ((param, value), (_, at)) in values.iter().zip(&combo) {
             apply(&mut point_raw, param, *value, *at);
         }
+        let kind = raw_kind(&point_raw.workload.value.kind.value);
+        let skip = matrix::reason(&mut point_raw, implementations_swept);
         let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
         points.push(SweepPoint {
             label,
             values,
             network,
             scenario,
+            skip,
+            kind,
         });
     }
     let mut first = points[0].scenario.clone();
@@ -294,11 +343,19 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
     Ok(first)
 }
 
+fn raw_kind(kind: &RawPaymentKind) -> PaymentKind {
+    match kind {
+        RawPaymentKind::Keysend => PaymentKind::Keysend,
+        RawPaymentKind::Invoice => PaymentKind::Invoice,
+        RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
+    }
+}
+
 /// `concurrency=4,kind=keysend`.
 fn label_of(values: &[(SweepParam, SweepValue)]) -> String {
     let parts: Vec<String> = values
         .iter()
-        .map(|(p, v)| format!("{}={v}", p.name()))
+        .map(|(p, v)| format!("{}={v}", p.name_for(v)))
         .collect();
     parts.join(",")
 }
@@ -405,6 +462,15 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
                 }
             }
         }
+        (SweepParam::Implementation(group), SweepValue::Implementation(choice)) => {
+            matrix::apply_implementation(raw, group.as_deref(), choice, at);
+        }
+        (SweepParam::Database, SweepValue::Database(db)) => matrix::apply_database(raw, db, at),
+        (SweepParam::Load, SweepValue::Count(n)) => {
+            w.concurrency = Some(Spanned::new(n, at, at));
+            w.rate = None;
+        }
+        (SweepParam::Load, SweepValue::Rate(_)) => apply(raw, &SweepParam::Rate, value, at),
         // `dimensions` pairs every parameter with its own kind of value.
         _ => {}
     }
@@ -418,7 +484,9 @@ fn dimensions(
     let s = &sweep.value;
     let w = &raw.workload.value;
     let mut dims = Vec::new();
-    if let Some(list) = &s.concurrency {
+    // Both swept: one load axis, closed-loop points then the open-loop rate search.
+    let both = s.concurrency.is_some() && s.rate.is_some();
+    if let Some(list) = s.concurrency.as_ref().filter(|_| !both) {
         if w.rate.is_some() {
             return Err(ctx.error(
                 &list.referenced,
@@ -430,6 +498,13 @@ fn dimensions(
         dims.push(dim(SweepParam::Concurrency, list, values));
     }
     if let Some(list) = &s.rate {
+        if both && w.concurrency.is_some() {
+            return Err(ctx.error(
+                &list.referenced,
+                "the sweep sets concurrency: and rate: (one load axis), and workload has concurrency:",
+                "write the open-loop phases under workload rate: (the rate points run them) and no concurrency: (the sweep's concurrency points run a closed loop instead)",
+            ));
+        }
         let hold = w.rate.as_ref().and_then(|r| r.value.hold.as_ref());
         if w.concurrency.is_some() || hold.is_none() {
             return Err(ctx.error(
@@ -449,24 +524,26 @@ fn dimensions(
             }
             values.push((SweepValue::Rate(r.value), r.referenced));
         }
-        dims.push(dim(
-            SweepParam::Rate,
-            list,
-            non_empty(ctx, list, "rate", values)?,
-        ));
+        let values = non_empty(ctx, list, "rate", values)?;
+        match s.concurrency.as_ref().filter(|_| both) {
+            Some(closed) => {
+                let mut all = counts(
+                    ctx,
+                    closed,
+                    "concurrency",
+                    "how many payments are in flight",
+                )?;
+                all.extend(values);
+                dims.push(dim(SweepParam::Load, closed, all));
+            }
+            None => dims.push(dim(SweepParam::Rate, list, values)),
+        }
     }
     if let Some(list) = &s.kind {
         let values = list
             .value
             .iter()
-            .map(|k| {
-                let kind = match k.value {
-                    RawPaymentKind::Keysend => PaymentKind::Keysend,
-                    RawPaymentKind::Invoice => PaymentKind::Invoice,
-                    RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
-                };
-                (SweepValue::Kind(kind), k.referenced)
-            })
+            .map(|k| (SweepValue::Kind(raw_kind(&k.value)), k.referenced))
             .collect();
         dims.push(dim(
             SweepParam::Kind,
@@ -515,6 +592,18 @@ fn dimensions(
         }
     }
     if let Some(list) = &s.db_backend {
+        if let Some(other) = s
+            .implementation
+            .as_ref()
+            .map(|i| i.referenced)
+            .or(s.database.as_ref().map(|d| d.referenced))
+        {
+            return Err(ctx.error(
+                &other,
+                "the sweep sets db_backend: (LND's backends) and implementation: or database:",
+                "use database: [default, postgres] to compare databases across implementations, or drop implementation:/database:",
+            ));
+        }
         for (name, node) in &raw.nodes.value.0 {
             let implementation = node.implementation.value;
             if implementation != crate::node::Implementation::Lnd {
@@ -580,11 +669,17 @@ fn dimensions(
         let values = non_empty(ctx, list, "chain", values)?;
         dims.push(dim(SweepParam::Chain, list, values));
     }
+    if let Some(values) = &s.implementation {
+        dims.extend(matrix::implementation_dims(ctx, raw, values)?);
+    }
+    if let Some(list) = &s.database {
+        dims.push(matrix::database_dim(ctx, raw, list)?);
+    }
     if dims.is_empty() {
         return Err(ctx.error(
             &sweep.referenced,
             "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, chain, e.g. concurrency: [1, 4, 7, 10]",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, e.g. concurrency: [1, 4, 7, 10]",
         ));
     }
     for d in &dims {

@@ -184,6 +184,7 @@ pub(super) fn validate(
         path: path.to_path_buf(),
         source: source.to_string(),
         sweep: None,
+        repeat: super::Repeat::default(),
         restart,
         etcd_members,
         profile,

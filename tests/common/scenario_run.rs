@@ -97,3 +97,49 @@ pub fn node<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .find(|n| n["name"] == name)
         .unwrap_or_else(|| panic!("node {name} in {:#}", report["nodes"]))
 }
+
+/// A scenario text run to its end through the binary, with the counts it gives (no
+/// `--payments`), in a temp dir of its own; nothing of the run may be left running.
+pub struct Finished {
+    pub work: tempfile::TempDir,
+    pub status: std::process::ExitStatus,
+    /// The tool's stderr: progress lines and errors.
+    pub log: String,
+}
+
+impl Finished {
+    pub fn run(text: &str) -> Finished {
+        let work = tempfile::tempdir().expect("temp dir");
+        let (scenario, runs) = (work.path().join("scenario.yaml"), work.path().join("runs"));
+        std::fs::write(&scenario, text).unwrap();
+        std::fs::create_dir_all(&runs).unwrap();
+        let out = Command::new(lnbench())
+            .arg(&scenario)
+            .arg("--report")
+            .arg(work.path().join("report"))
+            .arg("--run-dir")
+            .arg(&runs)
+            .output()
+            .expect("run lnbench-tui");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_nothing_left(&runs, &log);
+        Finished {
+            work,
+            status: out.status,
+            log,
+        }
+    }
+
+    pub fn report_dir(&self) -> PathBuf {
+        self.work.path().join("report")
+    }
+
+    /// sweep.json, checked against docs/sweep.schema.json.
+    pub fn sweep_json(&self) -> serde_json::Value {
+        let text =
+            std::fs::read_to_string(self.report_dir().join("sweep.json")).expect("sweep.json");
+        let sweep: serde_json::Value = serde_json::from_str(&text).expect("sweep.json is JSON");
+        super::assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
+        sweep
+    }
+}

@@ -44,6 +44,8 @@ pub enum InputError {
         found: u64,
         tool: String,
     },
+    #[error("{}: {why}", path.display())]
+    Repeats { path: PathBuf, why: String },
 }
 
 /// One run, with what the comparison shows of it.

@@ -4,7 +4,7 @@ use super::*;
 use crate::metrics::Percentiles;
 use serde_json::json;
 
-fn point(
+pub(crate) fn point(
     label: &str,
     values: &[(&str, serde_json::Value)],
     tps: f64,
@@ -19,6 +19,7 @@ fn point(
             .collect(),
         network: 0,
         status: PointStatus::Done,
+        reason: None,
         kind: "keysend".into(),
         timed: format::what_is_timed("keysend").into(),
         load: "closed loop".into(),
@@ -48,6 +49,7 @@ fn point(
                     pct: 1.5,
                 },
             ],
+            nodes: Vec::new(),
         }),
         thresholds_passed: None,
     }
@@ -179,7 +181,7 @@ fn latency_per_hop_compares_only_points_equal_in_the_other_parameters() {
     );
 }
 
-fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
+pub(crate) fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
     let best = bound_ms
         .and_then(|b| max_tps_under_bound(&points, (b * 1000.0) as u64))
         .map(|i| BestPoint {
@@ -206,6 +208,9 @@ fn report(points: Vec<PointReport>, bound_ms: Option<f64>) -> SweepReport {
         p99_bound_ms: bound_ms,
         points,
         best_under_bound: best,
+        best_by_group: Vec::new(),
+        repeat: None,
+        spread: Vec::new(),
         per_hop: Vec::new(),
     }
 }
@@ -232,18 +237,20 @@ fn markdown_has_a_row_per_point_and_the_bound_verdict() {
     assert!(md.contains("| 700 µs | alice 40% · chain 2% |"), "{md}");
 }
 
+/// The errors of `json` against docs/sweep.schema.json (none: it matches).
+pub(crate) fn schema_errors(json: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(json).map(|e| e.to_string()).collect()
+}
+
 #[test]
 fn sweep_json_matches_its_schema_with_and_without_node_cpu() {
     let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300)]);
     points[1].results.as_mut().unwrap().cpu_pct_avg.clear();
     let json = serde_json::to_value(report(points, Some(500.0))).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../docs/sweep.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
+    let errors = schema_errors(&json);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(
         json["points"][0]["results"]["cpu_pct_avg"][0]["node"],

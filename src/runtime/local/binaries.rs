@@ -39,7 +39,13 @@ pub fn find_binary(
     what: &str,
     hint: &str,
 ) -> Result<PathBuf, RuntimeError> {
-    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key)).map_err(|e| match e {
+    find_binary_with(explicit, binary, what, &|key| std::env::var_os(key))
+        .map_err(|e| with_hint(e, hint))
+}
+
+/// A "not found" error with the driver's words on how to build the binary.
+fn with_hint(e: RuntimeError, hint: &str) -> RuntimeError {
+    match e {
         RuntimeError::BinaryNotFound {
             binary,
             what,
@@ -52,7 +58,73 @@ pub fn find_binary(
             hint: hint.to_string(),
         },
         other => other,
-    })
+    }
+}
+
+/// The binary of a node: [`find_binary`], except that a node whose scenario names a
+/// release runs that release: the side-by-side build of it
+/// (`$CACHE/versions/<implementation>/<release>/`, from `scripts/build-nodes.sh`)
+/// when there is one, else the cache's own binary only if its stamp is that release.
+/// A binary found on `PATH` has no stamp and is taken as it is.
+pub fn find_node_binary(spec: &crate::scenario::NodeSpec) -> Result<PathBuf, RuntimeError> {
+    find_node_binary_with(spec, &|key| std::env::var_os(key))
+}
+
+fn find_node_binary_with(
+    spec: &crate::scenario::NodeSpec,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, RuntimeError> {
+    let driver = crate::node::driver(spec.implementation);
+    let what = format!("node {}", spec.name);
+    let (binary, hint) = (driver.binary(), driver.build_hint());
+    let with_hint = |e| with_hint(e, hint);
+    let wanted = match (&spec.version, &spec.binary) {
+        (Some(v), None) => crate::node::driver::image_tag(v),
+        _ => {
+            return find_binary_with(spec.binary.as_deref(), binary, &what, env).map_err(with_hint);
+        }
+    };
+    let cache = cache_bin_dir_from(env);
+    let side_by_side = cache.as_ref().and_then(|bin| {
+        let dir = (bin.parent()?)
+            .join("versions")
+            .join(spec.implementation.as_str())
+            .join(&wanted);
+        Some(dir.join(binary)).filter(|p| is_executable(p))
+    });
+    if let Some(path) = side_by_side {
+        return Ok(path);
+    }
+    let found = find_binary_with(None, binary, &what, env).map_err(with_hint)?;
+    let built = (cache.as_deref())
+        .filter(|bin| found.parent() == Some(*bin))
+        .and_then(|bin| crate::cache::stamp_in(bin, binary));
+    match built {
+        Some(stamp)
+            if crate::node::driver::image_tag(stamp.split_whitespace().next().unwrap_or(""))
+                != wanted =>
+        {
+            Err(RuntimeError::BinaryNotFound {
+                binary: format!("{binary} {wanted}"),
+                what,
+                looked: format!(
+                    "the build cache (it holds {binary} {stamp}) and its versions/{}/{wanted}/",
+                    spec.implementation.as_str()
+                ),
+                hint: match spec.implementation {
+                    crate::node::Implementation::Lnd => format!(
+                        "build that release beside the pinned one: LND_VERSIONS={wanted} scripts/build-nodes.sh \
+                         (or pass the scenario file to scripts/build-nodes.sh), or remove version: to run {stamp}"
+                    ),
+                    _ => format!(
+                        "scripts/build-nodes.sh builds one release of {}; remove version: to run {stamp}",
+                        spec.implementation.as_str()
+                    ),
+                },
+            })
+        }
+        _ => Ok(found),
+    }
 }
 
 fn find_binary_with(
@@ -164,5 +236,48 @@ mod tests {
         let err = find_binary_with(None, "btcd", "the chain", &env).unwrap_err();
         assert!(matches!(err, RuntimeError::BinaryNotFound { .. }));
         assert!(err.to_string().contains("then PATH"));
+    }
+
+    fn lnd_node(version: Option<&str>) -> crate::scenario::NodeSpec {
+        crate::scenario::NodeSpec {
+            name: "alice".into(),
+            group: "alice".into(),
+            implementation: crate::node::Implementation::Lnd,
+            version: version.map(str::to_string),
+            binary: None,
+            image: None,
+            database: crate::scenario::Database::Default,
+            args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_named_release_runs_that_release_or_says_how_to_build_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let pinned = cache.join("bin").join("lnd");
+        executable(&pinned);
+        std::fs::write(cache.join("bin").join(".lnd.version"), "v0.21.1-beta\n").unwrap();
+        let env = env_of(&[("LNBENCH_CACHE", &cache)]);
+
+        // No release named, or the pinned one (with or without the v): the cache's lnd.
+        for v in [None, Some("v0.21.1-beta"), Some("0.21.1-beta")] {
+            assert_eq!(find_node_binary_with(&lnd_node(v), &env).unwrap(), pinned);
+        }
+        // Another release, not built: refused with the command that builds it.
+        let err = find_node_binary_with(&lnd_node(Some("v0.20.1-beta")), &env).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("lnd v0.20.1-beta"), "{text}");
+        assert!(
+            text.contains("LND_VERSIONS=v0.20.1-beta scripts/build-nodes.sh"),
+            "{text}"
+        );
+        // Built side by side: found there.
+        let old = cache.join("versions/lnd/v0.20.1-beta/lnd");
+        executable(&old);
+        assert_eq!(
+            find_node_binary_with(&lnd_node(Some("v0.20.1-beta")), &env).unwrap(),
+            old
+        );
     }
 }

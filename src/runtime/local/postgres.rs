@@ -31,6 +31,23 @@ pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
         || crate::node::driver(node.implementation).wants_postgres(&node.args)
 }
 
+/// Refuses a node on PostgreSQL whose client cannot use the local server (Eclair's
+/// JDBC driver speaks TCP only; the server listens on a private unix socket only).
+pub fn reachable_by(node: &crate::scenario::NodeSpec) -> Result<(), RuntimeError> {
+    if wants(node) && !crate::node::driver(node.implementation).postgres_over_unix_socket() {
+        return Err(RuntimeError::Unsupported {
+            what: format!("node {} ({}) on PostgreSQL", node.name, node.implementation),
+            why: "its PostgreSQL client speaks TCP only, and the local runtime's \
+                  server listens on a private unix socket only"
+                .into(),
+            hint: "run it with runtime: docker (the server is a container of the \
+                   run), or give it a server of your own in args:"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// A running server.
 #[derive(Debug)]
 pub struct Postgres {

@@ -1,0 +1,203 @@
+//! The spread across repeats (`repeat:`): for each sweep point run N times, every
+//! repeat's figures, their min / median / max / standard deviation, and the repeats
+//! that stand out (see [`super::stats`]).
+
+use super::format;
+use super::stats::{Stats, outliers};
+use super::sweep::{PointReport, PointStatus, SweepReport};
+use serde::Serialize;
+
+/// `repeat:` as the sweep ran it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatInfo {
+    pub count: u32,
+    pub settle_s: f64,
+    pub fresh_network: bool,
+    /// `each` or `median`: what the thresholds judged.
+    pub thresholds: crate::scenario::Judge,
+}
+
+/// One repeat's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatFigures {
+    pub label: String,
+    pub repeat: u32,
+    pub tps_avg: f64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Its TPS or p99 stands out from the other repeats'.
+    pub outlier: bool,
+}
+
+/// The repeats of one point and their spread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spread {
+    /// The point's values but the repeat (`concurrency=4`), or `all` for a scenario
+    /// without `sweep:`.
+    pub group: String,
+    /// Finished repeats (done or partial), in order.
+    pub repeats: Vec<RepeatFigures>,
+    pub tps_avg: Option<Stats>,
+    pub p50_us: Option<Stats>,
+    pub p90_us: Option<Stats>,
+    pub p99_us: Option<Stats>,
+    /// With `repeat: { thresholds: median }`: whether the medians passed.
+    pub thresholds_passed: Option<bool>,
+}
+
+/// The point's values but `repeat`.
+pub fn group_of(p: &PointReport) -> String {
+    // From the label, which keeps the sweep's order.
+    let parts: Vec<&str> = (p.label.split(','))
+        .filter(|part| {
+            let key = part.split('=').next().unwrap_or("");
+            key != "repeat" && p.values.contains_key(key)
+        })
+        .collect();
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// The spread of every repeated point, in the order points first appear.
+pub fn spreads(points: &[PointReport]) -> Vec<Spread> {
+    let mut groups: Vec<String> = Vec::new();
+    for p in points.iter().filter(|p| p.values.contains_key("repeat")) {
+        let g = group_of(p);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|group| {
+            let mut repeats: Vec<RepeatFigures> = (points.iter())
+                .filter(|p| group_of(p) == group && p.values.contains_key("repeat"))
+                .filter(|p| matches!(p.status, PointStatus::Done | PointStatus::Partial))
+                .filter_map(|p| {
+                    let r = p.results.as_ref()?;
+                    Some(RepeatFigures {
+                        label: p.label.clone(),
+                        repeat: p.values["repeat"].as_u64().unwrap_or(0) as u32,
+                        tps_avg: r.tps_avg,
+                        p50_us: r.latency.p50_us,
+                        p90_us: r.latency.p90_us,
+                        p99_us: r.latency.p99_us,
+                        max_us: r.latency.max_us,
+                        ok: r.ok,
+                        failed: r.failed,
+                        outlier: false,
+                    })
+                })
+                .collect();
+            let tps: Vec<f64> = repeats.iter().map(|r| r.tps_avg).collect();
+            let us = |f: fn(&RepeatFigures) -> u64| -> Vec<f64> {
+                repeats.iter().map(|r| f(r) as f64).collect()
+            };
+            let (p50, p90, p99) = (us(|r| r.p50_us), us(|r| r.p90_us), us(|r| r.p99_us));
+            for ((r, a), b) in repeats.iter_mut().zip(outliers(&tps)).zip(outliers(&p99)) {
+                r.outlier = a || b;
+            }
+            Spread {
+                group,
+                tps_avg: Stats::of(&tps),
+                p50_us: Stats::of(&p50),
+                p90_us: Stats::of(&p90),
+                p99_us: Stats::of(&p99),
+                repeats,
+                thresholds_passed: None,
+            }
+        })
+        .collect()
+}
+
+/// `36.1 (34.0 – 37.2, sd 1.2)`.
+fn tps_cell(s: &Option<Stats>) -> String {
+    match s {
+        Some(s) => format!(
+            "{} ({} – {}, sd {})",
+            format::tps(s.median),
+            format::tps(s.min),
+            format::tps(s.max),
+            format::tps(s.stddev)
+        ),
+        None => "-".into(),
+    }
+}
+
+fn us_cell(s: &Option<Stats>) -> String {
+    let us = |v: f64| format::latency_us(v.round().max(0.0) as u64);
+    match s {
+        Some(s) => format!(
+            "{} ({} – {}, sd {})",
+            us(s.median),
+            us(s.min),
+            us(s.max),
+            us(s.stddev)
+        ),
+        None => "-".into(),
+    }
+}
+
+pub const COLUMNS: [&str; 7] = [
+    "point",
+    "repeats",
+    "TPS median (min – max, sd)",
+    "p50 median (min – max, sd)",
+    "p99 median (min – max, sd)",
+    "outliers",
+    "thresholds on the median",
+];
+
+pub fn row(s: &Spread) -> Vec<String> {
+    let out: Vec<String> = (s.repeats.iter())
+        .filter(|r| r.outlier)
+        .map(|r| format!("repeat {}", r.repeat))
+        .collect();
+    vec![
+        s.group.clone(),
+        s.repeats.len().to_string(),
+        tps_cell(&s.tps_avg),
+        us_cell(&s.p50_us),
+        us_cell(&s.p99_us),
+        if out.is_empty() {
+            "none".into()
+        } else {
+            out.join(", ")
+        },
+        match s.thresholds_passed {
+            Some(true) => "pass".into(),
+            Some(false) => "FAIL".into(),
+            None => "-".into(),
+        },
+    ]
+}
+
+pub fn markdown(report: &SweepReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if report.spread.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n### Spread across repeats\n");
+    let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(COLUMNS.len()));
+    for s in &report.spread {
+        let _ = writeln!(out, "| {} |", row(s).join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nsd: sample standard deviation. An outlier's TPS or p99 has a modified z-score \
+         (0.6745 × distance to the median / median absolute deviation) above 3.5."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests;

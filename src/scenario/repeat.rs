@@ -1,0 +1,243 @@
+//! `repeat:`: the load (each sweep point) runs N times, so the report can give the
+//! spread of every figure and `compare` can tell a change from noise.
+//!
+//! ```yaml
+//! repeat: 5                    # or:
+//! repeat: { count: 5, settle: 10s, fresh_network: false, thresholds: median }
+//! ```
+//!
+//! Repeats become the fastest-varying parameter of a sweep (`repeat=1`, `repeat=2`,
+//! ...): a scenario without `sweep:` becomes a sweep of its repeats. On the same
+//! network by default, with `settle` between two repeats; each on a network of its own
+//! with `fresh_network: true`.
+
+use super::error::ScenarioError;
+use super::sweep::{Sweep, SweepParam, SweepPoint, SweepValue};
+use super::validate::Ctx;
+use super::{MAX_POINTS, Scenario};
+use serde::Deserialize;
+use serde_saphyr::{Location, Spanned};
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// More repeats than this is hours of running for little more certainty.
+pub const MAX_REPEATS: u32 = 20;
+const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
+const MAX_SETTLE: Duration = Duration::from_secs(600);
+
+/// `repeat:` as the run uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repeat {
+    /// Runs of each point (1: no repeats).
+    pub count: u32,
+    /// Pause between two repeats on one network (nodes settle, buffers flush).
+    pub settle: Duration,
+    /// Each repeat on a network of its own.
+    pub fresh_network: bool,
+    /// What the thresholds judge: each repeat, or the median across repeats.
+    pub judge: Judge,
+}
+
+impl Default for Repeat {
+    fn default() -> Self {
+        Repeat {
+            count: 1,
+            settle: DEFAULT_SETTLE,
+            fresh_network: false,
+            judge: Judge::Each,
+        }
+    }
+}
+
+/// `thresholds:` under `repeat:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Judge {
+    /// Every repeat must pass (a noisy repeat fails the run).
+    Each,
+    /// The median of each figure across the repeats must pass.
+    Median,
+}
+
+/// `repeat: N` or `repeat: { count: N, ... }`, as written.
+#[derive(Debug)]
+pub(super) struct RawRepeat {
+    count: Spanned<u32>,
+    settle: Option<Spanned<String>>,
+    fresh_network: Option<bool>,
+    thresholds: Option<Spanned<Judge>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRepeatMap {
+    count: Spanned<u32>,
+    #[serde(default)]
+    settle: Option<Spanned<String>>,
+    #[serde(default)]
+    fresh_network: Option<bool>,
+    #[serde(default)]
+    thresholds: Option<Spanned<Judge>>,
+}
+
+impl<'de> Deserialize<'de> for RawRepeat {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit(PhantomData<RawRepeat>);
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RawRepeat;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a count (repeat: 5) or { count: 5, settle: 10s, fresh_network: false, thresholds: median }")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RawRepeat, E> {
+                let count = u32::try_from(n).map_err(|_| E::custom("repeat count is too large"))?;
+                Ok(RawRepeat {
+                    // Located by the caller's `Spanned<RawRepeat>`.
+                    count: Spanned::new(count, Location::UNKNOWN, Location::UNKNOWN),
+                    settle: None,
+                    fresh_network: None,
+                    thresholds: None,
+                })
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RawRepeat, E> {
+                let n = u64::try_from(n).map_err(|_| E::custom("repeat count is negative"))?;
+                self.visit_u64(n)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawRepeat, A::Error> {
+                let m =
+                    RawRepeatMap::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawRepeat {
+                    count: m.count,
+                    settle: m.settle,
+                    fresh_network: m.fresh_network,
+                    thresholds: m.thresholds,
+                })
+            }
+        }
+        deserializer.deserialize_any(Visit(PhantomData))
+    }
+}
+
+/// Checks `repeat:` (with `--repeat N` in place of its count when given).
+pub(super) fn validate(
+    ctx: &Ctx,
+    raw: Option<&Spanned<RawRepeat>>,
+    count_override: Option<u32>,
+) -> Result<Repeat, ScenarioError> {
+    let mut repeat = Repeat::default();
+    let Some(raw) = raw else {
+        repeat.count = count_override.unwrap_or(1);
+        return Ok(repeat);
+    };
+    let r = &raw.value;
+    let count_at = if r.count.referenced == Location::UNKNOWN {
+        raw.referenced
+    } else {
+        r.count.referenced
+    };
+    repeat.count = count_override.unwrap_or(r.count.value);
+    if count_override.is_none() && !(1..=MAX_REPEATS).contains(&repeat.count) {
+        return Err(ctx.error(
+            &count_at,
+            format!("repeat count {} is not between 1 and {MAX_REPEATS}", repeat.count),
+            "write repeat: 5 (each point runs 5 times; 5 or more lets compare call a change significant)",
+        ));
+    }
+    if let Some(text) = &r.settle {
+        repeat.settle = match humantime::parse_duration(text.value.trim()) {
+            Ok(d) if d <= MAX_SETTLE => d,
+            Ok(_) => {
+                return Err(ctx.error(
+                    &text.referenced,
+                    format!("repeat settle \"{}\" is longer than 10 minutes", text.value),
+                    "write a pause of at most 10m, e.g. settle: 10s (0s for none)",
+                ));
+            }
+            Err(e) => {
+                return Err(ctx.error(
+                    &text.referenced,
+                    format!("repeat settle \"{}\" is not a duration ({e})", text.value),
+                    "write the pause between repeats with its unit, e.g. settle: 10s",
+                ));
+            }
+        };
+    }
+    repeat.fresh_network = r.fresh_network.unwrap_or(false);
+    repeat.judge = r.thresholds.as_ref().map_or(Judge::Each, |j| j.value);
+    Ok(repeat)
+}
+
+/// Turns the scenario's repeats into sweep points: each point (or the scenario itself)
+/// `count` times, labelled `...,repeat=K`, consecutive, on the point's network unless
+/// `fresh_network`. `at` locates an error (too many points).
+pub(super) fn expand(
+    ctx: &Ctx,
+    mut scenario: Scenario,
+    at: &Location,
+) -> Result<Scenario, ScenarioError> {
+    let repeat = scenario.repeat;
+    if repeat.count <= 1 {
+        return Ok(scenario);
+    }
+    let base = match scenario.sweep.take() {
+        Some(sweep) => sweep,
+        None => Sweep {
+            params: Vec::new(),
+            p99_bound: None,
+            points: vec![SweepPoint {
+                label: String::new(),
+                values: Vec::new(),
+                network: 0,
+                kind: scenario.workload.kind,
+                scenario: scenario.clone(),
+                skip: None,
+            }],
+            line_groups: Vec::new(),
+        },
+    };
+    let total = base.points.len().saturating_mul(repeat.count as usize);
+    if total > MAX_POINTS {
+        return Err(ctx.error(
+            at,
+            format!(
+                "{} point(s) × {} repeats make {total} runs, more than {MAX_POINTS}",
+                base.points.len(),
+                repeat.count
+            ),
+            "repeat fewer times, or sweep fewer values",
+        ));
+    }
+    let mut points = Vec::with_capacity(total);
+    for (i, point) in base.points.into_iter().enumerate() {
+        for k in 1..=repeat.count {
+            let mut p = point.clone();
+            p.scenario.repeat = repeat;
+            p.values.push((SweepParam::Repeat, SweepValue::Count(k)));
+            p.label = if point.label.is_empty() {
+                format!("repeat={k}")
+            } else {
+                format!("{},repeat={k}", point.label)
+            };
+            if repeat.fresh_network {
+                p.network = i * repeat.count as usize + (k as usize - 1);
+            }
+            points.push(p);
+        }
+    }
+    let mut params = base.params;
+    params.push(SweepParam::Repeat);
+    let mut first = points[0].scenario.clone();
+    first.repeat = repeat;
+    first.sweep = Some(Sweep {
+        params,
+        points,
+        ..base
+    });
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests;
