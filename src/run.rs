@@ -477,6 +477,8 @@ async fn start_profiles(
     };
     let targets = crate::profile::plan(spec, scenario, &network.pprof, runtime).await;
     Some(crate::profile::start(spec, targets, dir, cancel.clone()))
+}
+
 /// What a sweep's matrix shows of each node: what it ran and what the load cost it.
 fn node_figures(
     facts: &RunFacts,
