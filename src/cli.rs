@@ -88,6 +88,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "HOST:PORT", value_parser = crate::metrics::export::parse_listen, help_heading = "Output")]
     pub metrics_listen: Option<std::net::SocketAddr>,
 
+    /// Take CPU profiles of the nodes during the load (flame graphs in the report):
+    /// the scenario's `profile:` settings, or every node 5 s into the load for 10 s.
+    #[arg(long, help_heading = "Output")]
+    pub profile: bool,
+
     /// Stop after this many payments (overrides the scenario's `stop.payments`).
     #[arg(long, value_name = "N", help_heading = "Load")]
     pub payments: Option<u64>,

@@ -11,6 +11,7 @@ pub mod headless;
 pub mod leftovers;
 pub mod metrics;
 pub mod node;
+pub mod profile;
 pub mod progress;
 pub mod report;
 pub mod restart;
@@ -202,12 +203,19 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     if let Some(d) = args.duration {
         scenario.workload.stop.duration = Some(d);
     }
+    if args.profile && scenario.profile.is_none() {
+        scenario.profile = Some(scenario::ProfileSpec::every_node(&scenario.nodes));
+    }
     // A sweep's points are scenarios of their own: the overrides apply to each.
     if let Some(sweep) = &mut scenario.sweep {
         for point in &mut sweep.points {
             let stop = &mut point.scenario.workload.stop;
             stop.payments = args.payments.or(stop.payments);
             stop.duration = args.duration.or(stop.duration);
+            if args.profile && point.scenario.profile.is_none() {
+                point.scenario.profile =
+                    scenario::ProfileSpec::every_node(&point.scenario.nodes).into();
+            }
         }
     }
     // The live view needs a terminal; scripts and CI (no terminal) get progress lines.

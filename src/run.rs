@@ -367,9 +367,17 @@ async fn measure_with(
         &write_snapshot,
         exporter.as_ref().map(|x| (x, readings_tx.subscribe())),
     );
+    let profiling = start_profiles(scenario, network, runtime, &point, cancel, out).await;
     let mut resources = metrics::ResourceLog::new();
     let (summary, mut load_err) =
         watch_processes(runtime, load, cancel, &mut resources, &readings_tx).await;
+    let profiling = match profiling {
+        Some(running) => Some(running.finish(&summary).await),
+        None => None,
+    };
+    for p in profiling.iter().flat_map(|p| &p.profiles) {
+        out.stderr(crate::profile::describe(p));
+    }
     // `after_load: restart:`, before the report is built (it holds the timings).
     let mut restarts = Vec::new();
     if !scenario.restart.is_empty() && load_err.is_none() && !cancel.is_cancelled() {
@@ -424,6 +432,7 @@ async fn measure_with(
             interrupted_by,
         );
         add_resources(&mut report, &resources);
+        report.profiling = profiling;
         for node in &mut report.nodes {
             node.restart = (restarts.iter())
                 .find(|(name, _)| *name == node.name)
@@ -465,6 +474,25 @@ async fn measure_with(
         cpu_pct_avg,
         nodes,
     }
+}
+
+/// Starts the CPU profiles of `profile:` beside the load (the files go into the
+/// report directory; without one nothing is profiled).
+async fn start_profiles(
+    scenario: &Scenario,
+    network: &Network,
+    runtime: &mut dyn Runtime,
+    point: &Point<'_>,
+    cancel: &CancellationToken,
+    out: &mut Output,
+) -> Option<crate::profile::Running> {
+    let spec = scenario.profile.as_ref()?;
+    let Some(dir) = &point.report_dir else {
+        out.stderr("profile: not taken: profiles go into the report, give --report DIR".into());
+        return None;
+    };
+    let targets = crate::profile::plan(spec, scenario, &network.pprof, runtime).await;
+    Some(crate::profile::start(spec, targets, dir, cancel.clone()))
 }
 
 /// What a sweep's matrix shows of each node: what it ran and what the load cost it.
@@ -622,6 +650,8 @@ impl RunFacts {
 /// The network, ready for load.
 pub struct Network {
     nodes: HashMap<String, ReadyNode>,
+    /// LND's profiling listener by node name (`profile:`).
+    pprof: HashMap<String, String>,
 }
 
 impl Network {
@@ -658,7 +688,9 @@ pub async fn bring_up(
 
     log.begin("nodes up");
     runtime.set_etcd_members(scenario.etcd_members);
-    let endpoints = runtime.start_nodes(&scenario.nodes, &endpoint).await?;
+    // Profiled LND nodes get their pprof listener (loopback) on the command line.
+    let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
+    let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
     facts.services = runtime.services();
     let mut nodes = HashMap::new();
     for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
@@ -715,7 +747,7 @@ pub async fn bring_up(
         .collect();
     setup::wait_routable(&pairs, log).await?;
     log.end();
-    Ok(Network { nodes })
+    Ok(Network { nodes, pprof })
 }
 
 /// A report snapshot being written on a blocking thread: the directory, when done.

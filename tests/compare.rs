@@ -227,3 +227,54 @@ fn bad_inputs_exit_2_with_what_to_do() {
         .assert()
         .code(2);
 }
+
+/// Two runs that profiled alice's CPU get a differential flame graph of alice: a file
+/// in --out and a figure in compare.html (inline, without script).
+#[test]
+fn profiled_runs_get_a_differential_flame_graph() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for (name, fixture, folded) in [
+        ("a", REAL_A, "main;route;hash 60\nmain;db;write 40\n"),
+        ("b", REAL_B, "main;route;hash 20\nmain;db;write 80\n"),
+    ] {
+        let mut report = fixture_json(fixture);
+        report["profiling"] = serde_json::json!({
+            "start_s": 5.0, "seconds": 10.0, "tps_in_window": 50.0, "tps_after_window": 51.0,
+            "profiles": [
+                { "node": "alice", "implementation": "lnd", "kind": "cpu", "profiler": "pprof",
+                  "total": 100, "unit": "nanoseconds",
+                  "files": ["profile-alice-cpu.pb.gz", "profile-alice-cpu.folded", "flamegraph-alice-cpu.svg"],
+                  "top_functions": [] },
+                { "node": "bob", "implementation": "lnd", "kind": "cpu", "profiler": "none",
+                  "not_profiled": "not asked", "total": 0, "unit": "", "files": [], "top_functions": [] }
+            ]
+        });
+        common::assert_matches_schema(&report);
+        let dir = write_report(tmp.path(), name, &report);
+        std::fs::write(dir.join("profile-alice-cpu.folded"), folded).unwrap();
+        dirs.push(dir);
+    }
+    let out = tmp.path().join("out");
+    compare()
+        .arg("compare")
+        .args(&dirs)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(out.join("flamegraph-diff-alice-2.svg")).expect("diff SVG");
+    assert!(svg.contains("<svg") && svg.contains("hash"), "{svg}");
+    assert!(
+        !out.join("flamegraph-diff-bob-2.svg").exists(),
+        "bob was not profiled"
+    );
+    let html = std::fs::read_to_string(out.join("compare.html")).unwrap();
+    let at = html
+        .find("<figure id=\"flamegraph-diff-alice-2\"")
+        .expect("figure in compare.html");
+    assert!(html[at..].contains("<svg"));
+    assert!(!html.contains("<script"), "compare.html stays script-free");
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(md.contains("flamegraph-diff-alice-2.svg"), "{md}");
+}

@@ -162,6 +162,7 @@ fn fixed_report() -> Report {
         results,
         thresholds,
         tool_resources: None,
+        profiling: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! DIR/compare.md, and prints the markdown.
 
 pub mod chart;
+pub mod flames;
 pub mod input;
 pub mod repeats;
 pub mod table;
@@ -70,6 +71,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
         }
     }
     let mut comparison = Comparison::of(&runs, noise_pct);
+    comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
     repeats::apply(&mut comparison.rows, &repeated);
     comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
     let markdown = comparison.markdown();
@@ -96,6 +98,8 @@ pub struct Comparison<'a> {
     pub labels: Vec<String>,
     pub noise_pct: f64,
     pub rows: Vec<Row>,
+    /// Differential flame graphs of nodes profiled in the baseline and a later run.
+    pub flames: Vec<flames::Diff>,
     /// Inputs that are repeated runs (their TPS and latency rows judge noise by test).
     pub repeated: usize,
 }
@@ -108,6 +112,7 @@ impl<'a> Comparison<'a> {
             labels: labels(runs),
             noise_pct,
             rows: table::rows(&results, noise_pct),
+            flames: Vec::new(),
             repeated: 0,
         }
     }
@@ -185,6 +190,14 @@ impl<'a> Comparison<'a> {
                 cell(&run.report.workload.kind)
             );
         }
+        for f in &self.flames {
+            let _ = writeln!(
+                out,
+                "- differential flame graph: {} (`{}`)",
+                cell(&f.title),
+                f.file_name
+            );
+        }
         out
     }
 
@@ -256,6 +269,17 @@ impl<'a> Comparison<'a> {
                 })
                 .collect(),
             tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+            flames: (self.flames.iter())
+                .map(|f| FlameView {
+                    id: &f.id,
+                    title: &f.title,
+                    caption: &f.caption,
+                    file_name: &f.file_name,
+                    svg: minijinja::Value::from_safe_string(crate::profile::flame::inline_svg(
+                        &f.svg,
+                    )),
+                })
+                .collect(),
         };
         let mut env = Environment::new();
         // Labels and paths come from the inputs; only the SVG plotters drew (which
@@ -283,6 +307,16 @@ struct View<'a> {
     runs: Vec<RunView<'a>>,
     charts: Vec<ChartView>,
     tool: String,
+    flames: Vec<FlameView<'a>>,
+}
+
+#[derive(Serialize)]
+struct FlameView<'a> {
+    id: &'a str,
+    title: &'a str,
+    caption: &'a str,
+    file_name: &'a str,
+    svg: minijinja::Value,
 }
 
 #[derive(Serialize)]
@@ -378,6 +412,7 @@ mod tests {
                 workload: Workload {
                     kind: "keysend".into(),
                 },
+                profiling: None,
                 results: Results {
                     ok: 100,
                     failed: 0,

@@ -80,6 +80,8 @@ struct View<'a> {
     resources: Vec<super::resources::ResourceRow>,
     restarts: Vec<super::resources::RestartRow>,
     tool_memory: Option<String>,
+    /// Flame graphs (`profile:`); None when the run was not profiled.
+    profiles: Option<super::profiles::ProfilesView>,
 }
 
 #[derive(Serialize)]
@@ -312,6 +314,7 @@ impl<'a> View<'a> {
             resources: super::resources::rows(report),
             restarts: super::resources::restart_rows(report),
             tool_memory: super::resources::tool_memory(report),
+            profiles: super::profiles::view(report),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

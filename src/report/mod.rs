@@ -10,6 +10,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod matrix;
+pub mod profiles;
 pub mod redact;
 pub mod resources;
 pub mod resources_charts;
@@ -119,6 +120,10 @@ pub struct Report {
     /// load, like a node's resources; absent when not sampled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_resources: Option<NodeResources>,
+    /// CPU (and LND heap) profiles of the nodes (`profile:` / `--profile`); absent
+    /// when the run was not profiled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiling: Option<crate::profile::ProfilingReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]

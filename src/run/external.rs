@@ -138,7 +138,11 @@ pub(super) async fn bring_up(
         setup::wait_routable(&pairs, log).await?;
     }
     log.end();
-    Ok(Network { nodes })
+    Ok(Network {
+        nodes,
+        // Nodes that run elsewhere are not profiled.
+        pprof: HashMap::new(),
+    })
 }
 
 /// Mainnet's caps again, as the run will go (`--payments` may have changed the stop

@@ -129,5 +129,6 @@ pub(super) fn build_report(
         results,
         thresholds: Vec::new(),
         tool_resources: None,
+        profiling: None,
     }
 }

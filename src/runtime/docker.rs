@@ -847,6 +847,14 @@ impl Runtime for DockerRuntime {
         self.services.clone()
     }
 
+    /// The container's main process as the host sees it (the engine's `State.Pid`).
+    async fn host_pid(&mut self, name: &str) -> Option<u32> {
+        let id = &self.containers.iter().find(|c| c.name == name)?.id;
+        let info = self.docker.inspect_container(id, None).await.ok()?;
+        let pid = info.state?.pid?;
+        u32::try_from(pid).ok().filter(|&p| p > 0)
+    }
+
     fn describe(&self) -> String {
         let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
             .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))

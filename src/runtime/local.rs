@@ -6,7 +6,7 @@
 mod binaries;
 pub mod etcd;
 pub mod postgres;
-mod process;
+pub(crate) mod process;
 pub mod stats;
 
 pub use crate::cache::cache_bin_dir;
@@ -485,6 +485,16 @@ impl Runtime for LocalRuntime {
 
     fn set_etcd_members(&mut self, members: u32) {
         self.etcd_members = members.max(1);
+    }
+
+    async fn host_pid(&mut self, name: &str) -> Option<u32> {
+        (self.watched().into_iter())
+            .find(|w| w.name == name)
+            .map(|w| w.pid)
+    }
+
+    fn shares_loopback(&self) -> bool {
+        true
     }
 
     fn services(&self) -> Vec<super::Service> {

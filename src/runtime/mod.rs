@@ -191,6 +191,16 @@ pub trait Runtime: Send {
     fn describe(&self) -> String {
         "local".into()
     }
+    /// The pid, as this host sees it, of a started node's (or `chain`'s) main process,
+    /// for profiling with perf; None when the runtime cannot tell.
+    async fn host_pid(&mut self, _name: &str) -> Option<u32> {
+        None
+    }
+    /// True when the nodes' loopback listeners are this host's (local processes), so
+    /// a listener bound to 127.0.0.1 (LND's profiling port) is reachable and private.
+    fn shares_loopback(&self) -> bool {
+        false
+    }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;

@@ -4,6 +4,7 @@
 
 mod error;
 pub mod external;
+mod profile;
 mod raw;
 mod repeat;
 mod sweep;
@@ -14,6 +15,7 @@ mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
+pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
@@ -248,4 +250,6 @@ pub struct Scenario {
     pub etcd_members: u32,
     /// `runtime: external`'s settings (None for other runtimes).
     pub external: Option<external::ExternalSettings>,
+    /// `profile:` (or `--profile`): CPU profiles of these nodes during the load.
+    pub profile: Option<ProfileSpec>,
 }

@@ -39,6 +39,9 @@ pub(super) struct RawScenario {
     /// The etcd the runtime starts for nodes on `--db.backend=etcd`: `{ members: 3 }`.
     #[serde(default)]
     pub etcd: Option<RawEtcd>,
+    /// CPU profiles of the nodes during the load: `{ nodes: [alice], start: 5s, duration: 10s }`.
+    #[serde(default)]
+    pub profile: Option<Spanned<super::profile::RawProfile>>,
     /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
     #[serde(default)]
     pub external: Option<Spanned<RawExternal>>,

@@ -179,6 +179,7 @@ pub(super) fn validate(
         node.external = at.map(|i| endpoints.swap_remove(i).1);
     }
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
+    let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
     let etcd_members = match &raw.etcd {
         None => 1,
         Some(etcd) if MEMBER_COUNTS.contains(&etcd.members.value) => etcd.members.value,
@@ -211,6 +212,7 @@ pub(super) fn validate(
         restart,
         etcd_members,
         external,
+        profile,
     })
 }
 

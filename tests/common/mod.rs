@@ -301,5 +301,6 @@ pub fn sample_report(
         results,
         thresholds: Vec::new(),
         tool_resources: None,
+        profiling: None,
     }
 }

@@ -56,6 +56,23 @@ pub struct RunReport {
     pub nodes: Vec<Node>,
     pub workload: Workload,
     pub results: Results,
+    /// The run's profiles (`profile:`), for differential flame graphs.
+    #[serde(default)]
+    pub profiling: Option<Profiling>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Profiling {
+    pub profiles: Vec<ProfileFiles>,
+}
+
+/// One profile of a run and its files (relative to its report directory).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProfileFiles {
+    pub node: String,
+    pub kind: String,
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
