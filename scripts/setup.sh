@@ -18,7 +18,8 @@
 #  - the etcd server (Debian's etcd-server): LND on --db.backend=etcd gets a server (or a
 #    cluster) the local runtime starts, and the lnbench/etcd image is made from it.
 #  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
-#    chromium (the HTML report opened in a headless browser), the reference HdrHistogram
+#    chromium (the HTML report opened in a headless browser), perf (linux-perf: the
+#    profiling tests), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
 #    and a Docker engine (Debian's docker.io, started by scripts/start-dockerd.sh) with the
 #    local node images (scripts/build-images.sh) for the docker runtime's end-to-end tests.
@@ -62,6 +63,8 @@ fi
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
   command -v chromium >/dev/null || need_apt+=(chromium)
+  # perf: the profiling tests (--profile's flame graphs of native nodes).
+  command -v perf >/dev/null || need_apt+=(linux-perf)
   command -v java >/dev/null || need_apt+=(default-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
   command -v dockerd >/dev/null || need_apt+=(docker.io)
