@@ -65,7 +65,7 @@ pub async fn execute(scenario: Scenario, opts: RunOptions) -> Result<Exit> {
     let mut error: Option<anyhow::Error> = None;
     let mut stopped_by: Option<String> = None;
     let mut runtime_name: Option<String> = None;
-    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    let matrix = sweep.params.iter().any(SweepParam::is_implementation);
     // Why each point failed without running (its network did not come up), and those networks.
     let mut failed: Vec<Option<String>> = vec![None; total];
     let mut not_up: Vec<String> = Vec::new();
@@ -303,7 +303,7 @@ async fn settle(
 /// binary this machine has not built. Outside a matrix a missing binary fails the
 /// sweep, as it fails a run; a matrix where no point can run fails too.
 fn skips(sweep: &Sweep) -> Result<Vec<Option<String>>> {
-    let matrix = (sweep.params.iter()).any(|p| matches!(p, SweepParam::Implementation(_)));
+    let matrix = sweep.params.iter().any(SweepParam::is_implementation);
     let mut skips = Vec::with_capacity(sweep.points.len());
     for point in &sweep.points {
         let why = match (&point.skip, run::preflight_points(&point.scenario)) {

@@ -241,6 +241,17 @@ pub(super) enum RawPaymentKind {
     InvoicePregenerated,
 }
 
+impl RawPaymentKind {
+    /// The kind as the validated scenario names it.
+    pub fn kind(self) -> super::PaymentKind {
+        match self {
+            RawPaymentKind::Keysend => super::PaymentKind::Keysend,
+            RawPaymentKind::Invoice => super::PaymentKind::Invoice,
+            RawPaymentKind::InvoicePregenerated => super::PaymentKind::InvoicePregenerated,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {

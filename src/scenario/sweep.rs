@@ -165,6 +165,11 @@ impl SweepParam {
         }
     }
 
+    /// An implementation axis (the sweep is an implementation matrix).
+    pub fn is_implementation(&self) -> bool {
+        matches!(self, SweepParam::Implementation(_))
+    }
+
     /// Whether a new value needs a fresh network (other nodes, another database).
     pub fn needs_new_network(&self) -> bool {
         matches!(
@@ -287,8 +292,7 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         ));
     }
     let combos = cartesian(&dims);
-    let implementations_swept =
-        (dims.iter()).any(|d| matches!(d.param, SweepParam::Implementation(_)));
+    let implementations_swept = (dims.iter()).any(|d| d.param.is_implementation());
     let line_groups = raw
         .channels
         .iter()
@@ -321,7 +325,7 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         for ((param, value), (_, at)) in values.iter().zip(&combo) {
             apply(&mut point_raw, param, *value, *at);
         }
-        let kind = raw_kind(&point_raw.workload.value.kind.value);
+        let kind = point_raw.workload.value.kind.value.kind();
         let skip = matrix::reason(&mut point_raw, implementations_swept);
         let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
         points.push(SweepPoint {
@@ -341,14 +345,6 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         line_groups,
     });
     Ok(first)
-}
-
-fn raw_kind(kind: &RawPaymentKind) -> PaymentKind {
-    match kind {
-        RawPaymentKind::Keysend => PaymentKind::Keysend,
-        RawPaymentKind::Invoice => PaymentKind::Invoice,
-        RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
-    }
 }
 
 /// `concurrency=4,kind=keysend`.
@@ -543,7 +539,7 @@ fn dimensions(
         let values = list
             .value
             .iter()
-            .map(|k| (SweepValue::Kind(raw_kind(&k.value)), k.referenced))
+            .map(|k| (SweepValue::Kind(k.value.kind()), k.referenced))
             .collect();
         dims.push(dim(
             SweepParam::Kind,

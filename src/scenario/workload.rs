@@ -2,9 +2,9 @@
 //! (closed loop or open-loop phases), the stop condition and the timeouts.
 
 use super::error::ScenarioError;
-use super::raw::{RawChannel, RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
+use super::raw::{RawChannel, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
 use super::validate::{Ctx, Groups};
-use super::{Load, PaymentKind, Phase, PhaseKind, StopCondition, Workload};
+use super::{Load, Phase, PhaseKind, StopCondition, Workload};
 use serde_saphyr::{Location, Spanned};
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -75,11 +75,7 @@ pub(super) fn validate(
         None => DEFAULT_PAYMENT_TIMEOUT,
     };
     Ok(Workload {
-        kind: match w.kind.value {
-            RawPaymentKind::Keysend => PaymentKind::Keysend,
-            RawPaymentKind::Invoice => PaymentKind::Invoice,
-            RawPaymentKind::InvoicePregenerated => PaymentKind::InvoicePregenerated,
-        },
+        kind: w.kind.value.kind(),
         senders,
         receivers,
         amount_msat,
