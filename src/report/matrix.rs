@@ -43,18 +43,10 @@ pub const COLUMNS: [&str; 12] = [
 /// What runs in a point (its implementation and database values), e.g.
 /// `implementation=cln,database=postgres`: the group a point belongs to.
 pub fn group_of(p: &PointReport) -> String {
-    // From the label, which keeps the sweep's order (implementation before database).
-    let parts: Vec<&str> = (p.label.split(','))
-        .filter(|part| {
-            let key = part.split('=').next().unwrap_or("");
-            !LOAD_KEYS.contains(&key) && key != "repeat" && p.values.contains_key(key)
-        })
-        .collect();
-    if parts.is_empty() {
-        "all points".into()
-    } else {
-        parts.join(",")
-    }
+    let mut left_out = LOAD_KEYS.to_vec();
+    left_out.push("repeat");
+    p.label_without(&left_out)
+        .unwrap_or_else(|| "all points".into())
 }
 
 /// The load of a point: `concurrency 10`, `rate 20/s`, or `-`.

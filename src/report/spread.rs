@@ -51,18 +51,7 @@ pub struct Spread {
 
 /// The point's values but `repeat`.
 pub fn group_of(p: &PointReport) -> String {
-    // From the label, which keeps the sweep's order.
-    let parts: Vec<&str> = (p.label.split(','))
-        .filter(|part| {
-            let key = part.split('=').next().unwrap_or("");
-            key != "repeat" && p.values.contains_key(key)
-        })
-        .collect();
-    if parts.is_empty() {
-        "all".into()
-    } else {
-        parts.join(",")
-    }
+    p.label_without(&["repeat"]).unwrap_or_else(|| "all".into())
 }
 
 /// The spread of every repeated point, in the order points first appear.

@@ -91,6 +91,20 @@ pub struct PointReport {
     pub thresholds_passed: Option<bool>,
 }
 
+impl PointReport {
+    /// The label's `key=value` parts but those of `left_out`, in the sweep's order
+    /// (`implementation=cln,database=postgres`); `None` when nothing is left.
+    pub fn label_without(&self, left_out: &[&str]) -> Option<String> {
+        let parts: Vec<&str> = (self.label.split(','))
+            .filter(|part| {
+                let key = part.split('=').next().unwrap_or("");
+                !left_out.contains(&key) && self.values.contains_key(key)
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(","))
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct PointResults {
     pub ok: u64,
