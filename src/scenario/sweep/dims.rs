@@ -1,0 +1,275 @@
+//! The dimensions of `sweep:` as written: each parameter's values with their
+//! locations, checked against the rest of the file (a closed or open loop, nodes that
+//! exist, LND-only backends, ...), network parameters first.
+
+use super::{Counts, Dim, RawSweep, SweepParam, SweepValue, matrix};
+use crate::scenario::error::ScenarioError;
+use crate::scenario::raw::RawScenario;
+use crate::scenario::validate::Ctx;
+use serde_saphyr::{Location, Spanned};
+
+pub(super) fn dimensions(
+    ctx: &Ctx,
+    raw: &RawScenario,
+    sweep: &Spanned<RawSweep>,
+) -> Result<Vec<Dim>, ScenarioError> {
+    let s = &sweep.value;
+    let w = &raw.workload.value;
+    let mut dims = Vec::new();
+    // Both swept: one load axis, closed-loop points then the open-loop rate search.
+    let both = s.concurrency.is_some() && s.rate.is_some();
+    if let Some(list) = s.concurrency.as_ref().filter(|_| !both) {
+        if w.rate.is_some() {
+            return Err(ctx.error(
+                &list.referenced,
+                "sweep concurrency: needs a closed-loop workload, but workload has rate: (open loop)",
+                "remove rate: from workload: (the sweep sets concurrency), or sweep rate: instead",
+            ));
+        }
+        let values = counts(ctx, list, "concurrency", "how many payments are in flight")?;
+        dims.push(dim(SweepParam::Concurrency, list, values));
+    }
+    if let Some(list) = &s.rate {
+        if both && w.concurrency.is_some() {
+            return Err(ctx.error(
+                &list.referenced,
+                "the sweep sets concurrency: and rate: (one load axis), and workload has concurrency:",
+                "write the open-loop phases under workload rate: (the rate points run them) and no concurrency: (the sweep's concurrency points run a closed loop instead)",
+            ));
+        }
+        let hold = w.rate.as_ref().and_then(|r| r.value.hold.as_ref());
+        if w.concurrency.is_some() || hold.is_none() {
+            return Err(ctx.error(
+                &list.referenced,
+                "sweep rate: needs an open-loop workload with a hold: phase",
+                "write workload rate: { hold: { rate: 10, duration: 1m } } instead of concurrency:; the sweep sets the hold rate (and the ramp's to:)",
+            ));
+        }
+        let mut values = Vec::new();
+        for r in &list.value {
+            if !(r.value.is_finite() && r.value > 0.0) {
+                return Err(ctx.error(
+                    &r.referenced,
+                    format!("sweep rate {} is not above 0 payments/s", r.value),
+                    "write rates above 0, e.g. rate: [10, 20, 40]",
+                ));
+            }
+            values.push((SweepValue::Rate(r.value), r.referenced));
+        }
+        let values = non_empty(ctx, list, "rate", values)?;
+        match s.concurrency.as_ref().filter(|_| both) {
+            Some(closed) => {
+                let mut all = counts(
+                    ctx,
+                    closed,
+                    "concurrency",
+                    "how many payments are in flight",
+                )?;
+                all.extend(values);
+                dims.push(dim(SweepParam::Load, closed, all));
+            }
+            None => dims.push(dim(SweepParam::Rate, list, values)),
+        }
+    }
+    if let Some(list) = &s.kind {
+        let values = list
+            .value
+            .iter()
+            .map(|k| (SweepValue::Kind(k.value.kind()), k.referenced))
+            .collect();
+        dims.push(dim(
+            SweepParam::Kind,
+            list,
+            non_empty(ctx, list, "kind", values)?,
+        ));
+    }
+    if let Some(map) = &s.replicas {
+        if map.value.0.is_empty() {
+            return Err(ctx.error(
+                &map.referenced,
+                "sweep replicas: is empty",
+                "name a node group and its replica counts, e.g. replicas: { carol: [1, 4] }",
+            ));
+        }
+        for (group, list) in &map.value.0 {
+            if !raw
+                .nodes
+                .value
+                .0
+                .iter()
+                .any(|(g, _)| g.value == group.value)
+            {
+                let defined: Vec<&str> = raw
+                    .nodes
+                    .value
+                    .0
+                    .iter()
+                    .map(|(g, _)| g.value.as_str())
+                    .collect();
+                return Err(ctx.error(
+                    &group.referenced,
+                    format!(
+                        "sweep replicas: names node \"{}\", which is not defined under nodes: (defined: {})",
+                        group.value,
+                        defined.join(", ")
+                    ),
+                    format!("use one of {}", defined.join(", ")),
+                ));
+            }
+            let what = format!("replicas of {}", group.value);
+            let values = counts(ctx, list, &what, "how many instances of the node")?;
+            let mut d = dim(SweepParam::Replicas(group.value.clone()), list, values);
+            d.at = group.referenced;
+            dims.push(d);
+        }
+    }
+    if let Some(list) = &s.db_backend {
+        if let Some(other) = s
+            .implementation
+            .as_ref()
+            .map(|i| i.referenced)
+            .or(s.database.as_ref().map(|d| d.referenced))
+        {
+            return Err(ctx.error(
+                &other,
+                "the sweep sets db_backend: (LND's backends) and implementation: or database:",
+                "use database: [default, postgres] to compare databases across implementations, or drop implementation:/database:",
+            ));
+        }
+        for (name, node) in &raw.nodes.value.0 {
+            let implementation = node.implementation.value;
+            if implementation != crate::node::Implementation::Lnd {
+                return Err(ctx.error(
+                    &node.implementation.referenced,
+                    format!(
+                        "the sweep sets db_backend: (LND's --db.backend), and node {} is {implementation}",
+                        name.value
+                    ),
+                    "sweep db_backend: over LND nodes only, or remove db_backend: from sweep:",
+                ));
+            }
+            if node.args.iter().any(|a| a.starts_with("--db.backend")) {
+                return Err(ctx.error(
+                    &name.referenced,
+                    format!(
+                        "node {} sets --db.backend in args:, and the sweep sets db_backend:",
+                        name.value
+                    ),
+                    "remove --db.backend from args: (the sweep sets it on every node)",
+                ));
+            }
+            if let Some(db) = &node.database {
+                return Err(ctx.error(
+                    &db.referenced,
+                    format!(
+                        "node {} sets database:, and the sweep sets db_backend:",
+                        name.value
+                    ),
+                    "remove database: from the node (the sweep sets it on every node)",
+                ));
+            }
+        }
+        let values = list
+            .value
+            .iter()
+            .map(|b| (SweepValue::Db(b.value), b.referenced))
+            .collect();
+        let values = non_empty(ctx, list, "db_backend", values)?;
+        dims.push(dim(SweepParam::DbBackend, list, values));
+    }
+    if let Some(list) = &s.chain {
+        if let Some(chain) = raw
+            .chain
+            .as_ref()
+            .filter(|c| c.binary.is_some() || c.image.is_some() || !c.args.is_empty())
+        {
+            let at = chain
+                .image
+                .as_ref()
+                .map_or(list.referenced, |i| i.referenced);
+            return Err(ctx.error(
+                &at,
+                "the chain sets binary:, image: or args:, and the sweep sets chain:",
+                "remove them from chain: (each backend of the sweep runs as built, with the tool's flags)",
+            ));
+        }
+        let values = list
+            .value
+            .iter()
+            .map(|c| (SweepValue::Chain(c.value), c.referenced))
+            .collect();
+        let values = non_empty(ctx, list, "chain", values)?;
+        dims.push(dim(SweepParam::Chain, list, values));
+    }
+    if let Some(values) = &s.implementation {
+        dims.extend(matrix::implementation_dims(ctx, raw, values)?);
+    }
+    if let Some(list) = &s.database {
+        dims.push(matrix::database_dim(ctx, raw, list)?);
+    }
+    if dims.is_empty() {
+        return Err(ctx.error(
+            &sweep.referenced,
+            "sweep: sets no parameter to sweep",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, e.g. concurrency: [1, 4, 7, 10]",
+        ));
+    }
+    for d in &dims {
+        for (i, (v, at)) in d.values.iter().enumerate() {
+            if d.values[..i].iter().any(|(w, _)| w == v) {
+                return Err(ctx.error(
+                    at,
+                    format!("sweep {} lists {v} twice", d.param.name()),
+                    "list each value once",
+                ));
+            }
+        }
+    }
+    // File order within each class; network parameters vary slowest.
+    dims.sort_by_key(|d| (!d.param.needs_new_network(), d.at.line(), d.at.column()));
+    Ok(dims)
+}
+
+fn dim<T>(param: SweepParam, list: &Spanned<T>, values: Vec<(SweepValue, Location)>) -> Dim {
+    Dim {
+        param,
+        at: list.referenced,
+        values,
+    }
+}
+
+fn counts(
+    ctx: &Ctx,
+    list: &Counts,
+    what: &str,
+    meaning: &str,
+) -> Result<Vec<(SweepValue, Location)>, ScenarioError> {
+    let mut values = Vec::new();
+    for n in &list.value {
+        if n.value == 0 {
+            return Err(ctx.error(
+                &n.referenced,
+                format!("sweep {what} has 0"),
+                format!("write 1 or more ({meaning}), e.g. [1, 4, 7, 10]"),
+            ));
+        }
+        values.push((SweepValue::Count(n.value), n.referenced));
+    }
+    non_empty(ctx, list, what, values)
+}
+
+fn non_empty<T>(
+    ctx: &Ctx,
+    list: &Spanned<T>,
+    what: &str,
+    values: Vec<(SweepValue, Location)>,
+) -> Result<Vec<(SweepValue, Location)>, ScenarioError> {
+    if values.is_empty() {
+        return Err(ctx.error(
+            &list.referenced,
+            format!("sweep {what}: is an empty list"),
+            "list the values to run, e.g. [1, 4, 7, 10], or remove it",
+        ));
+    }
+    Ok(values)
+}
