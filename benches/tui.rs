@@ -66,6 +66,7 @@ fn snapshot(second: u64) -> Snapshot {
         ],
         recent,
         load: LoadSetting::Closed { concurrency: 50 },
+        faults: Vec::new(),
     }
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the node binaries lnbench-tui runs locally: lnd + lncli (v0.21.1-beta) and
-# btcd + btcctl, as static binaries (CGO_ENABLED=0), from the Go module proxy; and
+# btcd + btcctl and toxiproxy-server (v2.5.0), as static binaries (CGO_ENABLED=0), from
+# the Go module proxy; and
 # bitcoind + bitcoin-cli (Bitcoin Core, wallet and ZMQ compiled in) from a source tree:
 #   BITCOIN_SRC=DIR          a Bitcoin Core source tree (a git work tree, or an exported one
 #                            with BITCOIN_SRC_COMMIT=<upstream commit> naming where it came from)
@@ -94,6 +95,17 @@ if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then
   dir=$(module_dir github.com/btcsuite/btcd "$BTCD_VERSION")
   (cd "$dir" && go build -ldflags "-s -w" -o "$BIN/btcd" . && go build -ldflags "-s -w" -o "$BIN/btcctl" ./cmd/btcctl)
   stamp btcd "$BTCD_VERSION"; stamp btcctl "$BTCD_VERSION"
+fi
+
+# Toxiproxy (the TCP fault proxy the scenario's `links:` and `faults:` drive), from the
+# Go module proxy; its server is installed as toxiproxy-server.
+TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.5.0}"
+if ! fresh toxiproxy-server "$TOXIPROXY_VERSION"; then
+  echo "building toxiproxy-server $TOXIPROXY_VERSION..." >&2
+  dir=$(module_dir github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION")
+  (cd "$dir" && nice go build -ldflags "-s -w" -o "$BIN/.toxiproxy-server.new" ./cmd/server)
+  mv -f "$BIN/.toxiproxy-server.new" "$BIN/toxiproxy-server"
+  stamp toxiproxy-server "$TOXIPROXY_VERSION"
 fi
 
 # --- Bitcoin Core -------------------------------------------------------------------

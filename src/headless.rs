@@ -39,6 +39,9 @@ pub fn progress_line(s: &Snapshot) -> String {
     if s.dropped > 0 {
         let _ = write!(line, "  dropped {}", s.dropped);
     }
+    if !s.faults.is_empty() {
+        let _ = write!(line, "  fault: {}", s.faults.join(", "));
+    }
     if s.paused {
         line.push_str("  (paused)");
     } else {

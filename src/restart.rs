@@ -171,7 +171,7 @@ pub async fn wait_back<F, Fut>(
     active: u32,
     started_at: Instant,
     timeout: Duration,
-    starting_up: &dyn Fn(&NodeError) -> bool,
+    starting_up: &(dyn Fn(&NodeError) -> bool + Sync),
     mut get_info: F,
 ) -> Result<(Duration, Duration)>
 where

@@ -12,6 +12,7 @@ use crate::{Exit, headless, tui};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
@@ -358,9 +359,19 @@ async fn measure_with(
         tokio::task::spawn_blocking(move || report::write_all(&report, &dir).map(|_| dir))
     };
     let exporter = point.metrics.clone();
+    let (recorder, snapshots) = metrics::Recorder::new();
+    let mut faults = (!scenario.faults.is_empty()).then(|| {
+        crate::faults::FaultRunner::new(
+            scenario.faults.clone(),
+            &recorder,
+            snapshots.clone(),
+            fault_network(scenario, network),
+        )
+    });
     let load = run_load(
         scenario,
         network,
+        (recorder, snapshots),
         cancel.clone(),
         view,
         hlog,
@@ -369,8 +380,31 @@ async fn measure_with(
     );
     let profiling = start_profiles(scenario, network, runtime, &point, cancel, out).await;
     let mut resources = metrics::ResourceLog::new();
-    let (summary, mut load_err) =
-        watch_processes(runtime, load, cancel, &mut resources, &readings_tx).await;
+    let (summary, mut load_err) = watch_processes(
+        runtime,
+        load,
+        cancel,
+        &mut resources,
+        &readings_tx,
+        faults.as_mut(),
+    )
+    .await;
+    let fault_records = match faults {
+        Some(f) => {
+            metrics_endpoint::phase(exporter.as_ref(), "faults");
+            let records = f.finish(runtime).await;
+            for r in &records {
+                out.stderr(crate::faults::describe(r));
+            }
+            records
+        }
+        None => Vec::new(),
+    };
+    let channel_health = if scenario.faults.is_empty() {
+        Vec::new()
+    } else {
+        crate::faults::channel_health(network.nodes.values().map(|r| &r.node)).await
+    };
     let profiling = match profiling {
         Some(running) => Some(running.finish(&summary).await),
         None => None,
@@ -433,6 +467,8 @@ async fn measure_with(
         );
         add_resources(&mut report, &resources);
         report.profiling = profiling;
+        report.faults = fault_records.clone();
+        report.channel_health = channel_health.clone();
         for node in &mut report.nodes {
             node.restart = (restarts.iter())
                 .find(|(name, _)| *name == node.name)
@@ -547,21 +583,7 @@ async fn restart_after_load(
             .find(|r| r.name == name)
             .and_then(|r| r.data_dir_bytes)
     };
-    let mut links: Vec<crate::restart::Link> = Vec::new();
-    for ch in &scenario.channels {
-        let Some(to) = network.nodes.get(&ch.to) else {
-            continue;
-        };
-        let link = crate::restart::Link {
-            from: ch.from.clone(),
-            to: ch.to.clone(),
-            to_pubkey: to.info.pubkey.clone(),
-            to_addr: to.p2p_addr.clone(),
-        };
-        if !links.contains(&link) {
-            links.push(link);
-        }
-    }
+    let links = peer_links(scenario, network);
     let step = crate::restart::restart_nodes(
         &scenario.restart,
         runtime,
@@ -577,6 +599,40 @@ async fn restart_after_load(
     done.map_err(|e| e.context("restarting nodes after the load"))
 }
 
+/// The peer connections as setup dialled them (through the fault proxy when links
+/// go through it), each once.
+fn peer_links(scenario: &Scenario, network: &Network) -> Vec<crate::restart::Link> {
+    let mut links: Vec<crate::restart::Link> = Vec::new();
+    for ch in &scenario.channels {
+        let Some(to) = network.nodes.get(&ch.to) else {
+            continue;
+        };
+        let via = (network.links.as_ref()).and_then(|l| l.dial_addr(&ch.from, &ch.to));
+        let link = crate::restart::Link {
+            from: ch.from.clone(),
+            to: ch.to.clone(),
+            to_pubkey: to.info.pubkey.clone(),
+            to_addr: via.unwrap_or(&to.p2p_addr).to_string(),
+        };
+        if !links.contains(&link) {
+            links.push(link);
+        }
+    }
+    links
+}
+
+/// What the fault runner needs of the network.
+fn fault_network(scenario: &Scenario, network: &Network) -> crate::faults::FaultNetwork {
+    crate::faults::FaultNetwork {
+        links: network.links.clone(),
+        chain: network.chain.clone(),
+        clients: (network.nodes.iter())
+            .map(|(name, r)| (name.clone(), r.node.clone()))
+            .collect(),
+        peer_links: peer_links(scenario, network),
+    }
+}
+
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log. Resource
 /// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
@@ -588,14 +644,19 @@ async fn watch_processes(
     cancel: &CancellationToken,
     resources: &mut metrics::ResourceLog,
     readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
+    mut faults: Option<&mut crate::faults::FaultRunner>,
 ) -> (Summary, Option<anyhow::Error>) {
     let outcome = {
         let watcher = async {
-            let mut tick = tokio::time::interval(Duration::from_millis(500));
-            // Resources every other tick: once a second.
-            let mut read_resources = true;
+            // Faults are stepped ten times a second; without them, twice.
+            let every = if faults.is_some() { 100 } else { 500 };
+            let mut tick = tokio::time::interval(Duration::from_millis(every));
+            let mut last_read: Option<tokio::time::Instant> = None;
             loop {
                 tick.tick().await;
+                if let Some(f) = faults.as_deref_mut() {
+                    f.step(runtime).await;
+                }
                 if let Some((name, status)) = runtime.exited() {
                     cancel.cancel();
                     return anyhow::anyhow!(
@@ -603,13 +664,14 @@ async fn watch_processes(
                         runtime.log_tail(&name, 20)
                     );
                 }
-                if read_resources {
+                // Resources once a second.
+                if last_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(950)) {
+                    last_read = Some(tokio::time::Instant::now());
                     let mut now = runtime.resources().await;
                     readings.send_replace(now.clone());
                     now.push(metrics::tool_reading());
                     resources.record(now);
                 }
-                read_resources = !read_resources;
             }
         };
         tokio::pin!(load, watcher);
@@ -652,6 +714,10 @@ pub struct Network {
     nodes: HashMap<String, ReadyNode>,
     /// LND's profiling listener by node name (`profile:`).
     pprof: HashMap<String, String>,
+    /// The fault proxy's links, when peer connections go through it.
+    links: Option<crate::links::LinkProxies>,
+    /// The tool's chain client (None for external nodes): `mine:` faults.
+    chain: Option<Arc<dyn crate::chain::ChainBackend>>,
 }
 
 impl Network {
@@ -683,7 +749,8 @@ pub async fn bring_up(
         .connect(&endpoint, wallet)
         .await
         .context("preparing the regtest chain")?;
-    let chain = chain.as_ref();
+    let chain_arc = chain;
+    let chain = chain_arc.as_ref();
     let height = chain.height().await?;
 
     log.begin("nodes up");
@@ -731,8 +798,26 @@ pub async fn bring_up(
     log.begin("wallets funded");
     setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
 
+    let links = if scenario.proxied_links() {
+        log.begin("links through the fault proxy");
+        let directed = crate::links::directed(&scenario.channels);
+        let host = runtime.start_link_proxy(directed.len()).await?;
+        let wanted: Vec<(String, String, String)> = (directed.into_iter())
+            .map(|(from, to)| {
+                let upstream = nodes[&to].p2p_addr.clone();
+                (from, to, upstream)
+            })
+            .collect();
+        let proxies = crate::links::LinkProxies::create(&host, &wanted, &scenario.links).await?;
+        facts.services = runtime.services();
+        log.progress(&format!("{} links proxied", proxies.links().len()));
+        Some(proxies)
+    } else {
+        None
+    };
+
     log.begin("peers connected");
-    setup::connect_peers(&nodes, &scenario.channels).await?;
+    setup::connect_peers(&nodes, &scenario.channels, links.as_ref()).await?;
 
     log.begin("channels active");
     setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
@@ -747,7 +832,12 @@ pub async fn bring_up(
         .collect();
     setup::wait_routable(&pairs, log).await?;
     log.end();
-    Ok(Network { nodes, pprof })
+    Ok(Network {
+        nodes,
+        pprof,
+        links,
+        chain: Some(Arc::clone(&chain_arc)),
+    })
 }
 
 /// A report snapshot being written on a blocking thread: the directory, when done.
@@ -755,9 +845,17 @@ type SnapshotWrite = tokio::task::JoinHandle<Result<PathBuf>>;
 
 /// Runs the workload; returns the summary of whatever was done, and the error that
 /// ended the load early, if any.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pieces of one load, each from a different owner; a struct would only rename them"
+)]
 async fn run_load(
     scenario: &Scenario,
     network: &Network,
+    (recorder, snapshots): (
+        metrics::Recorder,
+        tokio::sync::watch::Receiver<metrics::Snapshot>,
+    ),
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
@@ -787,7 +885,6 @@ async fn run_load(
         stop: w.stop,
         payment_timeout: w.payment_timeout,
     };
-    let (recorder, snapshots) = metrics::Recorder::new();
     if let Some((x, readings)) = exporter {
         recorder.export_to(x.clone());
         x.follow(snapshots.clone(), readings);

@@ -247,18 +247,23 @@ pub async fn fund_openers(
 }
 
 /// Connects every channel's opener to its peer.
+///
+/// `via` gives the address `from` dials `to` at when their link goes through the
+/// fault proxy (`links:`, link faults); else `to`'s own P2P address.
 pub async fn connect_peers(
     nodes: &HashMap<String, ReadyNode>,
     channels: &[ChannelSpec],
+    via: Option<&crate::links::LinkProxies>,
 ) -> Result<()> {
     for ch in channels {
         let from = node_named(nodes, &ch.from)?;
         let to = node_named(nodes, &ch.to)?;
+        let addr = (via.and_then(|v| v.dial_addr(&ch.from, &ch.to))).unwrap_or(&to.p2p_addr);
         // A node can answer GetInfo before its peer server is up: retried a while.
         let driver = crate::node::driver(from.node.implementation());
         let deadline = tokio::time::Instant::now() + PEER_SERVER_WAIT;
         loop {
-            match from.node.connect_peer(&to.info.pubkey, &to.p2p_addr).await {
+            match from.node.connect_peer(&to.info.pubkey, addr).await {
                 Ok(()) => break,
                 Err(e) if driver.is_starting_up(&e) && tokio::time::Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(500)).await;

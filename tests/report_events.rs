@@ -122,7 +122,7 @@ async fn open_loop_events_match_the_schema() {
         &[(2_000, Command::SetRate(25.0)), (200, Command::Stop)],
     )
     .await;
-    let kinds: Vec<EventKind> = results.events.iter().map(|e| e.kind).collect();
+    let kinds: Vec<EventKind> = results.events.iter().map(|e| e.kind.clone()).collect();
     assert!(kinds.contains(&EventKind::StopRequested), "{kinds:?}");
     assert!(
         kinds
@@ -196,7 +196,7 @@ async fn a_pause_still_open_at_the_end_shades_to_the_end() {
         &[(1_000, Command::Pause), (1_500, Command::Stop)],
     )
     .await;
-    let kinds: Vec<EventKind> = results.events.iter().map(|e| e.kind).collect();
+    let kinds: Vec<EventKind> = results.events.iter().map(|e| e.kind.clone()).collect();
     assert_eq!(kinds, [EventKind::Paused, EventKind::StopRequested]);
     let svg = charts::tps_over_time_marked(&results.series, &results.events).unwrap();
     assert_xml(&svg);

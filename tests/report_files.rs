@@ -163,6 +163,9 @@ fn fixed_report() -> Report {
         thresholds,
         tool_resources: None,
         profiling: None,
+        links: Vec::new(),
+        faults: Vec::new(),
+        channel_health: Vec::new(),
     }
 }
 

@@ -111,6 +111,7 @@ fn running() -> Snapshot {
         failures: Vec::new(),
         recent,
         load: LoadSetting::Closed { concurrency: 10 },
+        faults: Vec::new(),
     }
 }
 

@@ -304,7 +304,7 @@ async fn rejects_plans_that_cannot_run() {
 }
 
 fn kinds(s: &Summary) -> Vec<EventKind> {
-    s.events.iter().map(|e| e.kind).collect()
+    s.events.iter().map(|e| e.kind.clone()).collect()
 }
 
 #[tokio::test(start_paused = true)]

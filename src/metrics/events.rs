@@ -10,7 +10,7 @@ pub const MAX_EVENTS: usize = 10_000;
 
 /// One event, `at_s` seconds after the run started (the clock of
 /// [`super::SeriesPoint::at_s`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunEvent {
     pub at_s: f64,
     #[serde(flatten)]
@@ -19,7 +19,7 @@ pub struct RunEvent {
 
 /// What happened. Serialized with a `kind` tag in snake_case next to `at_s`, e.g.
 /// `{"at_s": 12.5, "kind": "concurrency_changed", "from": 4, "to": 5}`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventKind {
     /// No new payments start from here until `Resumed` (or the end of the run).
@@ -41,6 +41,14 @@ pub enum EventKind {
     PhaseStarted {
         phase: Stage,
     },
+    /// A fault of the scenario's `faults:` began (`kill bob`, `partition alice–bob`).
+    FaultBegan {
+        fault: String,
+    },
+    /// It was lifted: the node started again or resumed, the link restored.
+    FaultEnded {
+        fault: String,
+    },
 }
 
 impl EventKind {
@@ -53,6 +61,8 @@ impl EventKind {
             EventKind::RateChanged { from, to } => format!("rate {from:.1}/s → {to:.1}/s"),
             EventKind::StopRequested => "stop requested".into(),
             EventKind::PhaseStarted { phase } => format!("{} phase started", phase.as_str()),
+            EventKind::FaultBegan { fault } => fault.clone(),
+            EventKind::FaultEnded { fault } => format!("{fault} ended"),
         }
     }
 }

@@ -20,7 +20,7 @@ pub mod spectrum;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
-pub use recorder::{Recorder, WorkerRecorder};
+pub use recorder::{Recorder, RecorderEvents, WorkerRecorder};
 pub use resources::{
     NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,
 };

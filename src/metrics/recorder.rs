@@ -52,6 +52,20 @@ pub struct Recorder {
     shared: Arc<Shared>,
 }
 
+/// See [`Recorder::events`].
+#[derive(Debug, Clone)]
+pub struct RecorderEvents {
+    shared: std::sync::Weak<Shared>,
+}
+
+impl RecorderEvents {
+    /// Records `kind` now, if the recorder still lives; when, on its clock.
+    pub fn event(&self, kind: EventKind) -> Option<f64> {
+        let shared = self.shared.upgrade()?;
+        Some(Recorder { shared }.event(kind))
+    }
+}
+
 #[derive(Debug)]
 struct Shared {
     state: Mutex<State>,
@@ -84,6 +98,8 @@ struct State {
     series: Series,
     last_interval: Percentiles,
     events: EventLog,
+    /// Faults in force (see [`Snapshot::faults`]).
+    faults: Vec<String>,
     /// Where each closing interval is appended, when the run keeps an `.hlog`.
     interval_log: Option<IntervalLog>,
     phases: [PhaseStats; 2],
@@ -209,6 +225,7 @@ impl State {
                 .collect(),
             recent: self.series.recent().copied().collect(),
             load: self.load,
+            faults: self.faults.clone(),
         }
     }
 }
@@ -245,6 +262,7 @@ impl Recorder {
             series: Series::new(cap),
             last_interval: Percentiles::default(),
             events: EventLog::new(MAX_EVENTS),
+            faults: Vec::new(),
             interval_log: None,
             phases: Default::default(),
             phase_clock: None,
@@ -334,12 +352,46 @@ impl Recorder {
         self.state().load
     }
 
-    /// Records that `kind` happened now.
-    pub fn event(&self, kind: EventKind) {
+    /// Records that `kind` happened now; returns when, on the run's clock (seconds).
+    pub fn event(&self, kind: EventKind) -> f64 {
         let now = Instant::now();
         let mut state = self.state();
         let at_s = (now - state.started).as_secs_f64();
+        let fault = match &kind {
+            EventKind::FaultBegan { fault } => {
+                state.faults.push(fault.clone());
+                true
+            }
+            EventKind::FaultEnded { fault } => {
+                if let Some(i) = state.faults.iter().position(|f| f == fault) {
+                    state.faults.remove(i);
+                }
+                true
+            }
+            _ => false,
+        };
         state.events.push(RunEvent { at_s, kind });
+        if fault {
+            // The live view and the progress lines show a fault at once.
+            let snapshot = state.snapshot(now);
+            drop(state);
+            self.shared.snapshots.send_replace(snapshot);
+        }
+        at_s
+    }
+
+    /// Seconds since the recorder's clock started (the clock of series and events).
+    pub fn elapsed_s(&self) -> f64 {
+        let started = self.state().started;
+        started.elapsed().as_secs_f64()
+    }
+
+    /// A handle that records events while the recorder lives, without keeping it
+    /// (and its snapshot channel, which front ends follow to its end) alive.
+    pub fn events(&self) -> RecorderEvents {
+        RecorderEvents {
+            shared: Arc::downgrade(&self.shared),
+        }
     }
 
     /// Paused time so far (completed pauses and the current one).

@@ -114,6 +114,8 @@ pub struct Snapshot {
     /// The last [`super::RECENT_POINTS`] intervals, oldest first.
     pub recent: Vec<SeriesPoint>,
     pub load: LoadSetting,
+    /// Faults of `faults:` in force now (`kill bob`), in the order they began.
+    pub faults: Vec<String>,
 }
 
 /// The figures of one measured open-loop phase (ramp or hold): the payments

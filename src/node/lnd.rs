@@ -393,6 +393,39 @@ impl LightningNode for LndNode {
             .collect())
     }
 
+    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
+        let mut lightning = self.lightning.clone();
+        let open = (lightning
+            .list_channels(lnrpc::ListChannelsRequest::default())
+            .await)
+            .map_err(self.rpc("ListChannels"))?
+            .into_inner()
+            .channels;
+        let pending = (lightning
+            .pending_channels(lnrpc::PendingChannelsRequest::default())
+            .await)
+            .map_err(self.rpc("PendingChannels"))?
+            .into_inner();
+        let closed = lightning
+            .closed_channels(lnrpc::ClosedChannelsRequest {
+                local_force: true,
+                remote_force: true,
+                breach: true,
+                ..Default::default()
+            })
+            .await
+            .map_err(self.rpc("ClosedChannels"))?
+            .into_inner()
+            .channels;
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Ok(Some(super::ChannelHealth {
+            channels: count(open.len()),
+            active: count(open.iter().filter(|c| c.active).count()),
+            pending_htlcs: count(open.iter().map(|c| c.pending_htlcs.len()).sum()),
+            force_closed: count(pending.pending_force_closing_channels.len() + closed.len()),
+        }))
+    }
+
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
         const CALL: &str = "AddInvoice";
         let request = lnrpc::Invoice {

@@ -86,6 +86,18 @@ pub struct ChannelInfo {
     pub active: bool,
 }
 
+/// What faults may leave on a node's channels, read at the end of a run with faults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ChannelHealth {
+    /// Open channels, and how many of them are active.
+    pub channels: u32,
+    pub active: u32,
+    /// HTLCs still pending on the open channels.
+    pub pending_htlcs: u32,
+    /// Channels force-closed (being closed, or closed) by either side.
+    pub force_closed: u32,
+}
+
 /// On-chain wallet balance in satoshis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WalletBalance {
@@ -227,6 +239,10 @@ pub trait LightningNode: Send + Sync {
     /// transaction is published.
     async fn open_channel(&self, pubkey: &str, capacity_sat: u64) -> Result<String, NodeError>;
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError>;
+    /// Pending HTLCs and force closes (after faults); None when the client cannot tell.
+    async fn channel_health(&self) -> Result<Option<ChannelHealth>, NodeError> {
+        Ok(None)
+    }
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError>;
     /// Pay `amount_msat` to `dest` by keysend and wait for the final result.
     async fn keysend(

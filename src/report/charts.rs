@@ -27,6 +27,9 @@ const WARM_UP_SHADE: RGBColor = RGBColor(0xee, 0xee, 0xee);
 pub const PAUSE_SHADE: RGBColor = RGBColor(0xfb, 0xe9, 0xc4);
 /// Load changes: a thin vertical line with the new setting written at its top.
 pub const LOAD_CHANGE_COLOR: RGBColor = RGBColor(0x7b, 0x3f, 0xa0);
+/// Faults (`faults:`): a light red band while they last, and their label.
+pub const FAULT_SHADE: RGBColor = RGBColor(0xf8, 0xd7, 0xd7);
+pub const FAULT_COLOR: RGBColor = RGBColor(0xb0, 0x20, 0x20);
 pub(crate) const FONT: &str = "sans-serif";
 
 /// One rendered chart.
@@ -150,6 +153,8 @@ pub struct Marks {
     pub pauses: Vec<(f64, Option<f64>)>,
     /// Load changes: when, and the short label of the new setting (e.g. `→15`).
     pub load_changes: Vec<(f64, String)>,
+    /// Faults of `faults:`: from, to (`None`: not lifted before the end), label.
+    pub faults: Vec<(f64, Option<f64>, String)>,
 }
 
 impl Marks {
@@ -157,7 +162,7 @@ impl Marks {
         let mut marks = Marks::default();
         let mut paused_at = None;
         for event in events {
-            match event.kind {
+            match &event.kind {
                 EventKind::Paused => {
                     paused_at.get_or_insert(event.at_s);
                 }
@@ -166,13 +171,24 @@ impl Marks {
                         marks.pauses.push((from, Some(event.at_s)));
                     }
                 }
+                EventKind::FaultBegan { fault } => {
+                    marks.faults.push((event.at_s, None, fault.clone()));
+                }
+                EventKind::FaultEnded { fault } => {
+                    let open = (marks.faults.iter_mut())
+                        .rev()
+                        .find(|(_, to, label)| to.is_none() && label == fault);
+                    if let Some(f) = open {
+                        f.1 = Some(event.at_s);
+                    }
+                }
                 EventKind::ConcurrencyChanged { to, .. } => {
                     marks.load_changes.push((event.at_s, format!("→{to}")));
                 }
                 EventKind::RateChanged { to, .. } => {
                     marks
                         .load_changes
-                        .push((event.at_s, format!("→{}/s", tick(to, to))));
+                        .push((event.at_s, format!("→{}/s", tick(*to, *to))));
                 }
                 EventKind::StopRequested | EventKind::PhaseStarted { .. } => {}
             }
@@ -187,7 +203,8 @@ impl Marks {
     fn x_max(&self) -> f64 {
         let pauses = self.pauses.iter().map(|(from, to)| to.unwrap_or(*from));
         let changes = self.load_changes.iter().map(|(at, _)| *at);
-        pauses.chain(changes).fold(0.0, f64::max)
+        let faults = self.faults.iter().map(|(from, to, _)| to.unwrap_or(*from));
+        pauses.chain(changes).chain(faults).fold(0.0, f64::max)
     }
 }
 
@@ -337,6 +354,21 @@ pub(crate) fn draw(
                 // A pause still open at the end lasts to the last point drawn.
                 let to = to.unwrap_or(x_max).min(x_top);
                 Rectangle::new([(*from, 0.0), (to, y_top)], PAUSE_SHADE.filled())
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(marks.faults.iter().map(|(from, to, _)| {
+                // At least a thin band, so a fault of a moment (a reset) shows.
+                let to = to.unwrap_or(x_max).min(x_top).max(from + x_top * 0.003);
+                Rectangle::new([(*from, 0.0), (to, y_top)], FAULT_SHADE.filled())
+            }))
+            .map_err(err)?;
+        let fault_style = TextStyle::from((FONT, 12)).color(&FAULT_COLOR);
+        chart
+            .draw_series(marks.faults.iter().enumerate().map(|(i, (at, _, label))| {
+                // Staggered, so faults close together do not overwrite each other.
+                let y = y_top * (0.90 - 0.06 * (i % 4) as f64);
+                Text::new(label.clone(), (*at + x_top * 0.005, y), &fault_style)
             }))
             .map_err(err)?;
         chart

@@ -82,6 +82,8 @@ struct View<'a> {
     tool_memory: Option<String>,
     /// Flame graphs (`profile:`); None when the run was not profiled.
     profiles: Option<super::profiles::ProfilesView>,
+    /// Links and faults (`links:`, `faults:`); None without.
+    faults: Option<super::faults::FaultsView>,
 }
 
 #[derive(Serialize)]
@@ -315,6 +317,7 @@ impl<'a> View<'a> {
             restarts: super::resources::restart_rows(report),
             tool_memory: super::resources::tool_memory(report),
             profiles: super::profiles::view(report),
+            faults: super::faults::view(report),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

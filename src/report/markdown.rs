@@ -114,6 +114,7 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str(&super::resources::markdown(report));
     out.push_str(&super::resources::restart_markdown(report));
+    out.push_str(&super::faults::markdown(report));
     out.push_str(&super::profiles::markdown(report));
     let h = &report.host;
     let _ = writeln!(

@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod faults;
 pub mod format;
 pub mod host;
 pub mod html;
@@ -124,6 +125,36 @@ pub struct Report {
     /// when the run was not profiled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiling: Option<crate::profile::ProfilingReport>,
+    /// `links:`: the peer links shaped from setup on (empty without).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkReport>,
+    /// `faults:` as they happened, with their windows (empty without).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::FaultRecord>,
+    /// With faults: each node's channels at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channel_health: Vec<crate::faults::NodeHealth>,
+}
+
+/// One entry of `links:` in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkReport {
+    pub between: [String; 2],
+    /// One way, each direction.
+    pub latency_ms: f64,
+    pub jitter_ms: f64,
+    pub bandwidth_kb_s: Option<u64>,
+}
+
+impl LinkReport {
+    pub fn of(spec: &crate::scenario::LinkSpec) -> LinkReport {
+        LinkReport {
+            between: [spec.pair.a.clone(), spec.pair.b.as_str().to_string()],
+            latency_ms: spec.shape.latency.as_secs_f64() * 1000.0,
+            jitter_ms: spec.shape.jitter.as_secs_f64() * 1000.0,
+            bandwidth_kb_s: spec.shape.bandwidth_kb_s,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -44,8 +44,8 @@ impl Chosen {
 /// Picks the runtime the scenario asks for and checks it can run the scenario: the
 /// binaries for `local`; the engine and the images (pulled as the policy allows) for
 /// `docker`. `auto` takes docker when an engine answers and every image is present or
-/// could be pulled, and no `binary:` is set (a binary is only run locally); else local,
-/// saying why.
+/// could be pulled, and no `binary:` is set (a binary is only run locally) and no
+/// `links:` or `faults:` (local processes only, so far); else local, saying why.
 pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
@@ -57,8 +57,11 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
         RuntimeKind::Auto => {
             let binary_set = scenario.chain.binary.is_some()
                 || scenario.nodes.iter().any(|n| n.binary.is_some());
+            let faults = !scenario.links.is_empty() || !scenario.faults.is_empty();
             let why_local = if binary_set {
                 "the scenario sets binary:".to_string()
+            } else if faults {
+                "the scenario has links: or faults:, which only local processes run yet".to_string()
             } else {
                 // Any docker problem (no engine, an image missing or failing to pull,
                 // no PostgreSQL image for a node on postgres) falls back to local.

@@ -142,6 +142,8 @@ pub(super) async fn bring_up(
         nodes,
         // Nodes that run elsewhere are not profiled.
         pprof: HashMap::new(),
+        links: None,
+        chain: None,
     })
 }
 

@@ -130,5 +130,8 @@ pub(super) fn build_report(
         thresholds: Vec::new(),
         tool_resources: None,
         profiling: None,
+        links: scenario.links.iter().map(report::LinkReport::of).collect(),
+        faults: Vec::new(),
+        channel_health: Vec::new(),
     }
 }

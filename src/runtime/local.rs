@@ -5,12 +5,14 @@
 
 mod binaries;
 pub mod etcd;
+mod faults;
 pub mod postgres;
 pub(crate) mod process;
 pub mod stats;
 
 pub use crate::cache::cache_bin_dir;
 pub use binaries::{find_binary, find_node_binary};
+pub use faults::{TOXIPROXY, TOXIPROXY_NAME};
 /// Also read by the docker runtime for its saved container logs.
 pub(super) use process::tail;
 
@@ -54,6 +56,11 @@ pub struct LocalRuntime {
     stats: stats::Sampler,
     /// How each node was started (binary, arguments, endpoint), to start it again.
     launches: Vec<(PathBuf, Vec<String>, NodeEndpoint)>,
+    /// Nodes a fault killed: (their place in `nodes`, their log, their name).
+    killed: Vec<(usize, PathBuf, String)>,
+    /// The fault proxy of the run's peer links, when the scenario has any.
+    toxiproxy: Option<Proc>,
+    toxiproxy_version: String,
 }
 
 impl LocalRuntime {
@@ -72,6 +79,9 @@ impl LocalRuntime {
             pids: Vec::new(),
             stats: stats::Sampler::default(),
             launches: Vec::new(),
+            killed: Vec::new(),
+            toxiproxy: None,
+            toxiproxy_version: String::new(),
         }
     }
 
@@ -117,6 +127,7 @@ impl LocalRuntime {
         self.nodes
             .iter()
             .chain(self.chain.as_ref())
+            .chain(self.toxiproxy.as_ref())
             .map(in_run_dir)
             .chain(pg)
             .chain(etcd)
@@ -480,6 +491,7 @@ impl Runtime for LocalRuntime {
             .iter_mut()
             .chain(self.chain.as_mut())
             .chain(etcd)
+            .chain(self.toxiproxy.as_mut())
             .find_map(|p| p.exited().map(|status| (p.name.clone(), status)))
     }
 
@@ -510,7 +522,28 @@ impl Runtime for LocalRuntime {
                 version: e.version.clone(),
             })
         });
-        pg.into_iter().chain(etcd).collect()
+        let proxy = self.toxiproxy.as_ref().map(|p| super::Service {
+            name: p.name.clone(),
+            implementation: TOXIPROXY_NAME.into(),
+            version: self.toxiproxy_version.clone(),
+        });
+        pg.into_iter().chain(etcd).chain(proxy).collect()
+    }
+
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused)
+    }
+
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
     }
 
     /// Every started process group from `/proc` (see [`stats`]); the data dir of each
@@ -532,7 +565,15 @@ impl Runtime for LocalRuntime {
         let pg_data = pg.as_ref().map(|p| p.data.clone());
         let pg_socket = pg.as_ref().map(|p| p.socket_dir.clone());
         let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
-        Self::stop(pg.map(|p| p.proc).into_iter().chain(etcd).collect()).await;
+        let proxy = self.toxiproxy.take();
+        Self::stop(
+            pg.map(|p| p.proc)
+                .into_iter()
+                .chain(etcd)
+                .chain(proxy)
+                .collect(),
+        )
+        .await;
         Self::stop(self.chain.take().into_iter().collect()).await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
@@ -568,6 +609,7 @@ impl Drop for LocalRuntime {
             .drain(..)
             .chain(pg)
             .chain(etcd)
+            .chain(self.toxiproxy.take())
             .chain(self.chain.take())
             .collect();
         if procs.is_empty() {

@@ -31,6 +31,24 @@ pub struct Restarted {
     pub endpoint: NodeEndpoint,
 }
 
+/// A Toxiproxy server a runtime started for the run's peer links (`links:`, link
+/// faults): its API address and the listeners it may give proxies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyHost {
+    /// `host:port` of its HTTP API, as this tool reaches it.
+    pub api: String,
+    pub ports: Vec<ProxyPort>,
+}
+
+/// One listener of the fault proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyPort {
+    /// What the proxy binds (`127.0.0.1:<port>`).
+    pub listen: String,
+    /// What a node dials to reach it.
+    pub dial: String,
+}
+
 /// A server a runtime started for the nodes (their database: PostgreSQL, etcd), for
 /// the report; its resources are read under `name` like a node's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +133,14 @@ pub enum RuntimeError {
     },
 }
 
+fn unsupported(name: &str, what: &str) -> RuntimeError {
+    RuntimeError::Unsupported {
+        what: format!("{what} of node {name}"),
+        why: "this runtime cannot signal its nodes".into(),
+        hint: "run the scenario with runtime: local".into(),
+    }
+}
+
 /// Creates the chain backend's wallet for a node whose driver keeps its funds there
 /// (Eclair), before the node starts; nothing for others.
 pub(crate) async fn create_chain_wallet(
@@ -171,6 +197,31 @@ pub trait Runtime: Send {
     /// waiting for its RPC. The deliberate stop is not reported by
     /// [`Runtime::exited`].
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
+
+    /// Kills node `name` at once (SIGKILL; a container kill). It stays down until
+    /// [`Runtime::start_node`]; the kill is not reported by [`Runtime::exited`].
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        Err(unsupported(name, "kill"))
+    }
+    /// Starts a node [`Runtime::kill_node`] killed, with the same data and flags.
+    /// Returns without waiting for its RPC.
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        Err(unsupported(name, "start"))
+    }
+    /// Pauses node `name` (SIGSTOP to its process group; a container pause), or
+    /// resumes it (SIGCONT).
+    async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {
+        Err(unsupported(name, "pause"))
+    }
+    /// Starts a Toxiproxy server for the run's peer links, with `ports` listeners for
+    /// proxies, and waits until its API answers. It is stopped by `down`.
+    async fn start_link_proxy(&mut self, _ports: usize) -> Result<ProxyHost, RuntimeError> {
+        Err(RuntimeError::Unsupported {
+            what: "links: and link faults".into(),
+            why: format!("the {} runtime starts no fault proxy", self.describe()),
+            hint: "run the scenario with runtime: local".into(),
+        })
+    }
 
     /// How many members the etcd this runtime starts for nodes on `--db.backend=etcd`
     /// has (`etcd: { members: N }`; 1 unless set). Called before `start_nodes`.

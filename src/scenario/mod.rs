@@ -4,6 +4,7 @@
 
 mod error;
 pub mod external;
+mod faults;
 mod profile;
 mod raw;
 mod repeat;
@@ -15,6 +16,10 @@ mod validate;
 mod workload;
 
 pub use error::{Position, ScenarioError};
+pub use faults::{
+    EVERY as LINK_EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair,
+    LinkShape, LinkSpec,
+};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
@@ -252,4 +257,16 @@ pub struct Scenario {
     pub external: Option<external::ExternalSettings>,
     /// `profile:` (or `--profile`): CPU profiles of these nodes during the load.
     pub profile: Option<ProfileSpec>,
+    /// `links:`: shapes of peer links from setup on (through the fault proxy).
+    pub links: Vec<LinkSpec>,
+    /// `faults:`: what happens to nodes, links and the chain during the load.
+    pub faults: Vec<Fault>,
+}
+
+impl Scenario {
+    /// True when peer connections go through the fault proxy: the scenario shapes
+    /// links or has link faults.
+    pub fn proxied_links(&self) -> bool {
+        !self.links.is_empty() || self.faults.iter().any(Fault::is_link)
+    }
 }

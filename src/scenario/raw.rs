@@ -45,6 +45,12 @@ pub(super) struct RawScenario {
     /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
     #[serde(default)]
     pub external: Option<Spanned<RawExternal>>,
+    /// Shapes of peer links from the start: `[{ between: [alice, bob], latency: 15ms }]`.
+    #[serde(default)]
+    pub links: Option<Spanned<Vec<Spanned<super::faults::RawLink>>>>,
+    /// Faults during the load: `[{ at: 20s, kill: bob, restart_after: 5s }]`.
+    #[serde(default)]
+    pub faults: Option<Spanned<Vec<Spanned<super::faults::RawFault>>>>,
 }
 
 fn no_nodes() -> Spanned<NodeMap> {

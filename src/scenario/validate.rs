@@ -180,6 +180,9 @@ pub(super) fn validate(
     }
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
     let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
+    let (links, faults) =
+        super::faults::validate(&ctx, &groups, raw.links.as_ref(), raw.faults.as_ref())?;
+    check_fault_runtime(&ctx, runtime, &raw, &links, &faults)?;
     let etcd_members = match &raw.etcd {
         None => 1,
         Some(etcd) if MEMBER_COUNTS.contains(&etcd.members.value) => etcd.members.value,
@@ -213,7 +216,39 @@ pub(super) fn validate(
         etcd_members,
         external,
         profile,
+        links,
+        faults,
     })
+}
+
+/// Links and faults need a runtime that can proxy links and signal nodes: local
+/// processes (docker and external nodes cannot yet).
+fn check_fault_runtime(
+    ctx: &Ctx,
+    runtime: RuntimeKind,
+    raw: &RawScenario,
+    links: &[super::LinkSpec],
+    faults: &[super::Fault],
+) -> Result<(), ScenarioError> {
+    if links.is_empty() && faults.is_empty() {
+        return Ok(());
+    }
+    let why = match runtime {
+        RuntimeKind::Docker => "the docker runtime does not run links: or faults: yet",
+        RuntimeKind::External => "external nodes cannot be faulted: this tool does not run them",
+        RuntimeKind::Local | RuntimeKind::Auto => return Ok(()),
+    };
+    let at = match (&raw.faults, &raw.links) {
+        (Some(f), _) if !faults.is_empty() => &f.referenced,
+        (_, Some(l)) => &l.referenced,
+        (Some(f), None) => &f.referenced,
+        (None, None) => &raw.name.referenced,
+    };
+    Err(ctx.error(
+        at,
+        why,
+        "write runtime: local (or auto, which then runs local processes)",
+    ))
 }
 
 /// `after_load: { restart: ... }`: the instances to restart after the load, in order.

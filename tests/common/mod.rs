@@ -302,5 +302,8 @@ pub fn sample_report(
         thresholds: Vec::new(),
         tool_resources: None,
         profiling: None,
+        links: Vec::new(),
+        faults: Vec::new(),
+        channel_health: Vec::new(),
     }
 }

@@ -74,9 +74,25 @@ impl Proc {
         let _ = killpg(Pid::from_raw(pid), signal);
     }
 
-    /// SIGTERM to the group.
+    /// SIGTERM to the group (and SIGCONT, so a paused group can act on it).
     pub fn terminate(&self) {
         self.signal_group(Signal::SIGTERM);
+        self.signal_group(Signal::SIGCONT);
+    }
+
+    /// SIGSTOP to the group (`paused`), or SIGCONT.
+    pub fn pause(&self, paused: bool) {
+        self.signal_group(if paused {
+            Signal::SIGSTOP
+        } else {
+            Signal::SIGCONT
+        });
+    }
+
+    /// SIGKILL to the group, and waits until the process is reaped.
+    pub async fn kill(&mut self) {
+        self.signal_group(Signal::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
     }
 
     /// Waits until the process exits, or `deadline` passes; then SIGKILLs the group and

@@ -74,6 +74,10 @@ impl Widget for Header<'_> {
                 t.warn,
             ));
         }
+        if !s.faults.is_empty() {
+            second.push(Span::styled("   fault ", t.label));
+            second.push(Span::styled(s.faults.join(", "), t.bad));
+        }
         Paragraph::new(vec![Line::from(first), Line::from(second)])
             .block(block)
             .render(area, buf);

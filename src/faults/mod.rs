@@ -1,0 +1,446 @@
+//! The `faults:` timeline during the load: kills, restarts and pauses of nodes
+//! through the runtime, link faults through the fault proxy (`crate::links`), bursts
+//! of blocks through the tool's chain client. `run.rs` steps the runner from the
+//! same loop that watches the processes (it holds the runtime), about ten times a
+//! second; each fault is marked in the run's events (`fault_began` / `fault_ended`),
+//! so every time chart shows it, and [`windows`] turns the run's samples into what
+//! the report says about each fault.
+
+mod outcome;
+pub mod windows;
+
+pub use outcome::{NodeHealth, channel_health, describe};
+
+use crate::links::LinkProxies;
+use crate::metrics::{EventKind, Recorder, RecorderEvents, Snapshot};
+use crate::node::LightningNode;
+use crate::restart::Link;
+use crate::runtime::Runtime;
+use crate::scenario::{Fault, FaultAction, FaultTrigger, LinkChange};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use windows::Sample;
+
+/// How long a node started again after a fault may take until its channels are back.
+const BACK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A node's way back after a kill or restart: from its start until its RPC answered
+/// and until its channels were active again.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NodeBack {
+    /// The clean stop (restart only).
+    pub stop_s: Option<f64>,
+    pub rpc_s: f64,
+    pub channels_s: f64,
+}
+
+/// One fault as it happened, for the report (`faults[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultRecord {
+    /// `kill bob`, `partition alice–bob`.
+    pub label: String,
+    /// `kill`, `restart`, `pause`, `latency`, `bandwidth`, `partition`, `reset`, `mine`.
+    pub kind: String,
+    /// The node, the link (`alice–bob`, `alice–*`) or `chain`.
+    pub target: String,
+    /// When it began and when it was lifted, on the run's clock (seconds); None: it
+    /// never began (the load ended first) / was not lifted before the load ended.
+    pub began_s: Option<f64>,
+    pub ended_s: Option<f64>,
+    /// Links of the fault proxy it changed (link faults).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<usize>,
+    /// Kill with restart_after / restart: the node's way back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_back: Option<NodeBack>,
+    /// What went wrong doing or lifting it (the run goes on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Before, during and after, and the time to recover: see [`windows`].
+    #[serde(flatten)]
+    pub windows: windows::FaultWindows,
+}
+
+#[derive(Debug)]
+enum State {
+    Pending,
+    /// Begun; lifted at `lift_at` (None: at the end of the load, or a node's way
+    /// back ends it).
+    Active {
+        lift_at: Option<Instant>,
+    },
+    Done,
+}
+
+/// What the runner needs from the network.
+pub struct FaultNetwork {
+    pub links: Option<LinkProxies>,
+    pub chain: Option<Arc<dyn crate::chain::ChainBackend>>,
+    /// Setup's clients, by node name.
+    pub clients: HashMap<String, Arc<dyn LightningNode>>,
+    /// The peer connections as setup dialled them (a node started again is dialled
+    /// again, as after `after_load: restart`).
+    pub peer_links: Vec<Link>,
+}
+
+/// Steps the scenario's faults as the load goes.
+pub struct FaultRunner {
+    faults: Vec<Fault>,
+    state: Vec<State>,
+    records: Vec<FaultRecord>,
+    events: RecorderEvents,
+    /// The run's clock (seconds) when `started` was taken.
+    clock_at_start: f64,
+    snapshots: tokio::sync::watch::Receiver<Snapshot>,
+    net: FaultNetwork,
+    started: Instant,
+    /// Once a second: the cumulative counts, for the windows.
+    samples: Vec<Sample>,
+    last_sample: Option<Instant>,
+    backs: tokio::task::JoinSet<(usize, anyhow::Result<NodeBack>)>,
+    /// Paused nodes, to resume whatever happens.
+    paused: Vec<String>,
+}
+
+impl FaultRunner {
+    pub fn new(
+        faults: Vec<Fault>,
+        recorder: &Recorder,
+        snapshots: tokio::sync::watch::Receiver<Snapshot>,
+        net: FaultNetwork,
+    ) -> FaultRunner {
+        let records = faults.iter().map(record_of).collect();
+        FaultRunner {
+            state: faults.iter().map(|_| State::Pending).collect(),
+            faults,
+            records,
+            events: recorder.events(),
+            clock_at_start: recorder.elapsed_s(),
+            snapshots,
+            net,
+            started: Instant::now(),
+            samples: Vec::new(),
+            last_sample: None,
+            backs: tokio::task::JoinSet::new(),
+            paused: Vec::new(),
+        }
+    }
+
+    /// Now on the run's clock.
+    fn now_s(&self) -> f64 {
+        self.clock_at_start + self.started.elapsed().as_secs_f64()
+    }
+
+    fn sample(&mut self) {
+        let due = self
+            .last_sample
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if !due || self.samples.len() >= windows::MAX_SAMPLES {
+            return;
+        }
+        self.last_sample = Some(Instant::now());
+        let snap = self.snapshots.borrow();
+        let failures: BTreeMap<String, u64> = (snap.failures.iter())
+            .map(|(kind, n)| (kind.as_str().to_string(), *n))
+            .collect();
+        let (ok, failed) = (snap.ok, snap.failed);
+        drop(snap);
+        self.samples.push(Sample {
+            at_s: self.now_s(),
+            ok,
+            failed,
+            failures,
+        });
+    }
+
+    /// Begins the faults that are due and lifts those whose time is up. Errors of one
+    /// fault are kept in its record; the load goes on.
+    pub async fn step(&mut self, runtime: &mut dyn Runtime) {
+        self.sample();
+        while let Some(Ok((i, back))) = self.backs.try_join_next() {
+            self.node_back(i, back);
+        }
+        let done = {
+            let s = self.snapshots.borrow();
+            s.ok + s.failed
+        };
+        let into = self.started.elapsed();
+        for i in 0..self.faults.len() {
+            match self.state[i] {
+                State::Pending => {
+                    let due = match self.faults[i].trigger {
+                        FaultTrigger::At(at) => into >= at,
+                        FaultTrigger::AfterPayments(n) => done >= n,
+                    };
+                    if due {
+                        self.begin(i, runtime).await;
+                    }
+                }
+                State::Active { lift_at: Some(at) } if Instant::now() >= at => {
+                    self.lift(i, runtime).await
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn mark(&mut self, i: usize, began: bool) {
+        let fault = self.records[i].label.clone();
+        let kind = if began {
+            EventKind::FaultBegan { fault }
+        } else {
+            EventKind::FaultEnded { fault }
+        };
+        let at = self.events.event(kind).unwrap_or_else(|| self.now_s());
+        if began {
+            self.records[i].began_s = Some(at);
+        } else {
+            self.records[i].ended_s = Some(at);
+        }
+    }
+
+    fn failed(&mut self, i: usize, what: &str, e: impl std::fmt::Display) {
+        let msg = format!("{what}: {e:#}");
+        tracing::warn!(fault = %self.records[i].label, "{msg}");
+        let r = &mut self.records[i];
+        r.error = Some(match r.error.take() {
+            Some(before) => format!("{before}; {msg}"),
+            None => msg,
+        });
+    }
+
+    async fn begin(&mut self, i: usize, runtime: &mut dyn Runtime) {
+        self.mark(i, true);
+        let now = Instant::now();
+        let action = self.faults[i].action.clone();
+        let mut lift_at = None;
+        let mut instant = false;
+        match &action {
+            FaultAction::Kill {
+                node,
+                restart_after,
+            } => {
+                if let Err(e) = runtime.kill_node(node).await {
+                    self.failed(i, "kill", e);
+                    instant = true;
+                }
+                lift_at = restart_after.map(|d| now + d);
+            }
+            FaultAction::Restart { node } => {
+                match runtime.restart_node(node).await {
+                    Ok(r) => self.await_back(i, &r, Some(r.stop)),
+                    Err(e) => self.failed(i, "restart", e),
+                }
+                // Its way back ends it.
+            }
+            FaultAction::Pause { node, duration } => {
+                match runtime.pause_node(node, true).await {
+                    Ok(()) => self.paused.push(node.clone()),
+                    Err(e) => self.failed(i, "pause", e),
+                }
+                lift_at = Some(now + *duration);
+            }
+            FaultAction::Link {
+                pair,
+                change,
+                duration,
+            } => {
+                let result = match &self.net.links {
+                    Some(links) => links.apply(pair, *change).await,
+                    None => Err(anyhow::anyhow!("no link goes through the fault proxy")),
+                };
+                match result {
+                    Ok(n) => self.records[i].links = Some(n),
+                    Err(e) => self.failed(i, "changing the link", e),
+                }
+                instant = matches!(change, LinkChange::Reset);
+                lift_at = duration.map(|d| now + d);
+            }
+            FaultAction::Mine { blocks } => {
+                let result = match &self.net.chain {
+                    Some(chain) => chain.mine(*blocks).await.map_err(anyhow::Error::from),
+                    None => Err(anyhow::anyhow!("no chain client")),
+                };
+                if let Err(e) = result {
+                    self.failed(i, "mining", e);
+                }
+                instant = true;
+            }
+        }
+        if instant {
+            self.mark(i, false);
+            self.state[i] = State::Done;
+        } else {
+            self.state[i] = State::Active { lift_at };
+        }
+    }
+
+    async fn lift(&mut self, i: usize, runtime: &mut dyn Runtime) {
+        let action = self.faults[i].action.clone();
+        match &action {
+            FaultAction::Kill { node, .. } => match runtime.start_node(node).await {
+                Ok(r) => {
+                    self.mark(i, false);
+                    self.await_back(i, &r, None);
+                    // Its way back is timed from here; the fault itself ended.
+                    self.state[i] = State::Done;
+                    return;
+                }
+                Err(e) => self.failed(i, "starting it again", e),
+            },
+            FaultAction::Pause { node, .. } => {
+                if let Err(e) = runtime.pause_node(node, false).await {
+                    self.failed(i, "resuming", e);
+                }
+                self.paused.retain(|p| p != node);
+            }
+            FaultAction::Link { pair, change, .. } => {
+                if let Some(links) = &self.net.links
+                    && let Err(e) = links.restore(pair, *change).await
+                {
+                    self.failed(i, "restoring the link", e);
+                }
+            }
+            FaultAction::Restart { .. } | FaultAction::Mine { .. } => {}
+        }
+        self.mark(i, false);
+        self.state[i] = State::Done;
+    }
+
+    /// Waits (in a task of its own) until the node started as `r` says answers and
+    /// has its channels back, dialling its peer links again each second.
+    fn await_back(&mut self, i: usize, r: &crate::runtime::Restarted, stop: Option<Duration>) {
+        let node = r.endpoint.name.clone();
+        let endpoint = r.endpoint.clone();
+        let started_at = r.started_at;
+        // The other ends' setup clients; the node's own is made anew once it answers.
+        let links: Vec<(Option<Arc<dyn LightningNode>>, Link)> = (self.net.peer_links.iter())
+            .filter(|l| l.from == node || l.to == node)
+            .map(|l| {
+                let dialler = (l.from != node).then(|| self.net.clients.get(&l.from).cloned());
+                (dialler.flatten(), l.clone())
+            })
+            .collect();
+        let active = self.expected_active(&node);
+        let links = Arc::new(links);
+        let endpoint = Arc::new(endpoint);
+        self.backs.spawn(async move {
+            let driver = crate::node::driver(endpoint.implementation);
+            let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
+            let mut last_dial = None::<Instant>;
+            let poll = move || {
+                let due = last_dial.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+                if due {
+                    last_dial = Some(Instant::now());
+                }
+                let (links, endpoint) = (Arc::clone(&links), Arc::clone(&endpoint));
+                async move {
+                    // A new client each try: the old connection is gone.
+                    let fresh = driver.connect(&endpoint).await?;
+                    let info = fresh.get_info().await?;
+                    if due {
+                        for (dialler, link) in links.iter() {
+                            let dialler = dialler.clone().unwrap_or_else(|| fresh.clone());
+                            // Best effort: the node's own reconnection may come first.
+                            let _ = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await;
+                        }
+                    }
+                    Ok(info)
+                }
+            };
+            let back =
+                crate::restart::wait_back(&node, active, started_at, BACK_TIMEOUT, &starting, poll)
+                    .await;
+            (
+                i,
+                back.map(|(rpc, channels)| NodeBack {
+                    stop_s: stop.map(|s| s.as_secs_f64()),
+                    rpc_s: rpc.as_secs_f64(),
+                    channels_s: channels.as_secs_f64(),
+                }),
+            )
+        });
+    }
+
+    /// The channels `node` had active at setup: one per channel of its links.
+    fn expected_active(&self, node: &str) -> u32 {
+        let n = (self.net.peer_links.iter())
+            .filter(|l| l.from == node || l.to == node)
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    fn node_back(&mut self, i: usize, back: anyhow::Result<NodeBack>) {
+        match back {
+            Ok(b) => {
+                self.records[i].node_back = Some(b);
+                if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
+                    self.mark(i, false);
+                    self.state[i] = State::Done;
+                }
+            }
+            Err(e) => self.failed(i, "coming back", e),
+        }
+    }
+
+    /// Once the load has ended: resumes paused nodes and restores links (so teardown
+    /// finds nodes that answer), waits a moment for nodes on their way back, and
+    /// computes each fault's windows from the samples.
+    pub async fn finish(mut self, runtime: &mut dyn Runtime) -> Vec<FaultRecord> {
+        self.last_sample = None;
+        self.sample();
+        let end_s = self.now_s();
+        for node in std::mem::take(&mut self.paused) {
+            let _ = runtime.pause_node(&node, false).await;
+        }
+        for i in 0..self.faults.len() {
+            if let (State::Active { .. }, FaultAction::Link { pair, change, .. }) =
+                (&self.state[i], &self.faults[i].action)
+                && let Some(links) = &self.net.links
+            {
+                let _ = links.restore(pair, *change).await;
+            }
+        }
+        // A node still on its way back: a few seconds more, then it is reported as such.
+        let wait = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut out = Vec::new();
+            while let Some(Ok(x)) = self.backs.join_next().await {
+                out.push(x);
+            }
+            out
+        })
+        .await;
+        for (i, back) in wait.unwrap_or_default() {
+            self.node_back(i, back);
+        }
+        self.backs.abort_all();
+        let mut records = self.records;
+        windows::fill(&mut records, &self.samples, end_s);
+        records
+    }
+}
+
+fn record_of(f: &Fault) -> FaultRecord {
+    let label = f.label();
+    let (kind, target) = match &f.action {
+        FaultAction::Kill { node, .. } => ("kill", node.clone()),
+        FaultAction::Restart { node } => ("restart", node.clone()),
+        FaultAction::Pause { node, .. } => ("pause", node.clone()),
+        FaultAction::Link { pair, .. } => (label.split(' ').next().unwrap_or("link"), pair.label()),
+        FaultAction::Mine { .. } => ("mine", "chain".to_string()),
+    };
+    FaultRecord {
+        kind: kind.to_string(),
+        target,
+        label,
+        began_s: None,
+        ended_s: None,
+        links: None,
+        node_back: None,
+        error: None,
+        windows: windows::FaultWindows::default(),
+    }
+}
