@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
+mod activity;
 mod choose;
 mod external;
 pub(crate) mod metrics_endpoint;
@@ -358,9 +359,11 @@ async fn measure_with(
         tokio::task::spawn_blocking(move || report::write_all(&report, &dir).map(|_| dir))
     };
     let exporter = point.metrics.clone();
+    let network_load = activity::plan(scenario, network);
     let load = run_load(
         scenario,
         network,
+        network_load.clone(),
         cancel.clone(),
         view,
         hlog,
@@ -432,6 +435,8 @@ async fn measure_with(
             interrupted_by,
         );
         add_resources(&mut report, &resources);
+        report.network = (network_load.as_ref())
+            .map(|(_, a)| report::network::build(scenario, a, &summary, &log.steps));
         report.profiling = profiling;
         for node in &mut report.nodes {
             node.restart = (restarts.iter())
@@ -732,17 +737,19 @@ pub async fn bring_up(
     setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
 
     log.begin("peers connected");
-    setup::connect_peers(&nodes, &scenario.channels).await?;
+    setup::connect_peers(&nodes, &scenario.channels, log).await?;
 
     log.begin("channels active");
     setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
 
     log.begin("routes ready");
     let w = &scenario.workload;
-    let pairs: Vec<(ReadyNode, ReadyNode)> = w
-        .senders
-        .iter()
-        .flat_map(|s| w.receivers.iter().map(move |r| (s, r)))
+    let names: Vec<(String, String)> = activity::probes(scenario).unwrap_or_else(|| {
+        (w.senders.iter())
+            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
+            .collect()
+    });
+    let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
         .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
         .collect();
     setup::wait_routable(&pairs, log).await?;
@@ -758,6 +765,7 @@ type SnapshotWrite = tokio::task::JoinHandle<Result<PathBuf>>;
 async fn run_load(
     scenario: &Scenario,
     network: &Network,
+    network_load: Option<(Vec<Route>, std::sync::Arc<engine::activity::ActivityPlan>)>,
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
@@ -769,7 +777,8 @@ async fn run_load(
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
-    for sender in &w.senders {
+    let (spread, activity) = network_load.unzip();
+    for sender in w.senders.iter().filter(|_| spread.is_none()) {
         for receiver in &w.receivers {
             let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
             routes.push(Route {
@@ -780,7 +789,7 @@ async fn run_load(
         }
     }
     let plan = Plan {
-        routes,
+        routes: spread.unwrap_or(routes),
         kind: w.kind,
         amount_msat: w.amount_msat,
         load: w.load.clone(),
@@ -828,7 +837,7 @@ async fn run_load(
             Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))
         }
     };
-    let engine = engine::run(plan, recorder.clone(), command_rx, cancel);
+    let engine = engine::run_with_activity(plan, activity, recorder.clone(), command_rx, cancel);
     tokio::pin!(engine);
     // At most one snapshot is written at a time, off this loop.
     let mut writing: Option<SnapshotWrite> = None;

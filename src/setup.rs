@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+pub mod parallel;
+
 /// What a funding output carries beyond the channel capacity: the opener pays the
 /// funding transaction's fee and LND keeps an on-chain reserve for anchor channels.
 pub const FUNDING_MARGIN_SAT: u64 = 100_000;
@@ -190,16 +192,17 @@ pub async fn fund_openers(
     log: &mut StepLog,
 ) -> Result<()> {
     let mut wanted: HashMap<&str, u64> = HashMap::new();
-    let mut outputs = Vec::new();
+    // One address per channel, asked of all openers at once.
+    let mut asks = Vec::new();
     for ch in channels {
         let opener = node_named(nodes, &ch.from)?;
         for _ in 0..ch.count {
-            let addr = opener.node.new_address().await?;
             let amount = ch.capacity_sat + FUNDING_MARGIN_SAT;
-            outputs.push((addr, amount));
             *wanted.entry(ch.from.as_str()).or_default() += amount;
+            asks.push(async move { Ok((opener.node.new_address().await?, amount)) });
         }
     }
+    let mut outputs = parallel::all("funding addresses", asks, log).await?;
     let mut reserves: Vec<(&str, u64)> = Vec::new();
     for ch in channels {
         let acceptor = node_named(nodes, &ch.to)?;
@@ -230,19 +233,19 @@ pub async fn fund_openers(
         .context("funding the node wallets")?;
     log.progress(&format!("funding transaction {txid} sent"));
     chain.mine(1).await?;
+    let mut waits = Vec::new();
     for (name, sat) in wanted {
         let node = &node_named(nodes, name)?.node;
-        poll(
-            &format!("{name}'s wallet seeing {sat} sat confirmed"),
+        waits.push(parallel::poll_backoff(
+            format!("{name}'s wallet seeing {sat} sat confirmed"),
             Duration::from_secs(60),
-            Duration::from_millis(250),
-            || async {
+            move || async move {
                 let b = node.wallet_balance().await?;
                 Ok((b.confirmed_sat >= sat).then_some(()))
             },
-        )
-        .await?;
+        ));
     }
+    parallel::all("wallets funded", waits, log).await?;
     Ok(())
 }
 
@@ -250,8 +253,24 @@ pub async fn fund_openers(
 pub async fn connect_peers(
     nodes: &HashMap<String, ReadyNode>,
     channels: &[ChannelSpec],
+    log: &mut StepLog,
 ) -> Result<()> {
+    let mut connects = Vec::new();
+    // One connection per pair, whichever end opens.
+    let mut seen = std::collections::HashSet::new();
     for ch in channels {
+        let pair = (ch.from.as_str().min(&ch.to), ch.from.as_str().max(&ch.to));
+        if seen.insert(pair) {
+            connects.push(connect_one(nodes, ch));
+        }
+    }
+    parallel::all("peers connected", connects, log).await?;
+    Ok(())
+}
+
+/// Connects a channel's opener to its peer.
+async fn connect_one(nodes: &HashMap<String, ReadyNode>, ch: &ChannelSpec) -> Result<()> {
+    {
         let from = node_named(nodes, &ch.from)?;
         let to = node_named(nodes, &ch.to)?;
         // A node can answer GetInfo before its peer server is up: retried a while.
@@ -342,13 +361,13 @@ pub async fn open_channels(
         *expected.entry(ch.from.as_str()).or_default() += ch.count as usize;
         *expected.entry(ch.to.as_str()).or_default() += ch.count as usize;
     }
+    let mut waits = Vec::new();
     for (name, want) in expected {
         let node = &node_named(nodes, name)?.node;
-        poll(
-            &format!("{want} active channels on {name}"),
+        waits.push(parallel::poll_backoff(
+            format!("{want} active channels on {name}"),
             Duration::from_secs(120),
-            Duration::from_millis(250),
-            || async {
+            move || async move {
                 let active = node
                     .list_channels()
                     .await?
@@ -357,9 +376,9 @@ pub async fn open_channels(
                     .count();
                 Ok((active >= want).then_some(()))
             },
-        )
-        .await?;
+        ));
     }
+    parallel::all("nodes with all channels active", waits, log).await?;
     Ok(())
 }
 
@@ -455,31 +474,27 @@ fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&
 /// active about a second before it can carry an HTLC (payments fail with
 /// "insufficient balance" meanwhile). Probes with small payments that are not counted.
 pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog) -> Result<()> {
-    for (sender, receiver) in routes {
+    let probes = routes.iter().map(|(sender, receiver)| async move {
         let what = format!(
             "{} able to pay {}",
             sender.node.name(),
             receiver.node.name()
         );
-        let mut attempts = 0u32;
-        poll(
-            &what,
-            Duration::from_secs(60),
-            Duration::from_millis(200),
-            || {
-                attempts += 1;
-                let (s, r) = (sender.node.clone(), receiver.clone());
-                async move {
-                    let outcome = probe(s.as_ref(), &r).await?;
-                    Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
-                }
-            },
-        )
-        .await?;
-        log.progress(&format!("{what} after {attempts} probe payment(s)"));
-    }
+        parallel::poll_backoff(what, ROUTABLE_WAIT, || {
+            let (s, r) = (sender.node.clone(), receiver.clone());
+            async move {
+                let outcome = probe(s.as_ref(), &r).await?;
+                Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
+            }
+        })
+        .await
+    });
+    parallel::all("senders able to pay", probes.collect(), log).await?;
     Ok(())
 }
+
+/// How long a sender may take to find a route to its receiver (gossip included).
+const ROUTABLE_WAIT: Duration = Duration::from_secs(120);
 
 #[cfg(test)]
 mod tests {

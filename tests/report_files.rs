@@ -163,6 +163,7 @@ fn fixed_report() -> Report {
         thresholds,
         tool_resources: None,
         profiling: None,
+        network: None,
     }
 }
 

@@ -413,6 +413,7 @@ mod tests {
                     kind: "keysend".into(),
                 },
                 profiling: None,
+                network: None,
                 results: Results {
                     ok: 100,
                     failed: 0,

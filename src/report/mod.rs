@@ -10,6 +10,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod matrix;
+pub mod network;
 pub mod profiles;
 pub mod redact;
 pub mod resources;
@@ -124,6 +125,10 @@ pub struct Report {
     /// when the run was not profiled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiling: Option<crate::profile::ProfilingReport>,
+    /// A network run (`topology:` / `workload: activity:`): setup time, figures per
+    /// sender and route length, the graph; absent for other runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::NetworkReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -130,5 +130,6 @@ pub(super) fn build_report(
         thresholds: Vec::new(),
         tool_resources: None,
         profiling: None,
+        network: None,
     }
 }

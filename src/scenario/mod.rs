@@ -2,6 +2,8 @@
 //!
 //! The types in this file are the validated scenario the rest of the tool uses.
 
+mod activity;
+mod dist;
 mod error;
 pub mod external;
 mod profile;
@@ -11,14 +13,18 @@ mod sweep;
 #[cfg(test)]
 mod tests;
 mod thresholds;
+mod topology;
 mod validate;
 mod workload;
 
+pub use activity::Activity;
+pub use dist::Dist;
 pub use error::{Position, ScenarioError};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
+pub use topology::{Shape, Topology};
 
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
@@ -252,4 +258,10 @@ pub struct Scenario {
     pub external: Option<external::ExternalSettings>,
     /// `profile:` (or `--profile`): CPU profiles of these nodes during the load.
     pub profile: Option<ProfileSpec>,
+    /// `topology:`: the generated graph (its nodes and channels are in `nodes` and
+    /// `channels` like written ones).
+    pub topology: Option<Topology>,
+    /// `workload: activity:`: random peers across the network (`workload.senders`
+    /// are its senders, `workload.receivers` every node).
+    pub activity: Option<Activity>,
 }

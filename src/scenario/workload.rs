@@ -92,6 +92,33 @@ fn parties(
     channels: Option<&[Spanned<RawChannel>]>,
     w: &RawWorkload,
 ) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
+    let given = |at: &Location| *at != Location::UNKNOWN;
+    if let Some(activity) = &w.activity {
+        // The activity picks senders and peers (activity.rs).
+        return match (given(&w.senders.referenced), given(&w.receiver.referenced)) {
+            (false, false) => Ok((Vec::new(), Vec::new())),
+            (true, _) | (_, true) => Err(ctx.error(
+                &activity.referenced,
+                "workload sets activity: and senders: or receiver:",
+                "keep one: activity: pays random peers across the network, senders: and receiver: pay one receiver",
+            )),
+        };
+    }
+    for (field, at) in [
+        ("senders", &w.senders.referenced),
+        ("receiver", &w.receiver.referenced),
+    ] {
+        if !given(at) {
+            return Err(ctx.error(
+                &w.kind.referenced,
+                format!("missing field `{field}`"),
+                format!(
+                    "add {field}: (e.g. senders: [{}] and receiver: bob), or activity: {{ senders: all }} to pay random peers",
+                    first_group(groups)
+                ),
+            ));
+        }
+    }
     if w.senders.value.is_empty() {
         return Err(ctx.error(
             &w.senders.referenced,

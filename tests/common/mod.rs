@@ -302,5 +302,6 @@ pub fn sample_report(
         thresholds: Vec::new(),
         tool_resources: None,
         profiling: None,
+        network: None,
     }
 }
