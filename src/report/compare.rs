@@ -413,7 +413,6 @@ mod tests {
                     kind: "keysend".into(),
                 },
                 profiling: None,
-                network: None,
                 results: Results {
                     ok: 100,
                     failed: 0,

@@ -82,6 +82,8 @@ struct View<'a> {
     tool_memory: Option<String>,
     /// Flame graphs (`profile:`); None when the run was not profiled.
     profiles: Option<super::profiles::ProfilesView>,
+    /// A network run's section (report/network_html.rs), HTML already escaped.
+    network: Option<minijinja::Value>,
 }
 
 #[derive(Serialize)]
@@ -315,6 +317,7 @@ impl<'a> View<'a> {
             restarts: super::resources::restart_rows(report),
             tool_memory: super::resources::tool_memory(report),
             profiles: super::profiles::view(report),
+            network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

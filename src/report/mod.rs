@@ -11,6 +11,7 @@ pub mod json;
 pub mod markdown;
 pub mod matrix;
 pub mod network;
+pub mod network_html;
 pub mod profiles;
 pub mod redact;
 pub mod resources;

@@ -6,6 +6,8 @@ mod activity;
 mod dist;
 mod error;
 pub mod external;
+#[cfg(test)]
+mod network_tests;
 mod profile;
 mod raw;
 mod repeat;

@@ -70,6 +70,19 @@ pub enum Shape {
     ScaleFree,
 }
 
+impl Shape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Star => "star",
+            Shape::Ring => "ring",
+            Shape::Line => "line",
+            Shape::Complete => "complete",
+            Shape::Random => "random",
+            Shape::ScaleFree => "scale-free",
+        }
+    }
+}
+
 /// `implementations:` in file order with each share's location.
 #[derive(Debug)]
 pub(super) struct Shares(pub Vec<(Spanned<Implementation>, Spanned<f64>)>);
@@ -159,7 +172,10 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
     if n < least || n > MAX_NODES {
         return Err(ctx.error(
             &t.nodes.referenced,
-            format!("topology has nodes: {n}; a {shape:?} needs {least} to {MAX_NODES}"),
+            format!(
+                "topology has nodes: {n}; shape {} needs {least} to {MAX_NODES}",
+                shape.as_str()
+            ),
             format!("write nodes: {least} to {MAX_NODES} (each is a whole node on this machine)"),
         ));
     }
@@ -264,8 +280,8 @@ fn degree(ctx: &Ctx, t: &RawTopology, n: u32) -> Result<f64, ScenarioError> {
         return Err(ctx.error(
             &d.referenced,
             format!(
-                "degree: is given for shape {:?}, which has a fixed degree",
-                t.shape.value
+                "degree: is given for shape {}, which has a fixed degree",
+                t.shape.value.as_str()
             ),
             "remove degree:, or use shape: random or shape: scale-free",
         ));

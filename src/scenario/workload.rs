@@ -93,12 +93,13 @@ fn parties(
     w: &RawWorkload,
 ) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
     let given = |at: &Location| *at != Location::UNKNOWN;
-    if let Some(activity) = &w.activity {
+    if w.activity.is_some() {
         // The activity picks senders and peers (activity.rs).
-        return match (given(&w.senders.referenced), given(&w.receiver.referenced)) {
-            (false, false) => Ok((Vec::new(), Vec::new())),
-            (true, _) | (_, true) => Err(ctx.error(
-                &activity.referenced,
+        let written = [&w.senders.referenced, &w.receiver.referenced];
+        return match written.into_iter().find(|at| given(at)) {
+            None => Ok((Vec::new(), Vec::new())),
+            Some(at) => Err(ctx.error(
+                at,
                 "workload sets activity: and senders: or receiver:",
                 "keep one: activity: pays random peers across the network, senders: and receiver: pay one receiver",
             )),
