@@ -6,6 +6,7 @@ mod activity;
 mod dist;
 mod error;
 pub mod external;
+mod graph_import;
 #[cfg(test)]
 mod network_tests;
 mod profile;

@@ -192,3 +192,31 @@ fn a_workload_without_senders_or_activity_is_missing_a_field() {
     let err = error_of(text);
     assert!(err.contains("missing field `senders`"), "{err}");
 }
+
+#[test]
+fn an_imported_graph_is_cut_to_n_connected_nodes_with_capped_capacities() {
+    let path = Path::new("tests/fixtures/scenarios/valid/network-import.yaml");
+    let s = super::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let t = s.topology.as_ref().unwrap();
+    assert_eq!((t.shape, t.nodes.len()), (Shape::Import, 10));
+    assert!(connected(10, &t.edges), "{:?}", t.edges);
+    assert!(
+        s.channels
+            .iter()
+            .all(|c| (20_000..=5_000_000).contains(&c.capacity_sat))
+    );
+    // Fewer connected nodes in the file than asked for.
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("nodes: 10", "nodes: 41");
+    let err = parse(path, &text).unwrap_err().to_string();
+    assert!(
+        err.contains(":6:9:") && err.contains("fewer than nodes: 41"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("describegraph-40", "missing");
+    let err = parse(path, &text).unwrap_err().to_string();
+    assert!(err.contains("cannot read graph file"), "{err}");
+}

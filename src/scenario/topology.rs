@@ -18,6 +18,8 @@ use std::fmt;
 
 /// Most generated nodes: each is a whole node on this machine.
 const MAX_NODES: u32 = 200;
+/// Imported channels are capped at LND's largest channel without wumbo.
+const IMPORT_CAP_SAT: u64 = 16_777_215;
 /// Most parallel channels per generated pair.
 const MAX_CHANNELS_PER_PAIR: f64 = 20.0;
 /// The largest generated channel, in sat (a whole bitcoin is 1e8; 10 BTC is far past
@@ -33,7 +35,13 @@ pub(super) struct RawTopology {
     /// links to.
     #[serde(default)]
     pub degree: Option<Spanned<f64>>,
-    pub capacity_sat: Spanned<RawDist>,
+    /// Required, except with `shape: import` (capacities come from the file; given,
+    /// it caps them).
+    #[serde(default)]
+    pub capacity_sat: Option<Spanned<RawDist>>,
+    /// `shape: import`: an `lncli describegraph` JSON file, relative to the scenario.
+    #[serde(default)]
+    pub file: Option<Spanned<String>>,
     #[serde(default)]
     pub channels_per_pair: Option<Spanned<RawDist>>,
     /// Each pair gets channels opened from both ends (so both can pay at once);
@@ -68,6 +76,8 @@ pub enum Shape {
     /// Barabási–Albert preferential attachment: each new node links to `degree`
     /// existing nodes, likelier to the well connected.
     ScaleFree,
+    /// A channel graph from `file:` (`lncli describegraph`), cut down to N nodes.
+    Import,
 }
 
 impl Shape {
@@ -79,6 +89,7 @@ impl Shape {
             Shape::Complete => "complete",
             Shape::Random => "random",
             Shape::ScaleFree => "scale-free",
+            Shape::Import => "import",
         }
     }
 }
@@ -180,7 +191,35 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
         ));
     }
     let degree = degree(ctx, t, n)?;
-    let capacity = Dist::validate(ctx, &t.capacity_sat, "capacity_sat", MAX_CAPACITY_SAT)?;
+    let capacity = match &t.capacity_sat {
+        Some(c) => Some(Dist::validate(ctx, c, "capacity_sat", MAX_CAPACITY_SAT)?),
+        None if shape == Shape::Import => None,
+        None => {
+            return Err(ctx.error(
+                &raw.referenced,
+                "topology: has no capacity_sat:",
+                "add capacity_sat: 5000000, or a distribution such as capacity_sat: { uniform: [2000000, 5000000] }",
+            ));
+        }
+    };
+    let imported = match (&t.file, shape) {
+        (Some(file), Shape::Import) => Some(super::graph_import::read(ctx, file, n)?),
+        (None, Shape::Import) => {
+            return Err(ctx.error(
+                &t.shape.referenced,
+                "shape: import needs file:",
+                "add file: graph.json (written by lncli describegraph, relative to the scenario)",
+            ));
+        }
+        (Some(file), _) => {
+            return Err(ctx.error(
+                &file.referenced,
+                format!("file: is given for shape {}", shape.as_str()),
+                "remove file:, or write shape: import to read a channel graph",
+            ));
+        }
+        (None, _) => None,
+    };
     let per_pair = match &t.channels_per_pair {
         Some(c) => Dist::validate(ctx, c, "channels_per_pair", MAX_CHANNELS_PER_PAIR)?,
         None => Dist::Fixed { value: 1.0 },
@@ -192,7 +231,14 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
     let seed = t.seed.unwrap_or(1);
     let mut rng = StdRng::seed_from_u64(seed);
     let implementations = mix(ctx, t, n, &mut rng)?;
-    let edges = edges(shape, n as usize, degree, &mut rng);
+    let (edges, file_capacity): (Vec<(usize, usize)>, Vec<Option<u64>>) = match imported {
+        Some(links) => links.into_iter().map(|(e, c)| (e, Some(c))).unzip(),
+        None => {
+            let edges = edges(shape, n as usize, degree, &mut rng);
+            let none = vec![None; edges.len()];
+            (edges, none)
+        }
+    };
 
     let width = n.to_string().len();
     let names: Vec<String> = (1..=n).map(|i| format!("{prefix}{i:0width$}")).collect();
@@ -234,10 +280,22 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
         })
         .collect();
     let both_ways = t.both_ways.unwrap_or(true);
-    let cap_at = t.capacity_sat.referenced;
+    let cap_at = (t.capacity_sat.as_ref()).map_or(raw.referenced, |c| c.referenced);
     let mut channels = Vec::new();
-    for &(a, b) in &edges {
-        let capacity_sat = capacity.sample_u64(&mut rng);
+    for (&(a, b), from_file) in edges.iter().zip(file_capacity) {
+        let capacity_sat = match (from_file, capacity) {
+            // A real graph's channels, capped by capacity_sat: (default: the largest
+            // channel LND opens without wumbo).
+            (Some(c), cap) => {
+                let high = cap.map_or(IMPORT_CAP_SAT, |d| d.high() as u64);
+                c.clamp(
+                    super::graph_import::MIN_CHANNEL_SAT,
+                    high.max(super::graph_import::MIN_CHANNEL_SAT),
+                )
+            }
+            (None, Some(d)) => d.sample_u64(&mut rng),
+            (None, None) => IMPORT_CAP_SAT,
+        };
         let count = per_pair.sample_u64(&mut rng) as u32;
         let ends: Vec<(usize, usize)> = match both_ways {
             true => vec![(a, b), (b, a)],
@@ -380,6 +438,8 @@ pub(super) fn edges(shape: Shape, n: usize, degree: f64, rng: &mut StdRng) -> Ve
         }
     };
     match shape {
+        // Read from the file instead (graph_import.rs).
+        Shape::Import => {}
         Shape::Star => (1..n).for_each(|i| link(&mut set, 0, i)),
         Shape::Line => (1..n).for_each(|i| link(&mut set, i - 1, i)),
         Shape::Ring => (0..n).for_each(|i| link(&mut set, i, (i + 1) % n)),
