@@ -81,7 +81,25 @@ pub(super) fn validate(
     ctx: &Ctx,
     groups: &Groups,
     raw: &Spanned<RawActivity>,
+    nodes: &[(Spanned<String>, super::raw::RawNode)],
+    kind: &Spanned<super::raw::RawPaymentKind>,
 ) -> Result<Activity, ScenarioError> {
+    // Every node may pay or be paid: keysend needs it on all of them.
+    if matches!(kind.value, super::raw::RawPaymentKind::Keysend) {
+        for (name, node) in nodes {
+            let implementation = node.implementation.value;
+            if let Some(why) = crate::node::driver(implementation).keysend_missing() {
+                return Err(ctx.error(
+                    &kind.referenced,
+                    format!(
+                        "kind: keysend, but node {} is {implementation}: {why}",
+                        name.value
+                    ),
+                    "write kind: invoice (with activity:, every node may be paid)",
+                ));
+            }
+        }
+    }
     let peers: Vec<String> = (groups.order.iter())
         .flat_map(|(_, instances)| instances.iter().cloned())
         .collect();

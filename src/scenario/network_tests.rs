@@ -220,3 +220,20 @@ fn an_imported_graph_is_cut_to_n_connected_nodes_with_capped_capacities() {
     let err = parse(path, &text).unwrap_err().to_string();
     assert!(err.contains("cannot read graph file"), "{err}");
 }
+
+#[test]
+fn keysend_across_a_network_with_an_ldk_node_is_refused_at_kind() {
+    let text = with(
+        "  seed: 5\n",
+        "  seed: 5\n  implementations: { lnd: 0.5, ldk: 0.5 }\n",
+    )
+    .replace(
+        "name: net\n",
+        "name: net\nchain: { implementation: bitcoind }\n",
+    );
+    let err = error_of(&text);
+    assert!(
+        err.contains("net.yaml:11:9:") && err.contains("is ldk"),
+        "{err}"
+    );
+}

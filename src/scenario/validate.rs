@@ -171,7 +171,15 @@ pub(super) fn validate(
     let known_channels = (runtime != RuntimeKind::External).then_some(&raw.channels[..]);
     let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
     let activity = (raw.workload.value.activity.as_ref())
-        .map(|a| super::activity::validate(&ctx, &groups, a))
+        .map(|a| {
+            super::activity::validate(
+                &ctx,
+                &groups,
+                a,
+                &raw.nodes.value.0,
+                &raw.workload.value.kind,
+            )
+        })
         .transpose()?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
