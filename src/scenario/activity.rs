@@ -84,6 +84,13 @@ pub(super) fn validate(
     nodes: &[(Spanned<String>, super::raw::RawNode)],
     kind: &Spanned<super::raw::RawPaymentKind>,
 ) -> Result<Activity, ScenarioError> {
+    if matches!(kind.value, super::raw::RawPaymentKind::InvoicePregenerated) {
+        return Err(ctx.error(
+            &kind.referenced,
+            "kind: invoice-pregenerated with activity: is not supported",
+            "write kind: invoice (each payment's peer and amount are picked when it starts, so no invoice can be made before)",
+        ));
+    }
     // Every node may pay or be paid: keysend needs it on all of them.
     if matches!(kind.value, super::raw::RawPaymentKind::Keysend) {
         for (name, node) in nodes {

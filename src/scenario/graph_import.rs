@@ -13,13 +13,12 @@ pub(super) const MIN_CHANNEL_SAT: u64 = 20_000;
 /// The largest graph file read (a mainnet describegraph is about 100 MB).
 const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// A link between two kept nodes (a < b) and its capacity in sat.
+pub(super) type Link = ((usize, usize), u64);
+
 /// The links among the `n` nodes kept (indices 0..n, a < b) with the largest
 /// capacity the file gives each pair, in sat.
-pub(super) fn read(
-    ctx: &Ctx,
-    file: &Spanned<String>,
-    n: u32,
-) -> Result<Vec<((usize, usize), u64)>, ScenarioError> {
+pub(super) fn read(ctx: &Ctx, file: &Spanned<String>, n: u32) -> Result<Vec<Link>, ScenarioError> {
     let path = ctx
         .path
         .parent()

@@ -222,6 +222,15 @@ fn an_imported_graph_is_cut_to_n_connected_nodes_with_capped_capacities() {
 }
 
 #[test]
+fn pregenerated_invoices_do_not_go_with_activity() {
+    let err = error_of(&with("kind: keysend", "kind: invoice-pregenerated"));
+    assert!(
+        err.contains("net.yaml:9:9:") && err.contains("not supported"),
+        "{err}"
+    );
+}
+
+#[test]
 fn keysend_across_a_network_with_an_ldk_node_is_refused_at_kind() {
     let text = with(
         "  seed: 5\n",
