@@ -409,14 +409,32 @@ type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
 /// Opens one round of channels: openers in parallel, each opener's channels one after
 /// the other so each takes its own funding output.
 async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
+    // Two nodes that open channels to each other take turns: Core Lightning refuses a
+    // second negotiation with a peer while one runs ("Multiple simultaneous opens not
+    // supported"). One lock per pair, held only around one open, so no deadlock.
+    let mut turns: HashMap<(String, String), Arc<tokio::sync::Mutex<()>>> = HashMap::new();
+    for (opener, plan) in &round {
+        for (_, to, _) in plan {
+            let pair = pair_key(opener, to);
+            turns.entry(pair).or_default();
+        }
+    }
+    let turns = Arc::new(turns);
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
         let from = node_named(nodes, opener)?.clone();
         let addrs: HashMap<String, String> = (plan.iter())
             .filter_map(|(_, to, _)| Some((to.clone(), nodes.get(to)?.p2p_addr.clone())))
             .collect();
+        let turns = turns.clone();
+        let opener = opener.to_string();
         tasks.spawn(async move {
             for (pubkey, to, capacity) in plan {
+                let turn = turns
+                    .get(&pair_key(&opener, &to))
+                    .cloned()
+                    .unwrap_or_default();
+                let _turn = turn.lock().await;
                 let mut attempt = 1;
                 loop {
                     match from.node.open_channel(&pubkey, capacity).await {
@@ -446,6 +464,11 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
         res.context("channel opening task panicked")??;
     }
     Ok(())
+}
+
+/// The two names in order, the same whichever end opens.
+fn pair_key(a: &str, b: &str) -> (String, String) {
+    (a.min(b).to_string(), a.max(b).to_string())
 }
 
 /// How many times a channel open is tried when its peer was found disconnected.

@@ -6,9 +6,9 @@
 //! amount from the distribution, from a random generator seeded per worker.
 //!
 //! Route length: a successful payment's comes from what the paying node returned
-//! (its route's hop count); a failed payment has no route, so its length is the
-//! shortest path between the two nodes in the generated graph (`topology:`), and
-//! unknown without one.
+//! (its route's hop count); a failed payment has no route, and Core Lightning does not
+//! say its hop count (0), so for those it is the shortest path between the two nodes
+//! in the generated graph (`topology:`), and unknown without one.
 
 use super::Route;
 use crate::metrics::FailureKind;

@@ -23,8 +23,9 @@ pub struct NetworkReport {
     /// From the first setup step to routes ready, seconds.
     pub setup_s: f64,
     /// Route lengths of successful payments come from the paying node's answer
-    /// (`from_node`); failed ones from the shortest path in the generated graph
-    /// (`from_graph`; 0 when there is no generated graph).
+    /// (`from_node`); failed ones, and those of nodes that do not tell (Core
+    /// Lightning), from the shortest path in the generated graph (`from_graph`;
+    /// group 0 when there is no generated graph).
     pub route_length_from_node: u64,
     pub route_length_from_graph: u64,
     pub per_sender: Vec<GroupFigures>,
