@@ -33,7 +33,7 @@ pub fn section(report: &Report) -> Option<String> {
     let _ = writeln!(
         html,
         "<p>{} nodes, {} channels over {} links, {} senders. Setup from nothing to routes ready: <strong>{:.1} s</strong>. \
-         Route lengths: {} from the paying node's answer (successful payments), {} from the shortest path in the generated graph (failed payments).</p>",
+         Route lengths: {} from the paying node's answer (successful payments), {} from the shortest path in the generated graph (failed payments, and nodes that do not say, such as Core Lightning).</p>",
         network.nodes.len(),
         network.channels,
         network.edges.len(),
