@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
+mod activity;
 mod choose;
 mod external;
 pub(crate) mod metrics_endpoint;
@@ -368,10 +369,12 @@ async fn measure_with(
             fault_network(scenario, network),
         )
     });
+    let network_load = activity::plan(scenario, network);
     let load = run_load(
         scenario,
         network,
         (recorder, snapshots),
+        network_load.clone(),
         cancel.clone(),
         view,
         hlog,
@@ -466,6 +469,8 @@ async fn measure_with(
             interrupted_by,
         );
         add_resources(&mut report, &resources);
+        report.network = (network_load.as_ref())
+            .map(|(_, a)| report::network::build(scenario, a, &summary, &log.steps));
         report.profiling = profiling;
         report.faults = fault_records.clone();
         report.channel_health = channel_health.clone();
@@ -817,17 +822,19 @@ pub async fn bring_up(
     };
 
     log.begin("peers connected");
-    setup::connect_peers(&nodes, &scenario.channels, links.as_ref()).await?;
+    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
 
     log.begin("channels active");
     setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
 
     log.begin("routes ready");
     let w = &scenario.workload;
-    let pairs: Vec<(ReadyNode, ReadyNode)> = w
-        .senders
-        .iter()
-        .flat_map(|s| w.receivers.iter().map(move |r| (s, r)))
+    let names: Vec<(String, String)> = activity::probes(scenario).unwrap_or_else(|| {
+        (w.senders.iter())
+            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
+            .collect()
+    });
+    let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
         .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
         .collect();
     setup::wait_routable(&pairs, log).await?;
@@ -856,6 +863,7 @@ async fn run_load(
         metrics::Recorder,
         tokio::sync::watch::Receiver<metrics::Snapshot>,
     ),
+    network_load: Option<(Vec<Route>, std::sync::Arc<engine::activity::ActivityPlan>)>,
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
@@ -867,7 +875,8 @@ async fn run_load(
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
     let mut routes = Vec::new();
-    for sender in &w.senders {
+    let (spread, activity) = network_load.unzip();
+    for sender in w.senders.iter().filter(|_| spread.is_none()) {
         for receiver in &w.receivers {
             let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
             routes.push(Route {
@@ -878,7 +887,7 @@ async fn run_load(
         }
     }
     let plan = Plan {
-        routes,
+        routes: spread.unwrap_or(routes),
         kind: w.kind,
         amount_msat: w.amount_msat,
         load: w.load.clone(),
@@ -925,7 +934,7 @@ async fn run_load(
             Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))
         }
     };
-    let engine = engine::run(plan, recorder.clone(), command_rx, cancel);
+    let engine = engine::run_with_activity(plan, activity, recorder.clone(), command_rx, cancel);
     tokio::pin!(engine);
     // At most one snapshot is written at a time, off this loop.
     let mut writing: Option<SnapshotWrite> = None;

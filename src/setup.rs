@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+pub mod parallel;
+
 /// What a funding output carries beyond the channel capacity: the opener pays the
 /// funding transaction's fee and LND keeps an on-chain reserve for anchor channels.
 pub const FUNDING_MARGIN_SAT: u64 = 100_000;
@@ -190,16 +192,17 @@ pub async fn fund_openers(
     log: &mut StepLog,
 ) -> Result<()> {
     let mut wanted: HashMap<&str, u64> = HashMap::new();
-    let mut outputs = Vec::new();
+    // One address per channel, asked of all openers at once.
+    let mut asks = Vec::new();
     for ch in channels {
         let opener = node_named(nodes, &ch.from)?;
         for _ in 0..ch.count {
-            let addr = opener.node.new_address().await?;
             let amount = ch.capacity_sat + FUNDING_MARGIN_SAT;
-            outputs.push((addr, amount));
             *wanted.entry(ch.from.as_str()).or_default() += amount;
+            asks.push(async move { Ok((opener.node.new_address().await?, amount)) });
         }
     }
+    let mut outputs = parallel::all("funding addresses", asks, log).await?;
     let mut reserves: Vec<(&str, u64)> = Vec::new();
     for ch in channels {
         let acceptor = node_named(nodes, &ch.to)?;
@@ -230,19 +233,19 @@ pub async fn fund_openers(
         .context("funding the node wallets")?;
     log.progress(&format!("funding transaction {txid} sent"));
     chain.mine(1).await?;
+    let mut waits = Vec::new();
     for (name, sat) in wanted {
         let node = &node_named(nodes, name)?.node;
-        poll(
-            &format!("{name}'s wallet seeing {sat} sat confirmed"),
+        waits.push(parallel::poll_backoff(
+            format!("{name}'s wallet seeing {sat} sat confirmed"),
             Duration::from_secs(60),
-            Duration::from_millis(250),
-            || async {
+            move || async move {
                 let b = node.wallet_balance().await?;
                 Ok((b.confirmed_sat >= sat).then_some(()))
             },
-        )
-        .await?;
+        ));
     }
+    parallel::all("wallets funded", waits, log).await?;
     Ok(())
 }
 
@@ -254,8 +257,28 @@ pub async fn connect_peers(
     nodes: &HashMap<String, ReadyNode>,
     channels: &[ChannelSpec],
     via: Option<&crate::links::LinkProxies>,
+    log: &mut StepLog,
 ) -> Result<()> {
+    let mut connects = Vec::new();
+    // One connection per pair, whichever end opens.
+    let mut seen = std::collections::HashSet::new();
     for ch in channels {
+        let pair = (ch.from.as_str().min(&ch.to), ch.from.as_str().max(&ch.to));
+        if seen.insert(pair) {
+            connects.push(connect_one(nodes, ch, via));
+        }
+    }
+    parallel::all("peers connected", connects, log).await?;
+    Ok(())
+}
+
+/// Connects a channel's opener to its peer.
+async fn connect_one(
+    nodes: &HashMap<String, ReadyNode>,
+    ch: &ChannelSpec,
+    via: Option<&crate::links::LinkProxies>,
+) -> Result<()> {
+    {
         let from = node_named(nodes, &ch.from)?;
         let to = node_named(nodes, &ch.to)?;
         let addr = (via.and_then(|v| v.dial_addr(&ch.from, &ch.to))).unwrap_or(&to.p2p_addr);
@@ -347,13 +370,13 @@ pub async fn open_channels(
         *expected.entry(ch.from.as_str()).or_default() += ch.count as usize;
         *expected.entry(ch.to.as_str()).or_default() += ch.count as usize;
     }
+    let mut waits = Vec::new();
     for (name, want) in expected {
         let node = &node_named(nodes, name)?.node;
-        poll(
-            &format!("{want} active channels on {name}"),
+        waits.push(parallel::poll_backoff(
+            format!("{want} active channels on {name}"),
             Duration::from_secs(120),
-            Duration::from_millis(250),
-            || async {
+            move || async move {
                 let active = node
                     .list_channels()
                     .await?
@@ -362,9 +385,9 @@ pub async fn open_channels(
                     .count();
                 Ok((active >= want).then_some(()))
             },
-        )
-        .await?;
+        ));
     }
+    parallel::all("nodes with all channels active", waits, log).await?;
     Ok(())
 }
 
@@ -395,14 +418,32 @@ type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
 /// Opens one round of channels: openers in parallel, each opener's channels one after
 /// the other so each takes its own funding output.
 async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
+    // Two nodes that open channels to each other take turns: Core Lightning refuses a
+    // second negotiation with a peer while one runs ("Multiple simultaneous opens not
+    // supported"). One lock per pair, held only around one open, so no deadlock.
+    let mut turns: HashMap<(String, String), Arc<tokio::sync::Mutex<()>>> = HashMap::new();
+    for (opener, plan) in &round {
+        for (_, to, _) in plan {
+            let pair = pair_key(opener, to);
+            turns.entry(pair).or_default();
+        }
+    }
+    let turns = Arc::new(turns);
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
         let from = node_named(nodes, opener)?.clone();
         let addrs: HashMap<String, String> = (plan.iter())
             .filter_map(|(_, to, _)| Some((to.clone(), nodes.get(to)?.p2p_addr.clone())))
             .collect();
+        let turns = turns.clone();
+        let opener = opener.to_string();
         tasks.spawn(async move {
             for (pubkey, to, capacity) in plan {
+                let turn = turns
+                    .get(&pair_key(&opener, &to))
+                    .cloned()
+                    .unwrap_or_default();
+                let _turn = turn.lock().await;
                 let mut attempt = 1;
                 loop {
                     match from.node.open_channel(&pubkey, capacity).await {
@@ -434,6 +475,11 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
     Ok(())
 }
 
+/// The two names in order, the same whichever end opens.
+fn pair_key(a: &str, b: &str) -> (String, String) {
+    (a.min(b).to_string(), a.max(b).to_string())
+}
+
 /// How many times a channel open is tried when its peer was found disconnected.
 const OPEN_ATTEMPTS: u32 = 3;
 /// How long a node's peer server may take to start after its RPC answers.
@@ -460,31 +506,27 @@ fn node_named<'a>(nodes: &'a HashMap<String, ReadyNode>, name: &str) -> Result<&
 /// active about a second before it can carry an HTLC (payments fail with
 /// "insufficient balance" meanwhile). Probes with small payments that are not counted.
 pub async fn wait_routable(routes: &[(ReadyNode, ReadyNode)], log: &mut StepLog) -> Result<()> {
-    for (sender, receiver) in routes {
+    let probes = routes.iter().map(|(sender, receiver)| async move {
         let what = format!(
             "{} able to pay {}",
             sender.node.name(),
             receiver.node.name()
         );
-        let mut attempts = 0u32;
-        poll(
-            &what,
-            Duration::from_secs(60),
-            Duration::from_millis(200),
-            || {
-                attempts += 1;
-                let (s, r) = (sender.node.clone(), receiver.clone());
-                async move {
-                    let outcome = probe(s.as_ref(), &r).await?;
-                    Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
-                }
-            },
-        )
-        .await?;
-        log.progress(&format!("{what} after {attempts} probe payment(s)"));
-    }
+        parallel::poll_backoff(what, ROUTABLE_WAIT, || {
+            let (s, r) = (sender.node.clone(), receiver.clone());
+            async move {
+                let outcome = probe(s.as_ref(), &r).await?;
+                Ok(matches!(outcome, PaymentOutcome::Succeeded { .. }).then_some(()))
+            }
+        })
+        .await
+    });
+    parallel::all("senders able to pay", probes.collect(), log).await?;
     Ok(())
 }
+
+/// How long a sender may take to find a route to its receiver (gossip included).
+const ROUTABLE_WAIT: Duration = Duration::from_secs(120);
 
 #[cfg(test)]
 mod tests {

@@ -166,6 +166,7 @@ fn fixed_report() -> Report {
         links: Vec::new(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        network: None,
     }
 }
 

@@ -8,6 +8,7 @@
 //! `interrupted` at once. Open-loop arrivals still queued at the end count as
 //! `dropped`, never as payments. Either way `ok + failed` is every payment started.
 
+pub mod activity;
 mod control;
 mod dispatch;
 mod invoices;
@@ -112,6 +113,8 @@ pub fn stop_grace(payment_timeout: Duration) -> Duration {
 #[derive(Debug)]
 struct Context {
     routes: Vec<Route>,
+    /// Network-wide activity: picks each payment's route and amount.
+    activity: Option<Arc<activity::ActivityPlan>>,
     kind: PaymentKind,
     amount_msat: u64,
     payment_timeout: Duration,
@@ -142,6 +145,18 @@ impl Context {
 /// the summary. Snapshots go to the watch channel of `recorder` about every second.
 pub async fn run(
     plan: Plan,
+    recorder: Recorder,
+    commands: mpsc::UnboundedReceiver<Command>,
+    cancel: CancellationToken,
+) -> Result<EngineOutcome, EngineError> {
+    run_with_activity(plan, None, recorder, commands, cancel).await
+}
+
+/// [`run`], with payments spread over the network by `activity` (its routes are the
+/// plan's) and counted per sender and route length in its stats.
+pub async fn run_with_activity(
+    plan: Plan,
+    activity: Option<Arc<activity::ActivityPlan>>,
     recorder: Recorder,
     mut commands: mpsc::UnboundedReceiver<Command>,
     cancel: CancellationToken,
@@ -191,6 +206,7 @@ pub async fn run(
     let closed = matches!(plan.load, Load::Closed { .. });
     let ctx = Arc::new(Context {
         routes: plan.routes,
+        activity,
         kind: plan.kind,
         amount_msat: plan.amount_msat,
         payment_timeout: plan.payment_timeout,

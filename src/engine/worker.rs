@@ -50,18 +50,24 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
     let mut now = Instant::now();
     // Spread workers over routes so they do not all start on the first one.
     let mut route_cursor = id as usize;
+    let mut rng = ctx.activity.as_ref().map(|a| a.rng_for(id));
     while wait_until_allowed(&ctx, id, &mut batch, &mut now).await {
         let Some(ticket) = next_ticket(&ctx, &mut batch, now).await else {
             break;
         };
-        let route = match ctx.tickets {
-            Tickets::Closed => {
+        let (route, amount_msat) = match (&ctx.activity, &mut rng, &ctx.tickets) {
+            (Some(a), Some(rng), Tickets::Closed) => a.pick(u64::from(id), rng),
+            (Some(a), Some(rng), Tickets::Open(_)) => a.pick(ticket.seq, rng),
+            (_, _, Tickets::Closed) => {
                 route_cursor = route_cursor.wrapping_add(1);
-                route_cursor % ctx.routes.len()
+                (route_cursor % ctx.routes.len(), ctx.amount_msat)
             }
-            Tickets::Open(_) => (ticket.seq % ctx.routes.len() as u64) as usize,
+            (_, _, Tickets::Open(_)) => (
+                (ticket.seq % ctx.routes.len() as u64) as usize,
+                ctx.amount_msat,
+            ),
         };
-        let settled = settle(pay(&ctx, route), &ctx, &mut batch).await;
+        let settled = settle(pay(&ctx, route, amount_msat), &ctx, &mut batch).await;
         now = Instant::now();
         if !ticket.warm_up {
             batch.set_stage(ticket.stage);
@@ -86,13 +92,21 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             batch.warm_up();
             continue;
         }
-        match result {
-            Ok(PaymentOutcome::Succeeded { .. }) => {
+        let counted = match result {
+            Ok(PaymentOutcome::Succeeded { hops, .. }) => {
                 let shift = ctx.control.completed_pause() - ticket.pause_at_release;
-                batch.success(now.saturating_duration_since(ticket.intended + shift));
+                let latency = now.saturating_duration_since(ticket.intended + shift);
+                batch.success(latency);
+                Ok((latency, Some(hops)))
             }
-            Ok(PaymentOutcome::Failed { reason }) => batch.failure(FailureKind::Node(reason)),
-            Err(_) => batch.failure(FailureKind::RpcError),
+            Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(reason)),
+            Err(_) => Err(FailureKind::RpcError),
+        };
+        if let Err(kind) = counted {
+            batch.failure(kind);
+        }
+        if let Some(activity) = &ctx.activity {
+            activity.record(route, counted);
         }
         // A fake node answers without ever yielding: give other tasks their turn.
         tokio::task::consume_budget().await;
@@ -176,15 +190,15 @@ async fn settle<T>(
     }
 }
 
-async fn pay(ctx: &Context, route: usize) -> Attempt {
+async fn pay(ctx: &Context, route: usize, amount_msat: u64) -> Attempt {
     let r = &ctx.routes[route];
     let result = match ctx.kind {
         PaymentKind::Keysend => {
             r.sender
-                .keysend(&r.receiver_pubkey, ctx.amount_msat, ctx.payment_timeout)
+                .keysend(&r.receiver_pubkey, amount_msat, ctx.payment_timeout)
                 .await
         }
-        PaymentKind::Invoice => match r.receiver.create_invoice(ctx.amount_msat).await {
+        PaymentKind::Invoice => match r.receiver.create_invoice(amount_msat).await {
             Ok(invoice) => {
                 r.sender
                     .pay_invoice(&invoice.bolt11, ctx.payment_timeout)

@@ -84,6 +84,8 @@ struct View<'a> {
     profiles: Option<super::profiles::ProfilesView>,
     /// Links and faults (`links:`, `faults:`); None without.
     faults: Option<super::faults::FaultsView>,
+    /// A network run's section (report/network_html.rs), HTML already escaped.
+    network: Option<minijinja::Value>,
 }
 
 #[derive(Serialize)]
@@ -318,6 +320,7 @@ impl<'a> View<'a> {
             tool_memory: super::resources::tool_memory(report),
             profiles: super::profiles::view(report),
             faults: super::faults::view(report),
+            network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

@@ -116,6 +116,9 @@ pub fn render(report: &Report) -> String {
     out.push_str(&super::resources::restart_markdown(report));
     out.push_str(&super::faults::markdown(report));
     out.push_str(&super::profiles::markdown(report));
+    if let Some(network) = &report.network {
+        out.push_str(&super::network::markdown(network));
+    }
     let h = &report.host;
     let _ = writeln!(
         out,

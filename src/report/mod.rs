@@ -11,6 +11,8 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod matrix;
+pub mod network;
+pub mod network_html;
 pub mod profiles;
 pub mod redact;
 pub mod resources;
@@ -134,6 +136,10 @@ pub struct Report {
     /// With faults: each node's channels at the end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub channel_health: Vec<crate::faults::NodeHealth>,
+    /// A network run (`topology:` / `workload: activity:`): setup time, figures per
+    /// sender and route length, the graph; absent for other runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::NetworkReport>,
 }
 
 /// One entry of `links:` in the report.

@@ -133,5 +133,6 @@ pub(super) fn build_report(
         links: scenario.links.iter().map(report::LinkReport::of).collect(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        network: None,
     }
 }

@@ -2,9 +2,14 @@
 //!
 //! The types in this file are the validated scenario the rest of the tool uses.
 
+mod activity;
+mod dist;
 mod error;
 pub mod external;
 mod faults;
+mod graph_import;
+#[cfg(test)]
+mod network_tests;
 mod profile;
 mod raw;
 mod repeat;
@@ -12,9 +17,12 @@ mod sweep;
 #[cfg(test)]
 mod tests;
 mod thresholds;
+mod topology;
 mod validate;
 mod workload;
 
+pub use activity::Activity;
+pub use dist::Dist;
 pub use error::{Position, ScenarioError};
 pub use faults::{
     EVERY as LINK_EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair,
@@ -24,6 +32,7 @@ pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
+pub use topology::{Shape, Topology};
 
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
@@ -261,6 +270,12 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     /// `faults:`: what happens to nodes, links and the chain during the load.
     pub faults: Vec<Fault>,
+    /// `topology:`: the generated graph (its nodes and channels are in `nodes` and
+    /// `channels` like written ones).
+    pub topology: Option<Topology>,
+    /// `workload: activity:`: random peers across the network (`workload.senders`
+    /// are its senders, `workload.receivers` every node).
+    pub activity: Option<Activity>,
 }
 
 impl Scenario {

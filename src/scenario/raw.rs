@@ -51,6 +51,15 @@ pub(super) struct RawScenario {
     /// Faults during the load: `[{ at: 20s, kill: bob, restart_after: 5s }]`.
     #[serde(default)]
     pub faults: Option<Spanned<Vec<Spanned<super::faults::RawFault>>>>,
+    /// A generated network in place of `nodes:` and `channels:`.
+    #[serde(default)]
+    pub topology: Option<Spanned<super::topology::RawTopology>>,
+}
+
+/// A field left out: empty, at an unknown location.
+fn unset<T: Default>() -> Spanned<T> {
+    use serde_saphyr::Location;
+    Spanned::new(T::default(), Location::UNKNOWN, Location::UNKNOWN)
 }
 
 fn no_nodes() -> Spanned<NodeMap> {
@@ -262,8 +271,14 @@ impl RawPaymentKind {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {
     pub kind: Spanned<RawPaymentKind>,
+    /// Absent (empty, at an unknown location) only with `activity:`.
+    #[serde(default = "unset")]
     pub senders: Spanned<Vec<Spanned<String>>>,
+    #[serde(default = "unset")]
     pub receiver: Spanned<String>,
+    /// Payments across the network: random peers instead of senders and a receiver.
+    #[serde(default)]
+    pub activity: Option<Spanned<super::activity::RawActivity>>,
     #[serde(default)]
     pub amount_msat: Option<Spanned<u64>>,
     #[serde(default)]

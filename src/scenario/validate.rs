@@ -141,6 +141,7 @@ pub(super) fn validate(
             args: Vec::new(),
         },
     };
+    let topology = super::topology::apply(&ctx, &mut raw)?;
     // `nodes:` may be left out only when sim-ln's node file gives the nodes.
     if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
         return Err(ctx.error(
@@ -169,6 +170,18 @@ pub(super) fn validate(
     }
     let known_channels = (runtime != RuntimeKind::External).then_some(&raw.channels[..]);
     let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
+    let activity = (raw.workload.value.activity.as_ref())
+        .map(|a| {
+            super::activity::validate(
+                &ctx,
+                &groups,
+                a,
+                &raw.nodes.value.0,
+                &raw.workload.value.kind,
+            )
+        })
+        .transpose()?;
+    let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
@@ -218,6 +231,8 @@ pub(super) fn validate(
         profile,
         links,
         faults,
+        topology,
+        activity,
     })
 }
 

@@ -92,6 +92,34 @@ fn parties(
     channels: Option<&[Spanned<RawChannel>]>,
     w: &RawWorkload,
 ) -> Result<(Vec<String>, Vec<String>), ScenarioError> {
+    let given = |at: &Location| *at != Location::UNKNOWN;
+    if w.activity.is_some() {
+        // The activity picks senders and peers (activity.rs).
+        let written = [&w.senders.referenced, &w.receiver.referenced];
+        return match written.into_iter().find(|at| given(at)) {
+            None => Ok((Vec::new(), Vec::new())),
+            Some(at) => Err(ctx.error(
+                at,
+                "workload sets activity: and senders: or receiver:",
+                "keep one: activity: pays random peers across the network, senders: and receiver: pay one receiver",
+            )),
+        };
+    }
+    for (field, at) in [
+        ("senders", &w.senders.referenced),
+        ("receiver", &w.receiver.referenced),
+    ] {
+        if !given(at) {
+            return Err(ctx.error(
+                &w.kind.referenced,
+                format!("missing field `{field}`"),
+                format!(
+                    "add {field}: (e.g. senders: [{}] and receiver: bob), or activity: {{ senders: all }} to pay random peers",
+                    first_group(groups)
+                ),
+            ));
+        }
+    }
     if w.senders.value.is_empty() {
         return Err(ctx.error(
             &w.senders.referenced,

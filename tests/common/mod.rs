@@ -305,5 +305,6 @@ pub fn sample_report(
         links: Vec::new(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        network: None,
     }
 }
