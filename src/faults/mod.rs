@@ -141,6 +141,15 @@ impl FaultRunner {
         if !due || self.samples.len() >= windows::MAX_SAMPLES {
             return;
         }
+        self.sample_now();
+    }
+
+    /// Samples whatever the time since the last one (at a fault's edges: the
+    /// recorder has just published fresh counts with the event).
+    fn sample_now(&mut self) {
+        if self.samples.len() >= windows::MAX_SAMPLES {
+            return;
+        }
         self.last_sample = Some(Instant::now());
         let snap = self.snapshots.borrow();
         let failures: BTreeMap<String, u64> = (snap.failures.iter())
@@ -195,6 +204,7 @@ impl FaultRunner {
             EventKind::FaultEnded { fault }
         };
         let at = self.events.event(kind).unwrap_or_else(|| self.now_s());
+        self.sample_now();
         if began {
             self.records[i].began_s = Some(at);
         } else {

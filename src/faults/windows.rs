@@ -10,7 +10,8 @@
 //! - recovered after: from its end until the first [`RECOVERY_SPAN`]-second span
 //!   whose TPS is at least 90 % of the before TPS (None: not within the load).
 //!
-//! Samples are the live view's counts, up to a second old; windows are as precise.
+//! Samples are taken once a second and at each fault's beginning and end (the counts
+//! are fresh then); a window's ends are the samples nearest them.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,10 +59,16 @@ pub struct FaultWindows {
     pub unknown_outcome: u64,
 }
 
-/// The sample at or just before `at` (the first one if none is).
+/// The sample nearest `t` (the runner also samples at each fault's beginning and end,
+/// so those are exact).
 fn at(samples: &[Sample], t: f64) -> Option<&Sample> {
     let i = samples.partition_point(|s| s.at_s <= t);
-    samples.get(i.saturating_sub(1))
+    let before = i.checked_sub(1).and_then(|j| samples.get(j));
+    match (before, samples.get(i)) {
+        (Some(a), Some(b)) if (b.at_s - t) < (t - a.at_s) => Some(b),
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    }
 }
 
 /// Payments between the samples nearest `from` and `to`.

@@ -599,3 +599,6 @@ fn duration(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests;
