@@ -12,9 +12,10 @@ use std::fmt::Write as _;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NetworkReport {
-    /// The generated graph's shape and seed (absent for nodes written out).
+    /// The generated graph's shape and the number its generator started from (`seed:`;
+    /// not a credential, so not named so). Absent for nodes written out.
     pub shape: Option<Shape>,
-    pub seed: Option<u64>,
+    pub generator: Option<u64>,
     pub nodes: Vec<String>,
     /// Links between nodes by index into `nodes` (each carries one or more channels).
     pub edges: Vec<(usize, usize)>,
@@ -94,7 +95,7 @@ pub fn build(
     let (from_node, from_graph) = activity.stats.hops_sources();
     NetworkReport {
         shape,
-        seed,
+        generator: seed,
         nodes,
         edges,
         channels: scenario.channels.iter().map(|c| c.count).sum(),
