@@ -110,7 +110,8 @@ fn validate(files: &[std::path::PathBuf]) -> Exit {
 }
 
 /// `lnbench-tui down`: removes what runs left behind and lists it: run directories
-/// (and PostgreSQL data directories) of local runs whose tool is gone, then containers,
+/// (and PostgreSQL data directories) of local runs whose tool is gone, then namespaces
+/// of kubernetes runs (on the cluster the kubeconfig names, if any), then containers,
 /// networks and volumes of docker runs.
 fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit> {
     let temp = std::env::temp_dir();
@@ -157,19 +158,35 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The cluster first: a missing Docker engine ends `down` with its error.
+    let kube = match rt.block_on(runtime::kube::down_all(all, only)) {
+        Ok(found) => found.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("kubernetes namespaces not checked: {e}");
+            runtime::docker::Down::default()
+        }
+    };
+    print_down(&kube);
     let down = rt.block_on(runtime::docker::down_all(all, only))?;
     if stale.is_empty()
+        && kube.removed.is_empty()
+        && kube.kept.is_empty()
         && sockets.is_empty()
         && kept_dirs.is_empty()
         && down.removed.is_empty()
         && down.kept.is_empty()
     {
         println!(
-            "nothing to remove: no run directory of a finished tool in {}, and no container, \
-             network or volume labelled lnbench.run",
+            "nothing to remove: no run directory of a finished tool in {}, and no namespace, \
+             container, network or volume labelled lnbench.run",
             parent.display()
         );
     }
+    print_down(&down);
+    Ok(Exit::Ok)
+}
+
+fn print_down(down: &runtime::docker::Down) {
     for item in &down.removed {
         match down.others.iter().find(|(run, _)| *run == item.run) {
             Some((_, whose)) => println!("removed {item} (a run of {whose})"),
@@ -179,7 +196,6 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
     for (run, why) in &down.kept {
         println!("left run {run} alone: {why} (`lnbench-tui down --all` removes it too)");
     }
-    Ok(Exit::Ok)
 }
 
 fn run_scenario(args: cli::RunArgs) -> Result<Exit> {

@@ -1,4 +1,4 @@
-//! Which runtime a run uses (`runtime: auto | docker | local`), checked before
+//! Which runtime a run uses (`runtime: auto | docker | local | kubernetes`), checked before
 //! anything starts.
 
 use crate::runtime::Runtime;
@@ -12,6 +12,7 @@ pub(crate) enum Chosen {
     Local,
     External,
     Docker(bollard::Docker, docker::RunImages),
+    Kubernetes(Box<crate::runtime::kube::Prepared>),
 }
 
 impl Chosen {
@@ -37,6 +38,13 @@ impl Chosen {
                 run_dir.to_path_buf(),
                 keep,
             )),
+            Chosen::Kubernetes(prepared) => Box::new(crate::runtime::kube::KubeRuntime::new(
+                *prepared,
+                run_id,
+                scenario,
+                run_dir.to_path_buf(),
+                keep,
+            )),
         }
     }
 }
@@ -50,6 +58,10 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario).map(|()| Chosen::Local),
         RuntimeKind::External => Ok(Chosen::External),
+        RuntimeKind::Kubernetes => {
+            let prepared = crate::runtime::kube::preflight(scenario).await?;
+            Ok(Chosen::Kubernetes(Box::new(prepared)))
+        }
         RuntimeKind::Docker => {
             let (engine, images) = docker::preflight(scenario).await?;
             Ok(Chosen::Docker(engine, images))
@@ -81,7 +93,10 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
 pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
     match scenario.runtime {
         RuntimeKind::Local => preflight_local(scenario),
-        RuntimeKind::Docker | RuntimeKind::Auto | RuntimeKind::External => Ok(()),
+        RuntimeKind::Docker
+        | RuntimeKind::Auto
+        | RuntimeKind::External
+        | RuntimeKind::Kubernetes => Ok(()),
     }
 }
 

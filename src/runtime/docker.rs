@@ -11,13 +11,14 @@
 mod cleanup;
 mod creds;
 pub mod etcd;
-mod images;
+pub(crate) mod images;
 pub mod postgres;
 mod probe;
 mod spec;
 pub mod stats;
 
 pub use cleanup::{Down, Removed, down_all};
+pub(crate) use creds::write_private;
 pub use images::RunImages;
 
 use super::local::random_hex;

@@ -1,11 +1,12 @@
 //! Runtimes start the chain backend and the nodes, and tear everything down.
 //! `local` runs them as processes of this machine, `docker` as containers of a Docker
-//! engine. Both take each one's command line, ports and readiness from its driver
+//! engine, `kube` as pods of a Kubernetes cluster. All take each one's command line, ports and readiness from its driver
 //! (`crate::chain::driver`, `crate::node::driver`), so one scenario gives the same
 //! flags wherever it runs; only directories and addresses differ.
 
 pub mod docker;
 pub mod external;
+pub mod kube;
 pub mod local;
 
 use crate::scenario::{ChainSpec, NodeSpec};
@@ -105,6 +106,18 @@ pub enum RuntimeError {
          or `sudo systemctl start docker`), or set `runtime: local` in the scenario"
     )]
     NoEngine { detail: String },
+    #[error(
+        "no Kubernetes cluster answers ({detail}): bring one up (`sudo scripts/kube-cluster.sh up` \
+         makes a local one) and point KUBECONFIG at its kubeconfig, or set another runtime: in \
+         the scenario"
+    )]
+    NoCluster { detail: String },
+    #[error("kubernetes: {what}")]
+    Kube {
+        what: String,
+        #[source]
+        source: Box<::kube::Error>,
+    },
     #[error("{what} cannot run here: {why}; {hint}")]
     Unsupported {
         what: String,

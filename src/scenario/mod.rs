@@ -8,6 +8,7 @@ mod error;
 pub mod external;
 mod faults;
 mod graph_import;
+mod kube;
 #[cfg(test)]
 mod network_tests;
 mod profile;
@@ -28,6 +29,7 @@ pub use faults::{
     EVERY as LINK_EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair,
     LinkShape, LinkSpec,
 };
+pub use kube::{KubeSettings, object_name_ok};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
@@ -97,6 +99,9 @@ pub enum RuntimeKind {
     Local,
     /// Nodes that already run elsewhere: nothing is started, funded or stopped.
     External,
+    /// A pod per node and for the chain, in a namespace of the run's own, on the
+    /// cluster a kubeconfig names.
+    Kubernetes,
 }
 
 /// When the docker runtime pulls an image.
@@ -276,6 +281,8 @@ pub struct Scenario {
     /// `workload: activity:`: random peers across the network (`workload.senders`
     /// are its senders, `workload.receivers` every node).
     pub activity: Option<Activity>,
+    /// `runtime: kubernetes`'s settings (None for other runtimes).
+    pub kubernetes: Option<KubeSettings>,
 }
 
 impl Scenario {

@@ -54,6 +54,9 @@ pub(super) struct RawScenario {
     /// A generated network in place of `nodes:` and `channels:`.
     #[serde(default)]
     pub topology: Option<Spanned<super::topology::RawTopology>>,
+    /// `runtime: kubernetes`'s settings: the kubeconfig context and placement.
+    #[serde(default)]
+    pub kubernetes: Option<Spanned<super::kube::RawKubernetes>>,
 }
 
 /// A field left out: empty, at an unknown location.
@@ -143,6 +146,7 @@ pub(super) enum RawRuntime {
     Docker,
     Local,
     External,
+    Kubernetes,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

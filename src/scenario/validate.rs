@@ -115,6 +115,7 @@ pub(super) fn validate(
         RawRuntime::Docker => RuntimeKind::Docker,
         RawRuntime::Local => RuntimeKind::Local,
         RawRuntime::External => RuntimeKind::External,
+        RawRuntime::Kubernetes => RuntimeKind::Kubernetes,
     };
     if runtime == RuntimeKind::External {
         super::external::add_nodes_file(&ctx, &mut raw)?;
@@ -196,6 +197,7 @@ pub(super) fn validate(
     let (links, faults) =
         super::faults::validate(&ctx, &groups, raw.links.as_ref(), raw.faults.as_ref())?;
     check_fault_runtime(&ctx, runtime, &raw, &links, &faults)?;
+    let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = match &raw.etcd {
         None => 1,
         Some(etcd) if MEMBER_COUNTS.contains(&etcd.members.value) => etcd.members.value,
@@ -233,6 +235,7 @@ pub(super) fn validate(
         faults,
         topology,
         activity,
+        kubernetes,
     })
 }
 
@@ -251,6 +254,7 @@ fn check_fault_runtime(
     let why = match runtime {
         RuntimeKind::Docker => "the docker runtime does not run links: or faults: yet",
         RuntimeKind::External => "external nodes cannot be faulted: this tool does not run them",
+        RuntimeKind::Kubernetes => "the kubernetes runtime does not run links: or faults: yet",
         RuntimeKind::Local | RuntimeKind::Auto => return Ok(()),
     };
     let at = match (&raw.faults, &raw.links) {

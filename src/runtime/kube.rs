@@ -1,0 +1,742 @@
+//! Kubernetes runtime: the chain backend and the nodes as pods of a cluster a
+//! kubeconfig names (kube-rs), in a namespace of the run's own. Each pod runs the same
+//! image and command line as the docker runtime's container (`objects`), with a
+//! ClusterIP Service in front: nodes reach the chain and each other at Service
+//! addresses (no cluster DNS is needed). The tool reaches RPC ports from outside the
+//! cluster by port-forwarding through the API server (`forward`), reads the
+//! credentials the nodes write through a small reader container in the pod (exec),
+//! follows logs into `<run dir>/<name>.log`, and reads CPU, memory, network and the
+//! data volume's size from the kubelet's summary API (`watch`). Teardown deletes the
+//! node pods, then the namespace, and waits until it is gone; the namespace carries
+//! the run id, owner and user, so `lnbench-tui down` finds what a killed run left.
+
+mod cleanup;
+mod forward;
+pub mod objects;
+mod watch;
+
+pub use cleanup::down_all;
+
+use super::docker::images::{self, Choice};
+use super::docker::{RunImages, chain_access, chain_command, node_command};
+use super::local::random_hex;
+use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
+use crate::chain::{CHAIN_NAME, ConfigFile};
+use crate::metrics::ResourceReading;
+use crate::scenario::{ChainSpec, KubeSettings, NodeSpec, Scenario};
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret, Service, ServiceAccount};
+use kube::Api;
+use kube::api::{AttachParams, DeleteParams, ListParams, PostParams};
+use objects::{FILES_CONTAINER, NODE_CONTAINER};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How long the API server may take to answer the first request.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Pods are scheduled and their containers created before the daemons start: more
+/// than the docker runtime's waits.
+const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(120);
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(180);
+const POLL: Duration = Duration::from_millis(250);
+/// One exec (a credential file read, a version) at most.
+const EXEC_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// True when a kubeconfig (or the in-cluster service account) may name a cluster.
+pub fn configured() -> bool {
+    let env_set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    env_set("KUBECONFIG")
+        || env_set("KUBERNETES_SERVICE_HOST")
+        || std::env::var_os("HOME")
+            .is_some_and(|h| Path::new(&h).join(".kube").join("config").exists())
+}
+
+/// Connects to the cluster of the kubeconfig (its `context`, else the current one; in
+/// a pod, the pod's own cluster) and checks that the API server answers. Returns the
+/// client and what the report calls the cluster (its address and version).
+pub async fn connect(context: Option<&str>) -> Result<(kube::Client, String), RuntimeError> {
+    let no = |detail: String| RuntimeError::NoCluster { detail };
+    let config = match context {
+        None => kube::Config::infer().await.map_err(|e| no(e.to_string()))?,
+        Some(c) => kube::Config::from_kubeconfig(&kube::config::KubeConfigOptions {
+            context: Some(c.to_string()),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| no(e.to_string()))?,
+    };
+    let url = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config).map_err(|e| no(e.to_string()))?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, client.apiserver_version()).await {
+        Ok(Ok(v)) => Ok((client, format!("{} at {url}", v.git_version))),
+        Ok(Err(e)) => Err(no(format!("{url}: {e}"))),
+        Err(_) => Err(no(format!(
+            "{url}: no answer in {} s",
+            CONNECT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+fn kube_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> RuntimeError {
+    let what = what.into();
+    move |source| RuntimeError::Kube {
+        what,
+        source: Box::new(source),
+    }
+}
+
+/// What a run on the cluster needs, checked before anything is created.
+pub struct Prepared {
+    client: kube::Client,
+    cluster: String,
+    images: RunImages,
+    settings: KubeSettings,
+    pull: &'static str,
+}
+
+/// Checks the cluster and the images: every image the scenario runs (and the file
+/// reader's) must be on a cluster node unless the pull policy lets the kubelet pull
+/// it; pinned nodes must exist; nodes needing a database server are refused (none is
+/// started on a cluster yet).
+pub async fn preflight(scenario: &Scenario) -> Result<Prepared, RuntimeError> {
+    let settings = scenario.kubernetes.clone().unwrap_or_default();
+    if super::local::postgres::wanted_by(&scenario.nodes)
+        || super::local::etcd::wanted_by(&scenario.nodes)
+    {
+        return Err(RuntimeError::Unsupported {
+            what: "nodes on PostgreSQL or etcd".into(),
+            why: "the kubernetes runtime starts no database server yet".into(),
+            hint: "run them with runtime: local or docker".into(),
+        });
+    }
+    let (client, cluster) = connect(settings.context.as_deref()).await?;
+    let nodes: Api<Node> = Api::all(client.clone());
+    let list = nodes
+        .list(&ListParams::default())
+        .await
+        .map_err(kube_err("listing the cluster's nodes"))?;
+    let present: std::collections::HashSet<String> = (list.items.iter())
+        .filter_map(|n| n.status.as_ref()?.images.as_ref())
+        .flatten()
+        .flat_map(|i| i.names.clone().unwrap_or_default())
+        .collect();
+    let has = |image: &str| present.contains(&objects::full_image_name(image));
+    let on_cluster = |e: RuntimeError| match e {
+        RuntimeError::Image { what, detail } => RuntimeError::Image {
+            what,
+            detail: format!(
+                "{detail}; on kubernetes the image must be on a cluster node \
+                 (scripts/kube-cluster.sh images imports the local ones)"
+            ),
+        },
+        other => other,
+    };
+    let pick = |c: &images::Candidates| -> Result<String, RuntimeError> {
+        match images::choose(c, scenario.pull, &has).map_err(on_cluster)? {
+            Choice::Use(i) | Choice::Pull(i) => Ok(i),
+        }
+    };
+    let (chain, node_candidates) = images::candidates(scenario);
+    let images = RunImages {
+        chain: pick(&chain)?,
+        nodes: (node_candidates.iter())
+            .map(|(name, c)| pick(c).map(|i| (name.clone(), i)))
+            .collect::<Result<_, _>>()?,
+        postgres: None,
+    };
+    if !has(objects::FILES_IMAGE) && scenario.pull == crate::scenario::PullPolicy::Never {
+        return Err(RuntimeError::Image {
+            what: "the file reader beside each node".into(),
+            detail: format!(
+                "{} is on no cluster node: scripts/kube-cluster.sh builds and imports it; \
+                 on another cluster load it there (see docs/kubernetes.md)",
+                objects::FILES_IMAGE
+            ),
+        });
+    }
+    let hosts: Vec<String> = (list.items.iter())
+        .filter_map(|n| n.metadata.name.clone())
+        .collect();
+    if let Some((node, host)) = settings.pin.iter().find(|(_, h)| !hosts.contains(h)) {
+        return Err(RuntimeError::Unsupported {
+            what: format!("pinning node {node}"),
+            why: format!(
+                "the cluster has no node {host} (it has {})",
+                hosts.join(", ")
+            ),
+            hint: "fix kubernetes: pin: in the scenario".into(),
+        });
+    }
+    Ok(Prepared {
+        client,
+        cluster,
+        images,
+        pull: objects::pull_policy(scenario.pull),
+        settings,
+    })
+}
+
+pub struct KubeRuntime {
+    client: kube::Client,
+    cluster: String,
+    images: RunImages,
+    settings: KubeSettings,
+    pull: &'static str,
+    run_id: String,
+    scenario: String,
+    run_dir: PathBuf,
+    keep: bool,
+    namespace: String,
+    /// True while nothing of the run may exist on the cluster: before the namespace
+    /// is created, and after a teardown that removed it. `Drop` deletes it otherwise.
+    clean: bool,
+    /// Pods started, in start order (the chain first).
+    pods: Vec<String>,
+    shared: Arc<watch::Shared>,
+    poller: Option<JoinHandle<()>>,
+    forwards: Vec<JoinHandle<()>>,
+    loggers: Vec<JoinHandle<()>>,
+    /// The chain's RPC certificate (PEM), given to every node, when its RPC speaks TLS.
+    chain_cert: Option<String>,
+}
+
+impl std::fmt::Debug for KubeRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeRuntime")
+            .field("namespace", &self.namespace)
+            .field("pods", &self.pods)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KubeRuntime {
+    pub fn new(
+        prepared: Prepared,
+        run_id: &str,
+        scenario: &str,
+        run_dir: PathBuf,
+        keep: bool,
+    ) -> KubeRuntime {
+        KubeRuntime {
+            client: prepared.client,
+            cluster: prepared.cluster,
+            images: prepared.images,
+            settings: prepared.settings,
+            pull: prepared.pull,
+            run_id: run_id.to_string(),
+            scenario: scenario.to_string(),
+            run_dir,
+            keep,
+            namespace: objects::namespace_for(run_id),
+            clean: true,
+            pods: Vec::new(),
+            shared: Arc::default(),
+            poller: None,
+            forwards: Vec::new(),
+            loggers: Vec::new(),
+            chain_cert: None,
+        }
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
+        move |source| RuntimeError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn log_path(&self, name: &str) -> PathBuf {
+        self.run_dir.join(format!("{name}.log"))
+    }
+
+    /// A private directory in the run dir for a node's credentials.
+    fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.run_dir.join(name);
+        std::fs::create_dir_all(&dir).map_err(Self::io_err(&dir))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(Self::io_err(&dir))?;
+        Ok(dir)
+    }
+
+    /// Creates the run's namespace (once), waits for its default service account
+    /// (pods are refused before it exists) and starts the poller.
+    async fn ensure_namespace(&mut self) -> Result<(), RuntimeError> {
+        if self.poller.is_some() {
+            return Ok(());
+        }
+        // From here on the cluster may hold something of the run.
+        self.clean = false;
+        let owner = crate::leftovers::owner();
+        let ns = objects::namespace(
+            &self.namespace,
+            &objects::Owner {
+                run_id: &self.run_id,
+                scenario: &self.scenario,
+                owner: &owner,
+                uid: crate::leftovers::uid(),
+            },
+        );
+        Api::<Namespace>::all(self.client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .map_err(kube_err(format!("creating namespace {}", self.namespace)))?;
+        let accounts: Api<ServiceAccount> = self.api();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !matches!(accounts.get_opt("default").await, Ok(Some(_))) {
+            if Instant::now() >= deadline {
+                return Err(RuntimeError::Unsupported {
+                    what: format!("namespace {}", self.namespace),
+                    why: "its default service account did not appear within 60 s".into(),
+                    hint: "is the cluster's controller manager running?".into(),
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        self.poller = Some(tokio::spawn(watch::poll(
+            self.client.clone(),
+            self.namespace.clone(),
+            self.run_id.clone(),
+            self.shared.clone(),
+        )));
+        Ok(())
+    }
+
+    /// Creates the ClusterIP Service of `name` and returns its address.
+    async fn service(&self, name: &str, ports: &[u16]) -> Result<String, RuntimeError> {
+        let created = self
+            .api::<Service>()
+            .create(
+                &PostParams::default(),
+                &objects::service(&self.run_id, name, ports),
+            )
+            .await
+            .map_err(kube_err(format!("creating the service of {name}")))?;
+        created
+            .spec
+            .and_then(|s| s.cluster_ip)
+            .filter(|ip| !ip.is_empty() && ip != "None")
+            .ok_or_else(|| RuntimeError::Unsupported {
+                what: format!("the service of {name}"),
+                why: "the cluster gave it no cluster IP".into(),
+                hint: "check the API server's --service-cluster-ip-range".into(),
+            })
+    }
+
+    /// Creates the Secret with `files` and the Pod of `name`, and follows its log.
+    async fn pod(
+        &mut self,
+        name: &str,
+        image: &str,
+        args: &[String],
+        ports: &[u16],
+        files: &[ConfigFile],
+    ) -> Result<(), RuntimeError> {
+        self.api::<Secret>()
+            .create(
+                &PostParams::default(),
+                &objects::secret(&self.run_id, name, files),
+            )
+            .await
+            .map_err(kube_err(format!("creating the config secret of {name}")))?;
+        let paths: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
+        let pin = (self.settings.pin.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, h)| h.as_str());
+        let pod = objects::pod(&objects::PodSpec {
+            run_id: &self.run_id,
+            name,
+            image,
+            pull: self.pull,
+            args,
+            ports,
+            files: &paths,
+            spread: self.settings.spread,
+            pin,
+        });
+        self.api::<Pod>()
+            .create(&PostParams::default(), &pod)
+            .await
+            .map_err(kube_err(format!("creating the pod of {name} ({image})")))?;
+        self.pods.push(name.to_string());
+        self.loggers.push(tokio::spawn(watch::follow_log(
+            self.api(),
+            name.to_string(),
+            self.log_path(name),
+        )));
+        Ok(())
+    }
+
+    /// A local address forwarded to `port` of pod `name`.
+    async fn forward(&mut self, name: &str, port: u16) -> Result<String, RuntimeError> {
+        let (addr, task) = forward::forward(self.api(), name.to_string(), port)
+            .await
+            .map_err(Self::io_err(&self.run_dir))?;
+        self.forwards.push(task);
+        Ok(addr)
+    }
+
+    /// Runs `cmd` in `container` of pod `name`; its stdout when it succeeded.
+    async fn exec(&self, name: &str, container: &str, cmd: &[&str]) -> Option<Vec<u8>> {
+        let run = async {
+            let params = AttachParams::default().container(container).stderr(false);
+            let mut process = self
+                .api::<Pod>()
+                .exec(name, cmd.to_vec(), &params)
+                .await
+                .ok()?;
+            let mut stdout = process.stdout()?;
+            let status = process.take_status();
+            let mut out = Vec::new();
+            stdout.read_to_end(&mut out).await.ok()?;
+            let ok = match status {
+                Some(status) => status
+                    .await
+                    .is_none_or(|s| s.status.as_deref() == Some("Success")),
+                None => true,
+            };
+            let _ = process.join().await;
+            ok.then_some(out)
+        };
+        tokio::time::timeout(EXEC_TIMEOUT, run).await.ok().flatten()
+    }
+
+    /// Copies a node's credential files out once all exist, through the reader
+    /// container, into its private directory. False while one is missing.
+    async fn copy_credentials(&self, ep: &NodeEndpoint) -> bool {
+        let driver = crate::node::driver(ep.implementation);
+        for (inside, outside) in driver.credential_files().iter().zip(ep.credentials.files()) {
+            let path = format!("{}/{inside}", objects::DATA);
+            let Some(content) = self
+                .exec(&ep.name, FILES_CONTAINER, &["/bin/cat", &path])
+                .await
+            else {
+                return false;
+            };
+            if content.is_empty() || super::docker::write_private(outside, &content).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn exited_error(&self, what: String, name: &str, status: String) -> RuntimeError {
+        RuntimeError::Exited {
+            what,
+            status,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    fn not_ready_error(&self, what: String, name: &str, secs: u64) -> RuntimeError {
+        RuntimeError::NotReady {
+            what,
+            secs,
+            tail: self.log_tail(name, 30),
+            log: self.log_path(name),
+        }
+    }
+
+    /// Deletes the node pods (the chain's last: LND can hang while its chain is gone),
+    /// then the namespace, and waits until it is gone.
+    async fn remove_all(&mut self) -> Result<(), RuntimeError> {
+        for task in self.forwards.drain(..).chain(self.poller.take()) {
+            task.abort();
+        }
+        if self.clean {
+            return Ok(());
+        }
+        let pods: Api<Pod> = self.api();
+        let nodes = ListParams::default().labels(&format!(
+            "{}={},{}!={CHAIN_NAME}",
+            objects::LABEL_RUN,
+            objects::label_value(&self.run_id),
+            objects::LABEL_NODE
+        ));
+        let grace = DeleteParams {
+            grace_period_seconds: Some(objects::GRACE_SECS as u32),
+            ..DeleteParams::background()
+        };
+        if pods.delete_collection(&grace, &nodes).await.is_ok() {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline
+                && pods.list(&nodes).await.is_ok_and(|l| !l.items.is_empty())
+            {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+        for logger in self.loggers.drain(..) {
+            let abort = logger.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), logger)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        cleanup::delete_namespace(&self.client, &self.namespace, cleanup::GONE_WITHIN).await?;
+        self.clean = true;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Runtime for KubeRuntime {
+    async fn start_chain(
+        &mut self,
+        spec: &ChainSpec,
+        mining_addr: &str,
+    ) -> Result<ChainEndpoint, RuntimeError> {
+        let driver = crate::chain::driver(spec.kind);
+        let what = format!("the chain ({})", driver.binary());
+        std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
+        let dir = self.cred_dir(CHAIN_NAME)?;
+        self.ensure_namespace().await?;
+        let ports = driver.ports();
+        let mut listen = vec![ports.rpc, ports.p2p];
+        listen.extend(ports.zmq.iter().flat_map(|&(b, t)| [b, t]));
+        let ip = self.service(CHAIN_NAME, &listen).await?;
+        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (mut args, mut files) = chain_command(spec.kind, &user, &pass, mining_addr);
+        args.extend(spec.args.iter().cloned());
+        let rpc_cert = if driver.rpc_tls() {
+            let (cert, key) =
+                crate::tls::self_signed_pem(&[CHAIN_NAME, "localhost", "127.0.0.1", &ip]).map_err(
+                    |e| RuntimeError::Io {
+                        path: dir.clone(),
+                        source: std::io::Error::other(e),
+                    },
+                )?;
+            let rpc_cert = dir.join("rpc.cert");
+            super::docker::write_private(&rpc_cert, cert.as_bytes())
+                .map_err(Self::io_err(&rpc_cert))?;
+            files.push(ConfigFile {
+                path: "rpc.cert",
+                content: cert.clone(),
+            });
+            files.push(ConfigFile {
+                path: "rpc.key",
+                content: key,
+            });
+            self.chain_cert = Some(cert);
+            Some(rpc_cert)
+        } else {
+            None
+        };
+        let image = self.images.chain.clone();
+        self.pod(CHAIN_NAME, &image, &args, &listen, &files).await?;
+        let rpc_addr = self.forward(CHAIN_NAME, ports.rpc).await?;
+        let mut access = chain_access(spec.kind, &user, &pass);
+        access.rpc_addr = format!("{ip}:{}", ports.rpc);
+        access.zmq_block = ports.zmq.map(|(b, _)| format!("tcp://{ip}:{b}"));
+        access.zmq_tx = ports.zmq.map(|(_, t)| format!("tcp://{ip}:{t}"));
+        let mut endpoint = ChainEndpoint {
+            kind: spec.kind,
+            rpc_addr,
+            access,
+            rpc_user: user,
+            rpc_pass: pass,
+            rpc_cert,
+            version: format!("{} ({image})", driver.binary()),
+        };
+        let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.shared.exit_of(CHAIN_NAME) {
+                return Err(self.exited_error(what, CHAIN_NAME, status));
+            }
+            if driver.ready(&endpoint).await {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(self.not_ready_error(what, CHAIN_NAME, CHAIN_READY_TIMEOUT.as_secs()));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        if let Some(out) = self
+            .exec(CHAIN_NAME, NODE_CONTAINER, &[driver.binary(), "--version"])
+            .await
+        {
+            let text = String::from_utf8_lossy(&out);
+            if let Some(line) = text.lines().next().filter(|l| !l.trim().is_empty()) {
+                endpoint.version = format!("{} ({image})", line.trim());
+            }
+        }
+        Ok(endpoint)
+    }
+
+    async fn start_nodes(
+        &mut self,
+        nodes: &[NodeSpec],
+        chain: &ChainEndpoint,
+    ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
+        self.ensure_namespace().await?;
+        let mut started = Vec::with_capacity(nodes.len());
+        for spec in nodes {
+            let image = (self.images.node(&spec.name))
+                .ok_or_else(|| RuntimeError::Image {
+                    what: format!("node {}", spec.name),
+                    detail: "no image was chosen for it".into(),
+                })?
+                .to_string();
+            let driver = crate::node::driver(spec.implementation);
+            let ports = driver.ports();
+            let dir = self.cred_dir(&spec.name)?;
+            let (mut args, mut files) =
+                node_command(spec.implementation, &spec.name, &chain.access);
+            args.extend(spec.args.iter().cloned());
+            if let Some(cert) = &self.chain_cert {
+                files.push(ConfigFile {
+                    path: "chain-rpc.cert",
+                    content: cert.clone(),
+                });
+            }
+            super::create_chain_wallet(spec, chain).await?;
+            let listen = [ports.rpc, ports.p2p];
+            let ip = self.service(&spec.name, &listen).await?;
+            self.pod(&spec.name, &image, &args, &listen, &files).await?;
+            let rpc_addr = self.forward(&spec.name, ports.rpc).await?;
+            let credentials = driver
+                .credentials(&|file| dir.join(Path::new(file).file_name().unwrap_or_default()));
+            started.push(NodeEndpoint {
+                name: spec.name.clone(),
+                implementation: spec.implementation,
+                rpc_addr,
+                p2p_addr: format!("{ip}:{}", ports.p2p),
+                credentials,
+                data_dir: dir,
+                binary: PathBuf::from(image),
+                pid: None,
+            });
+        }
+        let deadline = Instant::now() + NODE_READY_TIMEOUT;
+        let mut pending: Vec<usize> = (0..started.len()).collect();
+        while !pending.is_empty() {
+            let mut still = Vec::new();
+            for i in pending {
+                let ep = &started[i];
+                if let Some(status) = self.shared.exit_of(&ep.name) {
+                    return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
+                }
+                let ready = self.copy_credentials(ep).await
+                    && crate::node::driver(ep.implementation).ready(ep).await;
+                if !ready {
+                    still.push(i);
+                }
+            }
+            pending = still;
+            if let Some(&i) = pending.first()
+                && Instant::now() >= deadline
+            {
+                let name = started[i].name.clone();
+                return Err(self.not_ready_error(
+                    format!("node {name}"),
+                    &name,
+                    NODE_READY_TIMEOUT.as_secs(),
+                ));
+            }
+            if !pending.is_empty() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+        Ok(started)
+    }
+
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        Err(RuntimeError::Unsupported {
+            what: format!("restarting node {name}"),
+            why: "the kubernetes runtime does not restart nodes yet".into(),
+            hint: "run the scenario with runtime: local or docker".into(),
+        })
+    }
+
+    fn log_tail(&self, name: &str, lines: usize) -> String {
+        let text = std::fs::read_to_string(self.log_path(name)).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    fn exited(&mut self) -> Option<(String, String)> {
+        let exited = (self.shared.exited.lock()).unwrap_or_else(|e| e.into_inner());
+        exited.first().cloned()
+    }
+
+    async fn resources(&mut self) -> Vec<ResourceReading> {
+        let latest = (self.shared.latest.lock()).unwrap_or_else(|e| e.into_inner());
+        (self.pods.iter())
+            .filter_map(|p| latest.get(p).cloned())
+            .collect()
+    }
+
+    fn measures_resources(&self) -> bool {
+        !self.shared.unmeasured.load(Ordering::Relaxed)
+    }
+
+    fn describe(&self) -> String {
+        let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
+            .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
+            .collect();
+        images.sort_unstable();
+        images.dedup();
+        format!(
+            "kubernetes ({}; namespace {}; {})",
+            self.cluster,
+            self.namespace,
+            images.join(", ")
+        )
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        let removed = self.remove_all().await;
+        if !self.keep {
+            match tokio::fs::remove_dir_all(&self.run_dir).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(RuntimeError::Io {
+                        path: self.run_dir.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for KubeRuntime {
+    /// A backstop for panics and early returns, which skip `down`: delete the run's
+    /// namespace from a thread of its own (Drop cannot await).
+    fn drop(&mut self) {
+        for task in (self.forwards.drain(..))
+            .chain(self.loggers.drain(..))
+            .chain(self.poller.take())
+        {
+            task.abort();
+        }
+        if self.clean {
+            return;
+        }
+        cleanup::delete_blocking(
+            self.settings.context.clone(),
+            self.namespace.clone(),
+            Duration::from_secs(60),
+        );
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.run_dir);
+        }
+    }
+}
