@@ -22,7 +22,9 @@
 #    profiling tests), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
 #    and a Docker engine (Debian's docker.io, started by scripts/start-dockerd.sh) with the
-#    local node images (scripts/build-images.sh) for the docker runtime's end-to-end tests.
+#    local node images (scripts/build-images.sh) for the docker runtime's end-to-end tests;
+#    and the local Kubernetes cluster (scripts/kube-cluster.sh up --no-build) when its
+#    binaries are already built (scripts/build-kube.sh), for the kubernetes runtime's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=false
@@ -103,4 +105,10 @@ if $dev; then
   bash scripts/start-dockerd.sh
   images=$(bash scripts/build-images.sh | tail -n 1)
   echo "node images: $images" >&2
+fi
+if $dev; then
+  # The local Kubernetes cluster of tests/e2e_kube.rs, when its binaries are built
+  # (scripts/build-kube.sh, about 25 minutes: not done here); it imports the node
+  # images above. Without the binaries it says so and those tests record "not run".
+  bash scripts/kube-cluster.sh up --no-build
 fi

@@ -50,16 +50,25 @@ pub fn require_node_binaries() {
 /// closing line (such a test passes in cargo's count, and is taken out of it there).
 /// For the implementations built from a source tree that a fresh machine may lack.
 pub fn built_or_not_run(test: &str, binary: &str, build: &str) -> bool {
-    let path = cache_dir().join("bin").join(binary);
+    built_or_not_run_at(test, &cache_dir().join("bin").join(binary), build)
+}
+
+/// [`built_or_not_run`] for a binary anywhere in the build cache (`path`).
+pub fn built_or_not_run_at(test: &str, path: &Path, build: &str) -> bool {
     if path.exists() {
         return true;
     }
-    let reason = format!("{binary} not built ({build})");
+    let binary = path.file_name().unwrap_or_default().to_string_lossy();
+    record_not_run(test, &format!("{binary} not built ({build})"));
+    false
+}
+
+/// Says that `test` did not run and why, on stderr and under `target/tmp/not-run/`.
+pub fn record_not_run(test: &str, reason: &str) {
     eprintln!("NOT RUN: {test}: {reason}");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("not-run");
     std::fs::create_dir_all(&dir).expect("not-run directory");
     std::fs::write(dir.join(test), format!("{reason}\n")).expect("not-run record");
-    false
 }
 
 /// Every process on the machine whose command line carries an RPC password flag

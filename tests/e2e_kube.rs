@@ -1,0 +1,218 @@
+//! End to end on a real Kubernetes cluster, through the binary: the single-node
+//! cluster `scripts/kube-cluster.sh` brings up on this machine (the Kubernetes
+//! components built from their Go modules, the node images imported, nothing pulled).
+//! alice-pays-bob with `runtime: kubernetes` by keysend, with resources from the
+//! kubelet and the namespace gone afterwards; SIGINT in the middle of the load; and a
+//! SIGKILLed tool whose namespace `down` deletes.
+//!
+//! When the cluster's binaries are not built (a fresh machine: `scripts/build-kube.sh`
+//! takes about 25 minutes) each test records itself as not run. When they are built,
+//! the cluster must answer: `.ci/run` brings it up, so under `CI=true` a cluster that
+//! does not answer fails the tests.
+
+mod common;
+
+use common::running::Running;
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const SCENARIO: &str = "tests/fixtures/kube/alice-pays-bob.yaml";
+const KUBE_VERSION: &str = "v1.34.4";
+
+/// One run on the cluster at a time: three pairs of LND nodes at once would swamp two
+/// cores.
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+fn kubeconfig() -> PathBuf {
+    cache_dir().join("kube/cluster/admin.kubeconfig")
+}
+
+fn kubectl() -> PathBuf {
+    cache_dir().join(format!("kube/{KUBE_VERSION}/bin/kubectl"))
+}
+
+/// True when the cluster answers. False, recorded as not run, when its binaries are
+/// not built; a built cluster that does not answer fails (CI brings it up).
+fn cluster_or_not_run(test: &str) -> bool {
+    let build = "scripts/build-kube.sh, then scripts/kube-cluster.sh up";
+    if !built_or_not_run_at(test, &kubectl(), build) {
+        return false;
+    }
+    let up = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(kubeconfig())
+        .args(["get", "--raw", "/readyz"])
+        .output()
+        .expect("run kubectl");
+    if up.status.success() {
+        return true;
+    }
+    let why = String::from_utf8_lossy(&up.stderr);
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and the cluster's binaries are built, but it does not answer: {why}");
+    }
+    record_not_run(
+        test,
+        &format!("the local cluster is not up ({build}): {why}"),
+    );
+    false
+}
+
+/// Whether namespace `name` exists on the cluster.
+fn namespace_exists(name: &str) -> bool {
+    let out = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(kubeconfig())
+        .args(["get", "namespace", name, "--ignore-not-found", "-o", "name"])
+        .output()
+        .expect("run kubectl");
+    assert!(out.status.success(), "kubectl get namespace: {out:?}");
+    !String::from_utf8_lossy(&out.stdout).trim().is_empty()
+}
+
+fn namespace_of(run_id: &str) -> String {
+    lnbench_tui::runtime::kube::objects::namespace_for(run_id)
+}
+
+struct Run {
+    running: Running,
+    work: tempfile::TempDir,
+}
+
+impl Run {
+    fn start(payments: u64) -> Run {
+        let work = tempfile::tempdir().expect("temp dir");
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(repo_file(SCENARIO))
+            .args(["--payments", &payments.to_string(), "--report"])
+            .arg(work.path().join("report"))
+            .arg("--run-dir")
+            .arg(work.path())
+            .env("KUBECONFIG", kubeconfig());
+        Run {
+            running: Running::spawn(cmd),
+            work,
+        }
+    }
+
+    /// A run of far more payments than can finish, once its load is under way.
+    fn under_load() -> Run {
+        let mut run = Run::start(1_000_000);
+        run.running.wait_for_load(2);
+        run
+    }
+}
+
+#[test]
+fn alice_pays_bob_on_kubernetes_records_resources_and_leaves_no_namespace() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("alice_pays_bob_on_kubernetes") {
+        return;
+    }
+    let mut run = Run::start(200);
+    let (status, log) = run.running.wait_exit(Duration::from_secs(900));
+    let run_id = run.running.run_id();
+    assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
+    assert!(
+        !namespace_exists(&namespace_of(&run_id)),
+        "namespace {} left behind\n{log}",
+        namespace_of(&run_id)
+    );
+
+    let text = std::fs::read_to_string(run.work.path().join("report/report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["results"]["ok"], 200, "{:#}", report["results"]);
+    assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
+    let runtime = report["runtime"].as_str().unwrap();
+    assert!(
+        runtime.starts_with("kubernetes (") && runtime.contains("lnbench/lnd:v0.21.1-beta"),
+        "{runtime}"
+    );
+    assert!(
+        !text.contains("macaroon\":"),
+        "a macaroon field in report.json"
+    );
+    // CPU and memory of each node, from the kubelet.
+    let nodes = report["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    for node in nodes {
+        let name = node["name"].as_str().unwrap();
+        let samples = node["resources"]["samples"]
+            .as_array()
+            .unwrap_or_else(|| panic!("node {name} has no resources.samples: {node:#}"));
+        let positive = |key: &str| {
+            samples
+                .iter()
+                .any(|s| s[key].as_f64().is_some_and(|v| v > 0.0))
+        };
+        assert!(
+            positive("cpu_pct"),
+            "node {name}: no CPU above 0: {samples:?}"
+        );
+        assert!(
+            positive("mem_bytes"),
+            "node {name}: no memory above 0: {samples:?}"
+        );
+    }
+}
+
+#[test]
+fn sigint_in_the_middle_of_the_load_on_kubernetes_deletes_the_namespace() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("sigint_on_kubernetes") {
+        return;
+    }
+    let mut run = Run::under_load();
+    let namespace = namespace_of(&run.running.run_id());
+    assert!(
+        namespace_exists(&namespace),
+        "no namespace {namespace} during the load"
+    );
+    kill(Pid::from_raw(run.running.child.id() as i32), Signal::SIGINT).unwrap();
+    let (status, log) = run.running.wait_exit(Duration::from_secs(180));
+    assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
+    assert!(log.contains("interrupted by SIGINT"), "{log}");
+    assert!(
+        !namespace_exists(&namespace),
+        "namespace {namespace} left behind\n{log}"
+    );
+}
+
+#[test]
+fn down_deletes_the_namespace_a_killed_run_left_on_kubernetes() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("down_on_kubernetes") {
+        return;
+    }
+    let mut run = Run::under_load();
+    let run_id = run.running.run_id();
+    let namespace = namespace_of(&run_id);
+    kill(
+        Pid::from_raw(run.running.child.id() as i32),
+        Signal::SIGKILL,
+    )
+    .unwrap();
+    let (_, log) = run.running.wait_exit(Duration::from_secs(30));
+    // SIGKILL runs no teardown: the namespace stays.
+    assert!(namespace_exists(&namespace), "{log}");
+
+    let out = Command::new(lnbench())
+        .args(["down", "--run", &run_id])
+        .env("KUBECONFIG", kubeconfig())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "down failed: {out:?}");
+    assert!(
+        stdout.contains(&format!("removed namespace {namespace} (run {run_id})")),
+        "down did not list the namespace:\n{stdout}"
+    );
+    assert!(!namespace_exists(&namespace), "{stdout}");
+}
