@@ -166,8 +166,9 @@ start() {
 
 # stop NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (default 15).
 stop() {
-  local name=$1 secs=${2:-15} pid i
+  local name=$1 secs=${2:-15} pid i t0
   if pid=$(running_pid "$name"); then
+    t0=$(now_ms)
     kill -TERM "$pid" 2>/dev/null || true
     for i in $(seq $(( secs * 10 ))); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
     if [ -d "/proc/$pid" ]; then
@@ -175,7 +176,7 @@ stop() {
       kill -KILL "$pid" 2>/dev/null || true
       sleep 0.2
     fi
-    log "stopped $name"
+    log "stopped $name ($(since "$t0"))"
   fi
   rm -f "$(pidfile "$name")"
 }
@@ -755,7 +756,8 @@ cmd_down() {
     # shellcheck disable=SC2086
     kill -KILL $pids 2>/dev/null || true
   fi
-  stop kube-apiserver
+  # The apiserver drains its requests for a long while on SIGTERM; its state goes anyway.
+  stop kube-apiserver 5
   stop etcd
   iptables_cleanup
   ip link del "$BRIDGE" 2>/dev/null || true
