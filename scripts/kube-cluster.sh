@@ -378,6 +378,10 @@ evictionHard:
   imagefs.available: 1%
   imagefs.inodesFree: 1%
 evictionPressureTransitionPeriod: 30s
+# Data volumes are measured every 10 s (default 1 min): lnbench-tui reports their growth.
+volumeStatsAggPeriod: 10s
+# List every image in the node's status: lnbench-tui checks images are present there.
+nodeStatusMaxImages: -1
 EOF
 
   cat >"$etc/kube-proxy.yaml" <<EOF

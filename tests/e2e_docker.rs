@@ -127,29 +127,7 @@ fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
         "a macaroon field in report.json"
     );
 
-    // Resource samples for every node (the report field `nodes[].resources` comes
-    // with the resources work; until it is merged this part fails).
-    let nodes = report["nodes"].as_array().unwrap();
-    assert_eq!(nodes.len(), 2);
-    for node in nodes {
-        let name = node["name"].as_str().unwrap();
-        let samples = node["resources"]["samples"]
-            .as_array()
-            .unwrap_or_else(|| panic!("node {name} has no resources.samples: {node:#}"));
-        let positive = |key: &str| {
-            samples
-                .iter()
-                .any(|s| s[key].as_f64().is_some_and(|v| v > 0.0))
-        };
-        assert!(
-            positive("cpu_pct"),
-            "node {name}: no CPU above 0: {samples:?}"
-        );
-        assert!(
-            positive("mem_bytes"),
-            "node {name}: no memory above 0: {samples:?}"
-        );
-    }
+    assert_cpu_and_memory_of_every_node(&report, 2);
 }
 
 #[test]

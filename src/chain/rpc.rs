@@ -198,11 +198,20 @@ impl ChainBackend for RpcChain {
                     self.call("generatetoaddress", json!([batch, to])).await?
                 }
             };
-            for (i, hash) in hashes.iter().enumerate() {
-                let block = self.block(hash).await?;
+            // A few blocks at a time: each call may be a connection of its own (btcd
+            // closes after every answer), which costs most through a port-forward.
+            let mut blocks: Vec<Block> = Vec::with_capacity(hashes.len());
+            for chunk in hashes.chunks(8) {
+                let mut calls = Vec::with_capacity(chunk.len());
+                for hash in chunk {
+                    calls.push(self.block(hash));
+                }
+                blocks.extend(futures::future::try_join_all(calls).await?);
+            }
+            for (i, block) in blocks.iter().enumerate() {
                 // BIP 34 puts the height in the coinbase; the count is the fallback.
                 let height = block.bip34_block_height().unwrap_or(before + 1 + i as u64);
-                coins.extend(self.wallet.coinbase_coins(&block, height));
+                coins.extend(self.wallet.coinbase_coins(block, height));
             }
             remaining -= batch;
         }

@@ -300,12 +300,7 @@ impl DockerRuntime {
 
     /// A private directory in the run dir for a node's credentials.
     fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = self.run_dir.join(name);
-        std::fs::create_dir_all(&dir).map_err(Self::io_err(&dir))?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(Self::io_err(&dir))?;
-        Ok(dir)
+        super::private_dir(&self.run_dir, name)
     }
 
     async fn ensure_network(&mut self) -> Result<String, RuntimeError> {
@@ -870,16 +865,7 @@ impl Runtime for DockerRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         let removed = self.remove_all().await;
         if !self.keep {
-            match tokio::fs::remove_dir_all(&self.run_dir).await {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(RuntimeError::Io {
-                        path: self.run_dir.clone(),
-                        source,
-                    });
-                }
-            }
+            super::remove_run_dir(&self.run_dir).await?;
         }
         removed
     }

@@ -154,6 +154,32 @@ fn unsupported(name: &str, what: &str) -> RuntimeError {
     }
 }
 
+/// A private (0700) directory `<run dir>/<name>` for the credentials of a node (or
+/// the chain) that runs in a container or a pod.
+pub(crate) fn private_dir(run_dir: &std::path::Path, name: &str) -> Result<PathBuf, RuntimeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = run_dir.join(name);
+    let io = |source| RuntimeError::Io {
+        path: dir.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    Ok(dir)
+}
+
+/// Removes a run directory at teardown (gone already is fine).
+pub(crate) async fn remove_run_dir(run_dir: &std::path::Path) -> Result<(), RuntimeError> {
+    match tokio::fs::remove_dir_all(run_dir).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RuntimeError::Io {
+            path: run_dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Creates the chain backend's wallet for a node whose driver keeps its funds there
 /// (Eclair), before the node starts; nothing for others.
 pub(crate) async fn create_chain_wallet(

@@ -71,6 +71,32 @@ pub fn record_not_run(test: &str, reason: &str) {
     std::fs::write(dir.join(test), format!("{reason}\n")).expect("not-run record");
 }
 
+/// Checks that report.json has `count` nodes, each with a resource sample of CPU and one
+/// of memory above 0.
+pub fn assert_cpu_and_memory_of_every_node(report: &serde_json::Value, count: usize) {
+    let nodes = report["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), count);
+    for node in nodes {
+        let name = node["name"].as_str().unwrap();
+        let samples = node["resources"]["samples"]
+            .as_array()
+            .unwrap_or_else(|| panic!("node {name} has no resources.samples: {node:#}"));
+        let positive = |key: &str| {
+            samples
+                .iter()
+                .any(|s| s[key].as_f64().is_some_and(|v| v > 0.0))
+        };
+        assert!(
+            positive("cpu_pct"),
+            "node {name}: no CPU above 0: {samples:?}"
+        );
+        assert!(
+            positive("mem_bytes"),
+            "node {name}: no memory above 0: {samples:?}"
+        );
+    }
+}
+
 /// Every process on the machine whose command line carries an RPC password flag
 /// (`--rpcpass`, `--btcd.rpcpass`, `-rpcpassword`, ...), as `(pid, cmdline)`. The tool
 /// gives passwords to the daemons in 0600 config files; none may show in `ps`.

@@ -171,6 +171,8 @@ pub fn pod(p: &PodSpec) -> Pod {
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": GRACE_SECS,
         "enableServiceLinks": false,
+        // Nodes are given addresses, not names: no cluster DNS is needed.
+        "dnsPolicy": "Default",
         "automountServiceAccountToken": false,
         // The file reader sees the node's processes (and pid 1 is the pod's pause).
         "shareProcessNamespace": true,
