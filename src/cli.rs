@@ -41,7 +41,8 @@ pub enum Command {
         noise_pct: f64,
     },
     /// Remove every container, network and volume a run of the docker runtime left
-    /// behind (anything labelled `lnbench.run`, e.g. after the tool was killed), and
+    /// behind, and every namespace a kubernetes run left on the cluster of the current
+    /// kubeconfig (anything labelled `lnbench.run`, e.g. after the tool was killed), and
     /// list what was removed. A run whose lnbench-tui still runs on this host is left
     /// alone (and listed), as is one started from another host or by another user,
     /// unless --all.
