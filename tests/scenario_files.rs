@@ -40,7 +40,7 @@ invalid_fixtures! {
     topology_bad_shape: "topology-bad-shape" at "4:10", "unknown value `hexagon`", hint "write one of: star, ring, line, complete, random, scale-free";
     topology_degree_too_high: "topology-degree-too-high" at "6:11", "degree: 8 does not fit 6 nodes", hint "write a degree from 1 to 5";
     activity_bad_share: "activity-bad-share" at "10:14", "activity senders: 1.5 is not a share of the nodes", hint "write senders: all, or a share above 0 and at most 1";
-    bad_runtime: "bad-runtime" at "3:10", "unknown value `kubernetes`", hint "write one of: auto, docker, local";
+    bad_runtime: "bad-runtime" at "3:10", "unknown value `nomad`", hint "write one of: auto, docker, local, external, kubernetes";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
     bad_number: "bad-number" at "6:15", "this value is not a whole number of at least 0", hint "e.g. 10";
     bad_duration: "bad-duration" at "18:15", "stop duration \"5\" is not a duration (time unit needed", hint "e.g. 30s, 5m or 1h30m";
