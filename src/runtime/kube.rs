@@ -659,9 +659,7 @@ impl Runtime for KubeRuntime {
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
-        let text = std::fs::read_to_string(self.log_path(name)).unwrap_or_default();
-        let all: Vec<&str> = text.lines().collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
+        super::local::tail(&self.log_path(name), lines)
     }
 
     fn exited(&mut self) -> Option<(String, String)> {
