@@ -37,8 +37,6 @@ pub struct Shared {
     pub latest: Mutex<HashMap<String, ResourceReading>>,
     /// Set when the summary API could not be read: resources are not measured.
     pub unmeasured: AtomicBool,
-    /// Why, for the log.
-    pub unmeasured_why: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -110,13 +108,7 @@ pub async fn poll(
                         latest.insert(r.name.clone(), r);
                     }
                 }
-                Err(why) => {
-                    shared.unmeasured.store(true, Ordering::Relaxed);
-                    *shared
-                        .unmeasured_why
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) = Some(why);
-                }
+                Err(_) => shared.unmeasured.store(true, Ordering::Relaxed),
             }
         }
         tokio::time::sleep(POLL).await;
