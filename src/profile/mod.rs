@@ -130,7 +130,7 @@ pub fn listener_args(
         {
             continue;
         }
-        let Ok(port) = crate::runtime::local::process::free_ports(1) else {
+        let Ok(port) = crate::runtime::local::ports::free_ports(1) else {
             continue;
         };
         let addr = format!("127.0.0.1:{}", port[0]);

@@ -6,6 +6,7 @@
 mod binaries;
 pub mod etcd;
 mod faults;
+pub(crate) mod ports;
 pub mod postgres;
 pub(crate) mod process;
 pub mod stats;
@@ -22,7 +23,8 @@ use crate::node::driver::NodeLaunch;
 use crate::scenario::{ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use bitcoin::hex::DisplayHex;
-use process::{Proc, free_ports};
+use ports::free_ports;
+use process::Proc;
 use rand::RngCore;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

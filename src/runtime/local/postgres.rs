@@ -329,7 +329,7 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let port = super::super::process::free_ports(1).unwrap()[0];
+        let port = super::super::ports::free_ports(1).unwrap()[0];
         let run_name = format!("pgtest-{}", std::process::id());
         let mut pg = Postgres::start(dir.path(), &run_name, port).await.unwrap();
         let mode = std::fs::metadata(&pg.socket_dir)

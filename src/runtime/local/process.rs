@@ -163,71 +163,9 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Free TCP ports on 127.0.0.1, below the kernel's ephemeral range: a port taken from
-/// that range (what binding port 0 gives) can be taken again as the source port of an
-/// outgoing connection before a slow-starting node (a JVM: Eclair) binds it. All
-/// listeners are held until every port is chosen, so the ports are distinct; they are
-/// released on return, for the process to bind. A random start spreads parallel runs.
-pub fn free_ports(count: usize) -> std::io::Result<Vec<u16>> {
-    use rand::Rng;
-    let first = FIRST_PORT;
-    let end = ephemeral_start().max(first + 1024);
-    let span = end - first;
-    let start = rand::rng().random_range(0..span);
-    let mut listeners = Vec::with_capacity(count);
-    for i in 0..span {
-        if listeners.len() == count {
-            break;
-        }
-        let port = first + (start + i) % span;
-        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            listeners.push(l);
-        }
-    }
-    if listeners.len() < count {
-        // Everything below the ephemeral range is taken: let the kernel choose.
-        while listeners.len() < count {
-            listeners.push(std::net::TcpListener::bind("127.0.0.1:0")?);
-        }
-    }
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect()
-}
-
-/// The lowest port the tool hands out (below it: well-known and registered services
-/// a user is more likely to run).
-const FIRST_PORT: u16 = 20_000;
-
-/// The first port of the kernel's ephemeral range (Linux: `ip_local_port_range`;
-/// 32768 by default).
-fn ephemeral_start() -> u16 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32_768)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn free_ports_are_distinct_and_bindable() {
-        let ports = free_ports(8).unwrap();
-        let mut unique = ports.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), 8);
-        for port in ports {
-            assert!(
-                port < ephemeral_start().max(FIRST_PORT + 1024),
-                "{port} is in the ephemeral range"
-            );
-            std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-        }
-    }
 
     #[test]
     fn tail_gives_last_lines() {
