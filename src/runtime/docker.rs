@@ -434,24 +434,6 @@ impl DockerRuntime {
             .map(|(_, s)| s.clone())
     }
 
-    fn exited_error(&self, what: String, name: &str, status: String) -> RuntimeError {
-        RuntimeError::Exited {
-            what,
-            status,
-            tail: self.log_tail(name, 30),
-            log: self.log_path(name),
-        }
-    }
-
-    fn not_ready_error(&self, what: String, name: &str, secs: u64) -> RuntimeError {
-        RuntimeError::NotReady {
-            what,
-            secs,
-            tail: self.log_tail(name, 30),
-            log: self.log_path(name),
-        }
-    }
-
     /// Copies a node's credential files out once all exist, into its private
     /// directory. False while the node has not written them all yet.
     async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> bool {
@@ -625,13 +607,21 @@ impl Runtime for DockerRuntime {
         let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
         loop {
             if let Some(status) = self.exit_of(CHAIN_NAME) {
-                return Err(self.exited_error(what, CHAIN_NAME, status));
+                return Err(RuntimeError::exited(
+                    what,
+                    status,
+                    &self.log_path(CHAIN_NAME),
+                ));
             }
             if driver.ready(&endpoint).await {
                 return Ok(endpoint);
             }
             if Instant::now() >= deadline {
-                return Err(self.not_ready_error(what, CHAIN_NAME, CHAIN_READY_TIMEOUT.as_secs()));
+                return Err(RuntimeError::not_ready(
+                    what,
+                    CHAIN_READY_TIMEOUT,
+                    &self.log_path(CHAIN_NAME),
+                ));
             }
             tokio::time::sleep(POLL).await;
         }
@@ -721,7 +711,11 @@ impl Runtime for DockerRuntime {
             for i in pending {
                 let (id, ep) = &started[i];
                 if let Some(status) = self.exit_of(&ep.name) {
-                    return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
+                    return Err(RuntimeError::exited(
+                        format!("node {}", ep.name),
+                        status,
+                        &self.log_path(&ep.name),
+                    ));
                 }
                 let ready = self.copy_credentials(id, ep).await
                     && crate::node::driver(ep.implementation).ready(ep).await;
@@ -734,10 +728,10 @@ impl Runtime for DockerRuntime {
                 && Instant::now() >= deadline
             {
                 let name = started[i].1.name.clone();
-                return Err(self.not_ready_error(
+                return Err(RuntimeError::not_ready(
                     format!("node {name}"),
-                    &name,
-                    NODE_READY_TIMEOUT.as_secs(),
+                    NODE_READY_TIMEOUT,
+                    &self.log_path(&name),
                 ));
             }
             if !pending.is_empty() {

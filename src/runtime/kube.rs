@@ -428,24 +428,6 @@ impl KubeRuntime {
         true
     }
 
-    fn exited_error(&self, what: String, name: &str, status: String) -> RuntimeError {
-        RuntimeError::Exited {
-            what,
-            status,
-            tail: self.log_tail(name, 30),
-            log: self.log_path(name),
-        }
-    }
-
-    fn not_ready_error(&self, what: String, name: &str, secs: u64) -> RuntimeError {
-        RuntimeError::NotReady {
-            what,
-            secs,
-            tail: self.log_tail(name, 30),
-            log: self.log_path(name),
-        }
-    }
-
     /// Deletes the node pods (the chain's last: LND can hang while its chain is gone),
     /// then the namespace, and waits until it is gone.
     async fn remove_all(&mut self) -> Result<(), RuntimeError> {
@@ -551,13 +533,21 @@ impl Runtime for KubeRuntime {
         let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
         loop {
             if let Some(status) = self.shared.exit_of(CHAIN_NAME) {
-                return Err(self.exited_error(what, CHAIN_NAME, status));
+                return Err(RuntimeError::exited(
+                    what,
+                    status,
+                    &self.log_path(CHAIN_NAME),
+                ));
             }
             if driver.ready(&endpoint).await {
                 break;
             }
             if Instant::now() >= deadline {
-                return Err(self.not_ready_error(what, CHAIN_NAME, CHAIN_READY_TIMEOUT.as_secs()));
+                return Err(RuntimeError::not_ready(
+                    what,
+                    CHAIN_READY_TIMEOUT,
+                    &self.log_path(CHAIN_NAME),
+                ));
             }
             tokio::time::sleep(POLL).await;
         }
@@ -624,7 +614,11 @@ impl Runtime for KubeRuntime {
             for i in pending {
                 let ep = &started[i];
                 if let Some(status) = self.shared.exit_of(&ep.name) {
-                    return Err(self.exited_error(format!("node {}", ep.name), &ep.name, status));
+                    return Err(RuntimeError::exited(
+                        format!("node {}", ep.name),
+                        status,
+                        &self.log_path(&ep.name),
+                    ));
                 }
                 let ready = self.copy_credentials(ep).await
                     && crate::node::driver(ep.implementation).ready(ep).await;
@@ -637,10 +631,10 @@ impl Runtime for KubeRuntime {
                 && Instant::now() >= deadline
             {
                 let name = started[i].name.clone();
-                return Err(self.not_ready_error(
+                return Err(RuntimeError::not_ready(
                     format!("node {name}"),
-                    &name,
-                    NODE_READY_TIMEOUT.as_secs(),
+                    NODE_READY_TIMEOUT,
+                    &self.log_path(&name),
                 ));
             }
             if !pending.is_empty() {

@@ -309,23 +309,13 @@ impl Runtime for LocalRuntime {
         let deadline = Instant::now() + CHAIN_READY_TIMEOUT;
         loop {
             if let Some(status) = self.chain.as_mut().and_then(Proc::exited) {
-                return Err(RuntimeError::Exited {
-                    what,
-                    status,
-                    tail: tail(&log, 30),
-                    log,
-                });
+                return Err(RuntimeError::exited(what, status, &log));
             }
             if driver.ready(&endpoint).await {
                 return Ok(endpoint);
             }
             if Instant::now() >= deadline {
-                return Err(RuntimeError::NotReady {
-                    what,
-                    secs: CHAIN_READY_TIMEOUT.as_secs(),
-                    tail: tail(&log, 30),
-                    log,
-                });
+                return Err(RuntimeError::not_ready(what, CHAIN_READY_TIMEOUT, &log));
             }
             tokio::time::sleep(POLL).await;
         }
@@ -418,12 +408,11 @@ impl Runtime for LocalRuntime {
                 let ep = &endpoints[i];
                 let proc = &mut self.nodes[first + i];
                 if let Some(status) = proc.exited() {
-                    return Err(RuntimeError::Exited {
-                        what: format!("node {}", ep.name),
+                    return Err(RuntimeError::exited(
+                        format!("node {}", ep.name),
                         status,
-                        tail: tail(&proc.log, 30),
-                        log: proc.log.clone(),
-                    });
+                        &proc.log,
+                    ));
                 }
                 let ready = ep.credentials.files().iter().all(|f| f.exists())
                     && crate::node::driver(ep.implementation).ready(ep).await;
@@ -436,12 +425,11 @@ impl Runtime for LocalRuntime {
                 && Instant::now() >= deadline
             {
                 let proc = &self.nodes[first + i];
-                return Err(RuntimeError::NotReady {
-                    what: format!("node {}", endpoints[i].name),
-                    secs: NODE_READY_TIMEOUT.as_secs(),
-                    tail: tail(&proc.log, 30),
-                    log: proc.log.clone(),
-                });
+                return Err(RuntimeError::not_ready(
+                    format!("node {}", endpoints[i].name),
+                    NODE_READY_TIMEOUT,
+                    &proc.log,
+                ));
             }
             if !pending.is_empty() {
                 tokio::time::sleep(POLL).await;

@@ -146,12 +146,69 @@ pub enum RuntimeError {
     },
 }
 
+/// How many lines of its log an error shows for what failed to start.
+const FAILURE_TAIL_LINES: usize = 30;
+
+impl RuntimeError {
+    /// `what` exited (`status`) before it was ready; shows the end of its log.
+    pub(crate) fn exited(what: impl Into<String>, status: String, log: &std::path::Path) -> Self {
+        RuntimeError::Exited {
+            what: what.into(),
+            status,
+            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            log: log.to_path_buf(),
+        }
+    }
+
+    /// `what` was not ready within `limit`; shows the end of its log.
+    pub(crate) fn not_ready(
+        what: impl Into<String>,
+        limit: std::time::Duration,
+        log: &std::path::Path,
+    ) -> Self {
+        RuntimeError::NotReady {
+            what: what.into(),
+            secs: limit.as_secs(),
+            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            log: log.to_path_buf(),
+        }
+    }
+}
+
 fn unsupported(name: &str, what: &str) -> RuntimeError {
     RuntimeError::Unsupported {
         what: format!("{what} of node {name}"),
         why: "this runtime cannot signal its nodes".into(),
         hint: "run the scenario with runtime: local".into(),
     }
+}
+
+/// For `Drop`, which cannot await: runs the future `work` makes on a thread of its own
+/// with its own async runtime, and waits for it at most `limit`. None when it did not
+/// finish by then (or no thread or runtime could be made).
+pub(crate) fn block_on_thread<T, F>(
+    name: &str,
+    limit: std::time::Duration,
+    work: impl FnOnce() -> F + Send + 'static,
+) -> Option<T>
+where
+    F: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let _ = done.send(rt.block_on(work()));
+        })
+        .ok()?;
+    wait.recv_timeout(limit).ok()
 }
 
 /// A private (0700) directory `<run dir>/<name>` for the credentials of a node (or
@@ -294,4 +351,45 @@ pub trait Runtime: Send {
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn block_on_thread_gives_the_result_or_none_after_the_limit() {
+        let quick = block_on_thread("quick", Duration::from_secs(10), || async { 7 });
+        assert_eq!(quick, Some(7));
+        let slow = block_on_thread("slow", Duration::from_millis(50), || async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            7
+        });
+        assert_eq!(slow, None);
+    }
+
+    #[test]
+    fn start_errors_show_the_end_of_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("output.log");
+        let lines: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        let text = RuntimeError::exited("node alice", "exit 1".into(), &log).to_string();
+        assert!(
+            text.starts_with("node alice exited early (exit 1)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("line 40") && text.contains("line 11\n"),
+            "{text}"
+        );
+        assert!(!text.contains("line 10\n"), "30 lines, not more: {text}");
+        let text = RuntimeError::not_ready("the chain", Duration::from_secs(60), &log).to_string();
+        assert!(
+            text.starts_with("the chain did not become ready in 60 s"),
+            "{text}"
+        );
+        assert!(text.contains(&log.display().to_string()), "{text}");
+    }
 }

@@ -271,32 +271,17 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeErro
 /// fresh thread with its own async runtime and its own engine connection, waiting
 /// at most `limit`. Whatever is left then, `lnbench-tui down` removes.
 pub fn remove_run_blocking(run_id: String, limit: Duration) {
-    let (done, wait) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("lnbench-docker-cleanup".into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let result = rt.block_on(async {
-                let docker = connect().await?;
-                remove_labelled(&docker, Some(&run_id)).await
-            });
-            let _ = done.send(result);
+    let result =
+        crate::runtime::block_on_thread("lnbench-docker-cleanup", limit, move || async move {
+            let docker = connect().await?;
+            remove_labelled(&docker, Some(&run_id)).await
         });
-    if spawned.is_ok() {
-        match wait.recv_timeout(limit) {
-            Ok(Ok(removed)) if !removed.is_empty() => {
-                eprintln!("removed {} leftovers of the run", removed.len());
-            }
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
-            Err(_) => {
-                eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
-            }
+    match result {
+        Some(Ok(removed)) if !removed.is_empty() => {
+            eprintln!("removed {} leftovers of the run", removed.len());
         }
+        Some(Ok(_)) => {}
+        Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
+        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
     }
 }

@@ -118,14 +118,22 @@ impl DockerRuntime {
             let what = format!("etcd member {}", member.name);
             loop {
                 if let Some(status) = self.exit_of(&member.name) {
-                    return Err(self.exited_error(what, &member.name, status));
+                    return Err(RuntimeError::exited(
+                        what,
+                        status,
+                        &self.log_path(&member.name),
+                    ));
                 }
                 let log = std::fs::read_to_string(self.log_path(&member.name)).unwrap_or_default();
                 if READY_LINES.iter().any(|l| log.contains(l)) {
                     break;
                 }
                 if Instant::now() >= deadline {
-                    return Err(self.not_ready_error(what, &member.name, READY_TIMEOUT.as_secs()));
+                    return Err(RuntimeError::not_ready(
+                        what,
+                        READY_TIMEOUT,
+                        &self.log_path(&member.name),
+                    ));
                 }
                 tokio::time::sleep(POLL).await;
             }

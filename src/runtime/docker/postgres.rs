@@ -182,7 +182,7 @@ impl DockerRuntime {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Some(status) = self.exit_of(NAME) {
-                return Err(self.exited_error(what, NAME, status));
+                return Err(RuntimeError::exited(what, status, &self.log_path(NAME)));
             }
             let attempt = exec(
                 &self.docker,

@@ -117,29 +117,15 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Option<Down>, Run
 /// For `Drop` (which cannot await): deletes the run's namespace on a fresh thread
 /// with its own async runtime and API connection, waiting at most `limit`.
 pub fn delete_blocking(context: Option<String>, namespace: String, limit: Duration) {
-    let (done, wait) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("lnbench-kube-cleanup".into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let result = rt.block_on(async {
-                let (client, _) = super::connect(context.as_deref()).await?;
-                delete_namespace(&client, &namespace, limit).await
-            });
-            let _ = done.send(result);
+    let wait = limit + Duration::from_secs(5);
+    let result =
+        crate::runtime::block_on_thread("lnbench-kube-cleanup", wait, move || async move {
+            let (client, _) = super::connect(context.as_deref()).await?;
+            delete_namespace(&client, &namespace, limit).await
         });
-    if spawned.is_ok() {
-        match wait.recv_timeout(limit + Duration::from_secs(5)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
-            Err(_) => {
-                eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
-            }
-        }
+    match result {
+        Some(Ok(())) => {}
+        Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
+        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
     }
 }

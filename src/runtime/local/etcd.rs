@@ -7,7 +7,7 @@
 //! The command line and member names are shared with the docker runtime.
 
 use super::super::RuntimeError;
-use super::process::{Proc, tail};
+use super::process::Proc;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -194,20 +194,10 @@ impl Etcd {
             let what = format!("etcd member {}", member.name);
             while !healthy(&member.client).await {
                 if let Some(status) = proc.exited() {
-                    return Err(RuntimeError::Exited {
-                        what,
-                        status,
-                        tail: tail(&proc.log, 20),
-                        log: proc.log.clone(),
-                    });
+                    return Err(RuntimeError::exited(what, status, &proc.log));
                 }
                 if Instant::now() >= deadline {
-                    return Err(RuntimeError::NotReady {
-                        what,
-                        secs: READY_TIMEOUT.as_secs(),
-                        tail: tail(&proc.log, 20),
-                        log: proc.log.clone(),
-                    });
+                    return Err(RuntimeError::not_ready(what, READY_TIMEOUT, &proc.log));
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

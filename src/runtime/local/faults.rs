@@ -3,7 +3,7 @@
 //! run like the others (its own group, parent-death signal, log in
 //! `<run dir>/toxiproxy/output.log`, stopped by `down` after the nodes).
 
-use super::process::{Proc, tail};
+use super::process::Proc;
 use super::{LocalRuntime, RuntimeError};
 use crate::runtime::{ProxyHost, ProxyPort, Restarted};
 use std::time::Duration;
@@ -81,20 +81,10 @@ impl LocalRuntime {
         let deadline = Instant::now() + READY_TIMEOUT;
         while !client.answers().await {
             if let Some(status) = proc.exited() {
-                return Err(RuntimeError::Exited {
-                    what: what.into(),
-                    status,
-                    tail: tail(&proc.log, 20),
-                    log: proc.log.clone(),
-                });
+                return Err(RuntimeError::exited(what, status, &proc.log));
             }
             if Instant::now() >= deadline {
-                return Err(RuntimeError::NotReady {
-                    what: what.into(),
-                    secs: READY_TIMEOUT.as_secs(),
-                    tail: tail(&proc.log, 20),
-                    log: proc.log.clone(),
-                });
+                return Err(RuntimeError::not_ready(what, READY_TIMEOUT, &proc.log));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -11,7 +11,7 @@
 //! authentication trusts whoever reaches the socket).
 
 use super::super::RuntimeError;
-use super::process::{Proc, tail};
+use super::process::Proc;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -208,12 +208,11 @@ impl Postgres {
             })?;
         let _ = std::fs::write(&log, [out.stdout.as_slice(), &out.stderr].concat());
         if !out.status.success() {
-            return Err(RuntimeError::Exited {
-                what: "initdb (PostgreSQL)".into(),
-                status: out.status.to_string(),
-                tail: tail(&log, 20),
-                log,
-            });
+            return Err(RuntimeError::exited(
+                "initdb (PostgreSQL)",
+                out.status.to_string(),
+                &log,
+            ));
         }
         let socket_dir = private_socket_dir(&data, port)?;
         let server_args: Vec<String> = vec![
@@ -236,20 +235,10 @@ impl Postgres {
         while tokio::net::UnixStream::connect(&socket).await.is_err() {
             if let Some(status) = proc.exited() {
                 let _ = std::fs::remove_dir_all(&socket_dir);
-                return Err(RuntimeError::Exited {
-                    what: what.into(),
-                    status,
-                    tail: tail(&log, 20),
-                    log,
-                });
+                return Err(RuntimeError::exited(what, status, &log));
             }
             if Instant::now() >= deadline {
-                return Err(RuntimeError::NotReady {
-                    what: what.into(),
-                    secs: READY_TIMEOUT.as_secs(),
-                    tail: tail(&log, 20),
-                    log,
-                });
+                return Err(RuntimeError::not_ready(what, READY_TIMEOUT, &log));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
