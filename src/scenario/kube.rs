@@ -146,6 +146,7 @@ pub(super) fn validate(
 #[cfg(test)]
 mod tests {
     use super::super::{RuntimeKind, parse};
+    use crate::scenario::parse_error as error_of;
     use std::path::Path;
 
     const NODES: &str = "\
@@ -168,13 +169,6 @@ workload:
   concurrency: 1
   stop: { payments: 10 }
 ";
-
-    fn error_of(text: &str) -> String {
-        match parse(Path::new("k.yaml"), text) {
-            Ok(s) => panic!("expected an error, got {s:?}"),
-            Err(e) => e.to_string(),
-        }
-    }
 
     #[test]
     fn kubernetes_settings_take_placement_and_pins_of_groups() {
@@ -200,7 +194,7 @@ workload:
     #[test]
     fn what_a_cluster_cannot_run_is_refused_at_its_place() {
         let e = error_of(&format!("{NODES}kubernetes:\n  placement: everywhere\n"));
-        assert!(e.starts_with("k.yaml:20:14: placement: everywhere"), "{e}");
+        assert!(e.starts_with("t.yaml:20:14: placement: everywhere"), "{e}");
         let e = error_of(&format!("{NODES}kubernetes:\n  pin: {{ carol: w }}\n"));
         assert!(e.contains("pin: names node \"carol\""), "{e}");
         let e = error_of(
@@ -210,7 +204,7 @@ workload:
                 .replace("from: alice", "from: Alice_1"),
         );
         assert!(
-            e.starts_with("k.yaml:4:3: node name \"Alice_1\" cannot name a pod"),
+            e.starts_with("t.yaml:4:3: node name \"Alice_1\" cannot name a pod"),
             "{e}"
         );
         let e = error_of(&NODES.replace(

@@ -58,6 +58,15 @@ pub fn load_with_repeat(path: &Path, repeat: Option<u32>) -> Result<Scenario, Sc
     parse_with_repeat(path, &text, repeat)
 }
 
+/// The error `parse` gives for `text` read as `t.yaml` (the scenario modules' tests).
+#[cfg(test)]
+pub(crate) fn parse_error(text: &str) -> String {
+    match parse(Path::new("t.yaml"), text) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// Parses and validates scenario `text`; `path` is only used in messages and kept in
 /// the result.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {

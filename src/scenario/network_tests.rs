@@ -2,6 +2,7 @@
 
 use super::topology::{Shape, edges};
 use super::{Load, parse};
+use crate::scenario::parse_error as error_of;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::path::Path;
@@ -27,13 +28,6 @@ workload:
 fn with(old: &str, new: &str) -> String {
     assert!(BASE.contains(old), "BASE has no {old:?}");
     BASE.replacen(old, new, 1)
-}
-
-fn error_of(text: &str) -> String {
-    match parse(Path::new("net.yaml"), text) {
-        Ok(s) => panic!("expected an error, got {s:?}"),
-        Err(e) => e.to_string(),
-    }
 }
 
 fn connected(n: usize, links: &[(usize, usize)]) -> bool {
@@ -178,7 +172,7 @@ fn mistakes_in_a_topology_or_activity_point_at_the_value() {
     for (text, at, message) in cases {
         let err = error_of(&text);
         assert!(
-            err.contains(&format!("net.yaml:{at}:")),
+            err.contains(&format!("t.yaml:{at}:")),
             "{at} not in:\n{err}"
         );
         assert!(err.contains(message), "{message:?} not in:\n{err}");
@@ -225,7 +219,7 @@ fn an_imported_graph_is_cut_to_n_connected_nodes_with_capped_capacities() {
 fn pregenerated_invoices_do_not_go_with_activity() {
     let err = error_of(&with("kind: keysend", "kind: invoice-pregenerated"));
     assert!(
-        err.contains("net.yaml:9:9:") && err.contains("not supported"),
+        err.contains("t.yaml:9:9:") && err.contains("not supported"),
         "{err}"
     );
 }
@@ -242,7 +236,7 @@ fn keysend_across_a_network_with_an_ldk_node_is_refused_at_kind() {
     );
     let err = error_of(&text);
     assert!(
-        err.contains("net.yaml:11:9:") && err.contains("is ldk"),
+        err.contains("t.yaml:11:9:") && err.contains("is ldk"),
         "{err}"
     );
 }

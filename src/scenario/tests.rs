@@ -2,6 +2,7 @@
 //! are covered by tests/scenario_files.rs.
 
 use super::{ChainKind, Load, PullPolicy, RuntimeKind, parse};
+use crate::scenario::parse_error as error_of;
 use std::path::Path;
 
 /// A valid scenario; tests swap parts of it.
@@ -28,13 +29,6 @@ workload:
 fn with(old: &str, new: &str) -> String {
     assert!(BASE.contains(old), "BASE has no {old:?}");
     BASE.replacen(old, new, 1)
-}
-
-fn error_of(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(s) => panic!("expected an error, got {s:?}"),
-        Err(e) => e.to_string(),
-    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `repeat:` on small inline scenarios.
 
+use crate::scenario::parse_error as error_of;
 use crate::scenario::{Judge, SweepParam, SweepValue, parse, parse_with_repeat};
 use std::path::Path;
 use std::time::Duration;
@@ -28,13 +29,6 @@ fn labels(text: &str, repeat: Option<u32>) -> Vec<String> {
     let s = parse_with_repeat(Path::new("t.yaml"), text, repeat).unwrap_or_else(|e| panic!("{e}"));
     let sweep = s.sweep.expect("repeats make a sweep");
     sweep.points.iter().map(|p| p.label.clone()).collect()
-}
-
-fn error_of(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(_) => panic!("expected an error"),
-        Err(e) => e.to_string(),
-    }
 }
 
 #[test]

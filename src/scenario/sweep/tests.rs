@@ -2,6 +2,7 @@
 
 use super::super::{Load, PaymentKind, parse};
 use super::{SweepParam, SweepValue};
+use crate::scenario::parse_error as error_of;
 use std::path::Path;
 
 const BASE: &str = "\
@@ -31,13 +32,6 @@ fn sweep_of(sweep: &str) -> super::Sweep {
     let text = format!("{BASE}sweep:\n{sweep}");
     let s = parse(Path::new("t.yaml"), &text).unwrap_or_else(|e| panic!("{e}"));
     s.sweep.expect("a sweep")
-}
-
-fn error_of(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(s) => panic!("expected an error, got {s:?}"),
-        Err(e) => e.to_string(),
-    }
 }
 
 fn labels(sweep: &super::Sweep) -> Vec<&str> {

@@ -1,6 +1,7 @@
 //! The implementation matrix on small inline scenarios.
 
 use crate::node::Implementation;
+use crate::scenario::parse_error as error_of;
 use crate::scenario::sweep::{Sweep, SweepParam, SweepValue};
 use crate::scenario::{Database, Load, parse};
 use std::path::Path;
@@ -32,13 +33,6 @@ fn sweep_of(text: &str) -> Sweep {
         .unwrap_or_else(|e| panic!("{e}"))
         .sweep
         .expect("a sweep")
-}
-
-fn error_of(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(_) => panic!("expected an error"),
-        Err(e) => e.to_string(),
-    }
 }
 
 fn labels(sweep: &Sweep) -> Vec<&str> {
