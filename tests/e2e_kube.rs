@@ -2,8 +2,9 @@
 //! cluster `scripts/kube-cluster.sh` brings up on this machine (the Kubernetes
 //! components built from their Go modules, the node images imported, nothing pulled).
 //! alice-pays-bob with `runtime: kubernetes` by keysend, with resources from the
-//! kubelet and the namespace gone afterwards; SIGINT in the middle of the load; and a
-//! SIGKILLed tool whose namespace `down` deletes.
+//! kubelet and the namespace gone afterwards; both nodes restarted after the load (in
+//! their pods, on the same data); SIGINT in the middle of the load; and a SIGKILLed
+//! tool whose namespace `down` deletes.
 //!
 //! When the cluster's binaries are not built (a fresh machine: `scripts/build-kube.sh`
 //! takes about 25 minutes) each test records itself as not run. When they are built,
@@ -22,6 +23,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 const SCENARIO: &str = "tests/fixtures/kube/alice-pays-bob.yaml";
+/// The same network with `after_load: restart: all`.
+const RESTART: &str = "tests/fixtures/kube/restart.yaml";
 const KUBE_VERSION: &str = "v1.34.4";
 
 /// One run on the cluster at a time: three pairs of LND nodes at once would swamp two
@@ -86,9 +89,13 @@ struct Run {
 
 impl Run {
     fn start(payments: u64) -> Run {
+        Run::start_of(SCENARIO, payments)
+    }
+
+    fn start_of(scenario: &str, payments: u64) -> Run {
         let work = tempfile::tempdir().expect("temp dir");
         let mut cmd = Command::new(lnbench());
-        cmd.arg(repo_file(SCENARIO))
+        cmd.arg(repo_file(scenario))
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
             .arg("--run-dir")
@@ -141,6 +148,34 @@ fn alice_pays_bob_on_kubernetes_records_resources_and_leaves_no_namespace() {
     );
     // CPU and memory of each node, from the kubelet.
     assert_cpu_and_memory_of_every_node(&report, 2);
+}
+
+#[test]
+fn both_nodes_restart_in_their_pods_on_kubernetes_with_their_channels() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("restart_on_kubernetes") {
+        return;
+    }
+    let mut run = Run::start_of(RESTART, 100);
+    let (status, log) = run.running.wait_exit(Duration::from_secs(900));
+    let run_id = run.running.run_id();
+    assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
+    for node in ["alice", "bob"] {
+        assert!(log.contains(&format!("restarting {node}")), "{log}");
+    }
+    assert!(!namespace_exists(&namespace_of(&run_id)), "{log}");
+    let text = std::fs::read_to_string(run.work.path().join("report/report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    assert_eq!(report["results"]["ok"], 100, "{:#}", report["results"]);
+    for node in report["nodes"].as_array().unwrap() {
+        let r = &node["restart"];
+        let secs = |f: &str| r[f].as_f64().unwrap_or_else(|| panic!("{f} in {r:#}"));
+        let (stop, rpc, channels) = (secs("stop_s"), secs("rpc_s"), secs("channels_s"));
+        assert!(stop > 0.0 && rpc > 0.0 && rpc <= channels, "{r:#}");
+        // The same wallet and channels: the data volume outlived the container.
+        assert_eq!(r["active_channels"], 4, "{}: {r:#}", node["name"]);
+    }
 }
 
 #[test]

@@ -9,10 +9,13 @@
 //! data volume's size from the kubelet's summary API (`watch`). Teardown deletes the
 //! node pods, then the namespace, and waits until it is gone; the namespace carries
 //! the run id, owner and user, so `lnbench-tui down` finds what a killed run left.
+//! A restart stops the node's process from inside its pod and lets the kubelet start
+//! its container again on the same data (`restart`).
 
 mod cleanup;
 mod forward;
 pub mod objects;
+mod restart;
 mod watch;
 
 pub use cleanup::down_all;
@@ -197,6 +200,8 @@ pub struct KubeRuntime {
     clean: bool,
     /// Pods started, in start order (the chain first).
     pods: Vec<String>,
+    /// The nodes started, as `start_nodes` returned them.
+    endpoints: Vec<NodeEndpoint>,
     shared: Arc<watch::Shared>,
     poller: Option<JoinHandle<()>>,
     forwards: Vec<JoinHandle<()>>,
@@ -235,6 +240,7 @@ impl KubeRuntime {
             namespace: objects::namespace_for(run_id),
             clean: true,
             pods: Vec::new(),
+            endpoints: Vec::new(),
             shared: Arc::default(),
             poller: None,
             forwards: Vec::new(),
@@ -386,6 +392,17 @@ impl KubeRuntime {
 
     /// Runs `cmd` in `container` of pod `name`; its stdout when it succeeded.
     async fn exec(&self, name: &str, container: &str, cmd: &[&str]) -> Option<Vec<u8>> {
+        self.exec_within(name, container, cmd, EXEC_TIMEOUT).await
+    }
+
+    /// [`Self::exec`], given `limit` to finish.
+    async fn exec_within(
+        &self,
+        name: &str,
+        container: &str,
+        cmd: &[&str],
+        limit: Duration,
+    ) -> Option<Vec<u8>> {
         let run = async {
             let params = AttachParams::default().container(container).stderr(false);
             let mut process = self
@@ -406,7 +423,7 @@ impl KubeRuntime {
             let _ = process.join().await;
             ok.then_some(out)
         };
-        tokio::time::timeout(EXEC_TIMEOUT, run).await.ok().flatten()
+        tokio::time::timeout(limit, run).await.ok().flatten()
     }
 
     /// Copies a node's credential files out once all exist, through the reader
@@ -641,14 +658,67 @@ impl Runtime for KubeRuntime {
                 tokio::time::sleep(POLL).await;
             }
         }
+        self.endpoints.extend(started.iter().cloned());
         Ok(started)
     }
 
+    /// Stops the node's process from the pod's files container (SIGTERM; SIGKILL at
+    /// the deadline) and waits until the kubelet has started its container again, on
+    /// the same data volume. `started_at` is when the process was gone: the kubelet
+    /// starts the container by itself, at once for a pod's first restart.
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        Err(RuntimeError::Unsupported {
-            what: format!("restarting node {name}"),
-            why: "the kubernetes runtime does not restart nodes yet".into(),
-            hint: "run the scenario with runtime: local or docker".into(),
+        let endpoint = (self.endpoints.iter())
+            .find(|e| e.name == name)
+            .cloned()
+            .ok_or_else(|| RuntimeError::UnknownNode { name: name.into() })?;
+        let pods: Api<Pod> = self.api();
+        let restarts = async |pods: &Api<Pod>| {
+            let pod = (pods.get(name).await).map_err(kube_err(format!("reading pod {name}")))?;
+            Ok::<_, RuntimeError>(watch::node_status(&pod).map_or(0, |c| c.restart_count))
+        };
+        let before = restarts(&pods).await?;
+        self.shared.ask_restart(name);
+        let asked = Instant::now();
+        let limit = super::RESTART_STOP_DEADLINE;
+        let command = restart::stop_command(limit);
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let grace = Duration::from_secs(15);
+        if (self
+            .exec_within(name, FILES_CONTAINER, &command, limit + grace)
+            .await)
+            .is_none()
+        {
+            return Err(RuntimeError::Unsupported {
+                what: format!("restarting node {name}"),
+                why: "its process could not be stopped from the pod's files container".into(),
+                hint: format!(
+                    "look at the pod: kubectl -n {} describe pod {name}",
+                    self.namespace
+                ),
+            });
+        }
+        let stop = asked.elapsed();
+        let started_at = Instant::now();
+        let log = self.log_path(name);
+        while restarts(&pods).await? <= before {
+            if let Some(status) = self.shared.exit_of(name) {
+                return Err(RuntimeError::exited(format!("node {name}"), status, &log));
+            }
+            if started_at.elapsed() >= restart::STARTED_AGAIN_WITHIN {
+                return Err(RuntimeError::not_ready(
+                    format!("node {name}, started again by the kubelet,"),
+                    restart::STARTED_AGAIN_WITHIN,
+                    &log,
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        // The follower of the stopped container has ended with it.
+        (self.loggers).push(tokio::spawn(watch::follow_log(pods, name.into(), log)));
+        Ok(Restarted {
+            stop,
+            started_at,
+            endpoint,
         })
     }
 

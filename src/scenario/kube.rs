@@ -47,7 +47,7 @@ pub fn object_name_ok(name: &str) -> bool {
 }
 
 /// Checks `kubernetes:` against the runtime, and what the kubernetes runtime cannot run
-/// (node names that are no pod names, `binary:`, restarts), with the place of each.
+/// (node names that are no pod names, `binary:`), with the place of each.
 pub(super) fn validate(
     ctx: &Ctx,
     groups: &Groups,
@@ -90,13 +90,6 @@ pub(super) fn validate(
             &raw.name.referenced,
             "chain: binary: names a file of this machine, which a pod cannot run",
             "remove the chain's binary: (pods run images)",
-        ));
-    }
-    if let Some(after) = &raw.after_load {
-        return Err(ctx.error(
-            &after.referenced,
-            "after_load: restart is not run on kubernetes yet",
-            "remove after_load:, or run the scenario with runtime: local or docker",
         ));
     }
     let Some(block) = block else {
@@ -212,11 +205,12 @@ workload:
             "  alice:\n    implementation: lnd\n    binary: /opt/lnd\n",
         ));
         assert!(e.contains("binary: names a file of this machine"), "{e}");
-        let e = error_of(&format!("{NODES}after_load: {{ restart: all }}\n"));
-        assert!(
-            e.contains("after_load: restart is not run on kubernetes yet"),
-            "{e}"
+        // Restarts run on kubernetes (in the pod, through the kubelet).
+        let restarts = parse(
+            Path::new("k.yaml"),
+            &format!("{NODES}after_load: {{ restart: all }}\n"),
         );
+        assert_eq!(restarts.unwrap().restart, ["alice", "bob-1", "bob-2"]);
         let e = error_of(&format!("{NODES}faults:\n  - {{ at: 5s, kill: alice }}\n"));
         assert!(
             e.contains("the kubernetes runtime does not run links: or faults: yet"),

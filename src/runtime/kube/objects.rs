@@ -168,7 +168,9 @@ pub fn pod(p: &PodSpec) -> Pod {
         .map(|port| json!({ "containerPort": port, "protocol": "TCP" }))
         .collect();
     let mut spec = json!({
-        "restartPolicy": "Never",
+        // A node restarted on purpose (its process signalled) comes back in the same
+        // pod, with its data volume; an unasked restart is taken for a death (watch.rs).
+        "restartPolicy": "Always",
         "terminationGracePeriodSeconds": GRACE_SECS,
         "enableServiceLinks": false,
         // Nodes are given addresses, not names: no cluster DNS is needed.
@@ -306,7 +308,7 @@ mod tests {
         assert_eq!(node["volumeMounts"][2]["mountPath"], "/data/rpc.key");
         assert_eq!(node["volumeMounts"][2]["subPath"], "f1");
         assert_eq!(v["spec"]["containers"][1]["image"], FILES_IMAGE);
-        assert_eq!(v["spec"]["restartPolicy"], "Never");
+        assert_eq!(v["spec"]["restartPolicy"], "Always");
         assert_eq!(
             v["spec"]["nodeSelector"]["kubernetes.io/hostname"],
             "worker-1"

@@ -5,7 +5,7 @@
 
 use super::objects::{LABEL_RUN, NODE_CONTAINER, label_value};
 use crate::metrics::ResourceReading;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod};
 use kube::Api;
 use kube::api::{ListParams, LogParams};
 use std::collections::{HashMap, HashSet};
@@ -37,9 +37,28 @@ pub struct Shared {
     pub latest: Mutex<HashMap<String, ResourceReading>>,
     /// Set when the summary API could not be read: resources are not measured.
     pub unmeasured: AtomicBool,
+    /// Deliberate restarts asked per pod: restarts beyond them are deaths.
+    pub restarts_asked: Mutex<HashMap<String, i32>>,
 }
 
 impl Shared {
+    /// Counts a deliberate restart of `pod`, before its node is signalled.
+    pub fn ask_restart(&self, pod: &str) {
+        let mut asked = self
+            .restarts_asked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *asked.entry(pod.to_string()).or_default() += 1;
+    }
+
+    fn restarts_asked(&self, pod: &str) -> i32 {
+        let asked = self
+            .restarts_asked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        asked.get(pod).copied().unwrap_or(0)
+    }
+
     pub fn exit_of(&self, pod: &str) -> Option<String> {
         let exited = self.exited.lock().unwrap_or_else(|e| e.into_inner());
         exited
@@ -49,19 +68,37 @@ impl Shared {
     }
 }
 
-/// Why the node container of `pod` stopped or cannot start, if it did.
-pub fn stopped(pod: &Pod) -> Option<String> {
+/// The node container's status in `pod`.
+pub fn node_status(pod: &Pod) -> Option<&ContainerStatus> {
+    let statuses = pod.status.as_ref()?.container_statuses.as_ref()?;
+    statuses.iter().find(|c| c.name == NODE_CONTAINER)
+}
+
+/// Why the node container of `pod` stopped or cannot start, if it did. The kubelet
+/// starts a container that ended again (restartPolicy Always, so that a node keeps its
+/// data over a restart); of its `asked` restarts, the last may be under way (its
+/// container terminated, not started yet), and any beyond them was a death.
+pub fn stopped(pod: &Pod, asked: i32) -> Option<String> {
     let status = pod.status.as_ref()?;
     if status.phase.as_deref() == Some("Failed") && status.container_statuses.is_none() {
         let reason = status.reason.clone().unwrap_or_else(|| "Failed".into());
         let message = status.message.clone().unwrap_or_default();
         return Some(format!("pod {reason}: {message}"));
     }
-    let c = (status.container_statuses.as_ref()?.iter()).find(|c| c.name == NODE_CONTAINER)?;
-    let state = c.state.as_ref()?;
-    if let Some(t) = &state.terminated {
+    let c = node_status(pod)?;
+    let exit = |t: &ContainerStateTerminated| {
         let reason = t.reason.clone().unwrap_or_default();
-        return Some(format!("exit code {} ({reason})", t.exit_code));
+        format!("exit code {} ({reason})", t.exit_code)
+    };
+    if c.restart_count > asked {
+        let last = c.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+        return Some(last.map_or_else(|| "it was restarted by the kubelet".into(), exit));
+    }
+    let state = c.state.as_ref()?;
+    if let Some(t) = &state.terminated
+        && c.restart_count == asked
+    {
+        return Some(exit(t));
     }
     let waiting = state.waiting.as_ref()?;
     let reason = waiting.reason.as_deref().unwrap_or_default();
@@ -92,7 +129,7 @@ pub async fn poll(
                 if let Some(host) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
                     hosts.insert(host);
                 }
-                if let Some(why) = stopped(pod)
+                if let Some(why) = stopped(pod, shared.restarts_asked(&name))
                     && reported.insert(name.clone())
                 {
                     (shared.exited.lock().unwrap_or_else(|e| e.into_inner())).push((name, why));
@@ -237,17 +274,22 @@ mod tests {
         let running = pod(json!({ "phase": "Running", "containerStatuses": [
             { "name": "node", "image": "i", "imageID": "", "ready": true, "restartCount": 0, "state": { "running": {} } }
         ]}));
-        assert_eq!(stopped(&running), None);
+        assert_eq!(stopped(&running, 0), None);
         let killed = pod(json!({ "phase": "Failed", "containerStatuses": [
             { "name": "node", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
               "state": { "terminated": { "exitCode": 137, "reason": "Error" } } }
         ]}));
-        assert_eq!(stopped(&killed).as_deref(), Some("exit code 137 (Error)"));
+        assert_eq!(
+            stopped(&killed, 0).as_deref(),
+            Some("exit code 137 (Error)")
+        );
+        // Killed while a restart was asked: the kubelet starts it again.
+        assert_eq!(stopped(&killed, 1), None);
         let never = pod(json!({ "phase": "Pending", "containerStatuses": [
             { "name": "node", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
               "state": { "waiting": { "reason": "ErrImageNeverPull", "message": "image not present" } } }
         ]}));
-        let why = stopped(&never).unwrap();
+        let why = stopped(&never, 0).unwrap();
         assert!(
             why.contains("ErrImageNeverPull") && why.contains("not present"),
             "{why}"
@@ -256,6 +298,34 @@ mod tests {
             { "name": "node", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
               "state": { "waiting": { "reason": "ContainerCreating" } } }
         ]}));
-        assert_eq!(stopped(&creating), None);
+        assert_eq!(stopped(&creating, 0), None);
+    }
+
+    #[test]
+    fn a_restart_nobody_asked_for_is_a_death() {
+        let restarted = |count: i32| {
+            pod(json!({ "phase": "Running", "containerStatuses": [
+                { "name": "node", "image": "i", "imageID": "", "ready": true, "restartCount": count,
+                  "state": { "running": {} },
+                  "lastState": { "terminated": { "exitCode": 2, "reason": "Error" } } }
+            ]}))
+        };
+        assert_eq!(stopped(&restarted(1), 1), None, "the restart asked for");
+        assert_eq!(
+            stopped(&restarted(1), 0).as_deref(),
+            Some("exit code 2 (Error)")
+        );
+        assert_eq!(
+            stopped(&restarted(2), 1).as_deref(),
+            Some("exit code 2 (Error)")
+        );
+        let ended_again = pod(json!({ "phase": "Running", "containerStatuses": [
+            { "name": "node", "image": "i", "imageID": "", "ready": false, "restartCount": 1,
+              "state": { "terminated": { "exitCode": 1, "reason": "Error" } } }
+        ]}));
+        assert_eq!(
+            stopped(&ended_again, 1).as_deref(),
+            Some("exit code 1 (Error)")
+        );
     }
 }
