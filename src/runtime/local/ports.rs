@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 /// The lowest port the tool hands out (below it: well-known and registered services
 /// a user is more likely to run).
-pub(crate) const FIRST_PORT: u16 = 20_000;
+const FIRST_PORT: u16 = 20_000;
 
 /// What this process holds: the ports it handed out, and the lock file (absent when
 /// it cannot be opened: then only this process's own choices are kept apart).
@@ -109,7 +109,7 @@ fn lock_port(file: &File, port: u16) -> bool {
 
 /// The first port of the kernel's ephemeral range (Linux: `ip_local_port_range`;
 /// 32768 by default).
-pub(crate) fn ephemeral_start() -> u16 {
+fn ephemeral_start() -> u16 {
     std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|t| t.split_whitespace().next()?.parse().ok())
