@@ -49,6 +49,18 @@ impl From<Exit> for std::process::ExitCode {
     }
 }
 
+/// An error with its sources, `outer: inner: innermost`, for one-line messages.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    use std::fmt::Write;
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let _ = write!(text, ": {s}");
+        source = s.source();
+    }
+    text
+}
+
 /// Runs the command line. Errors carry their context chain; [`exit_code_for`] maps
 /// them to an exit code.
 pub fn run(cli: cli::Cli) -> Result<Exit> {

@@ -269,32 +269,41 @@ impl tower::Service<Uri> for RustlsConnector {
     }
 }
 
-/// True when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`.
-/// A published container port accepts TCP before the program inside listens (the
-/// engine's proxy answers), so only a handshake shows the server is up.
-pub async fn handshake_ok(addr: &str, cert_pem: &[u8]) -> bool {
-    let Some(cert) = cert_from_pem(cert_pem) else {
-        return false;
-    };
-    let Ok(config) = pinned_client_config(cert, &[]) else {
-        return false;
-    };
+/// Ok when a TLS handshake with the certificate in `cert_pem` succeeds at `addr`;
+/// otherwise what went wrong. A published container port accepts TCP before the
+/// program inside listens (the engine's proxy answers), so only a handshake shows the
+/// server is up.
+pub async fn handshake_ok(addr: &str, cert_pem: &[u8]) -> Result<(), String> {
+    let cert = cert_from_pem(cert_pem).ok_or("its TLS certificate is not PEM (yet)")?;
+    let config = pinned_client_config(cert, &[]).map_err(|e| format!("TLS config: {e}"))?;
     handshake_with(addr, config, "localhost").await
 }
 
-/// True when a TLS handshake with `config`, asking for `server_name`, succeeds at
-/// `addr` within 2 s.
-pub async fn handshake_with(addr: &str, config: ClientConfig, server_name: &str) -> bool {
+/// Ok when a TLS handshake with `config`, asking for `server_name`, succeeds at `addr`
+/// within 2 s; otherwise what went wrong (connect, handshake, or no answer in time).
+pub async fn handshake_with(
+    addr: &str,
+    config: ClientConfig,
+    server_name: &str,
+) -> Result<(), String> {
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let attempt = async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
-        let name = ServerName::try_from(server_name.to_string()).ok()?;
-        connector.connect(name, tcp).await.ok()
+        let tcp = (tokio::net::TcpStream::connect(addr).await)
+            .map_err(|e| format!("connecting to {addr}: {e}"))?;
+        let name = ServerName::try_from(server_name.to_string())
+            .map_err(|e| format!("server name {server_name}: {e}"))?;
+        (connector.connect(name, tcp).await)
+            .map(|_| ())
+            .map_err(|e| format!("TLS handshake at {addr}: {e}"))
     };
-    matches!(
-        tokio::time::timeout(std::time::Duration::from_secs(2), attempt).await,
-        Ok(Some(_))
-    )
+    match tokio::time::timeout(LIMIT, attempt).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(format!(
+            "no TLS handshake at {addr} within {} s",
+            LIMIT.as_secs()
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -531,10 +540,16 @@ AibTWa1Ij4p2YVe9szgsgEr2RyIJ+3rU+PCZ5KE0VDk=
             .await
             .expect("server signed by the CA, client certificate accepted");
         assert_eq!(said, b"hi");
-        assert!(handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "localhost").await);
+        assert_eq!(
+            handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "localhost").await,
+            Ok(())
+        );
+        let refused = handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "example.com")
+            .await
+            .expect_err("a name the certificate does not carry");
         assert!(
-            !handshake_with(&format!("127.0.0.1:{port}"), config(&ca), "example.com").await,
-            "a name the certificate does not carry"
+            refused.starts_with("TLS handshake at 127.0.0.1:"),
+            "{refused}"
         );
         let [other_ca, ..] = cln_like_pki();
         let err = mutual_exchange(config(&other_ca), port)

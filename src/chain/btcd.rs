@@ -95,7 +95,7 @@ impl ChainDriver for Btcd {
 
     async fn ready(&self, endpoint: &ChainEndpoint) -> bool {
         match endpoint.rpc_cert.as_ref().map(std::fs::read) {
-            Some(Ok(pem)) => tls::handshake_ok(&endpoint.rpc_addr, &pem).await,
+            Some(Ok(pem)) => tls::handshake_ok(&endpoint.rpc_addr, &pem).await.is_ok(),
             _ => false,
         }
     }

@@ -119,9 +119,10 @@ pub trait NodeDriver: Send + Sync {
     /// The credentials, given where each of [`NodeDriver::credential_files`] is readable
     /// by the tool.
     fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials;
-    /// True once the node's RPC server serves (its credentials exist): more than a port
+    /// Ok once the node's RPC server serves (its credentials exist): more than a port
     /// that accepts TCP, which a container engine's proxy does before the node listens.
-    async fn ready(&self, endpoint: &NodeEndpoint) -> bool;
+    /// Otherwise why not yet, for the error when it never is.
+    async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String>;
     /// A client of the node, connected now so an unreachable node fails here.
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError>;
     /// True for the errors a node gives while it is still starting (worth retrying).

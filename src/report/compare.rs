@@ -65,7 +65,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
                 repeated.push(r);
             }
             Err(e) => {
-                eprintln!("Error: {}", error_chain(&e));
+                eprintln!("Error: {}", crate::error_chain(&e));
                 return Ok(Outcome::BadInput);
             }
         }
@@ -80,16 +80,6 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     crate::report::write_file(out, HTML_FILE_NAME, &html)?;
     print!("{markdown}");
     Ok(Outcome::Written)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let _ = write!(text, ": {s}");
-        source = s.source();
-    }
-    text
 }
 
 /// The runs, labelled, with their table.

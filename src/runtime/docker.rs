@@ -57,7 +57,6 @@ const CHAIN_CERT_IN_NODE: &str = "/data/chain-rpc.cert";
 /// How long the engine may take to answer a ping.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
-const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// Seconds a container gets to stop on SIGTERM before the engine kills it.
 const STOP_SECS: i32 = 5;
 const POLL: Duration = Duration::from_millis(200);
@@ -435,21 +434,19 @@ impl DockerRuntime {
     }
 
     /// Copies a node's credential files out once all exist, into its private
-    /// directory. False while the node has not written them all yet.
-    async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> bool {
+    /// directory. Err (which one) while the node has not written them all yet.
+    async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> Result<(), String> {
         let driver = crate::node::driver(ep.implementation);
         let files = driver.credential_files();
         let local = ep.credentials.files();
         for (inside, outside) in files.iter().zip(local) {
-            let Ok(content) = creds::download(&self.docker, id, &format!("{DATA}/{inside}")).await
-            else {
-                return false;
-            };
-            if creds::write_private(outside, &content).is_err() {
-                return false;
-            }
+            let content = creds::download(&self.docker, id, &format!("{DATA}/{inside}"))
+                .await
+                .map_err(|e| format!("{inside} not readable in its container yet: {e}"))?;
+            creds::write_private(outside, &content)
+                .map_err(|e| format!("writing {}: {e}", outside.display()))?;
         }
-        true
+        Ok(())
     }
 
     /// Stops, saves the logs of, and removes every container, then the network.
@@ -704,40 +701,24 @@ impl Runtime for DockerRuntime {
             ));
         }
 
-        let deadline = Instant::now() + NODE_READY_TIMEOUT;
-        let mut pending: Vec<usize> = (0..started.len()).collect();
-        while !pending.is_empty() {
-            let mut still = Vec::new();
-            for i in pending {
-                let (id, ep) = &started[i];
-                if let Some(status) = self.exit_of(&ep.name) {
-                    return Err(RuntimeError::exited(
-                        format!("node {}", ep.name),
-                        status,
-                        &self.log_path(&ep.name),
-                    ));
-                }
-                let ready = self.copy_credentials(id, ep).await
-                    && crate::node::driver(ep.implementation).ready(ep).await;
-                if !ready {
-                    still.push(i);
-                }
-            }
-            pending = still;
-            if let Some(&i) = pending.first()
-                && Instant::now() >= deadline
-            {
-                let name = started[i].1.name.clone();
-                return Err(RuntimeError::not_ready(
-                    format!("node {name}"),
-                    NODE_READY_TIMEOUT,
-                    &self.log_path(&name),
-                ));
-            }
-            if !pending.is_empty() {
-                tokio::time::sleep(POLL).await;
-            }
-        }
+        let this = &*self;
+        let started_ref = &started;
+        super::wait_nodes_ready(
+            started.len(),
+            POLL,
+            |i| this.exit_of(&started_ref[i].1.name),
+            |i| async move {
+                let (id, ep) = &started_ref[i];
+                this.copy_credentials(id, ep).await?;
+                crate::node::driver(ep.implementation).ready(ep).await
+            },
+            |i| {
+                let name = started_ref[i].1.name.clone();
+                let log = this.log_path(&name);
+                (name, log)
+            },
+        )
+        .await?;
         let endpoints: Vec<NodeEndpoint> = started.into_iter().map(|(_, ep)| ep).collect();
         self.endpoints.extend(endpoints.iter().cloned());
         Ok(endpoints)

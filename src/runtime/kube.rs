@@ -45,7 +45,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Pods are scheduled and their containers created before the daemons start: more
 /// than the docker runtime's waits.
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(120);
-const NODE_READY_TIMEOUT: Duration = Duration::from_secs(180);
 const POLL: Duration = Duration::from_millis(250);
 /// One exec (a credential file read, a version) at most.
 const EXEC_TIMEOUT: Duration = Duration::from_secs(15);
@@ -427,22 +426,20 @@ impl KubeRuntime {
     }
 
     /// Copies a node's credential files out once all exist, through the reader
-    /// container, into its private directory. False while one is missing.
-    async fn copy_credentials(&self, ep: &NodeEndpoint) -> bool {
+    /// container, into its private directory. Err (which one) while one is missing.
+    async fn copy_credentials(&self, ep: &NodeEndpoint) -> Result<(), String> {
         let driver = crate::node::driver(ep.implementation);
         for (inside, outside) in driver.credential_files().iter().zip(ep.credentials.files()) {
             let path = format!("{}/{inside}", objects::DATA);
-            let Some(content) = self
+            let content = (self
                 .exec(&ep.name, FILES_CONTAINER, &["/bin/cat", &path])
-                .await
-            else {
-                return false;
-            };
-            if content.is_empty() || super::docker::write_private(outside, &content).is_err() {
-                return false;
-            }
+                .await)
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| format!("{inside} not readable in its pod yet"))?;
+            super::docker::write_private(outside, &content)
+                .map_err(|e| format!("writing {}: {e}", outside.display()))?;
         }
-        true
+        Ok(())
     }
 
     /// Deletes the node pods (the chain's last: LND can hang while its chain is gone),
@@ -624,40 +621,24 @@ impl Runtime for KubeRuntime {
                 pid: None,
             });
         }
-        let deadline = Instant::now() + NODE_READY_TIMEOUT;
-        let mut pending: Vec<usize> = (0..started.len()).collect();
-        while !pending.is_empty() {
-            let mut still = Vec::new();
-            for i in pending {
-                let ep = &started[i];
-                if let Some(status) = self.shared.exit_of(&ep.name) {
-                    return Err(RuntimeError::exited(
-                        format!("node {}", ep.name),
-                        status,
-                        &self.log_path(&ep.name),
-                    ));
-                }
-                let ready = self.copy_credentials(ep).await
-                    && crate::node::driver(ep.implementation).ready(ep).await;
-                if !ready {
-                    still.push(i);
-                }
-            }
-            pending = still;
-            if let Some(&i) = pending.first()
-                && Instant::now() >= deadline
-            {
-                let name = started[i].name.clone();
-                return Err(RuntimeError::not_ready(
-                    format!("node {name}"),
-                    NODE_READY_TIMEOUT,
-                    &self.log_path(&name),
-                ));
-            }
-            if !pending.is_empty() {
-                tokio::time::sleep(POLL).await;
-            }
-        }
+        let this = &*self;
+        let started_ref = &started;
+        super::wait_nodes_ready(
+            started.len(),
+            POLL,
+            |i| this.shared.exit_of(&started_ref[i].name),
+            |i| async move {
+                let ep = &started_ref[i];
+                this.copy_credentials(ep).await?;
+                crate::node::driver(ep.implementation).ready(ep).await
+            },
+            |i| {
+                let name = started_ref[i].name.clone();
+                let log = this.log_path(&name);
+                (name, log)
+            },
+        )
+        .await?;
         self.endpoints.extend(started.iter().cloned());
         Ok(started)
     }

@@ -34,8 +34,6 @@ use tokio::time::Instant;
 pub use crate::chain::CHAIN_NAME;
 /// How long the chain backend may take until its RPC serves.
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a node may take until its credentials exist and its RPC serves.
-const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a process may take to exit on SIGTERM before it is killed.
 const STOP_DEADLINE: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(100);
@@ -400,41 +398,23 @@ impl Runtime for LocalRuntime {
             self.nodes.push(proc);
         }
 
-        let deadline = Instant::now() + NODE_READY_TIMEOUT;
-        let mut pending: Vec<usize> = (0..endpoints.len()).collect();
-        while !pending.is_empty() {
-            let mut still = Vec::new();
-            for i in pending {
-                let ep = &endpoints[i];
-                let proc = &mut self.nodes[first + i];
-                if let Some(status) = proc.exited() {
-                    return Err(RuntimeError::exited(
-                        format!("node {}", ep.name),
-                        status,
-                        &proc.log,
-                    ));
+        let procs = &mut self.nodes[first..];
+        let logs: Vec<PathBuf> = procs.iter().map(|p| p.log.clone()).collect();
+        let endpoints_ref = &endpoints;
+        super::wait_nodes_ready(
+            endpoints.len(),
+            POLL,
+            |i| procs[i].exited(),
+            |i| async move {
+                let ep = &endpoints_ref[i];
+                if let Some(missing) = ep.credentials.files().iter().find(|f| !f.exists()) {
+                    return Err(format!("{} not written yet", missing.display()));
                 }
-                let ready = ep.credentials.files().iter().all(|f| f.exists())
-                    && crate::node::driver(ep.implementation).ready(ep).await;
-                if !ready {
-                    still.push(i);
-                }
-            }
-            pending = still;
-            if let Some(&i) = pending.first()
-                && Instant::now() >= deadline
-            {
-                let proc = &self.nodes[first + i];
-                return Err(RuntimeError::not_ready(
-                    format!("node {}", endpoints[i].name),
-                    NODE_READY_TIMEOUT,
-                    &proc.log,
-                ));
-            }
-            if !pending.is_empty() {
-                tokio::time::sleep(POLL).await;
-            }
-        }
+                crate::node::driver(ep.implementation).ready(ep).await
+            },
+            |i| (endpoints_ref[i].name.clone(), logs[i].clone()),
+        )
+        .await?;
         Ok(endpoints)
     }
 

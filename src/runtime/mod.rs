@@ -87,10 +87,15 @@ pub enum RuntimeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{what} did not become ready in {secs} s; last lines of its log ({log}):\n{tail}")]
+    #[error(
+        "{what} did not become ready in {secs} s{}; last lines of its log ({log}):\n{tail}",
+        last_look(.why)
+    )]
     NotReady {
         what: String,
         secs: u64,
+        /// What the last look found (empty when there is nothing to say).
+        why: String,
         log: PathBuf,
         tail: String,
     },
@@ -166,13 +171,114 @@ impl RuntimeError {
         limit: std::time::Duration,
         log: &std::path::Path,
     ) -> Self {
+        Self::not_ready_because(what, limit, String::new(), log)
+    }
+
+    /// [`RuntimeError::not_ready`], with what the last look at it found (`why`).
+    pub(crate) fn not_ready_because(
+        what: impl Into<String>,
+        limit: std::time::Duration,
+        why: String,
+        log: &std::path::Path,
+    ) -> Self {
         RuntimeError::NotReady {
             what: what.into(),
             secs: limit.as_secs(),
+            why,
             tail: local::process::tail(log, FAILURE_TAIL_LINES),
             log: log.to_path_buf(),
         }
     }
+}
+
+fn last_look(why: &str) -> String {
+    if why.is_empty() {
+        String::new()
+    } else {
+        format!(" (last look: {why})")
+    }
+}
+
+/// How long the nodes of a start have to serve their RPC, from when the last was
+/// started. Generous: Eclair's JVM took over a minute to start on a loaded 2-core machine.
+pub(crate) const NODE_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// The limit of one look at one node: a server that accepted the connection and does
+/// not answer yet must not use up the time of the others.
+const LOOK_LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Waits until each of the nodes `0..count` serves, looking every `poll`, for at most
+/// [`NODE_READY_TIMEOUT`]. `exited(i)` says whether node `i`'s process or container has
+/// ended (with its status); `look(i)` whether it serves, or why not yet. The pending
+/// nodes are looked at concurrently, each look bounded. `named(i)` gives the node's
+/// name and log for the error: the first node still pending at the limit, with what
+/// its last look found, or the first that exited.
+pub(crate) async fn wait_nodes_ready<F>(
+    count: usize,
+    poll: std::time::Duration,
+    mut exited: impl FnMut(usize) -> Option<String>,
+    look: impl Fn(usize) -> F,
+    named: impl Fn(usize) -> (String, PathBuf),
+) -> Result<(), RuntimeError>
+where
+    F: std::future::Future<Output = Result<(), String>>,
+{
+    wait_ready_within(NODE_READY_TIMEOUT, count, poll, &mut exited, &look, &named).await
+}
+
+async fn wait_ready_within<F>(
+    limit: std::time::Duration,
+    count: usize,
+    poll: std::time::Duration,
+    exited: &mut impl FnMut(usize) -> Option<String>,
+    look: &impl Fn(usize) -> F,
+    named: &impl Fn(usize) -> (String, PathBuf),
+) -> Result<(), RuntimeError>
+where
+    F: std::future::Future<Output = Result<(), String>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut why: Vec<String> = vec![String::new(); count];
+    let mut pending: Vec<usize> = (0..count).collect();
+    while !pending.is_empty() {
+        for &i in &pending {
+            if let Some(status) = exited(i) {
+                let (name, log) = named(i);
+                return Err(RuntimeError::exited(format!("node {name}"), status, &log));
+            }
+        }
+        let looks = pending.iter().map(|&i| async move {
+            let outcome = match tokio::time::timeout(LOOK_LIMIT, look(i)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(format!("no answer within {} s", LOOK_LIMIT.as_secs())),
+            };
+            (i, outcome)
+        });
+        let mut still = Vec::new();
+        for (i, outcome) in futures::future::join_all(looks).await {
+            if let Err(e) = outcome {
+                why[i] = e;
+                still.push(i);
+            }
+        }
+        pending = still;
+        if let Some(&i) = pending.first()
+            && tokio::time::Instant::now() >= deadline
+        {
+            let (name, log) = named(i);
+            let why = std::mem::take(&mut why[i]);
+            return Err(RuntimeError::not_ready_because(
+                format!("node {name}"),
+                limit,
+                why,
+                &log,
+            ));
+        }
+        if !pending.is_empty() {
+            tokio::time::sleep(poll).await;
+        }
+    }
+    Ok(())
 }
 
 fn unsupported(name: &str, what: &str) -> RuntimeError {
@@ -357,6 +463,98 @@ pub trait Runtime: Send {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    fn named(i: usize) -> (String, PathBuf) {
+        (
+            ["alice", "bob"][i].to_string(),
+            PathBuf::from("/nonexistent/node.log"),
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nodes_ready_at_different_looks_are_waited_for_together() {
+        let looks = std::sync::Mutex::new([0u32; 2]);
+        let start = tokio::time::Instant::now();
+        let outcome = wait_ready_within(
+            Duration::from_secs(60),
+            2,
+            Duration::from_secs(1),
+            &mut |_| None,
+            &|i| {
+                let n = {
+                    let mut looks = looks.lock().unwrap();
+                    looks[i] += 1;
+                    looks[i]
+                };
+                async move {
+                    // alice serves at her 2nd look, bob at his 4th.
+                    if n > [1, 3][i] {
+                        Ok(())
+                    } else {
+                        Err("not yet".to_string())
+                    }
+                }
+            },
+            &named,
+        )
+        .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!(
+            *looks.lock().unwrap(),
+            [2, 4],
+            "no look after a node served"
+        );
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_look_that_hangs_is_cut_and_the_error_says_what_the_last_look_found() {
+        let start = tokio::time::Instant::now();
+        let err = wait_ready_within(
+            Duration::from_secs(40),
+            2,
+            Duration::from_secs(1),
+            &mut |_| None,
+            &|i| async move {
+                if i == 0 {
+                    // Accepted and never answered: each look ends at the look limit.
+                    std::future::pending::<()>().await;
+                }
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Err("connection refused".to_string())
+            },
+            &named,
+        )
+        .await
+        .expect_err("neither serves");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("node alice did not become ready in 40 s (last look: no answer within 15 s); last lines of its log (/nonexistent/node.log)"),
+            "{text}"
+        );
+        // Rounds of 15 s (alice's cut look, bob's 5 s one alongside) and 1 s pauses: the
+        // 3rd round ends at 47 s, past the limit. One look after the other would end at 41 s.
+        assert_eq!(start.elapsed(), Duration::from_secs(47));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_node_that_exited_ends_the_wait_with_its_status() {
+        let err = wait_ready_within(
+            Duration::from_secs(60),
+            2,
+            Duration::from_secs(1),
+            &mut |i| (i == 1).then(|| "exit status: 1".to_string()),
+            &|_| async { Err("not yet".to_string()) },
+            &named,
+        )
+        .await
+        .expect_err("bob exited");
+        assert!(
+            err.to_string()
+                .starts_with("node bob exited early (exit status: 1)"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn block_on_thread_gives_the_result_or_none_after_the_limit() {

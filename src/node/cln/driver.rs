@@ -165,14 +165,13 @@ impl NodeDriver for Cln {
     }
 
     /// A mutual-TLS handshake with the plugin's gRPC server succeeds.
-    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
+    async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Cln(credentials) = &endpoint.credentials else {
-            return false;
+            return Err(format!("not CLN credentials: {:?}", endpoint.credentials));
         };
-        match super::client_config(&endpoint.name, credentials) {
-            Ok(config) => crate::tls::handshake_with(&endpoint.rpc_addr, config, SERVER_NAME).await,
-            Err(_) => false,
-        }
+        let config =
+            super::client_config(&endpoint.name, credentials).map_err(|e| e.to_string())?;
+        crate::tls::handshake_with(&endpoint.rpc_addr, config, SERVER_NAME).await
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

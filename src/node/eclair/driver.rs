@@ -191,11 +191,13 @@ impl NodeDriver for Eclair {
 
     /// The API answers `getinfo` with the password: the JVM has started and Eclair has
     /// finished its start-up (it serves the API last).
-    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
-        match EclairNode::connect(&endpoint.name, endpoint).await {
-            Ok(node) => node.get_info().await.is_ok(),
-            Err(_) => false,
-        }
+    async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
+        let node = (EclairNode::connect(&endpoint.name, endpoint).await)
+            .map_err(|e| crate::error_chain(&e))?;
+        node.get_info()
+            .await
+            .map(|_| ())
+            .map_err(|e| crate::error_chain(&e))
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

@@ -194,16 +194,16 @@ impl NodeDriver for Ldk {
 
     /// A signed `GetNodeInfo` is answered: the REST listener opens once the node has
     /// started, and the answer proves the key is right.
-    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
-        let Ok(node) = LdkNode::connect(&endpoint.name, endpoint) else {
-            return false;
-        };
+    async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
+        let node =
+            LdkNode::connect(&endpoint.name, endpoint).map_err(|e| crate::error_chain(&e))?;
         node.request::<_, super::proto::GetNodeInfoResponse>(
             "GetNodeInfo",
             &super::proto::GetNodeInfoRequest {},
         )
         .await
-        .is_ok()
+        .map(|_| ())
+        .map_err(|e| crate::error_chain(&e))
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

@@ -185,7 +185,8 @@ async fn a_missing_api_key_file_is_a_credentials_error_naming_the_file() {
         matches!(&err, NodeError::Credentials { what: "API key", path, .. } if path.ends_with("api_key")),
         "{err}"
     );
-    assert!(!LDK.ready(&ep).await);
+    let why = LDK.ready(&ep).await.expect_err("no key, not ready");
+    assert!(why.contains("API key"), "{why}");
 }
 
 #[tokio::test]

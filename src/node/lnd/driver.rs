@@ -157,14 +157,13 @@ impl NodeDriver for Lnd {
         })
     }
 
-    async fn ready(&self, endpoint: &NodeEndpoint) -> bool {
+    async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
-            return false;
+            return Err(format!("not LND credentials: {:?}", endpoint.credentials));
         };
-        match std::fs::read(tls_cert) {
-            Ok(pem) => crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await,
-            Err(_) => false,
-        }
+        let pem = std::fs::read(tls_cert)
+            .map_err(|e| format!("reading its TLS certificate {}: {e}", tls_cert.display()))?;
+        crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

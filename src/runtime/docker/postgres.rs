@@ -196,6 +196,7 @@ impl DockerRuntime {
                     return Err(RuntimeError::NotReady {
                         what,
                         secs: READY_TIMEOUT.as_secs(),
+                        why: String::new(),
                         tail: format!("{}\ncreatedb: {out}", probe::tail(&self.log_path(NAME), 20)),
                         log: self.log_path(NAME),
                     });

@@ -283,6 +283,7 @@ impl Postgres {
                 return Err(RuntimeError::NotReady {
                     what: format!("the PostgreSQL database of node {name}"),
                     secs: READY_TIMEOUT.as_secs(),
+                    why: String::new(),
                     tail: String::from_utf8_lossy(&out.stderr).into_owned(),
                     log: self.proc.log.clone(),
                 });
