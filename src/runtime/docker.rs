@@ -56,7 +56,9 @@ const DATA: &str = "/data";
 const CHAIN_CERT_IN_NODE: &str = "/data/chain-rpc.cert";
 /// How long the engine may take to answer a ping.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
-const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the chain backend may take until its RPC serves (generous: it only delays
+/// a chain that never serves, and a loaded machine is slow).
+const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Seconds a container gets to stop on SIGTERM before the engine kills it.
 const STOP_SECS: i32 = 5;
 const POLL: Duration = Duration::from_millis(200);

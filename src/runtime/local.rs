@@ -32,8 +32,9 @@ use tokio::time::Instant;
 
 /// Name of the chain's directory and log, as `log_tail` takes it.
 pub use crate::chain::CHAIN_NAME;
-/// How long the chain backend may take until its RPC serves.
-const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the chain backend may take until its RPC serves (generous: it only delays
+/// a chain that never serves, and a loaded machine is slow).
+const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a process may take to exit on SIGTERM before it is killed.
 const STOP_DEADLINE: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(100);
