@@ -391,38 +391,43 @@ impl KubeRuntime {
 
     /// Runs `cmd` in `container` of pod `name`; its stdout when it succeeded.
     async fn exec(&self, name: &str, container: &str, cmd: &[&str]) -> Option<Vec<u8>> {
-        self.exec_within(name, container, cmd, EXEC_TIMEOUT).await
+        (self.exec_within(name, container, cmd, EXEC_TIMEOUT).await).ok()
     }
 
-    /// [`Self::exec`], given `limit` to finish.
+    /// [`Self::exec`], given `limit` to finish; on failure, what the API said and what
+    /// the command printed.
     async fn exec_within(
         &self,
         name: &str,
         container: &str,
         cmd: &[&str],
         limit: Duration,
-    ) -> Option<Vec<u8>> {
+    ) -> Result<Vec<u8>, String> {
         let run = async {
             let params = AttachParams::default().container(container).stderr(false);
-            let mut process = self
-                .api::<Pod>()
-                .exec(name, cmd.to_vec(), &params)
-                .await
-                .ok()?;
-            let mut stdout = process.stdout()?;
+            let mut process = (self.api::<Pod>().exec(name, cmd.to_vec(), &params).await)
+                .map_err(|e| format!("exec in pod {name}: {e}"))?;
+            let mut stdout = process.stdout().ok_or("exec without stdout")?;
             let status = process.take_status();
             let mut out = Vec::new();
-            stdout.read_to_end(&mut out).await.ok()?;
-            let ok = match status {
-                Some(status) => status
-                    .await
-                    .is_none_or(|s| s.status.as_deref() == Some("Success")),
-                None => true,
+            (stdout.read_to_end(&mut out).await).map_err(|e| format!("reading its output: {e}"))?;
+            let failed = match status {
+                Some(status) => (status.await)
+                    .filter(|s| s.status.as_deref() != Some("Success"))
+                    .map(|s| s.message.unwrap_or_else(|| "failed".into())),
+                None => None,
             };
             let _ = process.join().await;
-            ok.then_some(out)
+            match failed {
+                None => Ok(out),
+                Some(message) => Err(format!(
+                    "{message}: {}",
+                    String::from_utf8_lossy(&out).trim()
+                )),
+            }
         };
-        tokio::time::timeout(limit, run).await.ok().flatten()
+        (tokio::time::timeout(limit, run).await)
+            .unwrap_or_else(|_| Err(format!("no end within {} s", limit.as_secs())))
     }
 
     /// Copies a node's credential files out once all exist, through the reader
@@ -664,14 +669,12 @@ impl Runtime for KubeRuntime {
         let command = restart::stop_command(limit);
         let command: Vec<&str> = command.iter().map(String::as_str).collect();
         let grace = Duration::from_secs(15);
-        if (self
-            .exec_within(name, FILES_CONTAINER, &command, limit + grace)
-            .await)
-            .is_none()
-        {
-            return Err(RuntimeError::Unsupported {
-                what: format!("restarting node {name}"),
-                why: "its process could not be stopped from the pod's files container".into(),
+        if let Err(why) = (self.exec_within(name, FILES_CONTAINER, &command, limit + grace)).await {
+            return Err(RuntimeError::RestartFailed {
+                name: name.into(),
+                why: format!(
+                    "its process could not be stopped from the pod's files container ({why})"
+                ),
                 hint: format!(
                     "look at the pod: kubectl -n {} describe pod {name}",
                     self.namespace

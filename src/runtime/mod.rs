@@ -129,6 +129,12 @@ pub enum RuntimeError {
         why: String,
         hint: String,
     },
+    #[error("node {name} could not be restarted: {why}; {hint}")]
+    RestartFailed {
+        name: String,
+        why: String,
+        hint: String,
+    },
     #[error("cannot create the chain wallet of node {node}")]
     ChainWallet {
         node: String,

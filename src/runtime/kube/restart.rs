@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-/// Stops the node's process and prints its pid once it is gone; `$1` is the deadline
-/// in tenths of a second. The node's process is the one whose parent is outside the
+/// Stops the node's process and prints its pid once it is gone (or why not, exiting
+/// 1); `$1` is the deadline in tenths of a second. The node's process is the one whose parent is outside the
 /// pod's namespace (ppid 0) that is neither the pause process (pid 1), nor this
 /// shell, nor the files container's `sleep`. Exactly one must match.
 const STOP_SCRIPT: &str = r#"limit=$1
@@ -23,8 +23,8 @@ for d in /proc/[0-9]*; do
   found="$found $p"
 done
 set -- $found
-[ $# -eq 1 ] || { echo "not one node process:$found" >&2; exit 1; }
-kill -s TERM "$1" || exit 1
+[ $# -eq 1 ] || { echo "not one node process, pids:$found"; exit 1; }
+kill -s TERM "$1" || { echo "kill -s TERM $1 failed"; exit 1; }
 i=0
 while [ -d "/proc/$1" ]; do
   [ "$i" -eq "$limit" ] && kill -s KILL "$1"
