@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 /// Stops the node's process and prints its pid once it is gone (or why not, exiting
-/// 1); `$1` is the deadline in tenths of a second. The node's process is the one whose parent is outside the
-/// pod's namespace (ppid 0) that is neither the pause process (pid 1), nor this
-/// shell, nor the files container's `sleep`. Exactly one must match.
+/// 1); `$1` is the deadline in tenths of a second. The node's process is the one whose
+/// parent is outside the pod's namespace (ppid 0) that is neither the pause process
+/// (pid 1), nor this shell, nor the files container's `sleep`. Exactly one must match.
 const STOP_SCRIPT: &str = r#"limit=$1
 found=
 for d in /proc/[0-9]*; do
