@@ -4,7 +4,8 @@
 //! ClusterIP Service in front: nodes reach the chain and each other at Service
 //! addresses (no cluster DNS is needed). The tool reaches RPC ports from outside the
 //! cluster by port-forwarding through the API server (`forward`), reads the
-//! credentials the nodes write through a small reader container in the pod (exec),
+//! credentials the nodes write through a small reader container in the pod (exec;
+//! each pod's objects, forwards and execs are `pods`),
 //! follows logs into `<run dir>/<name>.log`, and reads CPU, memory, network and the
 //! data volume's size from the kubelet's summary API (`watch`). Teardown deletes the
 //! node pods, then the namespace, and waits until it is gone; the namespace carries
@@ -15,6 +16,7 @@
 mod cleanup;
 mod forward;
 pub mod objects;
+mod pods;
 mod restart;
 mod watch;
 
@@ -28,15 +30,14 @@ use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
 use crate::scenario::{ChainSpec, KubeSettings, NodeSpec, Scenario};
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
 use kube::Api;
-use kube::api::{AttachParams, DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams, PostParams};
 use objects::{FILES_CONTAINER, NODE_CONTAINER};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -312,138 +313,6 @@ impl KubeRuntime {
             self.run_id.clone(),
             self.shared.clone(),
         )));
-        Ok(())
-    }
-
-    /// Creates the ClusterIP Service of `name` and returns its address.
-    async fn service(&self, name: &str, ports: &[u16]) -> Result<String, RuntimeError> {
-        let created = self
-            .api::<Service>()
-            .create(
-                &PostParams::default(),
-                &objects::service(&self.run_id, name, ports),
-            )
-            .await
-            .map_err(kube_err(format!("creating the service of {name}")))?;
-        created
-            .spec
-            .and_then(|s| s.cluster_ip)
-            .filter(|ip| !ip.is_empty() && ip != "None")
-            .ok_or_else(|| RuntimeError::Unsupported {
-                what: format!("the service of {name}"),
-                why: "the cluster gave it no cluster IP".into(),
-                hint: "check the API server's --service-cluster-ip-range".into(),
-            })
-    }
-
-    /// Creates the Secret with `files` and the Pod of `name`, and follows its log.
-    async fn pod(
-        &mut self,
-        name: &str,
-        image: &str,
-        args: &[String],
-        ports: &[u16],
-        files: &[ConfigFile],
-    ) -> Result<(), RuntimeError> {
-        self.api::<Secret>()
-            .create(
-                &PostParams::default(),
-                &objects::secret(&self.run_id, name, files),
-            )
-            .await
-            .map_err(kube_err(format!("creating the config secret of {name}")))?;
-        let paths: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
-        let pin = (self.settings.pin.iter())
-            .find(|(n, _)| n == name)
-            .map(|(_, h)| h.as_str());
-        let pod = objects::pod(&objects::PodSpec {
-            run_id: &self.run_id,
-            name,
-            image,
-            pull: self.pull,
-            args,
-            ports,
-            files: &paths,
-            spread: self.settings.spread,
-            pin,
-        });
-        self.api::<Pod>()
-            .create(&PostParams::default(), &pod)
-            .await
-            .map_err(kube_err(format!("creating the pod of {name} ({image})")))?;
-        self.pods.push(name.to_string());
-        self.loggers.push(tokio::spawn(watch::follow_log(
-            self.api(),
-            name.to_string(),
-            self.log_path(name),
-        )));
-        Ok(())
-    }
-
-    /// A local address forwarded to `port` of pod `name`.
-    async fn forward(&mut self, name: &str, port: u16) -> Result<String, RuntimeError> {
-        let (addr, task) = forward::forward(self.api(), name.to_string(), port)
-            .await
-            .map_err(Self::io_err(&self.run_dir))?;
-        self.forwards.push(task);
-        Ok(addr)
-    }
-
-    /// Runs `cmd` in `container` of pod `name`; its stdout when it succeeded.
-    async fn exec(&self, name: &str, container: &str, cmd: &[&str]) -> Option<Vec<u8>> {
-        (self.exec_within(name, container, cmd, EXEC_TIMEOUT).await).ok()
-    }
-
-    /// [`Self::exec`], given `limit` to finish; on failure, what the API said and what
-    /// the command printed.
-    async fn exec_within(
-        &self,
-        name: &str,
-        container: &str,
-        cmd: &[&str],
-        limit: Duration,
-    ) -> Result<Vec<u8>, String> {
-        let run = async {
-            let params = AttachParams::default().container(container).stderr(false);
-            let mut process = (self.api::<Pod>().exec(name, cmd.to_vec(), &params).await)
-                .map_err(|e| format!("exec in pod {name}: {e}"))?;
-            let mut stdout = process.stdout().ok_or("exec without stdout")?;
-            let status = process.take_status();
-            let mut out = Vec::new();
-            (stdout.read_to_end(&mut out).await).map_err(|e| format!("reading its output: {e}"))?;
-            let failed = match status {
-                Some(status) => (status.await)
-                    .filter(|s| s.status.as_deref() != Some("Success"))
-                    .map(|s| s.message.unwrap_or_else(|| "failed".into())),
-                None => None,
-            };
-            let _ = process.join().await;
-            match failed {
-                None => Ok(out),
-                Some(message) => Err(format!(
-                    "{message}: {}",
-                    String::from_utf8_lossy(&out).trim()
-                )),
-            }
-        };
-        (tokio::time::timeout(limit, run).await)
-            .unwrap_or_else(|_| Err(format!("no end within {} s", limit.as_secs())))
-    }
-
-    /// Copies a node's credential files out once all exist, through the reader
-    /// container, into its private directory. Err (which one) while one is missing.
-    async fn copy_credentials(&self, ep: &NodeEndpoint) -> Result<(), String> {
-        let driver = crate::node::driver(ep.implementation);
-        for (inside, outside) in driver.credential_files().iter().zip(ep.credentials.files()) {
-            let path = format!("{}/{inside}", objects::DATA);
-            let content = (self
-                .exec(&ep.name, FILES_CONTAINER, &["/bin/cat", &path])
-                .await)
-                .filter(|c| !c.is_empty())
-                .ok_or_else(|| format!("{inside} not readable in its pod yet"))?;
-            super::docker::write_private(outside, &content)
-                .map_err(|e| format!("writing {}: {e}", outside.display()))?;
-        }
         Ok(())
     }
 
