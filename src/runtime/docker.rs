@@ -706,6 +706,7 @@ impl Runtime for DockerRuntime {
         let this = &*self;
         let started_ref = &started;
         super::wait_nodes_ready(
+            super::NODE_READY_TIMEOUT,
             started.len(),
             POLL,
             |i| this.exit_of(&started_ref[i].1.name),

@@ -498,6 +498,7 @@ impl Runtime for KubeRuntime {
         let this = &*self;
         let started_ref = &started;
         super::wait_nodes_ready(
+            super::NODE_READY_TIMEOUT,
             started.len(),
             POLL,
             |i| this.shared.exit_of(&started_ref[i].name),

@@ -403,6 +403,7 @@ impl Runtime for LocalRuntime {
         let logs: Vec<PathBuf> = procs.iter().map(|p| p.log.clone()).collect();
         let endpoints_ref = &endpoints;
         super::wait_nodes_ready(
+            super::NODE_READY_TIMEOUT,
             endpoints.len(),
             POLL,
             |i| procs[i].exited(),

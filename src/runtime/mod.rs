@@ -214,12 +214,13 @@ pub(crate) const NODE_READY_TIMEOUT: std::time::Duration = std::time::Duration::
 const LOOK_LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Waits until each of the nodes `0..count` serves, looking every `poll`, for at most
-/// [`NODE_READY_TIMEOUT`]. `exited(i)` says whether node `i`'s process or container has
-/// ended (with its status); `look(i)` whether it serves, or why not yet. The pending
-/// nodes are looked at concurrently, each look bounded. `named(i)` gives the node's
-/// name and log for the error: the first node still pending at the limit, with what
-/// its last look found, or the first that exited.
+/// `limit` (the runtimes give [`NODE_READY_TIMEOUT`]). `exited(i)` says whether node
+/// `i`'s process or container has ended (with its status); `look(i)` whether it
+/// serves, or why not yet. The pending nodes are looked at concurrently, each look
+/// bounded. `named(i)` gives the node's name and log for the error: the first node
+/// still pending at the limit, with what its last look found, or the first that exited.
 pub(crate) async fn wait_nodes_ready<F>(
+    limit: std::time::Duration,
     count: usize,
     poll: std::time::Duration,
     mut exited: impl FnMut(usize) -> Option<String>,
@@ -229,20 +230,7 @@ pub(crate) async fn wait_nodes_ready<F>(
 where
     F: std::future::Future<Output = Result<(), String>>,
 {
-    wait_ready_within(NODE_READY_TIMEOUT, count, poll, &mut exited, &look, &named).await
-}
-
-async fn wait_ready_within<F>(
-    limit: std::time::Duration,
-    count: usize,
-    poll: std::time::Duration,
-    exited: &mut impl FnMut(usize) -> Option<String>,
-    look: &impl Fn(usize) -> F,
-    named: &impl Fn(usize) -> (String, PathBuf),
-) -> Result<(), RuntimeError>
-where
-    F: std::future::Future<Output = Result<(), String>>,
-{
+    let look = &look;
     let deadline = tokio::time::Instant::now() + limit;
     let mut why: Vec<String> = vec![String::new(); count];
     let mut pending: Vec<usize> = (0..count).collect();
@@ -481,12 +469,12 @@ mod tests {
     async fn nodes_ready_at_different_looks_are_waited_for_together() {
         let looks = std::sync::Mutex::new([0u32; 2]);
         let start = tokio::time::Instant::now();
-        let outcome = wait_ready_within(
+        let outcome = wait_nodes_ready(
             Duration::from_secs(60),
             2,
             Duration::from_secs(1),
-            &mut |_| None,
-            &|i| {
+            |_| None,
+            |i| {
                 let n = {
                     let mut looks = looks.lock().unwrap();
                     looks[i] += 1;
@@ -501,7 +489,7 @@ mod tests {
                     }
                 }
             },
-            &named,
+            named,
         )
         .await;
         assert!(outcome.is_ok(), "{outcome:?}");
@@ -516,12 +504,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_look_that_hangs_is_cut_and_the_error_says_what_the_last_look_found() {
         let start = tokio::time::Instant::now();
-        let err = wait_ready_within(
+        let err = wait_nodes_ready(
             Duration::from_secs(40),
             2,
             Duration::from_secs(1),
-            &mut |_| None,
-            &|i| async move {
+            |_| None,
+            |i| async move {
                 if i == 0 {
                     // Accepted and never answered: each look ends at the look limit.
                     std::future::pending::<()>().await;
@@ -529,7 +517,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_secs(5)).await;
                 Err("connection refused".to_string())
             },
-            &named,
+            named,
         )
         .await
         .expect_err("neither serves");
@@ -545,13 +533,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_node_that_exited_ends_the_wait_with_its_status() {
-        let err = wait_ready_within(
+        let err = wait_nodes_ready(
             Duration::from_secs(60),
             2,
             Duration::from_secs(1),
-            &mut |i| (i == 1).then(|| "exit status: 1".to_string()),
-            &|_| async { Err("not yet".to_string()) },
-            &named,
+            |i| (i == 1).then(|| "exit status: 1".to_string()),
+            |_| async { Err("not yet".to_string()) },
+            named,
         )
         .await
         .expect_err("bob exited");
