@@ -82,14 +82,14 @@ fn setup_failed_shows_the_reason_and_log_lines() {
 struct Harness {
     log: StepLog,
     progress_tx: watch::Sender<Progress>,
-    load_tx: Option<oneshot::Sender<LoadView>>,
+    load_tx: Option<mpsc::UnboundedSender<LoadView>>,
     done_tx: oneshot::Sender<()>,
     channels: Channels,
 }
 
 fn harness() -> Harness {
     let (progress_tx, progress_rx) = watch::channel(Progress::new("setting up"));
-    let (load_tx, load_rx) = oneshot::channel();
+    let (load_tx, load_rx) = mpsc::unbounded_channel();
     let (done_tx, done_rx) = oneshot::channel();
     Harness {
         log: StepLog::for_view(progress_tx.clone(), "setting up"),
@@ -101,6 +101,7 @@ fn harness() -> Harness {
             progress_tx,
             load: load_rx,
             done: done_rx,
+            quit: Default::default(),
         },
     }
 }

@@ -65,7 +65,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
                 repeated.push(r);
             }
             Err(e) => {
-                eprintln!("Error: {}", crate::error_chain(&e));
+                eprintln!("Error: {}", crate::exit::error_chain(&e));
                 return Ok(Outcome::BadInput);
             }
         }

@@ -13,6 +13,30 @@ pub(crate) enum Chosen {
     External,
     Docker(bollard::Docker, docker::RunImages),
     Kubernetes(Box<crate::runtime::kube::Prepared>),
+    /// A runtime made by the caller, given the run directory (the fake runtime of
+    /// the orchestration's tests).
+    #[cfg(test)]
+    Made(MakeRuntime),
+}
+
+/// Makes a runtime in the run directory given.
+#[cfg(test)]
+pub(crate) type MakeRuntime = Box<dyn FnOnce(&std::path::Path) -> Box<dyn Runtime> + Send>;
+
+/// Where a run gets the runtime of each network.
+#[async_trait::async_trait]
+pub(crate) trait Choose: Sync {
+    async fn choose(&self, scenario: &Scenario) -> Result<Chosen>;
+}
+
+/// The runtime each scenario asks for ([`choose_runtime`]).
+pub(crate) struct Runtimes;
+
+#[async_trait::async_trait]
+impl Choose for Runtimes {
+    async fn choose(&self, scenario: &Scenario) -> Result<Chosen> {
+        choose_runtime(scenario).await
+    }
 }
 
 impl Chosen {
@@ -45,6 +69,8 @@ impl Chosen {
                 run_dir.to_path_buf(),
                 keep,
             )),
+            #[cfg(test)]
+            Chosen::Made(make) => make(run_dir),
         }
     }
 }
@@ -102,7 +128,7 @@ pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
 
 /// Finds every binary before anything starts, so a missing one fails at once
 /// instead of after the chain is up.
-pub(super) fn preflight_local(scenario: &Scenario) -> Result<()> {
+fn preflight_local(scenario: &Scenario) -> Result<()> {
     use crate::runtime::local::find_binary;
     let chain = crate::chain::driver(scenario.chain.kind);
     find_binary(

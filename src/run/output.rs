@@ -1,16 +1,65 @@
-//! The terminal while a run goes on: the live view's session and what it shows
-//! (`TuiInfo`), and the lines that wait for the terminal while the view owns it.
+//! The terminal while a network runs: the live view's session (one per network,
+//! from setup to the end of teardown) and what it shows (`TuiInfo`), and the lines
+//! that wait for the terminal while the view owns it.
 
-use super::RunFacts;
+use super::Signals;
+use super::bring_up::RunFacts;
 use super::model::role;
 use crate::metrics;
 use crate::scenario::Scenario;
+use crate::setup::StepLog;
 use crate::tui;
 use tokio_util::sync::CancellationToken;
 
+/// The terminal of one network: its live view, if it has one, and the lines kept
+/// for the terminal until the view ends.
+pub(super) struct View {
+    pub session: Option<tui::session::Session>,
+    pub out: Output,
+}
+
+impl View {
+    /// The live view when `tui` (and the terminal can show it), else progress lines.
+    pub fn start(tui: bool, scenario: &Scenario, runtime: &str, signals: &Signals) -> View {
+        let session = tui
+            .then(|| start_session(scenario, runtime, &signals.cancel))
+            .flatten();
+        // With the view on the terminal, a signal is shown by the view, not a line.
+        signals.set_live_view(session.is_some());
+        let out = Output::new(session.is_some());
+        View { session, out }
+    }
+
+    /// A step log shown in the view as the task `title`, or printed as lines.
+    pub fn step_log(&self, title: &str) -> StepLog {
+        match &self.session {
+            Some(s) => StepLog::for_view(s.progress(), title),
+            None => StepLog::default(),
+        }
+    }
+
+    /// True once the operator quit the view's load.
+    pub fn quit(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.quit())
+    }
+
+    /// Ends the view (the terminal is back), then prints the lines kept for it.
+    pub async fn finish(mut self, signals: &Signals) {
+        if let Some(session) = self.session.take() {
+            match session.finish().await {
+                Ok(Some(tui::TuiExit::Quit)) => eprintln!("stopped from the live view"),
+                Ok(_) => {}
+                Err(e) => eprintln!("live view failed: {e:#}"),
+            }
+            signals.set_live_view(false);
+        }
+        self.out.flush();
+    }
+}
+
 /// Starts the live view before setup; `None` (with the reason printed) if the
 /// terminal cannot show it, and the run goes on with progress lines.
-pub(super) fn start_session(
+fn start_session(
     scenario: &Scenario,
     runtime: &str,
     cancel: &CancellationToken,

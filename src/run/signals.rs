@@ -3,6 +3,7 @@
 //! local runtime's processes die with it (their parent-death signal); what a docker run
 //! leaves is said, for `lnbench-tui down`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
@@ -10,24 +11,46 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct Signals {
     pub cancel: CancellationToken,
     which: Arc<OnceLock<&'static str>>,
-    task: tokio::task::JoinHandle<()>,
+    /// A live view owns the terminal: a signal is shown there, not as a line.
+    live_view: Arc<AtomicBool>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Signals {
+    /// Watches for SIGINT and SIGTERM, which cancel the run.
     pub fn watch() -> Signals {
-        Signals::watch_with(CancellationToken::new(), false)
+        let mut signals = Signals::manual();
+        signals.task = Some(tokio::spawn(watch_signals(
+            signals.cancel.clone(),
+            signals.which.clone(),
+            signals.live_view.clone(),
+        )));
+        signals
     }
 
-    /// Watches for signals that cancel `cancel`; with a live view on the terminal,
-    /// quietly (the view shows the run stopping).
-    pub fn watch_with(cancel: CancellationToken, live_view: bool) -> Signals {
-        let which = Arc::new(OnceLock::new());
-        let task = tokio::spawn(watch_signals(cancel.clone(), which.clone(), live_view));
+    /// Signals that only [`Signals::raiser`] raises (tests), none from the OS.
+    pub fn manual() -> Signals {
         Signals {
-            cancel,
-            which,
-            task,
+            cancel: CancellationToken::new(),
+            which: Arc::new(OnceLock::new()),
+            live_view: Arc::new(AtomicBool::new(false)),
+            task: None,
         }
+    }
+
+    /// Raises `name` as if it had come: records it and cancels the run.
+    #[cfg(test)]
+    pub fn raiser(&self, name: &'static str) -> impl Fn() + Send + Sync + 'static {
+        let (which, cancel) = (self.which.clone(), self.cancel.clone());
+        move || {
+            let _ = which.set(name);
+            cancel.cancel();
+        }
+    }
+
+    /// Whether a live view owns the terminal now.
+    pub fn set_live_view(&self, on: bool) {
+        self.live_view.store(on, Ordering::Relaxed);
     }
 
     /// The signal that interrupted the run, if one did.
@@ -37,7 +60,9 @@ impl Signals {
 
     /// Stops watching and says what interrupted the run, if anything.
     pub fn stop(self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
         if let Some(sig) = self.received() {
             eprintln!("interrupted by {sig}");
         }
@@ -48,7 +73,7 @@ impl Signals {
 pub(super) async fn watch_signals(
     cancel: CancellationToken,
     which: Arc<OnceLock<&'static str>>,
-    live_view: bool,
+    live_view: Arc<AtomicBool>,
 ) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
@@ -62,7 +87,7 @@ pub(super) async fn watch_signals(
         _ = term.recv() => "SIGTERM",
     };
     let _ = which.set(name);
-    if !live_view {
+    if !live_view.load(Ordering::Relaxed) {
         eprintln!("\n{name} received: stopping the load, then tearing down (again to force)");
     }
     cancel.cancel();
@@ -70,7 +95,7 @@ pub(super) async fn watch_signals(
         _ = int.recv() => "SIGINT",
         _ = term.recv() => "SIGTERM",
     };
-    if live_view {
+    if live_view.load(Ordering::Relaxed) {
         crate::tui::terminal::restore();
     }
     eprintln!(

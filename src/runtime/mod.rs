@@ -6,6 +6,7 @@
 
 pub mod docker;
 pub mod external;
+pub mod fake;
 pub mod kube;
 pub mod local;
 
@@ -62,6 +63,9 @@ pub struct Service {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
+    /// A failure a test double was told to have (the fake runtime).
+    #[error("{0}")]
+    Scripted(String),
     #[error("no started node named {name} to restart")]
     UnknownNode { name: String },
     #[error(
@@ -447,6 +451,15 @@ pub trait Runtime: Send {
     /// a listener bound to 127.0.0.1 (LND's profiling port) is reachable and private.
     fn shares_loopback(&self) -> bool {
         false
+    }
+    /// Nodes this runtime hands out already up, funded and connected (the fake
+    /// runtime's in-process nodes): the run then starts no chain and sets nothing up.
+    /// `None` for a runtime whose nodes the run starts and sets up.
+    async fn ready_nodes(
+        &mut self,
+        _nodes: &[NodeSpec],
+    ) -> Option<Result<Vec<crate::setup::ReadyNode>, RuntimeError>> {
+        None
     }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.

@@ -11,6 +11,7 @@ mod graph_import;
 mod kube;
 #[cfg(test)]
 mod network_tests;
+mod overrides;
 mod profile;
 mod raw;
 mod repeat;
@@ -30,6 +31,7 @@ pub use faults::{
     LinkShape, LinkSpec,
 };
 pub use kube::{KubeSettings, object_name_ok};
+pub use overrides::Overrides;
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};

@@ -12,6 +12,8 @@ use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -26,11 +28,13 @@ pub struct LoadView {
     pub info: TuiInfo,
 }
 
-/// A live view running beside the run. Hand it the load with [`Session::load`], and
-/// end it with [`Session::finish`] once teardown is done.
+/// A live view running beside a network of the run. Hand it each load with
+/// [`Session::load`] (a sweep's points in turn), and end it with [`Session::finish`]
+/// once teardown is done.
 pub struct Session {
     progress: watch::Sender<Progress>,
-    load: Option<oneshot::Sender<LoadView>>,
+    load: mpsc::UnboundedSender<LoadView>,
+    quit: Arc<AtomicBool>,
     done: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<Option<TuiExit>>>,
 }
@@ -42,9 +46,11 @@ impl Session {
         let theme = Theme::from_env();
         let mut guard = terminal::enter().context("cannot switch the terminal to the live view")?;
         let (progress, progress_rx) = watch::channel(Progress::new("setting up"));
-        let (load, load_rx) = oneshot::channel();
+        let (load, load_rx) = mpsc::unbounded_channel();
         let (done, done_rx) = oneshot::channel();
+        let quit = Arc::new(AtomicBool::new(false));
         let quit_progress = progress.clone();
+        let quit_flag = quit.clone();
         let task = tokio::spawn(async move {
             let exit = drive_session(
                 &mut guard.terminal,
@@ -54,6 +60,7 @@ impl Session {
                     progress_tx: quit_progress,
                     load: load_rx,
                     done: done_rx,
+                    quit: quit_flag,
                 },
                 cancel,
                 &info,
@@ -65,7 +72,8 @@ impl Session {
         });
         Ok(Session {
             progress,
-            load: Some(load),
+            load,
+            quit,
             done,
             task,
         })
@@ -76,11 +84,15 @@ impl Session {
         self.progress.clone()
     }
 
-    /// Switches to the run view. A second call does nothing.
+    /// Switches to the run view of a load; when it ends, the steps show again until
+    /// the next load. After the operator quit, a load is not shown.
     pub fn load(&mut self, view: LoadView) {
-        if let Some(tx) = self.load.take() {
-            let _ = tx.send(view);
-        }
+        let _ = self.load.send(view);
+    }
+
+    /// True once the operator quit a load's view (`q`): the run stops after it.
+    pub fn quit(&self) -> bool {
+        self.quit.load(Ordering::Relaxed)
     }
 
     /// Ends the view and restores the terminal. Returns how the run view ended, if
@@ -96,13 +108,16 @@ pub struct Channels {
     pub progress: watch::Receiver<Progress>,
     /// For the session's own "stopping" step after `q`.
     pub progress_tx: watch::Sender<Progress>,
-    pub load: oneshot::Receiver<LoadView>,
+    /// The loads, in turn (a sweep's points share one view).
+    pub load: mpsc::UnboundedReceiver<LoadView>,
     pub done: oneshot::Receiver<()>,
+    /// Set when the operator quits a load's view.
+    pub quit: Arc<AtomicBool>,
 }
 
 /// The session's loop on any backend and event stream, so tests can drive it: steps
-/// until the load view arrives, the run view until the load ends, steps again until
-/// `done`.
+/// until a load view arrives, the run view until the load ends, steps again until the
+/// next load or `done`.
 pub async fn drive_session<B, E>(
     terminal: &mut Terminal<B>,
     mut events: E,
@@ -116,8 +131,8 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
     E: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    let mut load_rx = Some(ch.load);
     let mut exit = None;
+    let mut loads_open = true;
     let mut frames = tokio::time::interval(STEP_FRAME);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut input_open = true;
@@ -128,9 +143,12 @@ where
                 draw_steps(terminal, &ch.progress.borrow_and_update(), info, theme)?;
             }
             _ = &mut ch.done => return Ok(exit),
-            view = async { load_rx.as_mut().expect("guarded").await }, if load_rx.is_some() => {
-                load_rx = None;
-                let Ok(view) = view else { continue };
+            view = ch.load.recv(), if loads_open && exit != Some(TuiExit::Quit) => {
+                let Some(view) = view else {
+                    // No further load will come: the steps show until `done`.
+                    loads_open = false;
+                    continue;
+                };
                 let ended = drive(
                     terminal,
                     &mut events,
@@ -141,13 +159,14 @@ where
                 )
                 .await?;
                 if ended == TuiExit::Quit {
+                    ch.quit.store(true, Ordering::Relaxed);
                     // Payments in flight finish (up to their timeout) before teardown.
                     ch.progress_tx.send_replace(stopping(Instant::now()));
                 }
                 exit = Some(ended);
             }
             event = events.next(), if input_open => match event {
-                Some(Ok(Event::Key(key))) if exit.is_none() && is_stop(key) => {
+                Some(Ok(Event::Key(key))) if exit != Some(TuiExit::Quit) && is_stop(key) => {
                     cancel.cancel();
                 }
                 Some(Ok(_)) => {}

@@ -193,11 +193,11 @@ impl NodeDriver for Eclair {
     /// finished its start-up (it serves the API last).
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let node = (EclairNode::connect(&endpoint.name, endpoint).await)
-            .map_err(|e| crate::error_chain(&e))?;
+            .map_err(|e| crate::exit::error_chain(&e))?;
         node.get_info()
             .await
             .map(|_| ())
-            .map_err(|e| crate::error_chain(&e))
+            .map_err(|e| crate::exit::error_chain(&e))
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

@@ -196,14 +196,14 @@ impl NodeDriver for Ldk {
     /// started, and the answer proves the key is right.
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let node =
-            LdkNode::connect(&endpoint.name, endpoint).map_err(|e| crate::error_chain(&e))?;
+            LdkNode::connect(&endpoint.name, endpoint).map_err(|e| crate::exit::error_chain(&e))?;
         node.request::<_, super::proto::GetNodeInfoResponse>(
             "GetNodeInfo",
             &super::proto::GetNodeInfoRequest {},
         )
         .await
         .map(|_| ())
-        .map_err(|e| crate::error_chain(&e))
+        .map_err(|e| crate::exit::error_chain(&e))
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {

@@ -1,0 +1,94 @@
+//! `lnbench-tui down`: what earlier runs left behind, found and removed.
+
+use crate::{Exit, leftovers, runtime};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// `lnbench-tui down`: removes what runs left behind and lists it: run directories
+/// (and PostgreSQL data directories) of local runs whose tool is gone, then namespaces
+/// of kubernetes runs (on the cluster the kubeconfig names, if any), then containers,
+/// networks and volumes of docker runs.
+pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit> {
+    let temp = std::env::temp_dir();
+    let parent = run_dir.unwrap_or_else(|| temp.clone());
+    let mut kept_dirs = Vec::new();
+    let mut stale =
+        leftovers::stale_runs(&parent, &temp, all, leftovers::is_live_tool, &mut kept_dirs);
+    if let Some(id) = only {
+        let dir_name = format!("lnbench-{id}");
+        let is_it = |d: &Path| d.file_name().is_some_and(|n| n == dir_name.as_str());
+        stale.retain(|s| is_it(&s.run_dir));
+        kept_dirs.retain(|(d, _)| is_it(d));
+    }
+    for s in &stale {
+        let whose = s.user.as_ref().map(|u| format!(" (a run of {u})"));
+        for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => println!(
+                    "removed directory {}{}",
+                    dir.display(),
+                    whose.as_deref().unwrap_or_default()
+                ),
+                Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+            }
+        }
+    }
+    let sockets = match only {
+        None => leftovers::stale_socket_dirs(&temp, leftovers::is_live_tool),
+        Some(_) => Vec::new(),
+    };
+    for dir in &sockets {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => println!("removed directory {}", dir.display()),
+            Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+        }
+    }
+    for (dir, why) in &kept_dirs {
+        println!(
+            "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
+            dir.display()
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    // The cluster first: a missing Docker engine ends `down` with its error.
+    let kube = match rt.block_on(runtime::kube::down_all(all, only)) {
+        Ok(found) => found.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("kubernetes namespaces not checked: {e}");
+            runtime::docker::Down::default()
+        }
+    };
+    print_down(&kube);
+    let down = rt.block_on(runtime::docker::down_all(all, only))?;
+    if stale.is_empty()
+        && kube.removed.is_empty()
+        && kube.kept.is_empty()
+        && sockets.is_empty()
+        && kept_dirs.is_empty()
+        && down.removed.is_empty()
+        && down.kept.is_empty()
+    {
+        println!(
+            "nothing to remove: no run directory of a finished tool in {}, and no namespace, \
+             container, network or volume labelled lnbench.run",
+            parent.display()
+        );
+    }
+    print_down(&down);
+    Ok(Exit::Ok)
+}
+
+fn print_down(down: &runtime::docker::Down) {
+    for item in &down.removed {
+        match down.others.iter().find(|(run, _)| *run == item.run) {
+            Some((_, whose)) => println!("removed {item} (a run of {whose})"),
+            None => println!("removed {item}"),
+        }
+    }
+    for (run, why) in &down.kept {
+        println!("left run {run} alone: {why} (`lnbench-tui down --all` removes it too)");
+    }
+}

@@ -1,0 +1,88 @@
+//! The commands besides `compare`: check scenario files, run one, remove what runs left.
+
+use crate::{Exit, UsageError, run, scenario};
+use anyhow::{Context, Result};
+
+mod down;
+pub(crate) use down::down;
+
+/// Checks every file and prints each one's verdict; bad input if any is wrong.
+pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
+    let mut bad = 0;
+    for file in files {
+        match scenario::load(file) {
+            Ok(s) => match &s.sweep {
+                None => println!(
+                    "{}: ok ({}, {} nodes)",
+                    file.display(),
+                    s.name,
+                    s.nodes.len()
+                ),
+                Some(sweep) => println!(
+                    "{}: ok ({}, sweep of {} points: {})",
+                    file.display(),
+                    s.name,
+                    sweep.points.len(),
+                    sweep
+                        .points
+                        .iter()
+                        .map(|p| match &p.skip {
+                            Some(why) => format!("{} (skipped: {why})", p.label),
+                            None => p.label.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+            },
+            Err(e) => {
+                bad += 1;
+                eprintln!("{e}");
+            }
+        }
+    }
+    if bad > 0 {
+        eprintln!("{bad} of {} scenario files have errors", files.len());
+        Exit::BadInput
+    } else {
+        Exit::Ok
+    }
+}
+
+pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
+    let Some(path) = args.scenario.as_deref() else {
+        return Err(anyhow::Error::new(UsageError(
+            "no scenario given: run `lnbench-tui SCENARIO.yaml`, e.g. \
+             `lnbench-tui scenarios/alice-pays-bob.yaml --report out/alice-pays-bob` \
+             (see --help)",
+        )));
+    };
+    if let Some(n) = args.repeat
+        && !(1..=scenario::MAX_REPEATS).contains(&n)
+    {
+        return Err(UsageError("--repeat must be between 1 and 20").into());
+    }
+    let mut scenario = scenario::load_with_repeat(path, args.repeat)?;
+    if args.payments == Some(0) {
+        return Err(UsageError("--payments must be at least 1").into());
+    }
+    // A sweep's points are scenarios of their own: the overrides apply to each.
+    scenario.apply_overrides(&scenario::Overrides {
+        payments: args.payments,
+        duration: args.duration,
+        profile: args.profile,
+    });
+    // The live view needs a terminal; scripts and CI (no terminal) get progress lines.
+    let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let opts = run::RunOptions {
+        tui,
+        report_dir: args.report,
+        keep: args.keep,
+        run_dir_parent: args.run_dir,
+        metrics_listen: args.metrics_listen,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(run::execute(scenario, opts))
+}

@@ -1,0 +1,198 @@
+//! Setup of one network: the chain, the scenario's nodes, funds, channels, and probes
+//! until each sender can pay each receiver; or the nodes a runtime hands out ready.
+
+use crate::chain::MiningWallet;
+use crate::runtime::Runtime;
+use crate::scenario::Scenario;
+use crate::setup::{self, ReadyNode, StepLog};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a node may take to start and sync before the run gives up.
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What setup learned, for the report.
+#[derive(Default)]
+pub struct RunFacts {
+    /// `local`, or `docker (images)`.
+    pub runtime: String,
+
+    pub(super) chain_version: String,
+    pub(super) nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
+    /// The database servers the runtime started for the nodes.
+    pub(super) services: Vec<crate::runtime::Service>,
+}
+
+impl RunFacts {
+    /// Facts of a run on `runtime`, before setup.
+    pub fn on(runtime: &dyn Runtime) -> Self {
+        RunFacts {
+            runtime: runtime.describe(),
+            ..RunFacts::default()
+        }
+    }
+}
+
+/// The network, ready for load.
+pub struct Network {
+    pub(super) nodes: HashMap<String, ReadyNode>,
+    /// LND's profiling listener by node name (`profile:`).
+    pub(super) pprof: HashMap<String, String>,
+    /// The fault proxy's links, when peer connections go through it.
+    pub(super) links: Option<crate::links::LinkProxies>,
+    /// The tool's chain client (None for external nodes): `mine:` faults.
+    pub(super) chain: Option<Arc<dyn crate::chain::ChainBackend>>,
+}
+
+impl Network {
+    /// The node of that instance name.
+    pub fn node(&self, name: &str) -> Option<&ReadyNode> {
+        self.nodes.get(name)
+    }
+}
+
+/// Setup on its own: the chain, the scenario's nodes, funds, channels, and probes
+/// until each sender can pay each receiver. (Tests use it to drive real nodes directly.)
+pub async fn bring_up(
+    scenario: &Scenario,
+    runtime: &mut dyn Runtime,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<Network> {
+    if scenario.runtime == crate::scenario::RuntimeKind::External {
+        return super::external::bring_up(scenario, log, facts).await;
+    }
+    if let Some(ready) = runtime.ready_nodes(&scenario.nodes).await {
+        return handed_out(scenario, ready?, log, facts);
+    }
+    log.begin("chain up");
+    let wallet = MiningWallet::generate();
+    let endpoint = runtime
+        .start_chain(&scenario.chain, &wallet.address().to_string())
+        .await?;
+    facts.chain_version = endpoint.version.clone();
+    log.progress("mining until coins are mature");
+    let chain = crate::chain::driver(endpoint.kind)
+        .connect(&endpoint, wallet)
+        .await
+        .context("preparing the regtest chain")?;
+    let chain_arc = chain;
+    let chain = chain_arc.as_ref();
+    let height = chain.height().await?;
+
+    log.begin("nodes up");
+    runtime.set_etcd_members(scenario.etcd_members);
+    // Profiled LND nodes get their pprof listener (loopback) on the command line.
+    let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
+    let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
+    facts.services = runtime.services();
+    let mut nodes = HashMap::new();
+    for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
+        let driver = crate::node::driver(spec.implementation);
+        // A node can pass the runtime's readiness check and exit a moment later (a flag
+        // or a chain backend it refuses): its log says why.
+        let node = driver.connect(ep).await.with_context(|| {
+            format!(
+                "{} {} stopped answering right after it started; last lines of its log:\n{}",
+                spec.implementation,
+                spec.name,
+                runtime.log_tail(&spec.name, 20)
+            )
+        })?;
+        let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
+        let info = setup::wait_synced(node.as_ref(), height, NODE_READY_TIMEOUT, starting)
+            .await
+            .with_context(|| {
+                format!(
+                    "{} {} did not become ready; last lines of its log:\n{}",
+                    spec.implementation,
+                    spec.name,
+                    runtime.log_tail(&spec.name, 20)
+                )
+            })?;
+        log.progress(&format!("{} ready ({})", spec.name, info.version));
+        let ready = ReadyNode {
+            node,
+            info,
+            p2p_addr: ep.p2p_addr.clone(),
+        };
+        facts
+            .nodes
+            .push((spec.clone(), ready.clone(), ep.binary.clone()));
+        nodes.insert(spec.name.clone(), ready);
+    }
+
+    log.begin("wallets funded");
+    setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
+
+    let links = if scenario.proxied_links() {
+        log.begin("links through the fault proxy");
+        let directed = crate::links::directed(&scenario.channels);
+        let host = runtime.start_link_proxy(directed.len()).await?;
+        let wanted: Vec<(String, String, String)> = (directed.into_iter())
+            .map(|(from, to)| {
+                let upstream = nodes[&to].p2p_addr.clone();
+                (from, to, upstream)
+            })
+            .collect();
+        let proxies = crate::links::LinkProxies::create(&host, &wanted, &scenario.links).await?;
+        facts.services = runtime.services();
+        log.progress(&format!("{} links proxied", proxies.links().len()));
+        Some(proxies)
+    } else {
+        None
+    };
+
+    log.begin("peers connected");
+    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
+
+    log.begin("channels active");
+    setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
+
+    log.begin("routes ready");
+    let w = &scenario.workload;
+    let names: Vec<(String, String)> = super::activity::probes(scenario).unwrap_or_else(|| {
+        (w.senders.iter())
+            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
+            .collect()
+    });
+    let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
+        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
+        .collect();
+    setup::wait_routable(&pairs, log).await?;
+    log.end();
+    Ok(Network {
+        nodes,
+        pprof,
+        links,
+        chain: Some(Arc::clone(&chain_arc)),
+    })
+}
+
+/// The network of nodes a runtime handed out ready (the fake runtime): nothing to set
+/// up, no chain.
+fn handed_out(
+    scenario: &Scenario,
+    ready: Vec<ReadyNode>,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<Network> {
+    log.begin("nodes handed out");
+    let mut nodes = HashMap::new();
+    for (spec, node) in scenario.nodes.iter().zip(ready) {
+        facts
+            .nodes
+            .push((spec.clone(), node.clone(), PathBuf::from("in-process")));
+        nodes.insert(spec.name.clone(), node);
+    }
+    log.end();
+    Ok(Network {
+        nodes,
+        pprof: HashMap::new(),
+        links: None,
+        chain: None,
+    })
+}

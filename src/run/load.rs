@@ -1,0 +1,195 @@
+//! The load on a network that is up: the engine fed the routes, progress lines or the
+//! live view, report snapshots on request, and the started processes watched beside
+//! it (a node that exits ends the load; resources read once a second).
+
+use super::bring_up::Network;
+use super::model::describe_load;
+use crate::engine::{self, Plan, Route};
+use crate::metrics::{self, Summary};
+use crate::runtime::Runtime;
+use crate::scenario::Scenario;
+use crate::{headless, tui};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A report snapshot being written on a blocking thread: the directory, when done.
+pub(super) type SnapshotWrite = tokio::task::JoinHandle<Result<PathBuf>>;
+
+/// Runs the workload; returns the summary of whatever was done, and the error that
+/// ended the load early, if any.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pieces of one load, each from a different owner; a struct would only rename them"
+)]
+pub(super) async fn run_load(
+    scenario: &Scenario,
+    network: &Network,
+    (recorder, snapshots): (
+        metrics::Recorder,
+        tokio::sync::watch::Receiver<metrics::Snapshot>,
+    ),
+    network_load: Option<(Vec<Route>, std::sync::Arc<engine::activity::ActivityPlan>)>,
+    cancel: CancellationToken,
+    view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
+    interval_log: Option<PathBuf>,
+    write_snapshot: &dyn Fn(Summary) -> SnapshotWrite,
+    exporter: Option<(
+        &crate::metrics::export::Exporter,
+        tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+    )>,
+) -> (Summary, Option<anyhow::Error>) {
+    let w = &scenario.workload;
+    let mut routes = Vec::new();
+    let (spread, activity) = network_load.unzip();
+    for sender in w.senders.iter().filter(|_| spread.is_none()) {
+        for receiver in &w.receivers {
+            let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
+            routes.push(Route {
+                sender: s.node.clone(),
+                receiver: r.node.clone(),
+                receiver_pubkey: r.info.pubkey.clone(),
+            });
+        }
+    }
+    let plan = Plan {
+        routes: spread.unwrap_or(routes),
+        kind: w.kind,
+        amount_msat: w.amount_msat,
+        load: w.load.clone(),
+        stop: w.stop,
+        payment_timeout: w.payment_timeout,
+    };
+    if let Some((x, readings)) = exporter {
+        recorder.export_to(x.clone());
+        x.follow(snapshots.clone(), readings);
+    }
+    if let Some(path) = interval_log {
+        match metrics::IntervalLog::create(&path, recorder.started_wall()) {
+            Ok(log) => recorder.log_intervals_to(log),
+            Err(e) => eprintln!(
+                "warning: no {}: cannot create {}: {e}",
+                metrics::hlog::FILE_NAME,
+                path.display()
+            ),
+        }
+    }
+    let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+    // `r` in the live view asks for a report snapshot; the answer goes to its footer.
+    let (snapshot_tx, mut snapshot_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (note_tx, note_rx) = tokio::sync::watch::channel(String::new());
+    let mut snapshots_open = view.is_some();
+    let printer = match view {
+        // While the live view draws, nothing else may write to the terminal.
+        Some((session, mut info)) => {
+            info.report_snapshots = Some(tui::SnapshotChannel {
+                requests: snapshot_tx,
+                notes: note_rx,
+            });
+            session.load(tui::session::LoadView {
+                snapshots,
+                commands,
+                info,
+            });
+            None
+        }
+        None => {
+            eprintln!("==> load: {}", describe_load(&w.load));
+            // Nothing sends commands in headless mode; a closed channel is fine.
+            drop(commands);
+            Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))
+        }
+    };
+    let engine = engine::run_with_activity(plan, activity, recorder.clone(), command_rx, cancel);
+    tokio::pin!(engine);
+    // At most one snapshot is written at a time, off this loop.
+    let mut writing: Option<SnapshotWrite> = None;
+    let res = loop {
+        tokio::select! {
+            res = &mut engine => break res,
+            request = snapshot_rx.recv(), if snapshots_open => match request {
+                Some(()) if writing.is_some() => {
+                    let _ = note_tx.send("a report snapshot is still being written".into());
+                }
+                Some(()) => {
+                    let _ = note_tx.send("writing a report snapshot ...".into());
+                    writing = Some(write_snapshot(recorder.summary_now()));
+                }
+                None => snapshots_open = false,
+            },
+            done = async { writing.as_mut().expect("guarded").await }, if writing.is_some() => {
+                writing = None;
+                let note = match done {
+                    Ok(Ok(dir)) => format!("report snapshot written to {}", dir.display()),
+                    Ok(Err(e)) => format!("report snapshot failed: {e:#}"),
+                    Err(e) => format!("report snapshot failed: {e}"),
+                };
+                let _ = note_tx.send(note);
+            }
+        }
+    };
+    let (summary, err) = match res {
+        Ok(outcome) => (outcome.summary, None),
+        Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
+    };
+    drop(recorder);
+    if let Some(printer) = printer {
+        let _ = printer.await;
+    }
+    (summary, err)
+}
+
+/// Runs the load while watching the started processes: a node (or the chain) that
+/// exits ends the load, and the run fails with the last lines of its log. Resource
+/// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
+/// latest also to `readings` for the live view. The watcher runs beside the load, so
+/// a slow reading never holds the load up.
+pub(super) async fn watch_processes(
+    runtime: &mut dyn Runtime,
+    load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
+    cancel: &CancellationToken,
+    resources: &mut metrics::ResourceLog,
+    readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
+    mut faults: Option<&mut crate::faults::FaultRunner>,
+) -> (Summary, Option<anyhow::Error>) {
+    let outcome = {
+        let watcher = async {
+            // Faults are stepped ten times a second; without them, twice.
+            let every = if faults.is_some() { 100 } else { 500 };
+            let mut tick = tokio::time::interval(Duration::from_millis(every));
+            let mut last_read: Option<tokio::time::Instant> = None;
+            loop {
+                tick.tick().await;
+                if let Some(f) = faults.as_deref_mut() {
+                    f.step(runtime).await;
+                }
+                if let Some((name, status)) = runtime.exited() {
+                    cancel.cancel();
+                    return anyhow::anyhow!(
+                        "{name} exited during the load ({status}); last lines of its log:\n{}",
+                        runtime.log_tail(&name, 20)
+                    );
+                }
+                // Resources once a second.
+                if last_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(950)) {
+                    last_read = Some(tokio::time::Instant::now());
+                    let mut now = runtime.resources().await;
+                    readings.send_replace(now.clone());
+                    now.push(metrics::tool_reading());
+                    resources.record(now);
+                }
+            }
+        };
+        tokio::pin!(load, watcher);
+        let mut died: Option<anyhow::Error> = None;
+        loop {
+            tokio::select! {
+                (summary, err) = &mut load => break (summary, died.or(err)),
+                e = &mut watcher, if died.is_none() => died = Some(e),
+            }
+        }
+    };
+    resources.record(runtime.resources_fresh().await);
+    outcome
+}

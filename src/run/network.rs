@@ -1,0 +1,333 @@
+//! One network of a run, start to end: run id and directory, runtime, live view,
+//! bring-up, its points in turn, teardown. Teardown happens here and only here,
+//! whatever ended the network.
+
+use super::bring_up::{Network, RunFacts, bring_up};
+use super::model::build_report;
+use super::output::View;
+use super::point::{Point, measure};
+use super::sweep::Tally;
+use super::{Ctx, RunOptions, metrics_endpoint};
+use crate::metrics;
+use crate::report;
+use crate::runtime::Runtime;
+use crate::setup::StepLog;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Runs the network of `points` (the indices of its points in the plan), the
+/// `position`-th of those that run. Returns an error only where the whole run ends at
+/// once (a runtime that cannot be had outside a matrix, a run directory that cannot
+/// be made); everything else goes into `tally`.
+pub(super) async fn run(
+    ctx: &Ctx<'_>,
+    position: usize,
+    points: &[usize],
+    tally: &mut Tally,
+) -> Result<()> {
+    let plan = ctx.plan;
+    let first = plan.scenario_of(points[0]);
+    let number = plan.network_of(points[0]) + 1;
+    let run_id = run_id(
+        &plan.scenario.name,
+        ctx.started_at,
+        plan.is_sweep().then_some(number),
+    );
+    if plan.is_sweep() {
+        eprintln!(
+            "==> network {}/{}: {} nodes, for {} point(s) (run {run_id})",
+            position + 1,
+            ctx.networks,
+            first.nodes.len(),
+            points.len()
+        );
+    }
+    let chosen = match ctx.runtimes.choose(first).await {
+        Ok(chosen) => chosen,
+        Err(e) if plan.matrix => {
+            tally.fail_network(plan, points, &e);
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let run_dir = make_run_dir(ctx.opts, &run_id)?;
+    if !plan.is_sweep() {
+        eprintln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
+    }
+    let mut runtime = chosen.create(&run_id, &plan.scenario.name, &run_dir, ctx.opts.keep);
+    let mut facts = RunFacts::on(runtime.as_ref());
+    eprintln!("runtime: {}", facts.runtime);
+    tally.runtime.get_or_insert_with(|| facts.runtime.clone());
+    if let Some(m) = ctx.exporter {
+        m.set_runtime(&facts.runtime, runtime.measures_resources());
+        m.set_phase("setup");
+    }
+    // The live view owns the terminal from here to the end of teardown; until then
+    // lines for the terminal wait in the view's output.
+    let mut view = View::start(ctx.opts.tui, first, &facts.runtime, ctx.signals);
+    let mut log = view.step_log("setting up");
+    let up = tokio::select! {
+        r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
+        () = ctx.signals.cancel.cancelled() => Ok(None),
+    };
+    match &up {
+        Err(e) => log.fail(&format!("{e:#}")),
+        Ok(_) => log.end(),
+    }
+    match up {
+        Ok(Some(network)) => {
+            let net = NetworkUp {
+                network: &network,
+                facts: &facts,
+                log: &log,
+                run_dir: &run_dir,
+            };
+            run_points(ctx, points, net, runtime.as_mut(), &mut view, tally).await;
+        }
+        Ok(None) => {
+            let why = ctx.signals.received().unwrap_or("stopped during setup");
+            partial_report(ctx, &facts, &log, why.to_string(), &mut view);
+            tally.stopped_by = ctx.signals.received().map(str::to_string);
+        }
+        // In a matrix, one implementation that does not come up leaves the others to
+        // run: its points are failed with the reason, and the run fails at the end.
+        Err(e) if plan.matrix => tally.fail_network(plan, points, &e),
+        Err(e) => {
+            let why = report::redact::redact_text(&format!("setup failed: {e}"));
+            partial_report(ctx, &facts, &log, why, &mut view);
+            tally.stopped_by = Some(format!("network {number} did not come up: {e:#}"));
+            tally.error = Some(e);
+        }
+    }
+    let down = teardown(ctx, runtime.as_mut(), &mut view).await;
+    view.finish(ctx.signals).await;
+    report_down(&down, &run_dir, ctx.opts.keep);
+    if let Err(e) = down {
+        (tally.error).get_or_insert(anyhow::Error::new(e).context("tearing down the run"));
+    }
+    Ok(())
+}
+
+/// What the points of a network share once it is up.
+#[derive(Clone, Copy)]
+struct NetworkUp<'a> {
+    network: &'a Network,
+    facts: &'a RunFacts,
+    log: &'a StepLog,
+    run_dir: &'a Path,
+}
+
+/// The points of a network that is up, in turn, until one stops the run.
+async fn run_points(
+    ctx: &Ctx<'_>,
+    points: &[usize],
+    net: NetworkUp<'_>,
+    runtime: &mut dyn Runtime,
+    view: &mut View,
+    tally: &mut Tally,
+) {
+    let plan = ctx.plan;
+    let total = plan.len();
+    for (k, &i) in points.iter().enumerate() {
+        // `after_load: restart` once per network, after its last point: the restart
+        // time of what the network ran, not a pause between loads.
+        let mut scenario = plan.scenario_of(i).clone();
+        if k + 1 != points.len() {
+            scenario.restart.clear();
+        }
+        if !settle(ctx, i, &scenario, view).await {
+            break;
+        }
+        // A sweep's point: its line, and the live view's header names what is left.
+        let label = plan.label(i).map(|label| {
+            let label = format!("point {}/{total}: {label}", i + 1);
+            let left = total - i - 1;
+            view.out
+                .stderr(format!("==> {label} ({left} left after it)"));
+            format!("{label}{}", plan.points_left(i))
+        });
+        let report_dir = (ctx.opts.report_dir.as_ref()).map(|d| {
+            plan.label(i)
+                .map_or_else(|| d.clone(), |label| d.join(label))
+        });
+        let point = Point {
+            scenario: &scenario,
+            facts: net.facts,
+            log: net.log,
+            // A run's report counts from the start (setup included); a sweep
+            // point's from its own load.
+            started_at: if plan.is_sweep() {
+                SystemTime::now()
+            } else {
+                ctx.started_at
+            },
+            report_dir,
+            label,
+            run_dir: net.run_dir.to_path_buf(),
+            metrics: ctx.exporter.cloned(),
+        };
+        let (signals, session) = (ctx.signals, view.session.as_mut());
+        let measured = measure(point, net.network, runtime, signals, &mut view.out, session).await;
+        if tally.record(i, measured, signals, view.quit()) {
+            break;
+        }
+    }
+}
+
+/// Before a repeat that follows another on the same network, the scenario's settle
+/// pause (`repeat: { settle: 10s }`), shown; false when a signal cut it short.
+async fn settle(
+    ctx: &Ctx<'_>,
+    i: usize,
+    scenario: &crate::scenario::Scenario,
+    view: &mut View,
+) -> bool {
+    let pause = scenario.repeat.settle;
+    if !ctx.plan.settles_before(i) || pause.is_zero() {
+        return true;
+    }
+    view.out.stderr(format!(
+        "==> settling {:.0} s before {}",
+        pause.as_secs_f64(),
+        ctx.plan.label(i).unwrap_or_default()
+    ));
+    tokio::select! {
+        () = tokio::time::sleep(pause) => true,
+        () = ctx.signals.cancel.cancelled() => false,
+    }
+}
+
+/// A run cut short before its load still says how far setup got, in a partial
+/// report (a sweep's combined report says it for its points).
+fn partial_report(ctx: &Ctx<'_>, facts: &RunFacts, log: &StepLog, why: String, view: &mut View) {
+    let Some(dir) = ctx
+        .opts
+        .report_dir
+        .as_ref()
+        .filter(|_| !ctx.plan.is_sweep())
+    else {
+        return;
+    };
+    let report = build_report(
+        &ctx.plan.scenario,
+        facts,
+        log,
+        metrics::Recorder::new().0.finish(),
+        ctx.started_at,
+        false,
+        Some(why),
+    );
+    match report::write_all(&report, dir) {
+        Ok(paths) => {
+            for path in paths {
+                view.out
+                    .stderr(format!("report (partial): {}", path.display()));
+            }
+        }
+        Err(e) => view
+            .out
+            .stderr(format!("partial report not written: {e:#}")),
+    }
+}
+
+/// Stops everything the runtime started, as a step (of the live view, or a line).
+async fn teardown(
+    ctx: &Ctx<'_>,
+    runtime: &mut dyn Runtime,
+    view: &mut View,
+) -> Result<(), crate::runtime::RuntimeError> {
+    let mut teardown = view.step_log("tearing down");
+    teardown.begin("nodes and chain stopped");
+    metrics_endpoint::phase(ctx.exporter, "teardown");
+    let down = runtime.down().await;
+    teardown.end();
+    metrics_endpoint::phase(ctx.exporter, "finished");
+    down
+}
+
+/// `<scenario>-<unix seconds>-<pid>`, and `-net<N>` for the N-th network of a sweep.
+fn run_id(name: &str, started_at: SystemTime, network: Option<usize>) -> String {
+    let secs = started_at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let id = format!("{name}-{secs}-{}", std::process::id());
+    match network {
+        Some(n) => format!("{id}-net{n}"),
+        None => id,
+    }
+}
+
+pub(super) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
+    let parent = opts
+        .run_dir_parent
+        .clone()
+        .unwrap_or_else(std::env::temp_dir);
+    let run_dir = parent.join(format!("lnbench-{run_id}"));
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    // Fresh and private: credentials and logs go in it. An existing path (a directory
+    // of another run, or a symlink planted there) is refused, never reused.
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&run_dir)
+            .with_context(|| {
+                format!(
+                    "cannot create run directory {} (it must not exist yet: remove it, or \
+                     give --run-dir another parent)",
+                    run_dir.display()
+                )
+            })?;
+    }
+    // Names this process, so `lnbench-tui down` removes the directory only once we are gone.
+    crate::leftovers::claim(&run_dir)
+        .with_context(|| format!("cannot write into run directory {}", run_dir.display()))?;
+    Ok(run_dir)
+}
+
+fn report_down(down: &Result<(), crate::runtime::RuntimeError>, run_dir: &Path, keep: bool) {
+    match down {
+        Ok(()) if keep => {
+            crate::leftovers::release(run_dir);
+            eprintln!("    kept run directory {}", run_dir.display());
+        }
+        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
+        Err(e) => eprintln!("    teardown: {e:#}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn opts(parent: &std::path::Path) -> RunOptions {
+        RunOptions {
+            report_dir: None,
+            keep: false,
+            run_dir_parent: Some(parent.to_path_buf()),
+            tui: false,
+            metrics_listen: None,
+        }
+    }
+
+    #[test]
+    fn run_directories_are_fresh_and_private() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = make_run_dir(&opts(parent.path()), "t-1").unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        // The same name again (another run, or a leftover) is refused, not reused.
+        let err = make_run_dir(&opts(parent.path()), "t-1").unwrap_err();
+        assert!(format!("{err:#}").contains("must not exist yet"), "{err:#}");
+        // A symlink planted at the name is refused too, and its target left alone.
+        let target = parent.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, parent.path().join("lnbench-t-2")).unwrap();
+        assert!(make_run_dir(&opts(parent.path()), "t-2").is_err());
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
+}

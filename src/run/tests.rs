@@ -1,0 +1,343 @@
+//! The orchestration on the fake runtime: plans, networks, points, signals at each
+//! phase, a node that dies, a matrix with a skipped and a failed network, and the
+//! report written on each path. No process is started; each test takes well under a
+//! second of load.
+
+use super::{Choose, Chosen, RunOptions, Signals, execute_with};
+use crate::Exit;
+use crate::runtime::fake::{FakeRuntime, FakeScript, Phase};
+use crate::scenario::{Scenario, parse};
+use anyhow::Result;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const PAIR: &str = "
+name: fake-pair
+runtime: docker
+chain: { implementation: bitcoind }
+nodes:
+  alice: { implementation: lnd }
+  bob: { implementation: lnd }
+channels:
+  - { from: alice, to: bob, capacity_sat: 5000000 }
+workload:
+  kind: invoice
+  senders: [alice]
+  receiver: bob
+  amount_msat: 1000
+  concurrency: 2
+  stop: { payments: 40 }
+  payment_timeout: 10s
+";
+
+fn scenario(extra: &str) -> Scenario {
+    parse(Path::new("fake.yaml"), &format!("{PAIR}{extra}")).unwrap()
+}
+
+type Script = dyn Fn(&Scenario) -> Result<FakeScript> + Send + Sync;
+
+/// Hands out a fake runtime per network, scripted by what the network's scenario
+/// holds; counts the networks it was asked for.
+struct Fakes {
+    script: Box<Script>,
+    asked: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Choose for Fakes {
+    async fn choose(&self, scenario: &Scenario) -> Result<Chosen> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let script = (self.script)(scenario)?;
+        Ok(Chosen::Made(Box::new(move |dir: &Path| {
+            Box::new(FakeRuntime::new(script, dir)) as Box<dyn crate::runtime::Runtime>
+        })))
+    }
+}
+
+fn fakes(script: impl Fn(&Scenario) -> Result<FakeScript> + Send + Sync + 'static) -> Fakes {
+    Fakes {
+        script: Box::new(script),
+        asked: AtomicUsize::new(0),
+    }
+}
+
+struct Dirs {
+    _root: tempfile::TempDir,
+    opts: RunOptions,
+}
+
+impl Dirs {
+    fn new() -> Dirs {
+        let root = tempfile::tempdir().unwrap();
+        let opts = RunOptions {
+            report_dir: Some(root.path().join("report")),
+            run_dir_parent: Some(root.path().join("runs")),
+            ..RunOptions::default()
+        };
+        Dirs { _root: root, opts }
+    }
+
+    fn report(&self, sub: &str) -> serde_json::Value {
+        let dir = self.opts.report_dir.as_ref().unwrap().join(sub);
+        let text = std::fs::read_to_string(dir.join("report.json"))
+            .unwrap_or_else(|e| panic!("no report.json in {}: {e}", dir.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn sweep_report(&self) -> serde_json::Value {
+        let path = self.opts.report_dir.as_ref().unwrap().join("sweep.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// Run directories left behind (teardown removes each).
+    fn runs_left(&self) -> usize {
+        let parent = self.opts.run_dir_parent.as_ref().unwrap();
+        std::fs::read_dir(parent).map_or(0, |d| d.count())
+    }
+}
+
+fn quick() -> FakeScript {
+    FakeScript {
+        latency: Duration::from_millis(1),
+        ..FakeScript::default()
+    }
+}
+
+/// A load long enough to be interrupted: 400 payments of 5 ms, two at a time (1 s).
+fn long(script: FakeScript) -> FakeScript {
+    FakeScript {
+        latency: Duration::from_millis(5),
+        ..script
+    }
+}
+
+fn long_scenario() -> Scenario {
+    let mut s = scenario("");
+    s.workload.stop.payments = Some(400);
+    s
+}
+
+#[tokio::test]
+async fn a_plain_run_measures_every_payment_reports_and_tears_down() {
+    let dirs = Dirs::new();
+    let downs = Arc::new(AtomicUsize::new(0));
+    let d = downs.clone();
+    let runtimes = fakes(move |_| {
+        Ok(FakeScript {
+            downs: d.clone(),
+            ..quick()
+        })
+    });
+    let exit = execute_with(scenario(""), &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::Ok);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], true, "{report}");
+    assert_eq!(report["results"]["ok"], 40);
+    assert_eq!(report["runtime"], "fake");
+    assert_eq!(downs.load(Ordering::SeqCst), 1);
+    assert_eq!(dirs.runs_left(), 0);
+    // One point: no combined report.
+    assert!(
+        !dirs
+            .opts
+            .report_dir
+            .as_ref()
+            .unwrap()
+            .join("sweep.json")
+            .exists()
+    );
+}
+
+#[tokio::test]
+async fn a_sweep_runs_its_points_on_one_network_and_writes_the_combined_report() {
+    let dirs = Dirs::new();
+    let runtimes = fakes(|_| Ok(quick()));
+    let s = scenario("sweep:\n  concurrency: [1, 2, 3]\n");
+    let exit = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::Ok);
+    // Only the load changes: one network for the three points.
+    assert_eq!(runtimes.asked.load(Ordering::SeqCst), 1);
+    for label in ["concurrency=1", "concurrency=2", "concurrency=3"] {
+        assert_eq!(dirs.report(label)["results"]["ok"], 40, "{label}");
+    }
+    let sweep = dirs.sweep_report();
+    assert_eq!(sweep["complete"], true);
+    let status: Vec<_> = (sweep["points"].as_array().unwrap().iter())
+        .map(|p| p["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(status, ["done", "done", "done"]);
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn a_matrix_skips_what_cannot_run_fails_a_network_that_does_not_come_up_and_goes_on() {
+    let dirs = Dirs::new();
+    // LDK at the pinned commit has no PostgreSQL (skipped before anything starts);
+    // LDK's other network fails its setup; LND's two networks run.
+    let runtimes = fakes(|s| {
+        let ldk = s.nodes.iter().any(|n| n.implementation.as_str() == "ldk");
+        Ok(FakeScript {
+            setup_error: ldk.then(|| "ldk-server did not start (scripted)".to_string()),
+            ..quick()
+        })
+    });
+    let s = scenario("sweep:\n  implementation: [lnd, ldk]\n  database: [default, postgres]\n");
+    let err = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("1 network(s) of the matrix did not come up"),
+        "{err:#}"
+    );
+    assert_eq!(runtimes.asked.load(Ordering::SeqCst), 3);
+    let sweep = dirs.sweep_report();
+    let points = sweep["points"].as_array().unwrap();
+    let by_label = |label: &str| {
+        (points.iter())
+            .find(|p| p["label"].as_str().unwrap().contains(label))
+            .unwrap_or_else(|| panic!("no point {label} in {sweep}"))
+    };
+    assert_eq!(by_label("lnd,database=default")["status"], "done");
+    assert_eq!(by_label("lnd,database=postgres")["status"], "done");
+    let failed = by_label("ldk,database=default");
+    assert_eq!(failed["status"], "failed");
+    assert!(failed["reason"].as_str().unwrap().contains("scripted"));
+    assert_eq!(by_label("ldk,database=postgres")["status"], "skipped");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn a_node_that_dies_ends_the_load_and_the_report_says_so() {
+    let dirs = Dirs::new();
+    let runtimes = fakes(|_| {
+        Ok(long(FakeScript {
+            dies: Some(("bob".into(), Duration::from_millis(100))),
+            ..FakeScript::default()
+        }))
+    });
+    let err = execute_with(long_scenario(), &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("bob exited during the load"),
+        "{err:#}"
+    );
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    let why = report["interrupted_by"].as_str().unwrap();
+    assert!(why.contains("bob exited"), "{why}");
+    assert!(report["results"]["ok"].as_u64().unwrap() < 400);
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+/// Runs the long scenario with SIGINT raised at `phase`; returns the exit code and
+/// how many teardowns ran.
+async fn interrupted_at(phase: Phase, dirs: &Dirs) -> (Exit, usize) {
+    let signals = Signals::manual();
+    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser("SIGINT"));
+    let downs = Arc::new(AtomicUsize::new(0));
+    let d = downs.clone();
+    let runtimes = fakes(move |_| {
+        Ok(long(FakeScript {
+            setup_delay: Duration::from_millis(50),
+            hook: Some((phase, raise.clone())),
+            downs: d.clone(),
+            ..FakeScript::default()
+        }))
+    });
+    let exit = execute_with(long_scenario(), &dirs.opts, &runtimes, signals)
+        .await
+        .unwrap();
+    (exit, downs.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn ctrl_c_during_setup_tears_down_and_writes_a_partial_report() {
+    let dirs = Dirs::new();
+    let (exit, downs) = interrupted_at(Phase::Setup, &dirs).await;
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGINT");
+    assert_eq!(report["results"]["ok"], 0);
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() {
+    let dirs = Dirs::new();
+    let (exit, downs) = interrupted_at(Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGINT");
+    let ok = report["results"]["ok"].as_u64().unwrap();
+    assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn ctrl_c_during_teardown_keeps_the_complete_report_and_exits_interrupted() {
+    let dirs = Dirs::new();
+    let (exit, downs) = interrupted_at(Phase::Teardown, &dirs).await;
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(downs, 1);
+    // The report was written before teardown began, from a load that ran to its end.
+    let report = dirs.report("");
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["results"]["ok"], 400);
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn ctrl_c_in_a_sweep_stops_before_the_next_network_and_marks_the_rest_not_run() {
+    let dirs = Dirs::new();
+    let signals = Signals::manual();
+    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser("SIGINT"));
+    let runtimes = fakes(move |_| {
+        Ok(long(FakeScript {
+            hook: Some((Phase::Load(Duration::from_millis(100)), raise.clone())),
+            ..FakeScript::default()
+        }))
+    });
+    let mut s = scenario("sweep:\n  implementation: [lnd, lnd@v0.20.0-beta]\n");
+    for p in &mut s.sweep.as_mut().unwrap().points {
+        p.scenario.workload.stop.payments = Some(400);
+    }
+    let exit = execute_with(s, &dirs.opts, &runtimes, signals)
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(
+        runtimes.asked.load(Ordering::SeqCst),
+        1,
+        "no second network"
+    );
+    let sweep = dirs.sweep_report();
+    assert_eq!(sweep["complete"], false);
+    assert_eq!(sweep["interrupted_by"], "SIGINT");
+    let status: Vec<_> = (sweep["points"].as_array().unwrap().iter())
+        .map(|p| p["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(status, ["partial", "not-run"]);
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn a_runtime_that_cannot_be_had_fails_the_run_before_anything_starts() {
+    let dirs = Dirs::new();
+    let runtimes = fakes(|_| anyhow::bail!("no engine answers (scripted)"));
+    let err = execute_with(scenario(""), &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("scripted"), "{err:#}");
+    assert_eq!(dirs.runs_left(), 0);
+}
