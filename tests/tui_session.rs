@@ -197,3 +197,51 @@ async fn q_during_setup_cancels_the_run() {
     );
     assert_eq!(exit.unwrap(), None, "the run view never showed");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_sweeps_points_share_one_view_and_q_in_a_load_is_known_at_once() {
+    let mut h = harness();
+    let quit = h.channels.quit.clone();
+    let load_tx = h.load_tx.take().unwrap();
+    let (key_tx, key_rx) = futures::channel::mpsc::unbounded();
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let cancel = CancellationToken::new();
+    let (theme, base) = (Theme::plain(), info());
+    let point = |n: u32| TuiInfo {
+        point: Some(format!("point {n}/2: concurrency={n}")),
+        ..info()
+    };
+    let (commands, _command_rx) = mpsc::unbounded_channel();
+    let (first_tx, first_rx) = watch::channel(Snapshot::default());
+    let (_second_tx, second_rx) = watch::channel(Snapshot::default());
+    let run = async {
+        h.log.begin("chain up");
+        h.log.end();
+        let load = |snapshots, info| LoadView {
+            snapshots,
+            commands: commands.clone(),
+            info,
+        };
+        load_tx.send(load(first_rx, point(1))).ok().unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        drop(first_tx); // the first point's load ends
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!quit.load(std::sync::atomic::Ordering::Relaxed));
+        load_tx.send(load(second_rx, point(2))).ok().unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        key_tx
+            .unbounded_send(key(KeyCode::Char('q'), KeyModifiers::NONE))
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The run learns of the quit before the view ends, to start no further point.
+        assert!(quit.load(std::sync::atomic::Ordering::Relaxed));
+        h.done_tx.send(()).unwrap();
+    };
+    let (exit, ()) = tokio::join!(
+        drive_session(&mut terminal, key_rx, h.channels, cancel, &base, &theme),
+        run
+    );
+    assert_eq!(exit.unwrap(), Some(TuiExit::Quit));
+    let text = terminal.backend().to_string();
+    assert!(text.contains("stopping"), "{text}");
+}
