@@ -1,6 +1,7 @@
 //! `lnbench-tui down`: what earlier runs left behind, found and removed.
 
-use crate::{Exit, leftovers, runtime};
+use crate::exit::Exit;
+use crate::{leftovers, runtime};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! The commands besides `compare`: check scenario files, run one, remove what runs left.
 
-use crate::{Exit, UsageError, run, scenario};
+use crate::exit::{Exit, UsageError};
+use crate::{run, scenario};
 use anyhow::{Context, Result};
 
 mod down;

@@ -82,7 +82,7 @@ impl ProfileReport {
             implementation: node.implementation.clone(),
             kind: kind.into(),
             profiler: "none".into(),
-            not_profiled: Some(crate::report::redact::redact_text(&why)),
+            not_profiled: Some(crate::redact::redact_text(&why)),
             note: None,
             start_s: None,
             seconds: None,
@@ -437,8 +437,8 @@ impl Running {
                     return Err(anyhow!("the profile holds no stacks"));
                 }
                 let svg = flame::render(&folded, &title, &subtitle, &unit)?;
-                crate::report::write_file(&dir, &ff, &flame::folded_text(&folded))?;
-                crate::report::write_file(&dir, &sf, &svg)?;
+                crate::files::write_file(&dir, &ff, &flame::folded_text(&folded))?;
+                crate::files::write_file(&dir, &sf, &svg)?;
                 Ok((
                     svg,
                     flame::top_functions(&folded, TOP_FUNCTIONS),

@@ -14,7 +14,8 @@ pub mod matrix;
 pub mod network;
 pub mod network_html;
 pub mod profiles;
-pub mod redact;
+/// Redaction lives below the report (the profiler redacts too); its old path stays.
+pub use crate::redact;
 pub mod resources;
 pub mod resources_charts;
 pub mod spectrum;
@@ -24,6 +25,7 @@ pub mod sweep;
 pub mod sweep_charts;
 pub mod thresholds;
 
+pub(crate) use crate::files::write_file;
 use crate::metrics::NodeResources;
 use crate::setup::StepTiming;
 use anyhow::{Context, Result};
@@ -72,17 +74,6 @@ fn copy_interval_log(report: &Report, dir: &Path) -> Result<Option<PathBuf>> {
         )
     })?;
     Ok(Some(path))
-}
-
-/// Writes `dir/name` atomically (through a temporary file), creating `dir`.
-pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create report directory {}", dir.display()))?;
-    let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
 }
 
 /// Bump on any breaking change of the JSON shape; `docs/report.schema.json` describes it.

@@ -66,7 +66,7 @@ pub async fn bring_up(
         return super::external::bring_up(scenario, log, facts).await;
     }
     if let Some(ready) = runtime.ready_nodes(&scenario.nodes).await {
-        return handed_out(scenario, ready?, log, facts);
+        return handed_out(scenario, ready?, log, facts).await;
     }
     log.begin("chain up");
     let wallet = MiningWallet::generate();
@@ -174,15 +174,21 @@ pub async fn bring_up(
 
 /// The network of nodes a runtime handed out ready (the fake runtime): nothing to set
 /// up, no chain.
-fn handed_out(
+async fn handed_out(
     scenario: &Scenario,
-    ready: Vec<ReadyNode>,
+    ready: Vec<crate::runtime::ReadyClient>,
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
     log.begin("nodes handed out");
     let mut nodes = HashMap::new();
     for (spec, node) in scenario.nodes.iter().zip(ready) {
+        let info = node.get_info().await?;
+        let node = ReadyNode {
+            node,
+            info,
+            p2p_addr: format!("in-process:{}", spec.name),
+        };
         facts
             .nodes
             .push((spec.clone(), node.clone(), PathBuf::from("in-process")));

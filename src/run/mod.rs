@@ -10,7 +10,7 @@
 //!   engine and the processes watched beside it;
 //! - `sweep`: how the points ended, the exit code, and the combined report.
 
-use crate::Exit;
+use crate::exit::Exit;
 use crate::scenario::Scenario;
 use anyhow::Result;
 use std::path::PathBuf;

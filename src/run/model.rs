@@ -61,7 +61,7 @@ pub(super) fn build_report(
             name: scenario.name.clone(),
             description: scenario.description.clone(),
             path: scenario.path.display().to_string(),
-            text: report::redact::redact_scenario_text(&scenario.source),
+            text: crate::redact::redact_scenario_text(&scenario.source),
         },
         runtime: facts.runtime.clone(),
         host: report::Host::detect(),

@@ -94,7 +94,7 @@ pub(super) async fn run(
         // run: its points are failed with the reason, and the run fails at the end.
         Err(e) if plan.matrix => tally.fail_network(plan, points, &e),
         Err(e) => {
-            let why = report::redact::redact_text(&format!("setup failed: {e}"));
+            let why = crate::redact::redact_text(&format!("setup failed: {e}"));
             partial_report(ctx, &facts, &log, why, &mut view);
             tally.stopped_by = Some(format!("network {number} did not come up: {e:#}"));
             tally.error = Some(e);

@@ -4,7 +4,6 @@
 //! Which points cannot run here (skipped, with the reason) is known up front too.
 
 use super::choose::preflight_points;
-use crate::report;
 use crate::scenario::{Scenario, SweepParam, SweepPoint, SweepValue};
 use anyhow::Result;
 
@@ -42,7 +41,7 @@ impl Plan {
                 (Some(why), _) => Some(why),
                 (None, Ok(())) => None,
                 (None, Err(e)) if self.matrix => {
-                    Some(report::redact::redact_text(&format!("{e:#}")))
+                    Some(crate::redact::redact_text(&format!("{e:#}")))
                 }
                 (None, Err(e)) => return Err(e),
             };

@@ -126,7 +126,7 @@ pub(super) async fn measure(
         .received()
         .map(str::to_string)
         .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")))
-        .map(|why| report::redact::redact_text(&why));
+        .map(|why| crate::redact::redact_text(&why));
     let complete = interrupted_by.is_none();
     out.stdout(headless::summary_table(&summary));
     let thresholds = verdicts(scenario, &summary, out);

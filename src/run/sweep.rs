@@ -6,7 +6,7 @@
 use super::plan::Plan;
 use super::point::Measured;
 use super::{RunOptions, Signals};
-use crate::Exit;
+use crate::exit::Exit;
 use crate::report::sweep::{
     BestPoint, PointReport, PointResults, PointStatus, SweepReport, latency_per_hop,
     max_tps_under_bound,
@@ -89,7 +89,7 @@ impl Tally {
     /// Marks every point of a network that could not be brought up (or whose runtime
     /// could not be chosen) as failed, with the reason, in a matrix that goes on.
     pub fn fail_network(&mut self, plan: &Plan, points: &[usize], e: &anyhow::Error) {
-        let why = report::redact::redact_text(&format!("{e:#}"));
+        let why = crate::redact::redact_text(&format!("{e:#}"));
         let first = plan.label(points[0]).unwrap_or_default().to_string();
         eprintln!("network of {first} did not come up: {why}");
         for &i in points {
@@ -261,14 +261,14 @@ fn combined(
         tool: report::Tool::this(),
         complete: stopped_by.is_none()
             && (outcomes.iter().zip(skips)).all(|(o, s)| o.is_some() || s.is_some()),
-        interrupted_by: stopped_by.map(|why| report::redact::redact_text(&why)),
+        interrupted_by: stopped_by.map(|why| crate::redact::redact_text(&why)),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         scenario: report::ScenarioText {
             name: scenario.name.clone(),
             description: scenario.description.clone(),
             path: scenario.path.display().to_string(),
-            text: report::redact::redact_scenario_text(&scenario.source),
+            text: crate::redact::redact_scenario_text(&scenario.source),
         },
         runtime,
         host: report::Host::detect(),

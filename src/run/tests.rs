@@ -4,7 +4,7 @@
 //! second of load.
 
 use super::{Choose, Chosen, RunOptions, Signals, execute_with};
-use crate::Exit;
+use crate::exit::Exit;
 use crate::runtime::fake::{FakeRuntime, FakeScript, Phase};
 use crate::scenario::{Scenario, parse};
 use anyhow::Result;

@@ -359,6 +359,9 @@ pub(crate) async fn create_chain_wallet(
         })
 }
 
+/// A node's client, handed out ready by a runtime.
+pub type ReadyClient = std::sync::Arc<dyn crate::node::LightningNode>;
+
 /// Starts processes or containers for one run and removes them again.
 #[async_trait]
 pub trait Runtime: Send {
@@ -453,12 +456,13 @@ pub trait Runtime: Send {
         false
     }
     /// Nodes this runtime hands out already up, funded and connected (the fake
-    /// runtime's in-process nodes): the run then starts no chain and sets nothing up.
-    /// `None` for a runtime whose nodes the run starts and sets up.
+    /// runtime's in-process nodes), in the order of `nodes`: the run then starts no
+    /// chain and sets nothing up. `None` for a runtime whose nodes the run starts and
+    /// sets up.
     async fn ready_nodes(
         &mut self,
         _nodes: &[NodeSpec],
-    ) -> Option<Result<Vec<crate::setup::ReadyNode>, RuntimeError>> {
+    ) -> Option<Result<Vec<ReadyClient>, RuntimeError>> {
         None
     }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
