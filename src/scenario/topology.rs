@@ -8,9 +8,9 @@ use super::error::ScenarioError;
 use super::raw::{NodeMap, RawChannel, RawNode};
 use super::validate::Ctx;
 use crate::node::Implementation;
-use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::collections::{BTreeSet, VecDeque};
@@ -229,7 +229,7 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
         None => "n".to_string(),
     };
     let seed = t.seed.unwrap_or(1);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let implementations = mix(ctx, t, n, &mut rng)?;
     let (edges, file_capacity): (Vec<(usize, usize)>, Vec<Option<u64>>) = match imported {
         Some(links) => links.into_iter().map(|(e, c)| (e, Some(c))).unzip(),
@@ -371,7 +371,7 @@ fn mix(
     ctx: &Ctx,
     t: &RawTopology,
     n: u32,
-    rng: &mut StdRng,
+    rng: &mut ChaCha8Rng,
 ) -> Result<Vec<(Implementation, Location)>, ScenarioError> {
     let Some(shares) = &t.implementations else {
         return Ok(vec![(Implementation::Lnd, t.shape.referenced); n as usize]);
@@ -430,7 +430,12 @@ fn mix(
 }
 
 /// The links of a shape over `n` nodes, each once with a < b, sorted.
-pub(super) fn edges(shape: Shape, n: usize, degree: f64, rng: &mut StdRng) -> Vec<(usize, usize)> {
+pub(super) fn edges(
+    shape: Shape,
+    n: usize,
+    degree: f64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<(usize, usize)> {
     let mut set = BTreeSet::new();
     let link = |set: &mut BTreeSet<(usize, usize)>, a: usize, b: usize| {
         if a != b {
@@ -494,7 +499,7 @@ pub(super) fn edges(shape: Shape, n: usize, degree: f64, rng: &mut StdRng) -> Ve
 
 /// Links each component to the first one through a random node of each, so every
 /// node reaches every other.
-fn join_components(set: &mut BTreeSet<(usize, usize)>, n: usize, rng: &mut StdRng) {
+fn join_components(set: &mut BTreeSet<(usize, usize)>, n: usize, rng: &mut ChaCha8Rng) {
     let mut component: Vec<usize> = (0..n).collect();
     fn root(c: &mut [usize], mut x: usize) -> usize {
         while c[x] != x {
