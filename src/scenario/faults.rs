@@ -24,6 +24,7 @@
 //!     mine: 6                 # a burst of blocks
 //! ```
 
+use super::duration;
 use super::error::ScenarioError;
 use super::validate::{Ctx, Groups};
 use serde::Deserialize;
@@ -579,25 +580,18 @@ fn duration(
     zero_ok: bool,
     max: Duration,
 ) -> Result<Duration, ScenarioError> {
-    let at = &text.referenced;
-    match humantime::parse_duration(text.value.trim()) {
-        Ok(d) if d.is_zero() && !zero_ok => Err(ctx.error(
-            at,
-            format!("{what}: is 0"),
-            "write a duration above zero, e.g. 5s",
-        )),
-        Ok(d) if d > max => Err(ctx.error(
-            at,
-            format!("{what}: \"{}\" is too long", text.value.trim()),
-            format!("write at most {}", humantime::format_duration(max)),
-        )),
-        Ok(d) => Ok(d),
-        Err(e) => Err(ctx.error(
-            at,
-            format!("{what}: \"{}\" is not a duration ({e})", text.value),
-            "write a number and a unit, e.g. 50ms or 5s",
-        )),
-    }
+    let too_long = format!("write at most {}", duration::format(max));
+    let rule = duration::Rule {
+        name: &format!("{what}:"),
+        hint: "write a number and a unit, e.g. 50ms or 5s",
+        zero: (!zero_ok).then_some("write a duration above zero, e.g. 5s"),
+        max: Some(duration::Max {
+            limit: max,
+            says: "is too long",
+            hint: &too_long,
+        }),
+    };
+    duration::parse(ctx, text, &rule)
 }
 
 #[cfg(test)]
