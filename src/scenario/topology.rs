@@ -246,39 +246,7 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
     fn spanned<T>(v: T, at: Location) -> Spanned<T> {
         Spanned::new(v, at, at)
     }
-    let nodes = names
-        .iter()
-        .zip(&implementations)
-        .map(|(name, &(implementation, impl_at))| {
-            let args = (t.args.as_ref())
-                .and_then(|a| a.get(&implementation))
-                .cloned()
-                .unwrap_or_default();
-            let node = RawNode {
-                implementation: Spanned::new(implementation, impl_at, impl_at),
-                version: None,
-                binary: None,
-                image: None,
-                replicas: None,
-                database: None,
-                args,
-                rpc: None,
-                tls_cert: None,
-                macaroon: None,
-                ca_cert: None,
-                client_cert: None,
-                client_key: None,
-            };
-            (
-                Spanned::new(
-                    name.clone(),
-                    t.prefix.as_ref().map_or(at, |p| p.referenced),
-                    at,
-                ),
-                node,
-            )
-        })
-        .collect();
+    let nodes = node_entries(t, &names, &implementations, at);
     let both_ways = t.both_ways.unwrap_or(true);
     let cap_at = (t.capacity_sat.as_ref()).map_or(raw.referenced, |c| c.referenced);
     let mut channels = Vec::new();
@@ -323,6 +291,50 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
             edges,
         },
     })
+}
+
+/// The generated nodes as if written under `nodes:`: each name with its
+/// implementation and that implementation's `args:`; `at` locates them (the
+/// `topology:` block).
+fn node_entries(
+    t: &RawTopology,
+    names: &[String],
+    implementations: &[(Implementation, Location)],
+    at: Location,
+) -> Vec<(Spanned<String>, RawNode)> {
+    names
+        .iter()
+        .zip(implementations)
+        .map(|(name, &(implementation, impl_at))| {
+            let args = (t.args.as_ref())
+                .and_then(|a| a.get(&implementation))
+                .cloned()
+                .unwrap_or_default();
+            let node = RawNode {
+                implementation: Spanned::new(implementation, impl_at, impl_at),
+                version: None,
+                binary: None,
+                image: None,
+                replicas: None,
+                database: None,
+                args,
+                rpc: None,
+                tls_cert: None,
+                macaroon: None,
+                ca_cert: None,
+                client_cert: None,
+                client_key: None,
+            };
+            (
+                Spanned::new(
+                    name.clone(),
+                    t.prefix.as_ref().map_or(at, |p| p.referenced),
+                    at,
+                ),
+                node,
+            )
+        })
+        .collect()
 }
 
 /// `degree:` where the shape needs one (random, scale-free); the others ignore it.
