@@ -164,7 +164,12 @@ pub async fn run_with_activity(
     if plan.routes.is_empty() {
         return Err(EngineError::NoRoutes);
     }
-    let (workers_at_start, tickets, queue_tx, load_setting) = start_load(&plan.load)?;
+    let LoadStart {
+        workers: workers_at_start,
+        tickets,
+        queue: queue_tx,
+        setting: load_setting,
+    } = start_load(&plan.load)?;
     recorder.set_load(load_setting);
 
     let invoices = if plan.kind == PaymentKind::InvoicePregenerated {
@@ -292,41 +297,42 @@ pub async fn run_with_activity(
     })
 }
 
-/// How the load starts: the workers at first, where they take tickets, the open
-/// loop's queue (the dispatcher's end) and the setting shown.
-fn start_load(
-    load: &Load,
-) -> Result<
-    (
-        u32,
-        Tickets,
-        Option<mpsc::Sender<worker::Ticket>>,
-        LoadSetting,
-    ),
-    EngineError,
-> {
+/// How the load starts (see [`start_load`]).
+struct LoadStart {
+    /// Workers spawned at first.
+    workers: u32,
+    /// Where the workers take their tickets.
+    tickets: Tickets,
+    /// The dispatcher's end of the open loop's queue.
+    queue: Option<mpsc::Sender<worker::Ticket>>,
+    /// The setting the recorder shows.
+    setting: LoadSetting,
+}
+
+/// The workers, tickets and queue the load starts with.
+fn start_load(load: &Load) -> Result<LoadStart, EngineError> {
     match load {
         Load::Closed { concurrency: 0 } => Err(EngineError::ZeroConcurrency),
         Load::Closed { concurrency } => {
             let n = (*concurrency).min(MAX_CONCURRENCY);
-            Ok((
-                n,
-                Tickets::Closed,
-                None,
-                LoadSetting::Closed { concurrency: n },
-            ))
+            Ok(LoadStart {
+                workers: n,
+                tickets: Tickets::Closed,
+                queue: None,
+                setting: LoadSetting::Closed { concurrency: n },
+            })
         }
         Load::Open { phases } if phases.is_empty() => Err(EngineError::NoPhases),
         Load::Open { phases } => {
             let (tx, rx) = mpsc::channel(OPEN_LOOP_BACKLOG);
-            let rate = phases[0].from_rate;
-            let tickets = Tickets::Open(tokio::sync::Mutex::new(rx));
-            Ok((
-                OPEN_LOOP_IN_FLIGHT,
-                tickets,
-                Some(tx),
-                LoadSetting::Open { rate },
-            ))
+            Ok(LoadStart {
+                workers: OPEN_LOOP_IN_FLIGHT,
+                tickets: Tickets::Open(tokio::sync::Mutex::new(rx)),
+                queue: Some(tx),
+                setting: LoadSetting::Open {
+                    rate: phases[0].from_rate,
+                },
+            })
         }
     }
 }
