@@ -6,6 +6,7 @@
 //! uid: a Docker label, the run directory's owner), unless `--all`, which says whose it
 //! removes.
 
+use crate::metrics::process::{read_stat, state};
 use std::path::{Path, PathBuf};
 
 /// The file in a run directory that names its owner; removed when the run ends with
@@ -98,10 +99,7 @@ pub fn owner_of(owner: Option<&str>, host: &str, is_tool: impl Fn(u32) -> bool) 
 pub fn is_live_tool(pid: u32) -> bool {
     let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .is_ok_and(|c| c.trim() == "lnbench-tui");
-    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    });
+    let zombie = read_stat(pid).is_some_and(|s| state(&s) == Some('Z'));
     named && !zombie
 }
 

@@ -1,7 +1,10 @@
 use clap::Parser;
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
+    install_log();
     let cli = lnbench_tui::cli::Cli::parse();
     match lnbench_tui::run(cli) {
         Ok(code) => code.into(),
@@ -10,4 +13,17 @@ fn main() -> ExitCode {
             lnbench_tui::exit_code_for(&err).into()
         }
     }
+}
+
+/// Log lines (`tracing`) go to stderr, filtered by `RUST_LOG`; without it, this
+/// crate's warnings only (a node killed because it did not stop, a fault that failed).
+/// The live view holds them until it leaves the screen.
+fn install_log() {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("lnbench_tui=warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(|| lnbench_tui::tui::terminal::LogWriter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
 }

@@ -14,8 +14,8 @@ use super::Route;
 use crate::metrics::FailureKind;
 use crate::scenario::{Activity, Dist, Topology};
 use hdrhistogram::Histogram;
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,15 +71,15 @@ impl ActivityPlan {
     }
 
     /// The random generator of one worker.
-    pub(super) fn rng_for(&self, worker: u32) -> StdRng {
-        StdRng::seed_from_u64(
+    pub(super) fn rng_for(&self, worker: u32) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(
             self.seed ^ (u64::from(worker) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         )
     }
 
     /// The route and amount of payment number `n` (the worker id in closed loop,
     /// the arrival number in open loop).
-    pub(super) fn pick(&self, n: u64, rng: &mut StdRng) -> (usize, u64) {
+    pub(super) fn pick(&self, n: u64, rng: &mut ChaCha8Rng) -> (usize, u64) {
         let mine = &self.by_sender[(n % self.by_sender.len() as u64) as usize];
         let route = mine[rng.random_range(0..mine.len())];
         (route, self.amount.sample_u64(rng))

@@ -164,30 +164,12 @@ pub async fn run_with_activity(
     if plan.routes.is_empty() {
         return Err(EngineError::NoRoutes);
     }
-    let (workers_at_start, tickets, queue_tx, load_setting) = match &plan.load {
-        Load::Closed { concurrency: 0 } => return Err(EngineError::ZeroConcurrency),
-        Load::Closed { concurrency } => {
-            let n = (*concurrency).min(MAX_CONCURRENCY);
-            (
-                n,
-                Tickets::Closed,
-                None,
-                LoadSetting::Closed { concurrency: n },
-            )
-        }
-        Load::Open { phases } if phases.is_empty() => return Err(EngineError::NoPhases),
-        Load::Open { phases } => {
-            let (tx, rx) = mpsc::channel(OPEN_LOOP_BACKLOG);
-            let rate = phases[0].from_rate;
-            let tickets = Tickets::Open(tokio::sync::Mutex::new(rx));
-            (
-                OPEN_LOOP_IN_FLIGHT,
-                tickets,
-                Some(tx),
-                LoadSetting::Open { rate },
-            )
-        }
-    };
+    let LoadStart {
+        workers: workers_at_start,
+        tickets,
+        queue: queue_tx,
+        setting: load_setting,
+    } = start_load(&plan.load)?;
     recorder.set_load(load_setting);
 
     let invoices = if plan.kind == PaymentKind::InvoicePregenerated {
@@ -313,6 +295,46 @@ pub async fn run_with_activity(
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary: recorder.finish(),
     })
+}
+
+/// How the load starts (see [`start_load`]).
+struct LoadStart {
+    /// Workers spawned at first.
+    workers: u32,
+    /// Where the workers take their tickets.
+    tickets: Tickets,
+    /// The dispatcher's end of the open loop's queue.
+    queue: Option<mpsc::Sender<worker::Ticket>>,
+    /// The setting the recorder shows.
+    setting: LoadSetting,
+}
+
+/// The workers, tickets and queue the load starts with.
+fn start_load(load: &Load) -> Result<LoadStart, EngineError> {
+    match load {
+        Load::Closed { concurrency: 0 } => Err(EngineError::ZeroConcurrency),
+        Load::Closed { concurrency } => {
+            let n = (*concurrency).min(MAX_CONCURRENCY);
+            Ok(LoadStart {
+                workers: n,
+                tickets: Tickets::Closed,
+                queue: None,
+                setting: LoadSetting::Closed { concurrency: n },
+            })
+        }
+        Load::Open { phases } if phases.is_empty() => Err(EngineError::NoPhases),
+        Load::Open { phases } => {
+            let (tx, rx) = mpsc::channel(OPEN_LOOP_BACKLOG);
+            Ok(LoadStart {
+                workers: OPEN_LOOP_IN_FLIGHT,
+                tickets: Tickets::Open(tokio::sync::Mutex::new(rx)),
+                queue: Some(tx),
+                setting: LoadSetting::Open {
+                    rate: phases[0].from_rate,
+                },
+            })
+        }
+    }
 }
 
 fn spawn_workers(ctx: &Arc<Context>, workers: &mut JoinSet<()>, spawned: &mut u32, upto: u32) {

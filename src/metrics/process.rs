@@ -1,6 +1,7 @@
 //! CPU time and memory of a process, read from `/proc/self` (the tool's own) or
 //! `/proc/<pid>` (Linux). On other systems, or if `/proc` cannot be read, the values
-//! are `None`. The parsers are shared with the local runtime's resource readings.
+//! are `None`. This is the one parser of `/proc/<pid>/stat`: the local runtime's
+//! resource readings, the profiler's process walk and the leftover check use it.
 
 use serde::Serialize;
 
@@ -35,13 +36,17 @@ impl ProcessStats {
         let status = std::fs::read_to_string(format!("/proc/{entry}/status")).ok();
         let field = |name| status.as_deref().and_then(|s| status_kib(s, name));
         ProcessStats {
-            cpu_s: std::fs::read_to_string(format!("/proc/{entry}/stat"))
-                .ok()
-                .and_then(|s| cpu_seconds(&s)),
+            cpu_s: read_stat(entry).and_then(|s| cpu_seconds(&s)),
             rss_bytes: field("VmRSS:").map(|kib| kib * 1024),
             peak_rss_bytes: field("VmHWM:").map(|kib| kib * 1024),
         }
     }
+}
+
+/// The text of `/proc/<entry>/stat` (`entry` is `self` or a pid); `None` once the
+/// process is gone.
+pub(crate) fn read_stat(entry: impl std::fmt::Display) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{entry}/stat")).ok()
 }
 
 /// The fields of the text of `/proc/<pid>/stat` after the command name, starting
@@ -58,6 +63,11 @@ pub(crate) fn cpu_seconds(stat: &str) -> Option<f64> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
+}
+
+/// The state (field 3) from the text of `/proc/<pid>/stat`: `R`, `S`, `Z` (a zombie)...
+pub(crate) fn state(stat: &str) -> Option<char> {
+    stat_fields(stat)?.next()?.chars().next()
 }
 
 /// The parent pid (field 4) from the text of `/proc/<pid>/stat`.
@@ -92,6 +102,14 @@ mod tests {
         let stat = "1234 (my (odd) cmd) S 1 4321 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0";
         assert_eq!(process_group(stat), Some(4321));
         assert_eq!(process_group("1 (x)"), None);
+    }
+
+    #[test]
+    fn parses_the_state_and_parent_from_stat() {
+        let stat = "1234 (a) b) Z 77 4321 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0";
+        assert_eq!(state(stat), Some('Z'));
+        assert_eq!(parent_pid(stat), Some(77));
+        assert_eq!(state("1 (x)"), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! samples are folded from `perf script`'s text with inferno's perf collapser.
 
 use super::flame::{Folded, parse_folded};
+use crate::metrics::process::{parent_pid, read_stat};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -33,14 +34,7 @@ pub fn with_descendants(pid: u32) -> Vec<u32> {
             let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-                continue;
-            };
-            // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-            if let Some(ppid) = ppid {
+            if let Some(ppid) = read_stat(child).and_then(|s| parent_pid(&s)) {
                 parent_of.push((child, ppid));
             }
         }

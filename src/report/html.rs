@@ -151,51 +151,8 @@ impl<'a> View<'a> {
     fn of(report: &'a Report, charts: &'a [charts::Chart]) -> View<'a> {
         let r = &report.results;
         let l = &r.latency;
-        let attempted = r.ok + r.failed;
-        let failure_rate = if attempted > 0 {
-            r.failed as f64 / attempted as f64
-        } else {
-            0.0
-        };
-        let summary = vec![
-            row("Successful payments", r.ok.to_string()),
-            row(
-                "Failed payments",
-                format!(
-                    "{} ({} of attempted)",
-                    r.failed,
-                    format::percent(failure_rate)
-                ),
-            ),
-            row("TPS (average over active time)", format::tps(r.tps_avg)),
-            row("Latency p50", format::latency_us(l.p50_us)),
-            row("Latency p90", format::latency_us(l.p90_us)),
-            row("Latency p99", format::latency_us(l.p99_us)),
-            row("Latency p99.9", format::latency_us(l.p999_us)),
-            row("Latency max", format::latency_us(l.max_us)),
-            row("Latency mean", format::latency_us(l.mean_us.round() as u64)),
-            row("Duration active", format::seconds(r.active_s)),
-            row("Duration paused", format::seconds(r.paused_s)),
-            row(
-                "Wall time (warm-up and pauses included)",
-                format::seconds(r.elapsed_s),
-            ),
-            row("Warm-up payments excluded", r.warm_up_excluded.to_string()),
-            row("Dropped (scheduled, never started)", r.dropped.to_string()),
-        ];
-        let w = &report.workload;
-        let workload = vec![
-            row("Kind", w.kind.clone()),
-            row("What is timed", format::what_is_timed(&w.kind)),
-            row("Amount", format!("{} msat", w.amount_msat)),
-            row("Load", format::load(w)),
-            row("Senders", w.senders.join(", ")),
-            row("Receivers", w.receivers.join(", ")),
-            row(
-                "Payment timeout",
-                format::seconds(w.payment_timeout_seconds),
-            ),
-        ];
+        let summary = summary_rows(report);
+        let workload = workload_rows(report);
         let nodes = report
             .nodes
             .iter()
@@ -227,41 +184,8 @@ impl<'a> View<'a> {
                 (reason.to_string(), *n, format::percent(share))
             })
             .collect();
-        let unknown = || "not measured".to_string();
-        let tool_cost = vec![
-            row(
-                "CPU per payment",
-                r.tool_cpu_per_payment_us()
-                    .map_or_else(unknown, |us| format!("{us:.1} µs")),
-            ),
-            row(
-                "CPU during the run",
-                r.tool_cpu_s.map_or_else(unknown, |s| format!("{s:.2} s")),
-            ),
-            row(
-                "Peak memory (RSS)",
-                r.tool_process
-                    .peak_rss_bytes
-                    .map_or_else(unknown, format::bytes),
-            ),
-        ];
-        let h = &report.host;
-        let environment = vec![
-            row(
-                "Tool",
-                format!("{} {}", report.tool.name, report.tool.version),
-            ),
-            row("Host CPU", h.cpu_model.clone()),
-            row("Cores", h.cores.to_string()),
-            row("Memory", format::bytes(h.memory_bytes)),
-            row("OS", h.os.clone()),
-            row("Kernel", h.kernel.clone()),
-            row("Runtime", report.runtime.clone()),
-            row(
-                "Chain",
-                format!("{} {}", report.chain.implementation, report.chain.version),
-            ),
-        ];
+        let tool_cost = tool_cost_rows(report);
+        let environment = environment_rows(report);
         let headline = format!(
             "{} successful payments ({} failed) at {} payments/s on average; latency p50 {}, p99 {}.",
             r.ok,
@@ -333,4 +257,103 @@ impl<'a> View<'a> {
                 .collect(),
         }
     }
+}
+
+/// The results table: counts, rates, latency and time.
+fn summary_rows(report: &Report) -> Vec<Row> {
+    let r = &report.results;
+    let l = &r.latency;
+    let attempted = r.ok + r.failed;
+    let failure_rate = if attempted > 0 {
+        r.failed as f64 / attempted as f64
+    } else {
+        0.0
+    };
+    vec![
+        row("Successful payments", r.ok.to_string()),
+        row(
+            "Failed payments",
+            format!(
+                "{} ({} of attempted)",
+                r.failed,
+                format::percent(failure_rate)
+            ),
+        ),
+        row("TPS (average over active time)", format::tps(r.tps_avg)),
+        row("Latency p50", format::latency_us(l.p50_us)),
+        row("Latency p90", format::latency_us(l.p90_us)),
+        row("Latency p99", format::latency_us(l.p99_us)),
+        row("Latency p99.9", format::latency_us(l.p999_us)),
+        row("Latency max", format::latency_us(l.max_us)),
+        row("Latency mean", format::latency_us(l.mean_us.round() as u64)),
+        row("Duration active", format::seconds(r.active_s)),
+        row("Duration paused", format::seconds(r.paused_s)),
+        row(
+            "Wall time (warm-up and pauses included)",
+            format::seconds(r.elapsed_s),
+        ),
+        row("Warm-up payments excluded", r.warm_up_excluded.to_string()),
+        row("Dropped (scheduled, never started)", r.dropped.to_string()),
+    ]
+}
+
+/// The workload table: what was sent, how much and how fast.
+fn workload_rows(report: &Report) -> Vec<Row> {
+    let w = &report.workload;
+    vec![
+        row("Kind", w.kind.clone()),
+        row("What is timed", format::what_is_timed(&w.kind)),
+        row("Amount", format!("{} msat", w.amount_msat)),
+        row("Load", format::load(w)),
+        row("Senders", w.senders.join(", ")),
+        row("Receivers", w.receivers.join(", ")),
+        row(
+            "Payment timeout",
+            format::seconds(w.payment_timeout_seconds),
+        ),
+    ]
+}
+
+/// What the tool itself cost: CPU and memory.
+fn tool_cost_rows(report: &Report) -> Vec<Row> {
+    let r = &report.results;
+    let unknown = || "not measured".to_string();
+    vec![
+        row(
+            "CPU per payment",
+            r.tool_cpu_per_payment_us()
+                .map_or_else(unknown, |us| format!("{us:.1} µs")),
+        ),
+        row(
+            "CPU during the run",
+            r.tool_cpu_s.map_or_else(unknown, |s| format!("{s:.2} s")),
+        ),
+        row(
+            "Peak memory (RSS)",
+            r.tool_process
+                .peak_rss_bytes
+                .map_or_else(unknown, format::bytes),
+        ),
+    ]
+}
+
+/// Where the run ran: the tool, the host, the runtime and the chain.
+fn environment_rows(report: &Report) -> Vec<Row> {
+    let h = &report.host;
+    vec![
+        row(
+            "Tool",
+            format!("{} {}", report.tool.name, report.tool.version),
+        ),
+        row("Host CPU", h.cpu_model.clone()),
+        row("Cores", h.cores.to_string()),
+        row("Memory", format::bytes(h.memory_bytes)),
+        row("OS", h.os.clone()),
+        row("Kernel", h.kernel.clone()),
+        row("Runtime", report.runtime.clone()),
+        row(
+            "Chain",
+            format!("{} {}", report.chain.implementation, report.chain.version),
+        ),
+    ]
 }

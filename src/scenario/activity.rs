@@ -142,7 +142,7 @@ pub(super) fn validate(
     let count = ((share * peers.len() as f64).round() as usize).clamp(1, peers.len());
     let mut senders = peers.clone();
     if count < peers.len() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         senders.shuffle(&mut rng);
         senders.truncate(count);
         // Keep file order among the chosen, for stable reports.

@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn samples_stay_in_their_range_and_log_normal_centres_on_its_median() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         let u = Dist::Uniform {
             low: 10.0,
             high: 20.0,

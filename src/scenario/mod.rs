@@ -4,6 +4,7 @@
 
 mod activity;
 mod dist;
+mod duration;
 mod error;
 pub mod external;
 mod faults;

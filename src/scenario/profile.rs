@@ -8,6 +8,7 @@
 //!   duration: 10s           # how long the CPU profile runs (default 10s)
 //! ```
 
+use super::duration;
 use super::error::ScenarioError;
 use super::raw::RawRestart;
 use super::validate::{Ctx, Groups};
@@ -124,25 +125,17 @@ fn duration(
     what: &str,
     zero_ok: bool,
 ) -> Result<Duration, ScenarioError> {
-    let at = &text.referenced;
-    match humantime::parse_duration(text.value.trim()) {
-        Ok(d) if d.is_zero() && !zero_ok => Err(ctx.error(
-            at,
-            format!("{what} is 0"),
-            "write a duration above zero, e.g. 10s",
-        )),
-        Ok(d) if d > MAX_DURATION => Err(ctx.error(
-            at,
-            format!("{what} \"{}\" is longer than 10 minutes", text.value.trim()),
-            "write at most 10m, e.g. 10s or 30s",
-        )),
-        Ok(d) => Ok(d),
-        Err(e) => Err(ctx.error(
-            at,
-            format!("{what} \"{}\" is not a duration ({e})", text.value),
-            "write a number and a unit, e.g. 5s or 1m",
-        )),
-    }
+    let rule = duration::Rule {
+        name: what,
+        hint: "write a number and a unit, e.g. 5s or 1m",
+        zero: (!zero_ok).then_some("write a duration above zero, e.g. 10s"),
+        max: Some(duration::Max {
+            limit: MAX_DURATION,
+            says: "is longer than 10 minutes",
+            hint: "write at most 10m, e.g. 10s or 30s",
+        }),
+    };
+    duration::parse(ctx, text, &rule)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! network by default, with `settle` between two repeats; each on a network of its own
 //! with `fresh_network: true`.
 
+use super::duration;
 use super::error::ScenarioError;
 use super::sweep::{Sweep, SweepParam, SweepPoint, SweepValue};
 use super::validate::Ctx;
@@ -147,23 +148,17 @@ pub(super) fn validate(
         ));
     }
     if let Some(text) = &r.settle {
-        repeat.settle = match humantime::parse_duration(text.value.trim()) {
-            Ok(d) if d <= MAX_SETTLE => d,
-            Ok(_) => {
-                return Err(ctx.error(
-                    &text.referenced,
-                    format!("repeat settle \"{}\" is longer than 10 minutes", text.value),
-                    "write a pause of at most 10m, e.g. settle: 10s (0s for none)",
-                ));
-            }
-            Err(e) => {
-                return Err(ctx.error(
-                    &text.referenced,
-                    format!("repeat settle \"{}\" is not a duration ({e})", text.value),
-                    "write the pause between repeats with its unit, e.g. settle: 10s",
-                ));
-            }
+        let rule = duration::Rule {
+            name: "repeat settle",
+            hint: "write the pause between repeats with its unit, e.g. settle: 10s",
+            zero: None,
+            max: Some(duration::Max {
+                limit: MAX_SETTLE,
+                says: "is longer than 10 minutes",
+                hint: "write a pause of at most 10m, e.g. settle: 10s (0s for none)",
+            }),
         };
+        repeat.settle = duration::parse(ctx, text, &rule)?;
     }
     repeat.fresh_network = r.fresh_network.unwrap_or(false);
     repeat.judge = r.thresholds.as_ref().map_or(Judge::Each, |j| j.value);

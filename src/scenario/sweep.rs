@@ -8,6 +8,7 @@
 //! backend) vary slowest: consecutive points that differ only in load (concurrency,
 //! rate, payment kind) share one network (`network` is the same number).
 
+use super::duration;
 use super::error::ScenarioError;
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::{Ctx, validate};
@@ -474,19 +475,13 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
 }
 
 fn bound(ctx: &Ctx, text: &Spanned<String>) -> Result<Duration, ScenarioError> {
-    match humantime::parse_duration(text.value.trim()) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err(ctx.error(
-            &text.referenced,
-            "sweep p99_bound is 0",
-            "write the latency bound with its unit, e.g. p99_bound: 500ms",
-        )),
-        Err(e) => Err(ctx.error(
-            &text.referenced,
-            format!("sweep p99_bound \"{}\" is not a duration ({e})", text.value),
-            "write the latency bound with its unit, e.g. p99_bound: 500ms or 2s",
-        )),
-    }
+    let rule = duration::Rule {
+        name: "sweep p99_bound",
+        hint: "write the latency bound with its unit, e.g. p99_bound: 500ms or 2s",
+        zero: Some("write the latency bound with its unit, e.g. p99_bound: 500ms"),
+        max: None,
+    };
+    duration::parse(ctx, text, &rule)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `thresholds:` (k6-style pass / fail criteria checked at the end of a run): the
 //! validated [`Threshold`] and its checks on the raw section.
 
+use super::duration;
 use super::raw::{RawThresholdBlocks, RawThresholds};
 use super::validate::Ctx;
 use super::{Load, PhaseKind, ScenarioError};
@@ -170,22 +171,13 @@ fn block_thresholds(ctx: &Ctx, raw: &RawThresholds) -> Result<Vec<Threshold>, Sc
 }
 
 fn latency(ctx: &Ctx, text: &Spanned<String>, name: &str) -> Result<Duration, ScenarioError> {
-    match humantime::parse_duration(text.value.trim()) {
-        Ok(d) if d.is_zero() => Err(ctx.error(
-            &text.referenced,
-            format!("thresholds {name} is 0"),
-            LATENCY_HINT,
-        )),
-        Ok(d) => Ok(d),
-        Err(e) => Err(ctx.error(
-            &text.referenced,
-            format!(
-                "thresholds {name} \"{}\" is not a duration ({e})",
-                text.value
-            ),
-            LATENCY_HINT,
-        )),
-    }
+    let rule = duration::Rule {
+        name: &format!("thresholds {name}"),
+        hint: LATENCY_HINT,
+        zero: Some(LATENCY_HINT),
+        max: None,
+    };
+    duration::parse(ctx, text, &rule)
 }
 
 /// `0.01` or `1%`, between 0 and 1 (0% and 100%).

@@ -8,9 +8,9 @@ use super::error::ScenarioError;
 use super::raw::{NodeMap, RawChannel, RawNode};
 use super::validate::Ctx;
 use crate::node::Implementation;
-use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::collections::{BTreeSet, VecDeque};
@@ -229,7 +229,7 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
         None => "n".to_string(),
     };
     let seed = t.seed.unwrap_or(1);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let implementations = mix(ctx, t, n, &mut rng)?;
     let (edges, file_capacity): (Vec<(usize, usize)>, Vec<Option<u64>>) = match imported {
         Some(links) => links.into_iter().map(|(e, c)| (e, Some(c))).unzip(),
@@ -246,39 +246,7 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
     fn spanned<T>(v: T, at: Location) -> Spanned<T> {
         Spanned::new(v, at, at)
     }
-    let nodes = names
-        .iter()
-        .zip(&implementations)
-        .map(|(name, &(implementation, impl_at))| {
-            let args = (t.args.as_ref())
-                .and_then(|a| a.get(&implementation))
-                .cloned()
-                .unwrap_or_default();
-            let node = RawNode {
-                implementation: Spanned::new(implementation, impl_at, impl_at),
-                version: None,
-                binary: None,
-                image: None,
-                replicas: None,
-                database: None,
-                args,
-                rpc: None,
-                tls_cert: None,
-                macaroon: None,
-                ca_cert: None,
-                client_cert: None,
-                client_key: None,
-            };
-            (
-                Spanned::new(
-                    name.clone(),
-                    t.prefix.as_ref().map_or(at, |p| p.referenced),
-                    at,
-                ),
-                node,
-            )
-        })
-        .collect();
+    let nodes = node_entries(t, &names, &implementations, at);
     let both_ways = t.both_ways.unwrap_or(true);
     let cap_at = (t.capacity_sat.as_ref()).map_or(raw.referenced, |c| c.referenced);
     let mut channels = Vec::new();
@@ -323,6 +291,50 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
             edges,
         },
     })
+}
+
+/// The generated nodes as if written under `nodes:`: each name with its
+/// implementation and that implementation's `args:`; `at` locates them (the
+/// `topology:` block).
+fn node_entries(
+    t: &RawTopology,
+    names: &[String],
+    implementations: &[(Implementation, Location)],
+    at: Location,
+) -> Vec<(Spanned<String>, RawNode)> {
+    names
+        .iter()
+        .zip(implementations)
+        .map(|(name, &(implementation, impl_at))| {
+            let args = (t.args.as_ref())
+                .and_then(|a| a.get(&implementation))
+                .cloned()
+                .unwrap_or_default();
+            let node = RawNode {
+                implementation: Spanned::new(implementation, impl_at, impl_at),
+                version: None,
+                binary: None,
+                image: None,
+                replicas: None,
+                database: None,
+                args,
+                rpc: None,
+                tls_cert: None,
+                macaroon: None,
+                ca_cert: None,
+                client_cert: None,
+                client_key: None,
+            };
+            (
+                Spanned::new(
+                    name.clone(),
+                    t.prefix.as_ref().map_or(at, |p| p.referenced),
+                    at,
+                ),
+                node,
+            )
+        })
+        .collect()
 }
 
 /// `degree:` where the shape needs one (random, scale-free); the others ignore it.
@@ -371,7 +383,7 @@ fn mix(
     ctx: &Ctx,
     t: &RawTopology,
     n: u32,
-    rng: &mut StdRng,
+    rng: &mut ChaCha8Rng,
 ) -> Result<Vec<(Implementation, Location)>, ScenarioError> {
     let Some(shares) = &t.implementations else {
         return Ok(vec![(Implementation::Lnd, t.shape.referenced); n as usize]);
@@ -430,7 +442,12 @@ fn mix(
 }
 
 /// The links of a shape over `n` nodes, each once with a < b, sorted.
-pub(super) fn edges(shape: Shape, n: usize, degree: f64, rng: &mut StdRng) -> Vec<(usize, usize)> {
+pub(super) fn edges(
+    shape: Shape,
+    n: usize,
+    degree: f64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<(usize, usize)> {
     let mut set = BTreeSet::new();
     let link = |set: &mut BTreeSet<(usize, usize)>, a: usize, b: usize| {
         if a != b {
@@ -494,7 +511,7 @@ pub(super) fn edges(shape: Shape, n: usize, degree: f64, rng: &mut StdRng) -> Ve
 
 /// Links each component to the first one through a random node of each, so every
 /// node reaches every other.
-fn join_components(set: &mut BTreeSet<(usize, usize)>, n: usize, rng: &mut StdRng) {
+fn join_components(set: &mut BTreeSet<(usize, usize)>, n: usize, rng: &mut ChaCha8Rng) {
     let mut component: Vec<usize> = (0..n).collect();
     fn root(c: &mut [usize], mut x: usize) -> usize {
         while c[x] != x {

@@ -1,6 +1,7 @@
 //! Checks of `workload:`: who pays whom, whether a channel path exists, the load model
 //! (closed loop or open-loop phases), the stop condition and the timeouts.
 
+use super::duration;
 use super::error::ScenarioError;
 use super::raw::{RawChannel, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
 use super::validate::{Ctx, Groups};
@@ -299,19 +300,15 @@ fn nonzero_duration(
     text: &Spanned<String>,
     what: &str,
 ) -> Result<Duration, ScenarioError> {
-    let at: &Location = &text.referenced;
-    match humantime::parse_duration(text.value.trim()) {
-        Ok(d) if d.is_zero() => Err(ctx.error(at, format!("{what} is 0"), NONZERO_DURATION_HINT)),
-        Ok(d) if d > MAX_DURATION => Err(ctx.error(
-            at,
-            format!("{what} \"{}\" is longer than 30 days", text.value.trim()),
-            "write a duration of at most 30d, e.g. 5m or 24h",
-        )),
-        Ok(d) => Ok(d),
-        Err(e) => Err(ctx.error(
-            at,
-            format!("{what} \"{}\" is not a duration ({e})", text.value),
-            DURATION_HINT,
-        )),
-    }
+    let rule = duration::Rule {
+        name: what,
+        hint: DURATION_HINT,
+        zero: Some(NONZERO_DURATION_HINT),
+        max: Some(duration::Max {
+            limit: MAX_DURATION,
+            says: "is longer than 30 days",
+            hint: "write a duration of at most 30d, e.g. 5m or 24h",
+        }),
+    };
+    duration::parse(ctx, text, &rule)
 }

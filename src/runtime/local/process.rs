@@ -222,9 +222,7 @@ mod tests {
 
     fn alive(pid: i32) -> bool {
         // A zombie still answers kill(0); look at its state instead.
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => stat.split(' ').nth(2).is_none_or(|s| s != "Z"),
-            Err(_) => false,
-        }
+        crate::metrics::process::read_stat(pid)
+            .is_some_and(|stat| crate::metrics::process::state(&stat) != Some('Z'))
     }
 }

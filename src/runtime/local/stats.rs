@@ -10,7 +10,7 @@
 //! they stay `None`.
 
 use crate::metrics::ResourceReading;
-use crate::metrics::process::{ProcessStats, parent_pid, process_group};
+use crate::metrics::process::{ProcessStats, parent_pid, process_group, read_stat};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -141,7 +141,7 @@ fn all_processes() -> Vec<(u32, u32, u32)> {
     entries
         .filter_map(|e| {
             let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let stat = read_stat(pid)?;
             Some((pid, process_group(&stat)?, parent_pid(&stat)?))
         })
         .collect()

@@ -14,6 +14,53 @@ pub(super) fn dimensions(
     sweep: &Spanned<RawSweep>,
 ) -> Result<Vec<Dim>, ScenarioError> {
     let s = &sweep.value;
+    let mut dims = load_dims(ctx, raw, s)?;
+    if let Some(list) = &s.kind {
+        let values = list
+            .value
+            .iter()
+            .map(|k| (SweepValue::Kind(k.value.kind()), k.referenced))
+            .collect();
+        dims.push(dim(
+            SweepParam::Kind,
+            list,
+            non_empty(ctx, list, "kind", values)?,
+        ));
+    }
+    dims.extend(replicas_dims(ctx, raw, s)?);
+    dims.extend(db_backend_dims(ctx, raw, s)?);
+    dims.extend(chain_dims(ctx, raw, s)?);
+    if let Some(values) = &s.implementation {
+        dims.extend(matrix::implementation_dims(ctx, raw, values)?);
+    }
+    if let Some(list) = &s.database {
+        dims.push(matrix::database_dim(ctx, raw, list)?);
+    }
+    if dims.is_empty() {
+        return Err(ctx.error(
+            &sweep.referenced,
+            "sweep: sets no parameter to sweep",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, e.g. concurrency: [1, 4, 7, 10]",
+        ));
+    }
+    for d in &dims {
+        for (i, (v, at)) in d.values.iter().enumerate() {
+            if d.values[..i].iter().any(|(w, _)| w == v) {
+                return Err(ctx.error(
+                    at,
+                    format!("sweep {} lists {v} twice", d.param.name()),
+                    "list each value once",
+                ));
+            }
+        }
+    }
+    // File order within each class; network parameters vary slowest.
+    dims.sort_by_key(|d| (!d.param.needs_new_network(), d.at.line(), d.at.column()));
+    Ok(dims)
+}
+
+/// `concurrency:` and `rate:`, each its own axis or, both swept, one load axis.
+fn load_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim>, ScenarioError> {
     let w = &raw.workload.value;
     let mut dims = Vec::new();
     // Both swept: one load axis, closed-loop points then the open-loop rate search.
@@ -71,18 +118,12 @@ pub(super) fn dimensions(
             None => dims.push(dim(SweepParam::Rate, list, values)),
         }
     }
-    if let Some(list) = &s.kind {
-        let values = list
-            .value
-            .iter()
-            .map(|k| (SweepValue::Kind(k.value.kind()), k.referenced))
-            .collect();
-        dims.push(dim(
-            SweepParam::Kind,
-            list,
-            non_empty(ctx, list, "kind", values)?,
-        ));
-    }
+    Ok(dims)
+}
+
+/// `replicas:`: one axis per node group named.
+fn replicas_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim>, ScenarioError> {
+    let mut dims = Vec::new();
     if let Some(map) = &s.replicas {
         if map.value.0.is_empty() {
             return Err(ctx.error(
@@ -123,6 +164,12 @@ pub(super) fn dimensions(
             dims.push(d);
         }
     }
+    Ok(dims)
+}
+
+/// `db_backend:` (LND's backends), on LND nodes that set no backend themselves.
+fn db_backend_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim>, ScenarioError> {
+    let mut dims = Vec::new();
     if let Some(list) = &s.db_backend {
         if let Some(other) = s
             .implementation
@@ -177,6 +224,12 @@ pub(super) fn dimensions(
         let values = non_empty(ctx, list, "db_backend", values)?;
         dims.push(dim(SweepParam::DbBackend, list, values));
     }
+    Ok(dims)
+}
+
+/// `chain:`, on a chain that runs as built.
+fn chain_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim>, ScenarioError> {
+    let mut dims = Vec::new();
     if let Some(list) = &s.chain {
         if let Some(chain) = raw
             .chain
@@ -201,32 +254,6 @@ pub(super) fn dimensions(
         let values = non_empty(ctx, list, "chain", values)?;
         dims.push(dim(SweepParam::Chain, list, values));
     }
-    if let Some(values) = &s.implementation {
-        dims.extend(matrix::implementation_dims(ctx, raw, values)?);
-    }
-    if let Some(list) = &s.database {
-        dims.push(matrix::database_dim(ctx, raw, list)?);
-    }
-    if dims.is_empty() {
-        return Err(ctx.error(
-            &sweep.referenced,
-            "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, e.g. concurrency: [1, 4, 7, 10]",
-        ));
-    }
-    for d in &dims {
-        for (i, (v, at)) in d.values.iter().enumerate() {
-            if d.values[..i].iter().any(|(w, _)| w == v) {
-                return Err(ctx.error(
-                    at,
-                    format!("sweep {} lists {v} twice", d.param.name()),
-                    "list each value once",
-                ));
-            }
-        }
-    }
-    // File order within each class; network parameters vary slowest.
-    dims.sort_by_key(|d| (!d.param.needs_new_network(), d.at.line(), d.at.column()));
     Ok(dims)
 }
 

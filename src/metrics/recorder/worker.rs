@@ -1,0 +1,123 @@
+//! The worker side of the recorder: each worker batches its results without a lock
+//! and merges them into the shared state when the batch is full, on `flush`, or on drop.
+
+use super::{BATCH, FailureKind, Recorder, Stage, histogram, phase_slot};
+use std::time::Duration;
+
+/// One worker's unmerged results. Owned by the worker: recording takes no lock.
+#[derive(Debug)]
+pub struct WorkerRecorder {
+    recorder: Recorder,
+    /// Latencies of successes, µs (u32 holds 71 minutes, beyond the histogram range).
+    latencies_us: Vec<u32>,
+    failures: [u32; FailureKind::COUNT],
+    pending_failures: u32,
+    warm_up: u32,
+    /// The measured phase the pending results belong to (see [`phase_slot`]).
+    phase: Option<u8>,
+}
+
+impl WorkerRecorder {
+    /// The stage the next results belong to: the phase their payments were
+    /// scheduled in. Merges the batch first when the phase changes, so each batch
+    /// holds one phase.
+    pub fn set_stage(&mut self, stage: Stage) {
+        let slot = phase_slot(stage);
+        if slot != self.phase {
+            self.flush();
+            self.phase = slot;
+        }
+    }
+
+    pub fn success(&mut self, latency: Duration) {
+        let us = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
+        self.latencies_us.push(us);
+        self.flush_if_full();
+    }
+
+    pub fn failure(&mut self, kind: FailureKind) {
+        self.failures[kind.index()] += 1;
+        self.pending_failures += 1;
+        self.flush_if_full();
+    }
+
+    /// A warm-up payment finished (whatever its result): counted apart.
+    pub fn warm_up(&mut self) {
+        self.warm_up += 1;
+        self.flush_if_full();
+    }
+
+    fn pending(&self) -> usize {
+        self.latencies_us.len() + self.pending_failures as usize + self.warm_up as usize
+    }
+
+    fn flush_if_full(&mut self) {
+        if self.pending() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// Merges the batch into the shared recorder (call before waiting on anything).
+    pub fn flush(&mut self) {
+        if self.pending() > 0 {
+            let recorder = self.recorder.clone();
+            recorder.merge(self);
+        }
+    }
+}
+
+impl Drop for WorkerRecorder {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl WorkerRecorder {
+    pub(super) fn new(recorder: Recorder) -> Self {
+        WorkerRecorder {
+            recorder,
+            latencies_us: Vec::with_capacity(BATCH),
+            failures: [0; FailureKind::COUNT],
+            pending_failures: 0,
+            warm_up: 0,
+            phase: None,
+        }
+    }
+}
+
+impl Recorder {
+    /// Adds a worker's batch to the shared figures and empties it.
+    fn merge(&self, batch: &mut WorkerRecorder) {
+        let mut state = self.state();
+        for &us in &batch.latencies_us {
+            state.interval.saturating_record(u64::from(us).max(1));
+        }
+        let ok = batch.latencies_us.len() as u64;
+        let failed = u64::from(batch.pending_failures);
+        state.interval_ok += ok;
+        state.ok += ok;
+        state.interval_failed += failed;
+        state.failed += failed;
+        state.warm_up += u64::from(batch.warm_up);
+        if let Some(x) = &state.export {
+            x.record_batch(&batch.latencies_us, &batch.failures, batch.warm_up);
+        }
+        for (total, n) in state.failures.iter_mut().zip(batch.failures.iter_mut()) {
+            *total += u64::from(std::mem::take(n));
+        }
+        if let Some(slot) = batch.phase {
+            let phase = &mut state.phases[slot as usize];
+            if !batch.latencies_us.is_empty() {
+                let h = phase.histogram.get_or_insert_with(histogram);
+                for &us in &batch.latencies_us {
+                    h.saturating_record(u64::from(us).max(1));
+                }
+            }
+            phase.ok += ok;
+            phase.failed += failed;
+        }
+        batch.latencies_us.clear();
+        batch.pending_failures = 0;
+        batch.warm_up = 0;
+    }
+}
