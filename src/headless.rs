@@ -89,6 +89,10 @@ pub fn summary_table(s: &Summary) -> String {
             row(&mut t, reason, n.to_string());
         }
     }
+    if let Some(m) = &s.machine {
+        t.push_str("Machine\n");
+        row(&mut t, "load", m.verdict.clone());
+    }
     t.push_str("Tool\n");
     let cpu = match s.tool_cpu_per_payment_us() {
         Some(us) => format!("{us:.1} µs CPU per payment"),
@@ -189,6 +193,7 @@ mod tests {
             tool_cpu_s: Some(0.0962),
             interval_log: None,
             tool_process: Default::default(),
+            machine: None,
         };
         let table = summary_table(&summary);
         for expected in [

@@ -93,6 +93,7 @@ fn fixed_report() -> Report {
             rss_bytes: Some(20 * 1024 * 1024),
             peak_rss_bytes: Some(24 * 1024 * 1024),
         },
+        machine: None,
     };
     let thresholds = report::thresholds::evaluate(
         &[
@@ -396,6 +397,39 @@ fn a_partial_run_says_what_interrupted_it() {
     assert!(!html.contains("Complete run"));
     let md = report::markdown::render(&report);
     assert!(md.starts_with("**lnbench-tui 0.1.0**: fixed (partial: interrupted by SIGINT)"));
+}
+
+#[test]
+fn a_disturbed_run_says_so_in_every_format() {
+    let mut r = fixed_report();
+    let mut log = lnbench_tui::metrics::MachineLog::new();
+    // No interval yet: nothing is claimed about the machine.
+    assert!(log.finish().is_none());
+    log.sample(0.0);
+    std::thread::sleep(Duration::from_millis(30));
+    log.sample(0.0);
+    let mut machine = log.finish().expect("two samples are one interval");
+    machine.disturbed = true;
+    machine.verdict = "DISTURBED: outside load 35 % of a core on average".into();
+    r.results.machine = Some(machine);
+    let md = report::markdown::render(&r);
+    assert!(
+        md.contains("| machine | DISTURBED: outside load 35 %"),
+        "{md}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = report::html::write(&r, dir.path()).unwrap();
+    let html = std::fs::read_to_string(path).unwrap();
+    assert!(html.contains("id=\"machine\""), "no machine banner");
+    assert!(html.contains("The machine was not quiet: DISTURBED"));
+    // A quiet run gets no banner, only its row.
+    r.results.machine.as_mut().unwrap().disturbed = false;
+    let path = report::html::write(&r, dir.path()).unwrap();
+    assert!(
+        !std::fs::read_to_string(path)
+            .unwrap()
+            .contains("id=\"machine\"")
+    );
 }
 
 #[test]

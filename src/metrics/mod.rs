@@ -11,6 +11,7 @@
 mod events;
 pub mod export;
 pub mod hlog;
+pub mod host;
 pub mod process;
 mod recorder;
 pub mod resources;
@@ -20,6 +21,7 @@ pub mod spectrum;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
+pub use host::{MachineLoad, MachineLog};
 pub use recorder::{Recorder, RecorderEvents, WorkerRecorder};
 pub use resources::{
     NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,

@@ -501,6 +501,7 @@ fn summarize(
             .zip(state.cpu_at_start)
             .map(|(end, start)| end - start),
         tool_process: process,
+        machine: None,
         interval_log,
     }
 }

@@ -170,6 +170,10 @@ pub struct Summary {
     /// The tool's own CPU during the run and memory at its end.
     pub tool_cpu_s: Option<f64>,
     pub tool_process: ProcessStats,
+    /// The host's load beside the run's own, and whether it disturbed the figures
+    /// (set by the run, which samples the host during the load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::MachineLoad>,
     /// The HdrHistogram interval log streamed during the run, if one was asked for
     /// ([`super::Recorder::log_intervals_to`]); the report copies it as `latency.hlog`.
     #[serde(skip)]

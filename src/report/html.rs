@@ -58,6 +58,8 @@ struct View<'a> {
     phases: Vec<PhaseRow>,
     complete: bool,
     interrupted_by: Option<&'a str>,
+    /// The machine's verdict when other work disturbed the run.
+    disturbed: Option<&'a str>,
     started_at: &'a str,
     finished_at: &'a str,
     scenario_name: &'a str,
@@ -219,6 +221,9 @@ impl<'a> View<'a> {
             phases: r.phases.iter().map(PhaseRow::of).collect(),
             complete: report.complete,
             interrupted_by: report.interrupted_by.as_deref(),
+            disturbed: (r.machine.as_ref())
+                .filter(|m| m.disturbed)
+                .map(|m| m.verdict.as_str()),
             started_at: &report.started_at,
             finished_at: &report.finished_at,
             scenario_name: &report.scenario.name,
@@ -340,7 +345,10 @@ fn tool_cost_rows(report: &Report) -> Vec<Row> {
 /// Where the run ran: the tool, the host, the runtime and the chain.
 fn environment_rows(report: &Report) -> Vec<Row> {
     let h = &report.host;
+    let machine = (report.results.machine.as_ref())
+        .map_or_else(|| "not sampled".to_string(), |m| m.verdict.clone());
     vec![
+        row("Machine during the load", machine),
         row(
             "Tool",
             format!("{} {}", report.tool.name, report.tool.version),

@@ -63,6 +63,10 @@ pub fn render(report: &Report) -> String {
             r.tool_cpu_per_payment_us()
                 .map_or_else(|| "not measured".into(), |us| format!("{us:.1} µs")),
         ),
+        (
+            "machine",
+            (r.machine.as_ref()).map_or_else(|| "not sampled".into(), |m| m.verdict.clone()),
+        ),
     ];
     let mut out = String::new();
     let status = match (&report.complete, &report.interrupted_by) {

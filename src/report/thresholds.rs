@@ -226,6 +226,7 @@ mod tests {
             tool_cpu_s: None,
             interval_log: None,
             tool_process: ProcessStats::default(),
+            machine: None,
         }
     }
 

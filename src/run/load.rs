@@ -153,6 +153,7 @@ pub(super) async fn watch_processes(
     readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
     mut faults: Option<&mut crate::faults::FaultRunner>,
 ) -> (Summary, Option<anyhow::Error>) {
+    let mut machine = metrics::MachineLog::new();
     let outcome = {
         let watcher = async {
             // Faults are stepped ten times a second; without them, twice.
@@ -175,6 +176,8 @@ pub(super) async fn watch_processes(
                 if last_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(950)) {
                     last_read = Some(tokio::time::Instant::now());
                     let mut now = runtime.resources().await;
+                    // The host beside what the run started: the rest is outside load.
+                    machine.sample(now.iter().filter_map(|r| r.cpu_pct).sum());
                     readings.send_replace(now.clone());
                     now.push(metrics::tool_reading());
                     resources.record(now);
@@ -191,5 +194,7 @@ pub(super) async fn watch_processes(
         }
     };
     resources.record(runtime.resources_fresh().await);
-    outcome
+    let (mut summary, err) = outcome;
+    summary.machine = machine.finish();
+    (summary, err)
 }

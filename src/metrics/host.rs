@@ -1,0 +1,246 @@
+//! The machine under the run: how busy the whole host was (`/proc/stat`: busy,
+//! iowait, steal) against what the run itself used (every node, the chain, the
+//! database servers and proxies it started, and the tool), sampled once a second.
+//! The difference is load from outside the run: a build, another test, a neighbour
+//! on the hypervisor (steal). A run that had much of it says its figures were
+//! disturbed, and by how much, instead of passing them off as the nodes' own.
+
+use serde::Serialize;
+
+/// Outside load above this (percent of one core, averaged over the load) disturbs.
+pub const OUTSIDE_LOAD_LIMIT_PCT: f64 = 10.0;
+/// Steal time above this (percent of all CPU time) disturbs.
+pub const STEAL_LIMIT_PCT: f64 = 2.0;
+
+/// Jiffies of the host's CPUs (the `cpu` line of `/proc/stat`), summed over cores.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct CpuTimes {
+    /// user + nice + system + irq + softirq: time the host's CPUs did work.
+    busy: u64,
+    iowait: u64,
+    steal: u64,
+    /// Every field but guest time (already counted in user).
+    total: u64,
+}
+
+impl CpuTimes {
+    /// The `cpu` line of `/proc/stat`'s text.
+    fn parse(stat: &str) -> Option<CpuTimes> {
+        let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+        let f: Vec<u64> = (line.split_whitespace().skip(1))
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?;
+        let at = |i: usize| f.get(i).copied().unwrap_or(0);
+        let (user, nice, system, idle, iowait) = (at(0), at(1), at(2), at(3), at(4));
+        let (irq, softirq, steal) = (at(5), at(6), at(7));
+        if f.len() < 4 {
+            return None;
+        }
+        let busy = user + nice + system + irq + softirq;
+        Some(CpuTimes {
+            busy,
+            iowait,
+            steal,
+            total: busy + idle + iowait + steal,
+        })
+    }
+
+    fn now() -> Option<CpuTimes> {
+        CpuTimes::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+}
+
+/// The machine's load over a run, for the report and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineLoad {
+    /// Seconds of load covered by the samples.
+    pub seconds: f64,
+    pub samples: u32,
+    /// The host's CPUs.
+    pub cores: usize,
+    /// Everything the host's CPUs did, in percent of one core (200 = two cores busy).
+    pub host_busy_pct: f64,
+    /// What the run started and the tool used, in percent of one core.
+    pub run_pct: f64,
+    /// The difference, averaged over the load: load from outside the run.
+    pub outside_load_pct: f64,
+    /// The highest one-second outside load.
+    pub outside_load_pct_max: f64,
+    /// Time the hypervisor gave the host's virtual CPUs to others, in percent of all
+    /// CPU time.
+    pub steal_pct: f64,
+    /// Time the CPUs waited for disk, in percent of all CPU time.
+    pub iowait_pct: f64,
+    /// True when the outside load or the steal time passed its limit.
+    pub disturbed: bool,
+    /// One line for people: what was measured and what it means.
+    pub verdict: String,
+}
+
+/// Samples the host beside the run's own readings, once a second.
+#[derive(Debug, Default)]
+pub struct MachineLog {
+    last: Option<(CpuTimes, std::time::Instant, Option<f64>)>,
+    sum: CpuTimes,
+    seconds: f64,
+    busy_core_s: f64,
+    run_core_s: f64,
+    outside_core_s: f64,
+    outside_max_pct: f64,
+    samples: u32,
+}
+
+impl MachineLog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes a sample now. `run_pct` is the CPU of everything the run started since
+    /// the previous sample (the sum of the runtime's readings, percent of one core);
+    /// the tool's own CPU is read here.
+    pub fn sample(&mut self, run_pct: f64) {
+        let tool_cpu_s = super::process::ProcessStats::now().cpu_s;
+        let Some(times) = CpuTimes::now() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        if let Some((last, at, last_tool)) = self.last {
+            let dt = now.duration_since(at).as_secs_f64();
+            let tool_pct = match (tool_cpu_s, last_tool) {
+                (Some(t), Some(l)) if dt > 0.0 => (t - l).max(0.0) / dt * 100.0,
+                _ => 0.0,
+            };
+            self.add(last, times, dt, run_pct + tool_pct);
+        }
+        self.last = Some((times, now, tool_cpu_s));
+    }
+
+    /// Adds one interval from `a` to `b`, `dt` seconds long, in which the run used
+    /// `run_pct` of one core.
+    fn add(&mut self, a: CpuTimes, b: CpuTimes, dt: f64, run_pct: f64) {
+        let d = |f: fn(&CpuTimes) -> u64| f(&b).saturating_sub(f(&a));
+        let (busy, total) = (d(|t| t.busy), d(|t| t.total));
+        if dt <= 0.0 || total == 0 {
+            return;
+        }
+        self.sum.busy += busy;
+        self.sum.iowait += d(|t| t.iowait);
+        self.sum.steal += d(|t| t.steal);
+        self.sum.total += total;
+        // Jiffies are 1/100 s of one core (USER_HZ).
+        let busy_pct = busy as f64 / dt;
+        let outside_pct = (busy_pct - run_pct).max(0.0);
+        self.seconds += dt;
+        self.busy_core_s += busy_pct / 100.0 * dt;
+        self.run_core_s += run_pct / 100.0 * dt;
+        self.outside_core_s += outside_pct / 100.0 * dt;
+        self.outside_max_pct = self.outside_max_pct.max(outside_pct);
+        self.samples += 1;
+    }
+
+    /// The load over the whole run; `None` when fewer than two samples were taken
+    /// (a run of under a second, or no `/proc/stat`).
+    pub fn finish(&self) -> Option<MachineLoad> {
+        if self.samples == 0 || self.seconds <= 0.0 {
+            return None;
+        }
+        let pct_of_time = |j: u64| j as f64 / self.sum.total as f64 * 100.0;
+        let per_s = |core_s: f64| core_s / self.seconds * 100.0;
+        let (outside, steal) = (per_s(self.outside_core_s), pct_of_time(self.sum.steal));
+        let disturbed = outside > OUTSIDE_LOAD_LIMIT_PCT || steal > STEAL_LIMIT_PCT;
+        Some(MachineLoad {
+            seconds: self.seconds,
+            samples: self.samples,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            host_busy_pct: per_s(self.busy_core_s),
+            run_pct: per_s(self.run_core_s),
+            outside_load_pct: outside,
+            outside_load_pct_max: self.outside_max_pct,
+            steal_pct: steal,
+            iowait_pct: pct_of_time(self.sum.iowait),
+            disturbed,
+            verdict: verdict(outside, self.outside_max_pct, steal, disturbed),
+        })
+    }
+}
+
+fn verdict(outside: f64, max: f64, steal: f64, disturbed: bool) -> String {
+    let figures = format!(
+        "outside load {outside:.0} % of a core on average (max {max:.0} %), steal {steal:.1} %"
+    );
+    if disturbed {
+        format!(
+            "DISTURBED: {figures}; the limits are {OUTSIDE_LOAD_LIMIT_PCT:.0} % and \
+             {STEAL_LIMIT_PCT:.0} %: other work shared the machine, so these figures \
+             understate what the nodes can do; measure again on a quiet machine"
+        )
+    } else {
+        format!("quiet: {figures}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "cpu  100 10 50 1000 20 5 5 0 0 0\ncpu0 50 5 25 500 10 2 3 0 0 0\n";
+
+    #[test]
+    fn parses_the_cpu_line() {
+        let t = CpuTimes::parse(STAT).unwrap();
+        assert_eq!(t.busy, 100 + 10 + 50 + 5 + 5);
+        assert_eq!((t.iowait, t.steal), (20, 0));
+        assert_eq!(t.total, 170 + 1000 + 20);
+        assert_eq!(CpuTimes::parse("intr 1 2 3"), None);
+    }
+
+    fn times(busy: u64, idle: u64, steal: u64) -> CpuTimes {
+        CpuTimes {
+            busy,
+            iowait: 0,
+            steal,
+            total: busy + idle + steal,
+        }
+    }
+
+    #[test]
+    fn what_the_run_did_not_use_is_outside_load() {
+        let mut log = MachineLog::new();
+        // One second: the host was 150 % busy (150 jiffies), the run used 100 %.
+        log.add(times(0, 0, 0), times(150, 50, 0), 1.0, 100.0);
+        log.add(times(150, 50, 0), times(300, 100, 0), 1.0, 100.0);
+        let m = log.finish().unwrap();
+        assert!((m.outside_load_pct - 50.0).abs() < 1e-9, "{m:?}");
+        assert!((m.host_busy_pct - 150.0).abs() < 1e-9);
+        assert!(m.disturbed);
+        assert!(m.verdict.starts_with("DISTURBED"), "{}", m.verdict);
+    }
+
+    #[test]
+    fn a_run_that_used_the_host_alone_is_quiet() {
+        let mut log = MachineLog::new();
+        // The run's readings may add up to a little more than the host's count.
+        log.add(times(0, 0, 0), times(95, 105, 0), 1.0, 100.0);
+        let m = log.finish().unwrap();
+        assert_eq!(m.outside_load_pct, 0.0);
+        assert!(!m.disturbed, "{m:?}");
+        assert!(m.verdict.starts_with("quiet"));
+    }
+
+    #[test]
+    fn steal_time_disturbs_on_its_own() {
+        let mut log = MachineLog::new();
+        log.add(times(0, 0, 0), times(100, 95, 5), 1.0, 100.0);
+        let m = log.finish().unwrap();
+        assert!((m.steal_pct - 2.5).abs() < 1e-9, "{m:?}");
+        assert!(m.disturbed);
+    }
+
+    #[test]
+    fn no_interval_no_verdict() {
+        let mut log = MachineLog::new();
+        assert_eq!(log.finish(), None);
+        log.sample(0.0);
+        assert_eq!(log.finish(), None, "one sample is no interval");
+    }
+}
