@@ -4,7 +4,7 @@
 //! and its default images. Runtimes, setup, restart and the report ask the driver of a
 //! node's implementation ([`super::driver`]); none of them names an implementation.
 
-use super::{Implementation, LightningNode, NodeError};
+use super::{Database, Implementation, LightningNode, NodeError};
 use crate::chain::{ChainAccess, ChainKind};
 use async_trait::async_trait;
 use std::path::{Path, PathBuf};
@@ -138,10 +138,10 @@ pub trait NodeDriver: Send + Sync {
     }
     /// The database a node with this `database:` and these arguments keeps its state in,
     /// as the report names it (`postgres`, `sqlite`, `bbolt`, ...).
-    fn database(&self, database: crate::scenario::Database, _args: &[String]) -> String {
+    fn database(&self, database: Database, _args: &[String]) -> String {
         match database {
-            crate::scenario::Database::Postgres => "postgres".into(),
-            crate::scenario::Database::Default => "sqlite".into(),
+            Database::Postgres => "postgres".into(),
+            Database::Default => "sqlite".into(),
         }
     }
     /// True when the node can reach PostgreSQL over a unix socket (the local runtime's

@@ -45,6 +45,18 @@ impl Implementation {
     }
 }
 
+/// A node's database (`database:` in the scenario). Defined beside the drivers, which
+/// each say what a kind means for their implementation; the scenario names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Database {
+    /// The implementation's own default (bbolt for LND, SQLite for Core Lightning).
+    #[default]
+    Default,
+    /// A database of its own on the run's PostgreSQL server.
+    Postgres,
+}
+
 /// The name of the database server (PostgreSQL) a runtime starts for nodes whose
 /// driver asks for one: its hostname, container and directory. No node may take it.
 pub const DATABASE_HOST: &str = "postgres";

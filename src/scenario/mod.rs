@@ -36,6 +36,7 @@ pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 pub use topology::{Shape, Topology};
 
+pub use crate::node::Database;
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -161,17 +162,6 @@ pub struct NodeSpec {
     pub database: Database,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
-}
-
-/// A node's database (`database:` in the scenario).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Database {
-    /// The implementation's own default (bbolt for LND, SQLite for Core Lightning).
-    #[default]
-    Default,
-    /// A database of its own on the run's PostgreSQL server.
-    Postgres,
 }
 
 /// Channels between two node instances (expanded from groups).

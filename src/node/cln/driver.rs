@@ -193,9 +193,9 @@ impl NodeDriver for Cln {
         format!("--wallet={dsn}")
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let own = args.iter().any(|a| a.starts_with("--wallet=postgres"));
-        if database == crate::scenario::Database::Postgres || own {
+        if database == crate::node::Database::Postgres || own {
             "postgres".into()
         } else {
             "sqlite".into()

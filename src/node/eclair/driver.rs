@@ -230,9 +230,9 @@ impl NodeDriver for Eclair {
         Some(&["-Declair.db.driver=postgres"])
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let postgres = args.iter().any(|a| a == "-Declair.db.driver=postgres");
-        if database == crate::scenario::Database::Postgres || postgres {
+        if database == crate::node::Database::Postgres || postgres {
             "postgres".into()
         } else {
             "sqlite".into()

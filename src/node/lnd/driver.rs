@@ -187,13 +187,13 @@ impl NodeDriver for Lnd {
         Some(&[POSTGRES_BACKEND])
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let chosen = args
             .iter()
             .rev()
             .find_map(|a| a.strip_prefix("--db.backend="));
         match (database, chosen) {
-            (crate::scenario::Database::Postgres, _) => "postgres".into(),
+            (crate::node::Database::Postgres, _) => "postgres".into(),
             (_, Some(backend)) => backend.into(),
             (_, None) => "bbolt".into(),
         }

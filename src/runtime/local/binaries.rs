@@ -246,7 +246,7 @@ mod tests {
             version: version.map(str::to_string),
             binary: None,
             image: None,
-            database: crate::scenario::Database::Default,
+            database: crate::node::Database::Default,
             args: Vec::new(),
             external: None,
         }

@@ -27,7 +27,7 @@ pub fn wanted_by(nodes: &[crate::scenario::NodeSpec]) -> bool {
 
 /// Whether `node` needs a database from the runtime.
 pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
-    node.database == crate::scenario::Database::Postgres
+    node.database == crate::node::Database::Postgres
         || crate::node::driver(node.implementation).wants_postgres(&node.args)
 }
 
