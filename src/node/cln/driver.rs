@@ -5,10 +5,9 @@
 use super::{ClnNode, SERVER_NAME};
 use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-    split_host_port,
+    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, split_host_port,
 };
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -162,6 +161,10 @@ impl NodeDriver for Cln {
             client_cert: at(CLIENT_CERT),
             client_key: at(CLIENT_KEY),
         })
+    }
+
+    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
+        Some(&["ca_cert", "client_cert", "client_key"])
     }
 
     /// A mutual-TLS handshake with the plugin's gRPC server succeeds.

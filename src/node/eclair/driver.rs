@@ -6,10 +6,10 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-    node_secret, split_host_port,
+    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
+    split_host_port,
 };
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;

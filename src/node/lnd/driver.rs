@@ -3,10 +3,8 @@
 
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
-use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-};
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::driver::{NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -155,6 +153,10 @@ impl NodeDriver for Lnd {
             tls_cert: at(TLS_CERT),
             macaroon: at(MACAROON),
         })
+    }
+
+    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
+        Some(&["tls_cert", "macaroon"])
     }
 
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
