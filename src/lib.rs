@@ -83,7 +83,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
 fn validate(files: &[std::path::PathBuf]) -> Exit {
     let mut bad = 0;
     for file in files {
-        match scenario::load(file) {
+        match scenario::load(file, runtime::capabilities) {
             Ok(s) => match &s.sweep {
                 None => println!(
                     "{}: ok ({}, {} nodes)",
@@ -175,7 +175,7 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
         Ok(found) => found.unwrap_or_default(),
         Err(e) => {
             eprintln!("kubernetes namespaces not checked: {e}");
-            runtime::docker::Down::default()
+            runtime::shared::Down::default()
         }
     };
     print_down(&kube);
@@ -198,7 +198,7 @@ fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit>
     Ok(Exit::Ok)
 }
 
-fn print_down(down: &runtime::docker::Down) {
+fn print_down(down: &runtime::shared::Down) {
     for item in &down.removed {
         match down.others.iter().find(|(run, _)| *run == item.run) {
             Some((_, whose)) => println!("removed {item} (a run of {whose})"),
@@ -223,7 +223,7 @@ fn run_scenario(args: cli::RunArgs) -> Result<Exit> {
     {
         return Err(UsageError("--repeat must be between 1 and 20").into());
     }
-    let mut scenario = scenario::load_with_repeat(path, args.repeat)?;
+    let mut scenario = scenario::load_with_repeat(path, args.repeat, runtime::capabilities)?;
     if let Some(n) = args.payments {
         if n == 0 {
             return Err(UsageError("--payments must be at least 1").into());

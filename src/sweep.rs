@@ -478,7 +478,10 @@ mod tests {
         )
         .unwrap();
         let text = format!("{text}sweep:\n  concurrency: [1, 2, 3, 4, 5]\n");
-        let sweep = parse(Path::new("s.yaml"), &text).unwrap().sweep.unwrap();
+        let sweep = parse(Path::new("s.yaml"), &text, crate::runtime::capabilities)
+            .unwrap()
+            .sweep
+            .unwrap();
         let p = &sweep.points;
         assert_eq!(
             points_left(&p[1..]),

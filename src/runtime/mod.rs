@@ -8,13 +8,33 @@ pub mod docker;
 pub mod external;
 pub mod kube;
 pub mod local;
+pub mod shared;
 
-use crate::scenario::{ChainSpec, NodeSpec};
+use crate::scenario::{Capabilities, ChainSpec, NodeSpec, RuntimeKind, Support};
 use async_trait::async_trait;
 use std::path::PathBuf;
 
 pub use crate::chain::ChainEndpoint;
 pub use crate::node::NodeEndpoint;
+
+/// `runtime: auto` takes a runtime that runs what the scenario asks for (local when
+/// it has links or faults), so it can do whatever one of them does.
+const AUTO: Capabilities = Capabilities {
+    name: "auto",
+    links_and_faults: Support::Runs,
+};
+
+/// What each runtime declares it can run, which scenario validation asks: the one
+/// registration line per runtime.
+pub fn capabilities(kind: RuntimeKind) -> &'static Capabilities {
+    match kind {
+        RuntimeKind::Auto => &AUTO,
+        RuntimeKind::Local => &local::CAPABILITIES,
+        RuntimeKind::Docker => &docker::CAPABILITIES,
+        RuntimeKind::Kubernetes => &kube::CAPABILITIES,
+        RuntimeKind::External => &external::CAPABILITIES,
+    }
+}
 
 /// How long a node being restarted may take to stop before it is killed: longer than
 /// teardown's deadline, as the stop time is what a restart measures (LND can take tens
@@ -166,7 +186,7 @@ impl RuntimeError {
         RuntimeError::Exited {
             what: what.into(),
             status,
-            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            tail: shared::tail(log, FAILURE_TAIL_LINES),
             log: log.to_path_buf(),
         }
     }
@@ -191,7 +211,7 @@ impl RuntimeError {
             what: what.into(),
             secs: limit.as_secs(),
             why,
-            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            tail: shared::tail(log, FAILURE_TAIL_LINES),
             log: log.to_path_buf(),
         }
     }

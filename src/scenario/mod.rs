@@ -3,6 +3,7 @@
 //! The types in this file are the validated scenario the rest of the tool uses.
 
 mod activity;
+mod capabilities;
 mod dist;
 mod error;
 pub mod external;
@@ -17,12 +18,15 @@ mod repeat;
 mod sweep;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) use tests::parse_error;
 mod thresholds;
 mod topology;
 mod validate;
 mod workload;
 
 pub use activity::Activity;
+pub use capabilities::{Capabilities, Runtimes, Support};
 pub use dist::Dist;
 pub use error::{Position, ScenarioError};
 pub use faults::{
@@ -41,43 +45,40 @@ use crate::node::Implementation;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Reads and validates a scenario file. An unreadable file is an error naming the path.
-pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+/// Reads and validates a scenario file for the registered `runtimes`. An unreadable
+/// file is an error naming the path.
+pub fn load(path: &Path, runtimes: Runtimes) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
         path: path.to_path_buf(),
         error,
     })?;
-    parse(path, &text)
+    parse(path, &text, runtimes)
 }
 
 /// [`load`], with `--repeat N` in place of the file's repeat count.
-pub fn load_with_repeat(path: &Path, repeat: Option<u32>) -> Result<Scenario, ScenarioError> {
+pub fn load_with_repeat(
+    path: &Path,
+    repeat: Option<u32>,
+    runtimes: Runtimes,
+) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
         path: path.to_path_buf(),
         error,
     })?;
-    parse_with_repeat(path, &text, repeat)
+    parse_with_repeat(path, &text, repeat, runtimes)
 }
 
-/// The error `parse` gives for `text` read as `t.yaml` (the scenario modules' tests).
-#[cfg(test)]
-pub(crate) fn parse_error(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(s) => panic!("expected an error, got {s:?}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// Parses and validates scenario `text`; `path` is only used in messages and kept in
-/// the result.
-pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    parse_with_repeat(path, text, None)
+/// Parses and validates scenario `text` for the registered `runtimes`; `path` is only
+/// used in messages and kept in the result.
+pub fn parse(path: &Path, text: &str, runtimes: Runtimes) -> Result<Scenario, ScenarioError> {
+    parse_with_repeat(path, text, None, runtimes)
 }
 
 pub(crate) fn parse_with_repeat(
     path: &Path,
     text: &str,
     repeat_count: Option<u32>,
+    runtimes: Runtimes,
 ) -> Result<Scenario, ScenarioError> {
     let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
@@ -90,12 +91,16 @@ pub(crate) fn parse_with_repeat(
         .unwrap_or(raw.name.referenced);
     let mut scenario = match raw.sweep.is_some() {
         // Each point is the file with the point's values put in, validated on its own.
-        true => sweep::expand(path, text, raw)?,
-        false => validate::validate(path, text, raw)?,
+        true => sweep::expand(path, text, raw, runtimes)?,
+        false => validate::validate(path, text, raw, runtimes)?,
     };
     scenario.repeat = repeat;
     repeat::expand(&ctx, scenario, &at)
 }
+
+/// Members `etcd: { members: N }` may ask for: a quorum needs an odd count. The
+/// runtimes that start etcd follow this limit.
+pub const ETCD_MEMBER_COUNTS: &[u32] = &[1, 3, 5];
 
 /// Where a scenario runs its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

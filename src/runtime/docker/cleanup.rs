@@ -4,6 +4,7 @@
 use super::{LABEL_OWNER, LABEL_RUN, LABEL_USER, connect};
 use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
+use crate::runtime::shared::{Down, Removed};
 use bollard::Docker;
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
@@ -11,22 +12,6 @@ use bollard::query_parameters::{
 };
 use std::collections::HashMap;
 use std::time::Duration;
-
-/// One removed thing, for `down`'s list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Removed {
-    /// `container`, `network` or `volume`.
-    pub kind: &'static str,
-    pub name: String,
-    /// The run it belonged to.
-    pub run: String,
-}
-
-impl std::fmt::Display for Removed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {} (run {})", self.kind, self.name, self.run)
-    }
-}
 
 fn docker_err(what: &str) -> impl FnOnce(bollard::errors::Error) -> RuntimeError + '_ {
     move |source| RuntimeError::Docker {
@@ -202,16 +187,6 @@ pub async fn remove_labelled(
         .await?
         .remove(docker, |_| false)
         .await
-}
-
-/// What `lnbench-tui down` did.
-#[derive(Debug, Default)]
-pub struct Down {
-    pub removed: Vec<Removed>,
-    /// Runs left alone, with why: `(run id, reason)`.
-    pub kept: Vec<(String, String)>,
-    /// Other users' runs removed (under `all`): `(run id, whose)`.
-    pub others: Vec<(String, String)>,
 }
 
 /// `lnbench-tui down`: removes what runs left behind and returns the list. A run whose

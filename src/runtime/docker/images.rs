@@ -185,7 +185,7 @@ pub async fn plan(
     let wants_db = scenario
         .nodes
         .iter()
-        .any(crate::runtime::local::postgres::wants);
+        .any(crate::runtime::shared::postgres::wants);
     let postgres = if wants_db {
         Some(super::postgres::image(docker).await?)
     } else {
@@ -193,7 +193,7 @@ pub async fn plan(
     };
     // Checked now so a missing etcd image fails (or makes `auto` run locally) before
     // anything starts; the runtime looks it up again when it starts the members.
-    if (scenario.nodes.iter()).any(crate::runtime::local::etcd::wants) {
+    if (scenario.nodes.iter()).any(crate::runtime::shared::etcd::wants) {
         super::etcd::image(docker).await?;
     }
     Ok((
@@ -318,7 +318,12 @@ mod tests {
     #[test]
     fn scenario_candidates_follow_version_and_image() {
         let text = "name: t\nchain: { implementation: btcd, image: my/btcd:dev }\nnodes:\n  alice: { implementation: lnd, version: 0.20.0-beta }\n  bob: { implementation: lnd, image: 'reg:5000/lnd:x' }\n  carol: { implementation: lnd }\nchannels:\n  - { from: alice, to: bob, capacity_sat: 100000 }\n  - { from: bob, to: carol, capacity_sat: 100000 }\nworkload: { kind: keysend, senders: [alice], receiver: carol, concurrency: 1, stop: { payments: 1 } }\n";
-        let s = crate::scenario::parse(std::path::Path::new("t.yaml"), text).unwrap();
+        let s = crate::scenario::parse(
+            std::path::Path::new("t.yaml"),
+            text,
+            crate::runtime::capabilities,
+        )
+        .unwrap();
         let (chain, nodes) = candidates(&s);
         assert_eq!(chain.official.as_deref(), Some("my/btcd:dev"));
         assert_eq!(nodes[0].1, lnd("v0.20.0-beta").tap_what("node alice"));

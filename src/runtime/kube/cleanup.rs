@@ -6,7 +6,7 @@
 use super::objects::{ANNOTATION_OWNER, ANNOTATION_RUN, LABEL_RUN, LABEL_USER};
 use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
-use crate::runtime::docker::{Down, Removed};
+use crate::runtime::shared::{Down, Removed};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};

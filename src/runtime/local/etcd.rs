@@ -17,21 +17,8 @@ use tokio::time::Instant;
 pub const BINARY: &str = "etcd";
 /// The name of a single server (and the prefix of a cluster's members).
 pub const NAME: &str = "etcd";
-/// Members a scenario may ask for: a quorum needs an odd count.
-pub const MEMBER_COUNTS: &[u32] = &[1, 3, 5];
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const HINT: &str = "install Debian's etcd-server package (scripts/setup.sh does)";
-
-/// Whether any of `nodes` needs etcd from the runtime (its driver says so from its
-/// arguments).
-pub fn wanted_by(nodes: &[crate::scenario::NodeSpec]) -> bool {
-    nodes.iter().any(wants)
-}
-
-/// Whether `node` needs etcd from the runtime.
-pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
-    crate::node::driver(node.implementation).wants_etcd(&node.args)
-}
 
 /// The members' names: `etcd` alone, `etcd-1` ... `etcd-N` in a cluster. Also their
 /// directories, hostnames and the names their resources are reported under.
