@@ -229,7 +229,7 @@ impl DockerRuntime {
 
     /// A private directory in the run dir for a node's credentials.
     fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
-        super::private_dir(&self.run_dir, name)
+        shared::private_dir(&self.run_dir, name)
     }
 }
 
@@ -546,7 +546,7 @@ impl Runtime for DockerRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         let removed = self.remove_all().await;
         if !self.keep {
-            super::remove_run_dir(&self.run_dir).await?;
+            shared::remove_run_dir(&self.run_dir).await?;
         }
         removed
     }

@@ -150,7 +150,7 @@ impl KubeRuntime {
 
     /// A private directory in the run dir for a node's credentials.
     fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
-        super::private_dir(&self.run_dir, name)
+        shared::private_dir(&self.run_dir, name)
     }
 
     /// Creates the run's namespace (once), waits for its default service account
@@ -492,7 +492,7 @@ impl Runtime for KubeRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         let removed = self.remove_all().await;
         if !self.keep {
-            super::remove_run_dir(&self.run_dir).await?;
+            shared::remove_run_dir(&self.run_dir).await?;
         }
         removed
     }

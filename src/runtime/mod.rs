@@ -303,60 +303,6 @@ fn unsupported(name: &str, what: &str) -> RuntimeError {
     }
 }
 
-/// For `Drop`, which cannot await: runs the future `work` makes on a thread of its own
-/// with its own async runtime, and waits for it at most `limit`. None when it did not
-/// finish by then (or no thread or runtime could be made).
-pub(crate) fn block_on_thread<T, F>(
-    name: &str,
-    limit: std::time::Duration,
-    work: impl FnOnce() -> F + Send + 'static,
-) -> Option<T>
-where
-    F: std::future::Future<Output = T>,
-    T: Send + 'static,
-{
-    let (done, wait) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let _ = done.send(rt.block_on(work()));
-        })
-        .ok()?;
-    wait.recv_timeout(limit).ok()
-}
-
-/// A private (0700) directory `<run dir>/<name>` for the credentials of a node (or
-/// the chain) that runs in a container or a pod.
-pub(crate) fn private_dir(run_dir: &std::path::Path, name: &str) -> Result<PathBuf, RuntimeError> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = run_dir.join(name);
-    let io = |source| RuntimeError::Io {
-        path: dir.clone(),
-        source,
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    Ok(dir)
-}
-
-/// Removes a run directory at teardown (gone already is fine).
-pub(crate) async fn remove_run_dir(run_dir: &std::path::Path) -> Result<(), RuntimeError> {
-    match tokio::fs::remove_dir_all(run_dir).await {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RuntimeError::Io {
-            path: run_dir.to_path_buf(),
-            source,
-        }),
-    }
-}
-
 /// Creates the chain backend's wallet for a node whose driver keeps its funds there
 /// (Eclair), before the node starts; nothing for others.
 pub(crate) async fn create_chain_wallet(
@@ -568,17 +514,6 @@ mod tests {
                 .starts_with("node bob exited early (exit status: 1)"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn block_on_thread_gives_the_result_or_none_after_the_limit() {
-        let quick = block_on_thread("quick", Duration::from_secs(10), || async { 7 });
-        assert_eq!(quick, Some(7));
-        let slow = block_on_thread("slow", Duration::from_millis(50), || async {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            7
-        });
-        assert_eq!(slow, None);
     }
 
     #[test]

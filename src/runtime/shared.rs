@@ -1,9 +1,11 @@
 //! Helpers every runtime that starts nodes uses, whatever it starts them in: log tails,
-//! random names and secrets, private files, which database servers the nodes need, and
-//! the list `lnbench-tui down` prints. One home, so no runtime imports another's.
+//! random names and secrets, private files and directories, the run directory's
+//! removal, async work from `Drop`, which database servers the nodes need, and the
+//! list `lnbench-tui down` prints. One home, so no runtime imports another's.
 
 pub mod container;
 
+use super::RuntimeError;
 use crate::scenario::NodeSpec;
 use bitcoin::hex::DisplayHex;
 use rand::RngCore;
@@ -41,6 +43,63 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .open(path)?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(bytes)
+}
+
+/// For `Drop`, which cannot await: runs the future `work` makes on a thread of its own
+/// with its own async runtime, and waits for it at most `limit`. None when it did not
+/// finish by then (or no thread or runtime could be made).
+pub(crate) fn block_on_thread<T, F>(
+    name: &str,
+    limit: std::time::Duration,
+    work: impl FnOnce() -> F + Send + 'static,
+) -> Option<T>
+where
+    F: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let _ = done.send(rt.block_on(work()));
+        })
+        .ok()?;
+    wait.recv_timeout(limit).ok()
+}
+
+/// A private (0700) directory `<run dir>/<name>` for the credentials of a node (or
+/// the chain) that runs in a container or a pod.
+pub(crate) fn private_dir(
+    run_dir: &std::path::Path,
+    name: &str,
+) -> Result<std::path::PathBuf, RuntimeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = run_dir.join(name);
+    let io = |source| RuntimeError::Io {
+        path: dir.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    Ok(dir)
+}
+
+/// Removes a run directory at teardown (gone already is fine).
+pub(crate) async fn remove_run_dir(run_dir: &std::path::Path) -> Result<(), RuntimeError> {
+    match tokio::fs::remove_dir_all(run_dir).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RuntimeError::Io {
+            path: run_dir.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// Which nodes need PostgreSQL from the runtime.
@@ -105,6 +164,7 @@ pub struct Down {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn tail_gives_last_lines() {
@@ -127,5 +187,16 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"secret");
+    }
+
+    #[test]
+    fn block_on_thread_gives_the_result_or_none_after_the_limit() {
+        let quick = block_on_thread("quick", Duration::from_secs(10), || async { 7 });
+        assert_eq!(quick, Some(7));
+        let slow = block_on_thread("slow", Duration::from_millis(50), || async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            7
+        });
+        assert_eq!(slow, None);
     }
 }

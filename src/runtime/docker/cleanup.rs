@@ -246,11 +246,14 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeErro
 /// fresh thread with its own async runtime and its own engine connection, waiting
 /// at most `limit`. Whatever is left then, `lnbench-tui down` removes.
 pub fn remove_run_blocking(run_id: String, limit: Duration) {
-    let result =
-        crate::runtime::block_on_thread("lnbench-docker-cleanup", limit, move || async move {
+    let result = crate::runtime::shared::block_on_thread(
+        "lnbench-docker-cleanup",
+        limit,
+        move || async move {
             let docker = connect().await?;
             remove_labelled(&docker, Some(&run_id)).await
-        });
+        },
+    );
     match result {
         Some(Ok(removed)) if !removed.is_empty() => {
             eprintln!("removed {} leftovers of the run", removed.len());

@@ -119,7 +119,7 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Option<Down>, Run
 pub fn delete_blocking(context: Option<String>, namespace: String, limit: Duration) {
     let wait = limit + Duration::from_secs(5);
     let result =
-        crate::runtime::block_on_thread("lnbench-kube-cleanup", wait, move || async move {
+        crate::runtime::shared::block_on_thread("lnbench-kube-cleanup", wait, move || async move {
             let (client, _) = super::connect(context.as_deref()).await?;
             delete_namespace(&client, &namespace, limit).await
         });
