@@ -368,7 +368,7 @@ impl Runtime for DockerRuntime {
                 .as_deref()
                 .filter(|_| shared::etcd::wants(spec))
             {
-                let host = super::local::etcd::host_for(members, etcd_nodes);
+                let host = shared::etcd::host_for(members, etcd_nodes);
                 etcd_nodes += 1;
                 cmd.extend(driver.etcd_args(&host, &spec.name));
             }

@@ -347,7 +347,7 @@ impl Runtime for LocalRuntime {
                 args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
             }
             if let Some(e) = self.etcd.as_ref().filter(|_| shared::etcd::wants(spec)) {
-                let host = etcd::host_for(&e.members, self.etcd_nodes);
+                let host = shared::etcd::host_for(&e.members, self.etcd_nodes);
                 self.etcd_nodes += 1;
                 args.extend(driver.etcd_args(&host, &spec.name));
             }

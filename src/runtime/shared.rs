@@ -4,6 +4,7 @@
 //! list `lnbench-tui down` prints. One home, so no runtime imports another's.
 
 pub mod container;
+pub mod etcd;
 
 use super::RuntimeError;
 use crate::scenario::NodeSpec;
@@ -116,22 +117,6 @@ pub mod postgres {
     pub fn wants(node: &NodeSpec) -> bool {
         node.database == crate::node::Database::Postgres
             || crate::node::driver(node.implementation).wants_postgres(&node.args)
-    }
-}
-
-/// Which nodes need etcd from the runtime.
-pub mod etcd {
-    use super::NodeSpec;
-
-    /// Whether any of `nodes` needs etcd from the runtime (its driver says so from its
-    /// arguments).
-    pub fn wanted_by(nodes: &[NodeSpec]) -> bool {
-        nodes.iter().any(wants)
-    }
-
-    /// Whether `node` needs etcd from the runtime.
-    pub fn wants(node: &NodeSpec) -> bool {
-        crate::node::driver(node.implementation).wants_etcd(&node.args)
     }
 }
 
