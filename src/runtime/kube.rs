@@ -24,8 +24,8 @@ mod watch;
 pub use cleanup::down_all;
 pub use cluster::{Prepared, configured, connect, preflight};
 
-use super::docker::RunImages;
 use super::shared::container::{chain_access, chain_command, node_command};
+use super::shared::images::RunImages;
 use super::shared::{self, random_hex, write_private};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::chain::{CHAIN_NAME, ConfigFile};

@@ -5,6 +5,7 @@
 
 pub mod container;
 pub mod etcd;
+pub mod images;
 
 use super::RuntimeError;
 use crate::scenario::NodeSpec;

@@ -3,9 +3,8 @@
 
 use super::{kube_err, objects};
 use crate::runtime::RuntimeError;
-use crate::runtime::docker::RunImages;
-use crate::runtime::docker::images::{self, Choice};
 use crate::runtime::shared;
+use crate::runtime::shared::images::{self, Choice, RunImages};
 use crate::scenario::{KubeSettings, Scenario};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
