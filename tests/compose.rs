@@ -31,10 +31,13 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 #[test]
 fn images_are_the_ones_the_docker_runtime_picks_for_the_scenario() {
     let c = compose();
-    let scenario = lnbench_tui::scenario::load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/alice-pays-bob.yaml"
-    )))
+    let scenario = lnbench_tui::scenario::load(
+        std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/alice-pays-bob.yaml"
+        )),
+        lnbench_tui::runtime::capabilities,
+    )
     .unwrap();
     for node in &scenario.nodes {
         let version = node.version.as_deref().expect("the scenario pins versions");

@@ -294,7 +294,12 @@ workload:
   stop:
     payments: 1
 ";
-    let scenario = lnbench_tui::scenario::parse(Path::new("cln-failures.yaml"), text).unwrap();
+    let scenario = lnbench_tui::scenario::parse(
+        Path::new("cln-failures.yaml"),
+        text,
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     lnbench_tui::tls::install_crypto_provider();
     let work = tempfile::tempdir().unwrap();
     let mut runtime =

@@ -117,7 +117,9 @@ fn external_runs_drive_nodes_they_did_not_start() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     lnbench_tui::tls::install_crypto_provider();
     let pair_file = work.path().join("pair.yaml");
-    let scenario = lnbench_tui::scenario::parse(&pair_file, PAIR).expect("pair scenario");
+    let scenario =
+        lnbench_tui::scenario::parse(&pair_file, PAIR, lnbench_tui::runtime::capabilities)
+            .expect("pair scenario");
     let pair_dir = work.path().join("pair");
     std::fs::create_dir_all(&pair_dir).unwrap();
     let mut local = LocalRuntime::new(pair_dir.join("run"), false);
@@ -271,8 +273,12 @@ fn external_core_lightning_through_a_sim_ln_file() {
     let work = tempfile::tempdir().expect("temp dir");
     let rt = tokio::runtime::Runtime::new().unwrap();
     lnbench_tui::tls::install_crypto_provider();
-    let scenario = lnbench_tui::scenario::parse(&work.path().join("mixed.yaml"), MIXED)
-        .expect("mixed scenario");
+    let scenario = lnbench_tui::scenario::parse(
+        &work.path().join("mixed.yaml"),
+        MIXED,
+        lnbench_tui::runtime::capabilities,
+    )
+    .expect("mixed scenario");
     let pair_dir = work.path().join("pair");
     std::fs::create_dir_all(&pair_dir).unwrap();
     let mut local = LocalRuntime::new(pair_dir.join("run"), false);

@@ -34,6 +34,7 @@ fn summary() -> Summary {
         events_dropped: 0,
         tool_cpu_s: None,
         tool_process: ProcessStats::default(),
+        machine: None,
         latency_spectrum: Vec::new(),
         phases: Vec::new(),
         interval_log: None,

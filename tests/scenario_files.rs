@@ -90,7 +90,7 @@ invalid_fixtures! {
 
 fn load_invalid(name: &str) -> (PathBuf, ScenarioError) {
     let path = Path::new(INVALID).join(format!("{name}.yaml"));
-    match scenario::load(&path) {
+    match scenario::load(&path, lnbench_tui::runtime::capabilities) {
         Ok(_) => panic!("{} should be rejected", path.display()),
         Err(err) => (path, err),
     }
@@ -145,7 +145,11 @@ fn the_excerpt_quotes_the_line_and_points_at_the_value() {
 
 #[test]
 fn an_unreadable_file_names_its_path() {
-    let err = scenario::load(Path::new("tests/fixtures/scenarios/no-such-file.yaml")).unwrap_err();
+    let err = scenario::load(
+        Path::new("tests/fixtures/scenarios/no-such-file.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap_err();
     let text = err.to_string();
     assert!(
         text.starts_with(
@@ -160,7 +164,11 @@ fn an_unreadable_file_names_its_path() {
 
 #[test]
 fn alice_pays_bob_is_a_closed_loop_over_ten_channels() {
-    let s = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("alice-pays-bob.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert_eq!(s.name, "alice-pays-bob");
     assert!(
         s.description
@@ -193,7 +201,11 @@ fn alice_pays_bob_is_a_closed_loop_over_ten_channels() {
 
 #[test]
 fn cln_pays_cln_runs_core_lightning_on_bitcoind() {
-    let s = scenario::load(&Path::new(VALID).join("cln-pays-cln.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("cln-pays-cln.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert_eq!(s.chain.kind, lnbench_tui::chain::ChainKind::Bitcoind);
     for node in &s.nodes {
         assert_eq!(node.implementation, Implementation::Cln, "{}", node.name);
@@ -202,7 +214,11 @@ fn cln_pays_cln_runs_core_lightning_on_bitcoind() {
     assert_eq!(s.workload.kind, PaymentKind::Keysend);
     // The shipped scenario is the same network and load, swept over the concurrency
     // (its first point is concurrency 1; the fixture runs 10).
-    let shipped = scenario::load(Path::new("scenarios/cln-pays-cln.yaml")).unwrap();
+    let shipped = scenario::load(
+        Path::new("scenarios/cln-pays-cln.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert_eq!(shipped.nodes, s.nodes);
     assert_eq!(shipped.channels, s.channels);
     let at_ten = scenario::Workload {
@@ -214,14 +230,19 @@ fn cln_pays_cln_runs_core_lightning_on_bitcoind() {
 
 #[test]
 fn ldk_pays_ldk_runs_ldk_server_on_bitcoind_with_invoices() {
-    let s = scenario::load(&Path::new(VALID).join("ldk-pays-ldk.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("ldk-pays-ldk.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert_eq!(s.chain.kind, lnbench_tui::chain::ChainKind::Bitcoind);
     for node in &s.nodes {
         assert_eq!(node.implementation, Implementation::Ldk, "{}", node.name);
     }
     assert_eq!(s.workload.kind, PaymentKind::Invoice);
     for shipped in ["scenarios/ldk-pays-ldk.yaml", "scenarios/lnd-pays-ldk.yaml"] {
-        let shipped = scenario::load(Path::new(shipped)).unwrap();
+        let shipped =
+            scenario::load(Path::new(shipped), lnbench_tui::runtime::capabilities).unwrap();
         assert_eq!(shipped.channels, s.channels);
         assert_eq!(shipped.workload, s.workload);
     }
@@ -229,8 +250,16 @@ fn ldk_pays_ldk_runs_ldk_server_on_bitcoind_with_invoices() {
 
 #[test]
 fn the_shipped_alice_pays_bob_sweeps_the_fixture_over_concurrency() {
-    let shipped = scenario::load(Path::new("scenarios/alice-pays-bob.yaml")).unwrap();
-    let fixture = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    let shipped = scenario::load(
+        Path::new("scenarios/alice-pays-bob.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
+    let fixture = scenario::load(
+        &Path::new(VALID).join("alice-pays-bob.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     let sweep = shipped
         .sweep
         .expect("alice-pays-bob.yaml sweeps concurrency");
@@ -256,7 +285,8 @@ fn every_shipped_scenario_is_valid_and_has_a_description() {
         if path.extension().is_none_or(|e| e != "yaml") {
             continue;
         }
-        let s = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let s = scenario::load(&path, lnbench_tui::runtime::capabilities)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(
             s.description.ends_with('?') || s.description.contains("? "),
             "{}: the description should ask the question the scenario answers: {:?}",
@@ -293,7 +323,11 @@ fn every_shipped_scenario_is_valid_and_has_a_description() {
 
 #[test]
 fn open_loop_phases_run_warm_up_ramp_hold_whatever_the_file_order() {
-    let s = scenario::load(&Path::new(VALID).join("open-loop-phases.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("open-loop-phases.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     let Load::Open { phases } = &s.workload.load else {
         panic!("expected an open loop, got {:?}", s.workload.load);
     };
@@ -320,7 +354,11 @@ fn open_loop_phases_run_warm_up_ramp_hold_whatever_the_file_order() {
 
 #[test]
 fn replicas_expand_nodes_channels_and_senders() {
-    let s = scenario::load(&Path::new(VALID).join("replicas.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("replicas.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     let nodes: Vec<(&str, &str)> = s
         .nodes
         .iter()
@@ -366,7 +404,7 @@ fn replicas_expand_nodes_channels_and_senders() {
 #[test]
 fn thresholds_are_read_with_their_units_and_percentages() {
     let path = Path::new(VALID).join("thresholds.yaml");
-    let s = scenario::load(&path).unwrap();
+    let s = scenario::load(&path, lnbench_tui::runtime::capabilities).unwrap();
     let latency = |stat, ms| Threshold::Latency {
         stat,
         max: Duration::from_millis(ms),
@@ -382,13 +420,22 @@ fn thresholds_are_read_with_their_units_and_percentages() {
         ]
     );
     let text = std::fs::read_to_string(&path).unwrap();
-    let as_fraction = scenario::parse(&path, &text.replace("1%", "0.01")).unwrap();
+    let as_fraction = scenario::parse(
+        &path,
+        &text.replace("1%", "0.01"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert_eq!(as_fraction.thresholds, s.thresholds);
 }
 
 #[test]
 fn thresholds_in_a_list_can_name_their_phase() {
-    let s = scenario::load(&Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("phase-thresholds.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     let latency = |ms| Threshold::Latency {
         stat: LatencyStat::P99,
         max: Duration::from_millis(ms),
@@ -410,7 +457,12 @@ fn thresholds_in_a_list_can_name_their_phase() {
     let text = std::fs::read_to_string(Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
     let cut = text.find("thresholds:").unwrap();
     let one = format!("{}thresholds:\n  phase: ramp\n  min_tps: 5\n", &text[..cut]);
-    let s = scenario::parse(Path::new("one.yaml"), &one).unwrap();
+    let s = scenario::parse(
+        Path::new("one.yaml"),
+        &one,
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert!(s.thresholds.is_empty());
     assert_eq!(
         s.phase_thresholds,
@@ -422,15 +474,23 @@ fn thresholds_in_a_list_can_name_their_phase() {
 fn an_unknown_field_in_a_listed_threshold_block_is_located() {
     let text = std::fs::read_to_string(Path::new(VALID).join("phase-thresholds.yaml")).unwrap();
     let bad = text.replace("    min_tps: 45", "    min_tsp: 45");
-    let err = scenario::parse(Path::new("bad.yaml"), &bad)
-        .unwrap_err()
-        .to_string();
+    let err = scenario::parse(
+        Path::new("bad.yaml"),
+        &bad,
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("bad.yaml:28:5"), "{err}");
     assert!(err.contains("unknown field `min_tsp`"), "{err}");
 }
 
 #[test]
 fn a_scenario_without_thresholds_has_none() {
-    let s = scenario::load(&Path::new(VALID).join("alice-pays-bob.yaml")).unwrap();
+    let s = scenario::load(
+        &Path::new(VALID).join("alice-pays-bob.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap();
     assert!(s.thresholds.is_empty());
 }

@@ -59,7 +59,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         Ok(found) => found.unwrap_or_default(),
         Err(e) => {
             eprintln!("kubernetes namespaces not checked: {e}");
-            runtime::docker::Down::default()
+            runtime::shared::Down::default()
         }
     };
     print_down(&kube);
@@ -82,7 +82,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
     Ok(Exit::Ok)
 }
 
-fn print_down(down: &runtime::docker::Down) {
+fn print_down(down: &runtime::shared::Down) {
     for item in &down.removed {
         match down.others.iter().find(|(run, _)| *run == item.run) {
             Some((_, whose)) => println!("removed {item} (a run of {whose})"),

@@ -11,7 +11,7 @@ pub(crate) use down::down;
 pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
     let mut bad = 0;
     for file in files {
-        match scenario::load(file) {
+        match scenario::load(file, crate::runtime::capabilities) {
             Ok(s) => match &s.sweep {
                 None => println!(
                     "{}: ok ({}, {} nodes)",
@@ -62,7 +62,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
     {
         return Err(UsageError("--repeat must be between 1 and 20").into());
     }
-    let mut scenario = scenario::load_with_repeat(path, args.repeat)?;
+    let mut scenario = scenario::load_with_repeat(path, args.repeat, crate::runtime::capabilities)?;
     if args.payments == Some(0) {
         return Err(UsageError("--payments must be at least 1").into());
     }

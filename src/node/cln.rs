@@ -14,7 +14,8 @@ mod driver;
 
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
 
-use super::driver::{Credentials, NodeEndpoint};
+use super::Credentials;
+use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,

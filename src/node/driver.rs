@@ -4,34 +4,11 @@
 //! and its default images. Runtimes, setup, restart and the report ask the driver of a
 //! node's implementation ([`super::driver`]); none of them names an implementation.
 
-use super::{Implementation, LightningNode, NodeError};
+use super::{Credentials, Database, Implementation, LightningNode, NodeError};
 use crate::chain::{ChainAccess, ChainKind};
 use async_trait::async_trait;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// The files a client needs to talk to a node, where the tool reads them: one variant
-/// per implementation, its content defined by the implementation's module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credentials {
-    Lnd(super::lnd::LndCredentials),
-    Cln(super::cln::ClnCredentials),
-    Eclair(super::eclair::EclairCredentials),
-    Ldk(super::ldk::LdkCredentials),
-}
-
-impl Credentials {
-    /// Every credential file, in the order of [`NodeDriver::credential_files`], for
-    /// checks that they exist and stay private.
-    pub fn files(&self) -> Vec<&Path> {
-        match self {
-            Credentials::Lnd(c) => c.files(),
-            Credentials::Cln(c) => c.files(),
-            Credentials::Eclair(c) => c.files(),
-            Credentials::Ldk(c) => c.files(),
-        }
-    }
-}
 
 /// How to reach one started node.
 #[derive(Debug, Clone)]
@@ -119,6 +96,13 @@ pub trait NodeDriver: Send + Sync {
     /// The credentials, given where each of [`NodeDriver::credential_files`] is readable
     /// by the tool.
     fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials;
+    /// The scenario fields with which an external node of this implementation
+    /// (`runtime: external`) names its credential files: one per entry of
+    /// [`NodeDriver::credential_files`], in that order, so [`NodeDriver::credentials`]
+    /// builds its credentials. None while the tool drives no external node of it.
+    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
+        None
+    }
     /// Ok once the node's RPC server serves (its credentials exist): more than a port
     /// that accepts TCP, which a container engine's proxy does before the node listens.
     /// Otherwise why not yet, for the error when it never is.
@@ -138,10 +122,10 @@ pub trait NodeDriver: Send + Sync {
     }
     /// The database a node with this `database:` and these arguments keeps its state in,
     /// as the report names it (`postgres`, `sqlite`, `bbolt`, ...).
-    fn database(&self, database: crate::scenario::Database, _args: &[String]) -> String {
+    fn database(&self, database: Database, _args: &[String]) -> String {
         match database {
-            crate::scenario::Database::Postgres => "postgres".into(),
-            crate::scenario::Database::Default => "sqlite".into(),
+            Database::Postgres => "postgres".into(),
+            Database::Default => "sqlite".into(),
         }
     }
     /// True when the node can reach PostgreSQL over a unix socket (the local runtime's

@@ -11,7 +11,8 @@ mod driver;
 
 pub use driver::{API_PASSWORD_FILE, DEFAULT_VERSION, ECLAIR, EclairCredentials};
 
-use super::driver::{Credentials, NodeEndpoint};
+use super::Credentials;
+use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,

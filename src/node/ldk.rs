@@ -16,7 +16,8 @@ mod proto;
 
 pub use driver::{DEFAULT_VERSION, LDK, LdkCredentials};
 
-use super::driver::{Credentials, NodeEndpoint};
+use super::Credentials;
+use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,

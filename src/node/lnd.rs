@@ -9,7 +9,8 @@ mod driver;
 
 pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
 
-use super::driver::{Credentials, NodeEndpoint};
+use super::Credentials;
+use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,

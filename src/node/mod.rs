@@ -11,10 +11,11 @@ pub mod fake;
 pub mod ldk;
 pub mod lnd;
 
-pub use driver::{Credentials, NodeDriver, NodeEndpoint};
+pub use driver::{NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
 use serde::Serialize;
+use std::path::Path;
 use std::time::Duration;
 
 /// Which Lightning implementation a node runs.
@@ -43,6 +44,42 @@ impl Implementation {
             Implementation::Ldk => "ldk",
         }
     }
+}
+
+/// The files a client needs to talk to a node, where the tool reads them: one variant
+/// per implementation, its content defined by the implementation's module. Here, where
+/// the implementations are registered, so the driver trait names none of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    Lnd(lnd::LndCredentials),
+    Cln(cln::ClnCredentials),
+    Eclair(eclair::EclairCredentials),
+    Ldk(ldk::LdkCredentials),
+}
+
+impl Credentials {
+    /// Every credential file, in the order of [`NodeDriver::credential_files`], for
+    /// checks that they exist and stay private.
+    pub fn files(&self) -> Vec<&Path> {
+        match self {
+            Credentials::Lnd(c) => c.files(),
+            Credentials::Cln(c) => c.files(),
+            Credentials::Eclair(c) => c.files(),
+            Credentials::Ldk(c) => c.files(),
+        }
+    }
+}
+
+/// A node's database (`database:` in the scenario). Defined beside the drivers, which
+/// each say what a kind means for their implementation; the scenario names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Database {
+    /// The implementation's own default (bbolt for LND, SQLite for Core Lightning).
+    #[default]
+    Default,
+    /// A database of its own on the run's PostgreSQL server.
+    Postgres,
 }
 
 /// The name of the database server (PostgreSQL) a runtime starts for nodes whose
@@ -257,4 +294,25 @@ pub trait LightningNode: Send + Sync {
         bolt11: &str,
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Implementation, driver};
+
+    /// An external node's credential fields name the driver's credential files one
+    /// for one, as `runtime: external` builds the credentials through the driver.
+    #[test]
+    fn external_credential_fields_match_the_credential_files() {
+        for implementation in Implementation::ALL {
+            let driver = driver(implementation);
+            if let Some(fields) = driver.external_credential_fields() {
+                assert_eq!(
+                    fields.len(),
+                    driver.credential_files().len(),
+                    "{implementation}"
+                );
+            }
+        }
+    }
 }

@@ -170,7 +170,12 @@ mod tests {
                 .join("tests/fixtures/scenarios/valid/alice-pays-bob.yaml"),
         )
         .unwrap();
-        parse(Path::new("s.yaml"), &format!("{text}{extra}")).unwrap()
+        parse(
+            Path::new("s.yaml"),
+            &format!("{text}{extra}"),
+            crate::runtime::capabilities,
+        )
+        .unwrap()
     }
 
     #[test]

@@ -33,7 +33,12 @@ workload:
 ";
 
 fn scenario(extra: &str) -> Scenario {
-    parse(Path::new("fake.yaml"), &format!("{PAIR}{extra}")).unwrap()
+    parse(
+        Path::new("fake.yaml"),
+        &format!("{PAIR}{extra}"),
+        crate::runtime::capabilities,
+    )
+    .unwrap()
 }
 
 type Script = dyn Fn(&Scenario) -> Result<FakeScript> + Send + Sync;

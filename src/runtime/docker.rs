@@ -9,6 +9,7 @@
 //! finds what a killed run left.
 
 mod cleanup;
+mod containers;
 mod creds;
 pub mod etcd;
 pub(crate) mod images;
@@ -17,29 +18,32 @@ mod probe;
 mod spec;
 pub mod stats;
 
-pub use cleanup::{Down, Removed, down_all};
-pub(crate) use creds::write_private;
+pub use cleanup::down_all;
+// Where the compose files' tests (tests/compose.rs) look for the containers' commands.
+pub use super::shared::container::{chain_access, chain_command, node_command};
 pub use images::RunImages;
 
-use super::local::random_hex;
+use super::shared::container::{CHAIN_CERT_IN_NODE, DATA};
+use super::shared::{self, random_hex, write_private};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
-use crate::chain::{CHAIN_NAME, ChainAccess, ChainKind, ChainLaunch, ConfigFile};
+use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
-use crate::node::Implementation;
-use crate::node::driver::NodeLaunch;
-use crate::scenario::{ChainSpec, NodeSpec, Scenario};
+use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Scenario, Support};
 use async_trait::async_trait;
 use bollard::Docker;
-use bollard::models::NetworkCreateRequest;
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
-};
+use bollard::query_parameters::StopContainerOptionsBuilder;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+/// What the docker runtime runs: no fault proxy or node signals in containers yet.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    name: "docker",
+    links_and_faults: Support::NotYet,
+};
 
 pub const LABEL_RUN: &str = "lnbench.run";
 pub const LABEL_SCENARIO: &str = "lnbench.scenario";
@@ -50,10 +54,6 @@ pub const LABEL_OWNER: &str = "lnbench.owner";
 /// The uid of the user whose lnbench-tui made it.
 pub const LABEL_USER: &str = "lnbench.user";
 
-/// Data directory inside every container.
-const DATA: &str = "/data";
-/// The chain's RPC certificate inside node containers (chains whose RPC speaks TLS).
-const CHAIN_CERT_IN_NODE: &str = "/data/chain-rpc.cert";
 /// How long the engine may take to answer a ping.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the chain backend may take until its RPC serves (generous: it only delays
@@ -94,78 +94,6 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
         images::pull(&docker, image).await?;
     }
     Ok((docker, run_images))
-}
-
-/// The chain backend's command line in its container (before the scenario's own
-/// `args:`), and the config files it reads (its RPC password). Public so the hand-run
-/// compose files can be checked against it (tests/compose.rs).
-pub fn chain_command(
-    kind: ChainKind,
-    user: &str,
-    pass: &str,
-    mining_addr: &str,
-) -> (Vec<String>, Vec<ConfigFile>) {
-    let driver = crate::chain::driver(kind);
-    let ports = driver.ports();
-    let zmq = ports
-        .zmq
-        .map(|(b, t)| (format!("0.0.0.0:{b}"), format!("0.0.0.0:{t}")));
-    let (rpc_listen, p2p_listen) = (
-        format!("0.0.0.0:{}", ports.rpc),
-        format!("0.0.0.0:{}", ports.p2p),
-    );
-    let launch = ChainLaunch {
-        dir: DATA,
-        rpc_listen: &rpc_listen,
-        p2p_listen: &p2p_listen,
-        zmq_listen: zmq.as_ref().map(|(b, t)| (b.as_str(), t.as_str())),
-        user,
-        pass,
-        mining_addr,
-    };
-    (driver.args(&launch), driver.config_files(&launch))
-}
-
-/// How nodes on the run's network reach the chain backend.
-pub fn chain_access(kind: ChainKind, user: &str, pass: &str) -> ChainAccess {
-    let driver = crate::chain::driver(kind);
-    let ports = driver.ports();
-    ChainAccess {
-        kind,
-        rpc_addr: format!("{CHAIN_NAME}:{}", ports.rpc),
-        rpc_user: user.to_string(),
-        rpc_pass: pass.to_string(),
-        rpc_cert: driver.rpc_tls().then(|| CHAIN_CERT_IN_NODE.to_string()),
-        zmq_block: ports.zmq.map(|(b, _)| format!("tcp://{CHAIN_NAME}:{b}")),
-        zmq_tx: ports.zmq.map(|(_, t)| format!("tcp://{CHAIN_NAME}:{t}")),
-        // Node images that need it carry the chain's client (CLN's: bitcoin-cli).
-        cli: driver.cli().map(|cli| format!("/bin/{cli}")),
-    }
-}
-
-/// A node's command line in the container of node `name` (before the scenario's own
-/// `args:`), reaching the chain at `chain` on the run's network, and the config files
-/// it reads (the chain's RPC password).
-pub fn node_command(
-    implementation: Implementation,
-    name: &str,
-    chain: &ChainAccess,
-) -> (Vec<String>, Vec<ConfigFile>) {
-    let driver = crate::node::driver(implementation);
-    let ports = driver.ports();
-    let (rpc_listen, p2p_listen) = (
-        format!("0.0.0.0:{}", ports.rpc),
-        format!("0.0.0.0:{}", ports.p2p),
-    );
-    let launch = NodeLaunch {
-        name,
-        dir: DATA,
-        rpc_listen: &rpc_listen,
-        p2p_listen: &p2p_listen,
-        chain,
-        binary: None,
-    };
-    (driver.args(&launch), driver.config_files(&launch))
 }
 
 /// A tar archive for [`creds::upload`]: the config files (under [`DATA`]) readable by
@@ -301,232 +229,7 @@ impl DockerRuntime {
 
     /// A private directory in the run dir for a node's credentials.
     fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
-        super::private_dir(&self.run_dir, name)
-    }
-
-    async fn ensure_network(&mut self) -> Result<String, RuntimeError> {
-        if let Some(n) = &self.network {
-            return Ok(n.clone());
-        }
-        let name = self.object_name(None);
-        // From here on the engine may hold something of the run, even if this await is
-        // cancelled half-way.
-        self.clean = false;
-        let request = NetworkCreateRequest {
-            name: name.clone(),
-            driver: Some("bridge".into()),
-            labels: Some(self.labels(None)),
-            ..Default::default()
-        };
-        self.docker
-            .create_network(request)
-            .await
-            .map_err(Self::err(format!("creating network {name}")))?;
-        self.network = Some(name.clone());
-        Ok(name)
-    }
-
-    /// Creates (not starts) the container of `name`; remembered at once, so teardown
-    /// removes it whatever happens next.
-    async fn create(
-        &mut self,
-        name: &str,
-        image: &str,
-        cmd: Vec<String>,
-        ports: &[u16],
-    ) -> Result<String, RuntimeError> {
-        let network = self.ensure_network().await?;
-        let container_name = self.object_name(Some(name));
-        let body = spec::container_body(&spec::ContainerSpec {
-            name,
-            image,
-            cmd,
-            ports,
-            network: &network,
-            labels: self.labels(Some(name)),
-        });
-        let options = CreateContainerOptionsBuilder::default()
-            .name(&container_name)
-            .build();
-        let created = self
-            .docker
-            .create_container(Some(options), body)
-            .await
-            .map_err(Self::err(format!(
-                "creating container {container_name} from image {image}"
-            )))?;
-        self.containers.push(Started {
-            name: name.to_string(),
-            id: created.id.clone(),
-        });
-        Ok(created.id)
-    }
-
-    /// Starts a created container and its log follower, exit watcher and stats tasks.
-    async fn start(&mut self, name: &str, id: &str) -> Result<(), RuntimeError> {
-        self.docker
-            .start_container(id, None)
-            .await
-            .map_err(Self::err(format!("starting the container of {name}")))?;
-        self.loggers.push(tokio::spawn(probe::follow_log(
-            self.docker.clone(),
-            id.to_string(),
-            self.log_path(name),
-        )));
-        self.watchers.push(tokio::spawn(probe::watch_exit(
-            self.docker.clone(),
-            id.to_string(),
-            name.to_string(),
-            self.shared.exited.clone(),
-        )));
-        self.watchers.push(tokio::spawn(stats::follow(
-            self.docker.clone(),
-            id.to_string(),
-            name.to_string(),
-            self.shared.latest.clone(),
-        )));
-        self.watchers.push(tokio::spawn(stats::watch_size(
-            self.docker.clone(),
-            id.to_string(),
-            name.to_string(),
-            self.shared.latest.clone(),
-        )));
-        Ok(())
-    }
-
-    /// `127.0.0.1:<host port>` published for `port` of the container.
-    async fn host_addr(&self, id: &str, port: u16) -> Result<String, RuntimeError> {
-        let info = self
-            .docker
-            .inspect_container(id, None)
-            .await
-            .map_err(Self::err("inspecting a container for its ports"))?;
-        let host_port = info
-            .network_settings
-            .and_then(|n| n.ports)
-            .and_then(|p| p.get(&format!("{port}/tcp")).cloned().flatten())
-            .and_then(|b| b.into_iter().find_map(|b| b.host_port))
-            .filter(|p| !p.is_empty());
-        match host_port {
-            Some(p) => Ok(format!("127.0.0.1:{p}")),
-            None => Err(RuntimeError::Io {
-                path: self.run_dir.clone(),
-                source: std::io::Error::other(format!(
-                    "the engine published no host port for container port {port}"
-                )),
-            }),
-        }
-    }
-
-    /// The container's IP address on the run's network, if the engine tells it.
-    async fn network_ip(&self, id: &str) -> Option<String> {
-        let network = self.network.as_deref()?;
-        let info = self.docker.inspect_container(id, None).await.ok()?;
-        let networks = info.network_settings?.networks?;
-        let ip = networks.get(network)?.ip_address.clone()?;
-        (!ip.is_empty()).then_some(ip)
-    }
-
-    fn exit_of(&self, name: &str) -> Option<String> {
-        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
-        exited
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, s)| s.clone())
-    }
-
-    /// Copies a node's credential files out once all exist, into its private
-    /// directory. Err (which one) while the node has not written them all yet.
-    async fn copy_credentials(&self, id: &str, ep: &NodeEndpoint) -> Result<(), String> {
-        let driver = crate::node::driver(ep.implementation);
-        let files = driver.credential_files();
-        let local = ep.credentials.files();
-        for (inside, outside) in files.iter().zip(local) {
-            let content = creds::download(&self.docker, id, &format!("{DATA}/{inside}"))
-                .await
-                .map_err(|e| format!("{inside} not readable in its container yet: {e}"))?;
-            creds::write_private(outside, &content)
-                .map_err(|e| format!("writing {}: {e}", outside.display()))?;
-        }
-        Ok(())
-    }
-
-    /// Stops, saves the logs of, and removes every container, then the network.
-    async fn remove_all(&mut self) -> Result<(), RuntimeError> {
-        for w in self.watchers.drain(..) {
-            w.abort();
-        }
-        let containers = std::mem::take(&mut self.containers);
-        // Nodes first (reverse start order): LND can hang while its chain is gone.
-        let stop = StopContainerOptionsBuilder::default().t(STOP_SECS).build();
-        let nodes: Vec<&Started> = containers
-            .iter()
-            .rev()
-            .filter(|c| !etcd::stops_last(&c.name))
-            .collect();
-        futures::future::join_all(
-            nodes
-                .iter()
-                .map(|c| self.docker.stop_container(&c.id, Some(stop.clone()))),
-        )
-        .await;
-        for c in containers.iter().filter(|c| etcd::stops_last(&c.name)) {
-            let _ = self.docker.stop_container(&c.id, Some(stop.clone())).await;
-        }
-        // The followers end with their containers; wait briefly for the logs' ends.
-        for l in self.loggers.drain(..) {
-            let abort = l.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(5), l)
-                .await
-                .is_err()
-            {
-                abort.abort();
-            }
-        }
-        let mut first_err = None;
-        let remove = RemoveContainerOptionsBuilder::default()
-            .force(true)
-            .v(true)
-            .build();
-        for c in &containers {
-            match self
-                .docker
-                .remove_container(&c.id, Some(remove.clone()))
-                .await
-            {
-                Ok(()) => {}
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => {}
-                Err(source) => {
-                    first_err.get_or_insert(RuntimeError::Docker {
-                        what: format!("removing the container of {}", c.name),
-                        source,
-                    });
-                }
-            }
-        }
-        // Anything created while a cancelled start was awaiting the engine is not in
-        // the list; the run label finds it.
-        if let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await {
-            first_err.get_or_insert(e);
-        }
-        if let Some(network) = self.network.take() {
-            match self.docker.remove_network(&network).await {
-                Ok(()) => {}
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => {}
-                Err(source) => {
-                    first_err.get_or_insert(RuntimeError::Docker {
-                        what: format!("removing network {network}"),
-                        source,
-                    });
-                }
-            }
-        }
-        self.clean = first_err.is_none();
-        first_err.map_or(Ok(()), Err)
+        shared::private_dir(&self.run_dir, name)
     }
 }
 
@@ -558,7 +261,7 @@ impl Runtime for DockerRuntime {
                     source: std::io::Error::other(e),
                 })?;
             let rpc_cert = dir.join("rpc.cert");
-            creds::write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
+            write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
             let archive = creds::pack(&[
                 ("data/rpc.cert", cert.as_bytes(), 0o644),
                 ("data/rpc.key", key.as_bytes(), 0o600),
@@ -632,11 +335,11 @@ impl Runtime for DockerRuntime {
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
         let chain_cert = self.chain_cert.clone();
-        let wants_db = super::local::postgres::wants;
-        if super::local::postgres::wanted_by(nodes) {
+        let wants_db = shared::postgres::wants;
+        if shared::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
         }
-        let etcd_members = if super::local::etcd::wanted_by(nodes) {
+        let etcd_members = if shared::etcd::wanted_by(nodes) {
             Some(self.start_etcd().await?)
         } else {
             None
@@ -663,9 +366,9 @@ impl Runtime for DockerRuntime {
             }
             if let Some(members) = etcd_members
                 .as_deref()
-                .filter(|_| super::local::etcd::wants(spec))
+                .filter(|_| shared::etcd::wants(spec))
             {
-                let host = super::local::etcd::host_for(members, etcd_nodes);
+                let host = shared::etcd::host_for(members, etcd_nodes);
                 etcd_nodes += 1;
                 cmd.extend(driver.etcd_args(&host, &spec.name));
             }
@@ -797,7 +500,7 @@ impl Runtime for DockerRuntime {
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
-        probe::tail(&self.log_path(name), lines)
+        shared::tail(&self.log_path(name), lines)
     }
 
     fn exited(&mut self) -> Option<(String, String)> {
@@ -843,7 +546,7 @@ impl Runtime for DockerRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         let removed = self.remove_all().await;
         if !self.keep {
-            super::remove_run_dir(&self.run_dir).await?;
+            shared::remove_run_dir(&self.run_dir).await?;
         }
         removed
     }

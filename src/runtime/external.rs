@@ -3,8 +3,17 @@
 //! as not measured); `run/external.rs` connects to the nodes and checks them.
 
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
-use crate::scenario::{ChainSpec, NodeSpec};
+use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Support};
 use async_trait::async_trait;
+
+/// What the external runtime runs: it neither runs nor reaches into the nodes, so
+/// links and faults never.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    name: "external",
+    links_and_faults: Support::Never(
+        "external nodes cannot be faulted: this tool does not run them",
+    ),
+};
 
 /// A runtime for nodes the tool did not start. It owns only the run directory
 /// (the latency interval log goes there), removed by `down` unless kept.

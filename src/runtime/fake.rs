@@ -163,6 +163,6 @@ impl Runtime for FakeRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         self.hook(Phase::Teardown);
         self.script.downs.fetch_add(1, Ordering::SeqCst);
-        super::remove_run_dir(&self.run_dir).await
+        super::shared::remove_run_dir(&self.run_dir).await
     }
 }

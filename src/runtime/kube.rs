@@ -14,6 +14,7 @@
 //! its container again on the same data (`restart`).
 
 mod cleanup;
+mod cluster;
 mod forward;
 pub mod objects;
 mod pods;
@@ -21,16 +22,17 @@ mod restart;
 mod watch;
 
 pub use cleanup::down_all;
+pub use cluster::{Prepared, configured, connect, preflight};
 
-use super::docker::images::{self, Choice};
-use super::docker::{RunImages, chain_access, chain_command, node_command};
-use super::local::random_hex;
+use super::shared::container::{chain_access, chain_command, node_command};
+use super::shared::images::RunImages;
+use super::shared::{self, random_hex, write_private};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
-use crate::scenario::{ChainSpec, KubeSettings, NodeSpec, Scenario};
+use crate::scenario::{Capabilities, ChainSpec, KubeSettings, NodeSpec, Support};
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use objects::{FILES_CONTAINER, NODE_CONTAINER};
@@ -41,8 +43,12 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// How long the API server may take to answer the first request.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// What the kubernetes runtime runs: no fault proxy or node signals in pods yet.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    name: "kubernetes",
+    links_and_faults: Support::NotYet,
+};
+
 /// Pods are scheduled and their containers created before the daemons start: more
 /// than the docker runtime's waits.
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -50,138 +56,12 @@ const POLL: Duration = Duration::from_millis(250);
 /// One exec (a credential file read, a version) at most.
 const EXEC_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// True when a kubeconfig (or the in-cluster service account) may name a cluster.
-pub fn configured() -> bool {
-    let env_set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-    env_set("KUBECONFIG")
-        || env_set("KUBERNETES_SERVICE_HOST")
-        || std::env::var_os("HOME")
-            .is_some_and(|h| Path::new(&h).join(".kube").join("config").exists())
-}
-
-/// Connects to the cluster of the kubeconfig (its `context`, else the current one; in
-/// a pod, the pod's own cluster) and checks that the API server answers. Returns the
-/// client and what the report calls the cluster (its address and version).
-pub async fn connect(context: Option<&str>) -> Result<(kube::Client, String), RuntimeError> {
-    let no = |detail: String| RuntimeError::NoCluster { detail };
-    let config = match context {
-        None => kube::Config::infer().await.map_err(|e| no(e.to_string()))?,
-        Some(c) => kube::Config::from_kubeconfig(&kube::config::KubeConfigOptions {
-            context: Some(c.to_string()),
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| no(e.to_string()))?,
-    };
-    let url = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).map_err(|e| no(e.to_string()))?;
-    match tokio::time::timeout(CONNECT_TIMEOUT, client.apiserver_version()).await {
-        Ok(Ok(v)) => Ok((client, format!("{} at {url}", v.git_version))),
-        Ok(Err(e)) => Err(no(format!("{url}: {e}"))),
-        Err(_) => Err(no(format!(
-            "{url}: no answer in {} s",
-            CONNECT_TIMEOUT.as_secs()
-        ))),
-    }
-}
-
 fn kube_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> RuntimeError {
     let what = what.into();
     move |source| RuntimeError::Kube {
         what,
         source: Box::new(source),
     }
-}
-
-/// What a run on the cluster needs, checked before anything is created.
-pub struct Prepared {
-    client: kube::Client,
-    cluster: String,
-    images: RunImages,
-    settings: KubeSettings,
-    pull: &'static str,
-}
-
-/// Checks the cluster and the images: every image the scenario runs (and the file
-/// reader's) must be on a cluster node unless the pull policy lets the kubelet pull
-/// it; pinned nodes must exist; nodes needing a database server are refused (none is
-/// started on a cluster yet).
-pub async fn preflight(scenario: &Scenario) -> Result<Prepared, RuntimeError> {
-    let settings = scenario.kubernetes.clone().unwrap_or_default();
-    if super::local::postgres::wanted_by(&scenario.nodes)
-        || super::local::etcd::wanted_by(&scenario.nodes)
-    {
-        return Err(RuntimeError::Unsupported {
-            what: "nodes on PostgreSQL or etcd".into(),
-            why: "the kubernetes runtime starts no database server yet".into(),
-            hint: "run them with runtime: local or docker".into(),
-        });
-    }
-    let (client, cluster) = connect(settings.context.as_deref()).await?;
-    let nodes: Api<Node> = Api::all(client.clone());
-    let list = nodes
-        .list(&ListParams::default())
-        .await
-        .map_err(kube_err("listing the cluster's nodes"))?;
-    let present: std::collections::HashSet<String> = (list.items.iter())
-        .filter_map(|n| n.status.as_ref()?.images.as_ref())
-        .flatten()
-        .flat_map(|i| i.names.clone().unwrap_or_default())
-        .collect();
-    let has = |image: &str| present.contains(&objects::full_image_name(image));
-    let on_cluster = |e: RuntimeError| match e {
-        RuntimeError::Image { what, detail } => RuntimeError::Image {
-            what,
-            detail: format!(
-                "{detail}; on kubernetes the image must be on a cluster node \
-                 (scripts/kube-cluster.sh images imports the local ones)"
-            ),
-        },
-        other => other,
-    };
-    let pick = |c: &images::Candidates| -> Result<String, RuntimeError> {
-        match images::choose(c, scenario.pull, &has).map_err(on_cluster)? {
-            Choice::Use(i) | Choice::Pull(i) => Ok(i),
-        }
-    };
-    let (chain, node_candidates) = images::candidates(scenario);
-    let images = RunImages {
-        chain: pick(&chain)?,
-        nodes: (node_candidates.iter())
-            .map(|(name, c)| pick(c).map(|i| (name.clone(), i)))
-            .collect::<Result<_, _>>()?,
-        postgres: None,
-    };
-    if !has(objects::FILES_IMAGE) && scenario.pull == crate::scenario::PullPolicy::Never {
-        return Err(RuntimeError::Image {
-            what: "the file reader beside each node".into(),
-            detail: format!(
-                "{} is on no cluster node: scripts/kube-cluster.sh builds and imports it; \
-                 on another cluster load it there (see docs/kubernetes.md)",
-                objects::FILES_IMAGE
-            ),
-        });
-    }
-    let hosts: Vec<String> = (list.items.iter())
-        .filter_map(|n| n.metadata.name.clone())
-        .collect();
-    if let Some((node, host)) = settings.pin.iter().find(|(_, h)| !hosts.contains(h)) {
-        return Err(RuntimeError::Unsupported {
-            what: format!("pinning node {node}"),
-            why: format!(
-                "the cluster has no node {host} (it has {})",
-                hosts.join(", ")
-            ),
-            hint: "fix kubernetes: pin: in the scenario".into(),
-        });
-    }
-    Ok(Prepared {
-        client,
-        cluster,
-        images,
-        pull: objects::pull_policy(scenario.pull),
-        settings,
-    })
 }
 
 pub struct KubeRuntime {
@@ -270,7 +150,7 @@ impl KubeRuntime {
 
     /// A private directory in the run dir for a node's credentials.
     fn cred_dir(&self, name: &str) -> Result<PathBuf, RuntimeError> {
-        super::private_dir(&self.run_dir, name)
+        shared::private_dir(&self.run_dir, name)
     }
 
     /// Creates the run's namespace (once), waits for its default service account
@@ -387,8 +267,7 @@ impl Runtime for KubeRuntime {
                     },
                 )?;
             let rpc_cert = dir.join("rpc.cert");
-            super::docker::write_private(&rpc_cert, cert.as_bytes())
-                .map_err(Self::io_err(&rpc_cert))?;
+            write_private(&rpc_cert, cert.as_bytes()).map_err(Self::io_err(&rpc_cert))?;
             files.push(ConfigFile {
                 path: "rpc.cert",
                 content: cert.clone(),
@@ -577,7 +456,7 @@ impl Runtime for KubeRuntime {
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {
-        super::local::tail(&self.log_path(name), lines)
+        shared::tail(&self.log_path(name), lines)
     }
 
     fn exited(&mut self) -> Option<(String, String)> {
@@ -613,7 +492,7 @@ impl Runtime for KubeRuntime {
     async fn down(&mut self) -> Result<(), RuntimeError> {
         let removed = self.remove_all().await;
         if !self.keep {
-            super::remove_run_dir(&self.run_dir).await?;
+            shared::remove_run_dir(&self.run_dir).await?;
         }
         removed
     }

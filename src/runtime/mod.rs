@@ -9,13 +9,33 @@ pub mod external;
 pub mod fake;
 pub mod kube;
 pub mod local;
+pub mod shared;
 
-use crate::scenario::{ChainSpec, NodeSpec};
+use crate::scenario::{Capabilities, ChainSpec, NodeSpec, RuntimeKind, Support};
 use async_trait::async_trait;
 use std::path::PathBuf;
 
 pub use crate::chain::ChainEndpoint;
 pub use crate::node::NodeEndpoint;
+
+/// `runtime: auto` takes a runtime that runs what the scenario asks for (local when
+/// it has links or faults), so it can do whatever one of them does.
+const AUTO: Capabilities = Capabilities {
+    name: "auto",
+    links_and_faults: Support::Runs,
+};
+
+/// What each runtime declares it can run, which scenario validation asks: the one
+/// registration line per runtime.
+pub fn capabilities(kind: RuntimeKind) -> &'static Capabilities {
+    match kind {
+        RuntimeKind::Auto => &AUTO,
+        RuntimeKind::Local => &local::CAPABILITIES,
+        RuntimeKind::Docker => &docker::CAPABILITIES,
+        RuntimeKind::Kubernetes => &kube::CAPABILITIES,
+        RuntimeKind::External => &external::CAPABILITIES,
+    }
+}
 
 /// How long a node being restarted may take to stop before it is killed: longer than
 /// teardown's deadline, as the stop time is what a restart measures (LND can take tens
@@ -170,7 +190,7 @@ impl RuntimeError {
         RuntimeError::Exited {
             what: what.into(),
             status,
-            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            tail: shared::tail(log, FAILURE_TAIL_LINES),
             log: log.to_path_buf(),
         }
     }
@@ -195,7 +215,7 @@ impl RuntimeError {
             what: what.into(),
             secs: limit.as_secs(),
             why,
-            tail: local::process::tail(log, FAILURE_TAIL_LINES),
+            tail: shared::tail(log, FAILURE_TAIL_LINES),
             log: log.to_path_buf(),
         }
     }
@@ -284,60 +304,6 @@ fn unsupported(name: &str, what: &str) -> RuntimeError {
         what: format!("{what} of node {name}"),
         why: "this runtime cannot signal its nodes".into(),
         hint: "run the scenario with runtime: local".into(),
-    }
-}
-
-/// For `Drop`, which cannot await: runs the future `work` makes on a thread of its own
-/// with its own async runtime, and waits for it at most `limit`. None when it did not
-/// finish by then (or no thread or runtime could be made).
-pub(crate) fn block_on_thread<T, F>(
-    name: &str,
-    limit: std::time::Duration,
-    work: impl FnOnce() -> F + Send + 'static,
-) -> Option<T>
-where
-    F: std::future::Future<Output = T>,
-    T: Send + 'static,
-{
-    let (done, wait) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let _ = done.send(rt.block_on(work()));
-        })
-        .ok()?;
-    wait.recv_timeout(limit).ok()
-}
-
-/// A private (0700) directory `<run dir>/<name>` for the credentials of a node (or
-/// the chain) that runs in a container or a pod.
-pub(crate) fn private_dir(run_dir: &std::path::Path, name: &str) -> Result<PathBuf, RuntimeError> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = run_dir.join(name);
-    let io = |source| RuntimeError::Io {
-        path: dir.clone(),
-        source,
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-    Ok(dir)
-}
-
-/// Removes a run directory at teardown (gone already is fine).
-pub(crate) async fn remove_run_dir(run_dir: &std::path::Path) -> Result<(), RuntimeError> {
-    match tokio::fs::remove_dir_all(run_dir).await {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RuntimeError::Io {
-            path: run_dir.to_path_buf(),
-            source,
-        }),
     }
 }
 
@@ -565,17 +531,6 @@ mod tests {
                 .starts_with("node bob exited early (exit status: 1)"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn block_on_thread_gives_the_result_or_none_after_the_limit() {
-        let quick = block_on_thread("quick", Duration::from_secs(10), || async { 7 });
-        assert_eq!(quick, Some(7));
-        let slow = block_on_thread("slow", Duration::from_millis(50), || async {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            7
-        });
-        assert_eq!(slow, None);
     }
 
     #[test]

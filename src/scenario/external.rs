@@ -8,10 +8,7 @@
 use super::raw::{RawExternal, RawNode, RawScenario};
 use super::validate::Ctx;
 use super::{RuntimeKind, ScenarioError, StopCondition};
-use crate::node::Implementation;
-use crate::node::cln::ClnCredentials;
-use crate::node::driver::Credentials;
-use crate::node::lnd::LndCredentials;
+use crate::node::{Credentials, Implementation};
 use serde_saphyr::{Location, Spanned};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +33,19 @@ pub struct ExternalNode {
     /// The node's public key when the node list gave one (sim-ln's `id`): the node
     /// must report it.
     pub pubkey: Option<String>,
+}
+
+/// The implementations whose drivers take external nodes, for messages: `lnd and cln`.
+fn external_implementations() -> String {
+    let names: Vec<&str> = (Implementation::ALL.iter())
+        .filter(|i| {
+            crate::node::driver(**i)
+                .external_credential_fields()
+                .is_some()
+        })
+        .map(|i| i.as_str())
+        .collect();
+    names.join(" and ")
 }
 
 /// The fields of a node that only `runtime: external` takes, by name, if set.
@@ -238,19 +248,20 @@ pub(super) fn validate(
             return Err(refuse(&name.referenced, "binary or args"));
         }
         let implementation = node.implementation.value;
-        let wanted: &[&str] = match implementation {
-            Implementation::Lnd => &["rpc", "tls_cert", "macaroon"],
-            Implementation::Cln => &["rpc", "ca_cert", "client_cert", "client_key"],
-            other => {
-                return Err(ctx.error(
-                    &node.implementation.referenced,
-                    format!(
-                        "runtime: external drives lnd and cln nodes; {other} is not supported yet"
-                    ),
-                    "use runtime: local or docker for this implementation",
-                ));
-            }
+        let driver = crate::node::driver(implementation);
+        let Some(credential_fields) = driver.external_credential_fields() else {
+            return Err(ctx.error(
+                &node.implementation.referenced,
+                format!(
+                    "runtime: external drives {} nodes; {implementation} is not supported yet",
+                    external_implementations()
+                ),
+                "use runtime: local or docker for this implementation",
+            ));
         };
+        let wanted: Vec<&str> = std::iter::once("rpc")
+            .chain(credential_fields.iter().copied())
+            .collect();
         let given = external_fields(node);
         for (field, v) in &given {
             if !wanted.contains(field) {
@@ -262,7 +273,7 @@ pub(super) fn validate(
             }
         }
         let mut resolved = Vec::new();
-        for field in wanted {
+        for field in &wanted {
             let Some((_, v)) = given.iter().find(|(f, _)| f == field) else {
                 return Err(ctx.error(
                     &name.referenced,
@@ -292,17 +303,13 @@ pub(super) fn validate(
         for (field, v) in wanted[1..].iter().zip(&resolved[1..]) {
             files.push(resolve(ctx, v, field)?);
         }
-        let credentials = match implementation {
-            Implementation::Lnd => Credentials::Lnd(LndCredentials {
-                tls_cert: files[0].clone(),
-                macaroon: files[1].clone(),
-            }),
-            _ => Credentials::Cln(ClnCredentials {
-                ca_cert: files[0].clone(),
-                client_cert: files[1].clone(),
-                client_key: files[2].clone(),
-            }),
-        };
+        // The driver builds its credentials; the fields name its files in order.
+        let by_file: std::collections::HashMap<&str, PathBuf> =
+            (driver.credential_files().iter().copied())
+                .zip(files)
+                .collect();
+        let credentials =
+            driver.credentials(&|file| by_file.get(file).cloned().unwrap_or_default());
         let pubkey = is_pubkey(&name.value).then(|| name.value.to_ascii_lowercase());
         nodes.push((
             name.value.clone(),
@@ -423,8 +430,9 @@ fn resolve(ctx: &Ctx, v: &Spanned<String>, field: &str) -> Result<PathBuf, Scena
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RuntimeKind, parse};
-    use crate::node::driver::Credentials;
+    use super::super::RuntimeKind;
+    use crate::node::Credentials;
+    use crate::scenario::tests::parse;
     use std::path::Path;
 
     const WORKLOAD: &str = "workload:

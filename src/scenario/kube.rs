@@ -138,8 +138,9 @@ pub(super) fn validate(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RuntimeKind, parse};
+    use super::super::RuntimeKind;
     use crate::scenario::parse_error as error_of;
+    use crate::scenario::tests::parse;
     use std::path::Path;
 
     const NODES: &str = "\

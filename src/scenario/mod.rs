@@ -3,6 +3,7 @@
 //! The types in this file are the validated scenario the rest of the tool uses.
 
 mod activity;
+mod capabilities;
 mod dist;
 mod duration;
 mod error;
@@ -19,12 +20,15 @@ mod repeat;
 mod sweep;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) use tests::parse_error;
 mod thresholds;
 mod topology;
 mod validate;
 mod workload;
 
 pub use activity::Activity;
+pub use capabilities::{Capabilities, Runtimes, Support};
 pub use dist::Dist;
 pub use error::{Position, ScenarioError};
 pub use faults::{
@@ -39,47 +43,45 @@ pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 pub use topology::{Shape, Topology};
 
+pub use crate::node::Database;
 use crate::node::Implementation;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Reads and validates a scenario file. An unreadable file is an error naming the path.
-pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+/// Reads and validates a scenario file for the registered `runtimes`. An unreadable
+/// file is an error naming the path.
+pub fn load(path: &Path, runtimes: Runtimes) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
         path: path.to_path_buf(),
         error,
     })?;
-    parse(path, &text)
+    parse(path, &text, runtimes)
 }
 
 /// [`load`], with `--repeat N` in place of the file's repeat count.
-pub fn load_with_repeat(path: &Path, repeat: Option<u32>) -> Result<Scenario, ScenarioError> {
+pub fn load_with_repeat(
+    path: &Path,
+    repeat: Option<u32>,
+    runtimes: Runtimes,
+) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
         path: path.to_path_buf(),
         error,
     })?;
-    parse_with_repeat(path, &text, repeat)
+    parse_with_repeat(path, &text, repeat, runtimes)
 }
 
-/// The error `parse` gives for `text` read as `t.yaml` (the scenario modules' tests).
-#[cfg(test)]
-pub(crate) fn parse_error(text: &str) -> String {
-    match parse(Path::new("t.yaml"), text) {
-        Ok(s) => panic!("expected an error, got {s:?}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// Parses and validates scenario `text`; `path` is only used in messages and kept in
-/// the result.
-pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    parse_with_repeat(path, text, None)
+/// Parses and validates scenario `text` for the registered `runtimes`; `path` is only
+/// used in messages and kept in the result.
+pub fn parse(path: &Path, text: &str, runtimes: Runtimes) -> Result<Scenario, ScenarioError> {
+    parse_with_repeat(path, text, None, runtimes)
 }
 
 pub(crate) fn parse_with_repeat(
     path: &Path,
     text: &str,
     repeat_count: Option<u32>,
+    runtimes: Runtimes,
 ) -> Result<Scenario, ScenarioError> {
     let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
@@ -92,12 +94,16 @@ pub(crate) fn parse_with_repeat(
         .unwrap_or(raw.name.referenced);
     let mut scenario = match raw.sweep.is_some() {
         // Each point is the file with the point's values put in, validated on its own.
-        true => sweep::expand(path, text, raw)?,
-        false => validate::validate(path, text, raw)?,
+        true => sweep::expand(path, text, raw, runtimes)?,
+        false => validate::validate(path, text, raw, runtimes)?,
     };
     scenario.repeat = repeat;
     repeat::expand(&ctx, scenario, &at)
 }
+
+/// Members `etcd: { members: N }` may ask for: a quorum needs an odd count. The
+/// runtimes that start etcd follow this limit.
+pub const ETCD_MEMBER_COUNTS: &[u32] = &[1, 3, 5];
 
 /// Where a scenario runs its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -164,17 +170,6 @@ pub struct NodeSpec {
     pub database: Database,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
-}
-
-/// A node's database (`database:` in the scenario).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Database {
-    /// The implementation's own default (bbolt for LND, SQLite for Core Lightning).
-    #[default]
-    Default,
-    /// A database of its own on the run's PostgreSQL server.
-    Postgres,
 }
 
 /// Channels between two node instances (expanded from groups).

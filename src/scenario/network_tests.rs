@@ -1,7 +1,8 @@
 //! Unit tests of `topology:` and `workload: activity:` on small inline scenarios.
 
+use super::Load;
+use super::tests::parse;
 use super::topology::{Shape, edges};
-use super::{Load, parse};
 use crate::scenario::parse_error as error_of;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -190,7 +191,7 @@ fn a_workload_without_senders_or_activity_is_missing_a_field() {
 #[test]
 fn an_imported_graph_is_cut_to_n_connected_nodes_with_capped_capacities() {
     let path = Path::new("tests/fixtures/scenarios/valid/network-import.yaml");
-    let s = super::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let s = super::load(path, super::tests::RUNTIMES).unwrap_or_else(|e| panic!("{e}"));
     let t = s.topology.as_ref().unwrap();
     assert_eq!((t.shape, t.nodes.len()), (Shape::Import, 10));
     assert!(connected(10, &t.edges), "{:?}", t.edges);

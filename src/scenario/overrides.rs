@@ -48,7 +48,7 @@ mod tests {
         )
         .unwrap();
         let text = format!("{text}sweep:\n  concurrency: [1, 2]\n");
-        let mut s = super::super::parse(Path::new("s.yaml"), &text).unwrap();
+        let mut s = super::super::tests::parse(Path::new("s.yaml"), &text).unwrap();
         s.apply_overrides(&Overrides {
             payments: Some(7),
             duration: None,

@@ -140,8 +140,8 @@ fn duration(
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse;
     use super::*;
+    use crate::scenario::tests::parse;
     use std::path::Path;
 
     const BASE: &str = "\

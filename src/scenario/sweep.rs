@@ -12,7 +12,7 @@ use super::duration;
 use super::error::ScenarioError;
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::{Ctx, validate};
-use super::{ChainKind, Database, PaymentKind, Scenario};
+use super::{ChainKind, Database, PaymentKind, Runtimes, Scenario};
 pub use matrix::ImplChoice;
 
 mod dims;
@@ -272,10 +272,15 @@ struct Dim {
 
 /// Expands a scenario that has `sweep:` into its points. The returned scenario is the
 /// first point's, with the sweep attached.
-pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenario, ScenarioError> {
+pub(super) fn expand(
+    path: &Path,
+    text: &str,
+    raw: RawScenario,
+    runtimes: Runtimes,
+) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { path, source: text };
     let Some(sweep) = &raw.sweep else {
-        return validate(path, text, raw);
+        return validate(path, text, raw, runtimes);
     };
     let dims = dims::dimensions(&ctx, &raw, sweep)?;
     let p99_bound = match &sweep.value.p99_bound {
@@ -329,7 +334,8 @@ pub(super) fn expand(path: &Path, text: &str, raw: RawScenario) -> Result<Scenar
         }
         let kind = point_raw.workload.value.kind.value.kind();
         let skip = matrix::reason(&mut point_raw, implementations_swept);
-        let scenario = validate(path, text, point_raw).map_err(|e| in_point(e, &label))?;
+        let scenario =
+            validate(path, text, point_raw, runtimes).map_err(|e| in_point(e, &label))?;
         points.push(SweepPoint {
             label,
             values,

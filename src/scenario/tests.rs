@@ -1,9 +1,26 @@
 //! Unit tests of parsing and validation on small inline scenarios; the fixture files
 //! are covered by tests/scenario_files.rs.
 
-use super::{ChainKind, Load, PullPolicy, RuntimeKind, parse};
+use super::{ChainKind, Load, PullPolicy, RuntimeKind, Runtimes, Scenario, ScenarioError};
 use crate::scenario::parse_error as error_of;
 use std::path::Path;
+
+/// The runtimes the tool registers: the scenario modules' tests validate against the
+/// real capabilities, so a message a runtime's declaration makes is tested as written.
+pub(crate) const RUNTIMES: Runtimes = crate::runtime::capabilities;
+
+/// [`super::parse`] for the registered runtimes.
+pub(crate) fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    super::parse(path, text, RUNTIMES)
+}
+
+/// The error `parse` gives for `text` read as `t.yaml` (the scenario modules' tests).
+pub(crate) fn parse_error(text: &str) -> String {
+    match parse(Path::new("t.yaml"), text) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
 
 /// A valid scenario; tests swap parts of it.
 const BASE: &str = "\
@@ -261,8 +278,8 @@ fn database_postgres_sets_lnds_backend_flag_and_marks_the_node() {
     assert_eq!(s.nodes[0].args, ["--db.backend=postgres"]);
     assert_eq!(s.nodes[1].database, super::Database::Default);
     assert!(s.nodes[1].args.is_empty());
-    assert!(crate::runtime::local::postgres::wants(&s.nodes[0]));
-    assert!(!crate::runtime::local::postgres::wants(&s.nodes[1]));
+    assert!(crate::runtime::shared::postgres::wants(&s.nodes[0]));
+    assert!(!crate::runtime::shared::postgres::wants(&s.nodes[1]));
 }
 
 #[test]

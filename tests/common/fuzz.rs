@@ -260,7 +260,9 @@ pub fn run(
         let (_, text) = &seeds[rng.random_range(0..seeds.len())];
         let input = mutate(text, &mut rng);
         let started = std::time::Instant::now();
-        let outcome = std::panic::catch_unwind(|| lnbench_tui::scenario::parse(path, &input));
+        let outcome = std::panic::catch_unwind(|| {
+            lnbench_tui::scenario::parse(path, &input, lnbench_tui::runtime::capabilities)
+        });
         tally.slowest = tally.slowest.max(started.elapsed());
         tally.cases += 1;
         match outcome {

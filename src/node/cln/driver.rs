@@ -5,10 +5,9 @@
 use super::{ClnNode, SERVER_NAME};
 use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-    split_host_port,
+    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, split_host_port,
 };
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -164,6 +163,10 @@ impl NodeDriver for Cln {
         })
     }
 
+    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
+        Some(&["ca_cert", "client_cert", "client_key"])
+    }
+
     /// A mutual-TLS handshake with the plugin's gRPC server succeeds.
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Cln(credentials) = &endpoint.credentials else {
@@ -193,9 +196,9 @@ impl NodeDriver for Cln {
         format!("--wallet={dsn}")
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let own = args.iter().any(|a| a.starts_with("--wallet=postgres"));
-        if database == crate::scenario::Database::Postgres || own {
+        if database == crate::node::Database::Postgres || own {
             "postgres".into()
         } else {
             "sqlite".into()

@@ -6,10 +6,10 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-    node_secret, split_host_port,
+    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
+    split_host_port,
 };
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -230,9 +230,9 @@ impl NodeDriver for Eclair {
         Some(&["-Declair.db.driver=postgres"])
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let postgres = args.iter().any(|a| a == "-Declair.db.driver=postgres");
-        if database == crate::scenario::Database::Postgres || postgres {
+        if database == crate::node::Database::Postgres || postgres {
             "postgres".into()
         } else {
             "sqlite".into()

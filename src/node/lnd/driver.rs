@@ -3,10 +3,8 @@
 
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
-use crate::node::driver::{
-    Credentials, NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag,
-};
-use crate::node::{Implementation, LightningNode, NodeError};
+use crate::node::driver::{NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag};
+use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -157,6 +155,10 @@ impl NodeDriver for Lnd {
         })
     }
 
+    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
+        Some(&["tls_cert", "macaroon"])
+    }
+
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
             return Err(format!("not LND credentials: {:?}", endpoint.credentials));
@@ -187,13 +189,13 @@ impl NodeDriver for Lnd {
         Some(&[POSTGRES_BACKEND])
     }
 
-    fn database(&self, database: crate::scenario::Database, args: &[String]) -> String {
+    fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let chosen = args
             .iter()
             .rev()
             .find_map(|a| a.strip_prefix("--db.backend="));
         match (database, chosen) {
-            (crate::scenario::Database::Postgres, _) => "postgres".into(),
+            (crate::node::Database::Postgres, _) => "postgres".into(),
             (_, Some(backend)) => backend.into(),
             (_, None) => "bbolt".into(),
         }

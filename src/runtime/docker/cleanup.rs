@@ -4,6 +4,7 @@
 use super::{LABEL_OWNER, LABEL_RUN, LABEL_USER, connect};
 use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
+use crate::runtime::shared::{Down, Removed};
 use bollard::Docker;
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
@@ -11,22 +12,6 @@ use bollard::query_parameters::{
 };
 use std::collections::HashMap;
 use std::time::Duration;
-
-/// One removed thing, for `down`'s list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Removed {
-    /// `container`, `network` or `volume`.
-    pub kind: &'static str,
-    pub name: String,
-    /// The run it belonged to.
-    pub run: String,
-}
-
-impl std::fmt::Display for Removed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {} (run {})", self.kind, self.name, self.run)
-    }
-}
 
 fn docker_err(what: &str) -> impl FnOnce(bollard::errors::Error) -> RuntimeError + '_ {
     move |source| RuntimeError::Docker {
@@ -204,16 +189,6 @@ pub async fn remove_labelled(
         .await
 }
 
-/// What `lnbench-tui down` did.
-#[derive(Debug, Default)]
-pub struct Down {
-    pub removed: Vec<Removed>,
-    /// Runs left alone, with why: `(run id, reason)`.
-    pub kept: Vec<(String, String)>,
-    /// Other users' runs removed (under `all`): `(run id, whose)`.
-    pub others: Vec<(String, String)>,
-}
-
 /// `lnbench-tui down`: removes what runs left behind and returns the list. A run whose
 /// lnbench-tui still runs on this host, that was made from another host, or that is
 /// another user's, is left alone unless `all`.
@@ -271,11 +246,14 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeErro
 /// fresh thread with its own async runtime and its own engine connection, waiting
 /// at most `limit`. Whatever is left then, `lnbench-tui down` removes.
 pub fn remove_run_blocking(run_id: String, limit: Duration) {
-    let result =
-        crate::runtime::block_on_thread("lnbench-docker-cleanup", limit, move || async move {
+    let result = crate::runtime::shared::block_on_thread(
+        "lnbench-docker-cleanup",
+        limit,
+        move || async move {
             let docker = connect().await?;
             remove_labelled(&docker, Some(&run_id)).await
-        });
+        },
+    );
     match result {
         Some(Ok(removed)) if !removed.is_empty() => {
             eprintln!("removed {} leftovers of the run", removed.len());

@@ -7,7 +7,7 @@ use bollard::query_parameters::{
     DownloadFromContainerOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures::TryStreamExt;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// A tar archive holding `files` (path relative to `/`, content, mode), with an entry
@@ -93,20 +93,6 @@ pub fn first_file(archive: &[u8]) -> std::io::Result<Vec<u8>> {
     ))
 }
 
-/// Writes `bytes` to `path`, readable and writable by the owner only (0600), also
-/// when the file existed with wider permissions.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,19 +128,6 @@ mod tests {
             ]
         );
         assert_eq!(first_file(&archive).unwrap(), b"CERT");
-    }
-
-    #[test]
-    fn write_private_is_owner_only_even_over_a_wider_file() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("credential");
-        std::fs::write(&path, b"old").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        write_private(&path, b"secret").unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert_eq!(std::fs::read(&path).unwrap(), b"secret");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! writable layer; it stops after the nodes, with the chain.
 
 use super::super::RuntimeError;
-use super::super::local::etcd::{self as shape, Member};
+use super::super::shared::etcd::{self as shape, Member};
 use super::DockerRuntime;
 use bollard::Docker;
 use bollard::query_parameters::ListImagesOptionsBuilder;

@@ -10,7 +10,7 @@
 //! Its resources are read like a node's and reported under `services`.
 
 use super::super::RuntimeError;
-use super::{DockerRuntime, probe, spec};
+use super::{DockerRuntime, spec};
 use bollard::Docker;
 use bollard::query_parameters::ListImagesOptionsBuilder;
 use futures::StreamExt;
@@ -197,7 +197,10 @@ impl DockerRuntime {
                         what,
                         secs: READY_TIMEOUT.as_secs(),
                         why: String::new(),
-                        tail: format!("{}\ncreatedb: {out}", probe::tail(&self.log_path(NAME), 20)),
+                        tail: format!(
+                            "{}\ncreatedb: {out}",
+                            crate::runtime::shared::tail(&self.log_path(NAME), 20)
+                        ),
                         log: self.log_path(NAME),
                     });
                 }

@@ -108,6 +108,3 @@ pub async fn exec_first_line(docker: &Docker, id: &str, cmd: &[&str]) -> String 
         .flatten()
         .unwrap_or_default()
 }
-
-/// The last `lines` lines of a log file (the local runtime's reader).
-pub(super) use crate::runtime::local::tail;

@@ -6,7 +6,7 @@
 use super::objects::{ANNOTATION_OWNER, ANNOTATION_RUN, LABEL_RUN, LABEL_USER};
 use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
 use crate::runtime::RuntimeError;
-use crate::runtime::docker::{Down, Removed};
+use crate::runtime::shared::{Down, Removed};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};
@@ -119,7 +119,7 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Option<Down>, Run
 pub fn delete_blocking(context: Option<String>, namespace: String, limit: Duration) {
     let wait = limit + Duration::from_secs(5);
     let result =
-        crate::runtime::block_on_thread("lnbench-kube-cleanup", wait, move || async move {
+        crate::runtime::shared::block_on_thread("lnbench-kube-cleanup", wait, move || async move {
             let (client, _) = super::connect(context.as_deref()).await?;
             delete_namespace(&client, &namespace, limit).await
         });

@@ -138,7 +138,7 @@ impl KubeRuntime {
                 .await)
                 .filter(|c| !c.is_empty())
                 .ok_or_else(|| format!("{inside} not readable in its pod yet"))?;
-            crate::runtime::docker::write_private(outside, &content)
+            crate::runtime::shared::write_private(outside, &content)
                 .map_err(|e| format!("writing {}: {e}", outside.display()))?;
         }
         Ok(())

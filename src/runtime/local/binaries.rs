@@ -5,6 +5,7 @@ use super::super::RuntimeError;
 use crate::cache::cache_bin_dir_from;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The places looked at, in order. An explicit path is the only candidate: falling
 /// back to another binary would benchmark something the user did not ask for.
@@ -156,6 +157,38 @@ fn find_binary_with(
     })
 }
 
+/// The first line a binary prints for `--version`, with the source commit the build
+/// cache recorded for it (binaries built from a source tree), for the report.
+pub(super) async fn version_of(binary: &Path) -> String {
+    let stated = stated_version(binary).await;
+    let name = binary.file_name().map(|n| n.to_string_lossy().into_owned());
+    let parent = binary.parent();
+    let commit = name
+        .zip(parent)
+        .and_then(|(n, dir)| crate::cache::stamp_in(dir, &n))
+        .and_then(|stamp| stamp.split_whitespace().nth(1).map(str::to_string));
+    match commit {
+        Some(c) => format!("{stated} (source {c})"),
+        None => stated,
+    }
+}
+
+async fn stated_version(binary: &Path) -> String {
+    let output = tokio::process::Command::new(binary)
+        .arg("--version")
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(10), output).await {
+        Ok(Ok(out)) => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +279,7 @@ mod tests {
             version: version.map(str::to_string),
             binary: None,
             image: None,
-            database: crate::scenario::Database::Default,
+            database: crate::node::Database::Default,
             args: Vec::new(),
             external: None,
         }

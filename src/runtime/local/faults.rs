@@ -88,7 +88,7 @@ impl LocalRuntime {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        self.toxiproxy_version = super::version_of(&binary).await;
+        self.toxiproxy_version = super::binaries::version_of(&binary).await;
         self.toxiproxy = Some(proc);
         let ports = (ports[1..].iter())
             .map(|p| ProxyPort {

@@ -19,22 +19,12 @@ use tokio::time::Instant;
 const USER: &str = "lnbench";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Whether any of `nodes` needs a database from the runtime (its driver says so from
-/// its arguments).
-pub fn wanted_by(nodes: &[crate::scenario::NodeSpec]) -> bool {
-    nodes.iter().any(wants)
-}
-
-/// Whether `node` needs a database from the runtime.
-pub fn wants(node: &crate::scenario::NodeSpec) -> bool {
-    node.database == crate::scenario::Database::Postgres
-        || crate::node::driver(node.implementation).wants_postgres(&node.args)
-}
-
 /// Refuses a node on PostgreSQL whose client cannot use the local server (Eclair's
 /// JDBC driver speaks TCP only; the server listens on a private unix socket only).
 pub fn reachable_by(node: &crate::scenario::NodeSpec) -> Result<(), RuntimeError> {
-    if wants(node) && !crate::node::driver(node.implementation).postgres_over_unix_socket() {
+    if super::super::shared::postgres::wants(node)
+        && !crate::node::driver(node.implementation).postgres_over_unix_socket()
+    {
         return Err(RuntimeError::Unsupported {
             what: format!("node {} ({}) on PostgreSQL", node.name, node.implementation),
             why: "its PostgreSQL client speaks TCP only, and the local runtime's \

@@ -151,31 +151,9 @@ fn die_with_parent(command: &mut tokio::process::Command) {
     }
 }
 
-/// The last `lines` lines of a log file (empty if it cannot be read).
-pub fn tail(path: &Path, lines: usize) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    // Only the end matters; logs can be large.
-    let start = bytes.len().saturating_sub(64 * 1024);
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tail_gives_last_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("output.log");
-        std::fs::write(&log, "1\n2\n3\n4\n").unwrap();
-        assert_eq!(tail(&log, 2), "3\n4");
-        assert_eq!(tail(&log, 10), "1\n2\n3\n4");
-        assert_eq!(tail(&dir.path().join("none"), 3), "");
-    }
 
     #[tokio::test]
     async fn terminate_stops_the_whole_group() {

@@ -1,5 +1,5 @@
-use super::super::parse;
 use super::*;
+use crate::scenario::tests::parse;
 use std::path::Path;
 
 const BASE: &str = "\

@@ -1,7 +1,8 @@
 //! `repeat:` on small inline scenarios.
 
 use crate::scenario::parse_error as error_of;
-use crate::scenario::{Judge, SweepParam, SweepValue, parse, parse_with_repeat};
+use crate::scenario::tests::{RUNTIMES, parse};
+use crate::scenario::{Judge, SweepParam, SweepValue, parse_with_repeat};
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,7 +27,8 @@ workload:
 ";
 
 fn labels(text: &str, repeat: Option<u32>) -> Vec<String> {
-    let s = parse_with_repeat(Path::new("t.yaml"), text, repeat).unwrap_or_else(|e| panic!("{e}"));
+    let s = parse_with_repeat(Path::new("t.yaml"), text, repeat, RUNTIMES)
+        .unwrap_or_else(|e| panic!("{e}"));
     let sweep = s.sweep.expect("repeats make a sweep");
     sweep.points.iter().map(|p| p.label.clone()).collect()
 }
@@ -81,7 +83,12 @@ fn the_command_line_count_replaces_the_files() {
         ["repeat=1", "repeat=2"]
     );
     assert_eq!(labels(PAIR, Some(2)), ["repeat=1", "repeat=2"]);
-    let one = parse_with_repeat(Path::new("t.yaml"), &format!("{PAIR}repeat: 3\n"), Some(1));
+    let one = parse_with_repeat(
+        Path::new("t.yaml"),
+        &format!("{PAIR}repeat: 3\n"),
+        Some(1),
+        RUNTIMES,
+    );
     assert!(one.unwrap().sweep.is_none(), "--repeat 1 runs once");
 }
 

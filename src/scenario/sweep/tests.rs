@@ -1,8 +1,9 @@
 //! Sweep expansion on small inline scenarios.
 
-use super::super::{Load, PaymentKind, parse};
+use super::super::{Load, PaymentKind};
 use super::{SweepParam, SweepValue};
 use crate::scenario::parse_error as error_of;
+use crate::scenario::tests::parse;
 use std::path::Path;
 
 const BASE: &str = "\

@@ -3,7 +3,8 @@
 use crate::node::Implementation;
 use crate::scenario::parse_error as error_of;
 use crate::scenario::sweep::{Sweep, SweepParam, SweepValue};
-use crate::scenario::{Database, Load, parse};
+use crate::scenario::tests::parse;
+use crate::scenario::{Database, Load};
 use std::path::Path;
 
 const PAIR: &str = "\

@@ -1,0 +1,29 @@
+//! What a runtime can run, as the runtime declares it. Validation refuses a scenario
+//! that asks a runtime for more than it declares, so the rules name no runtime: each
+//! runtime module states its own capabilities and `runtime/mod.rs` registers them.
+
+use super::RuntimeKind;
+
+/// One runtime's capabilities: plain data, one constant per runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The runtime's name as messages give it (`docker`).
+    pub name: &'static str,
+    /// Whether it runs `links:` and `faults:` (a proxy for peer links, nodes it can
+    /// signal).
+    pub links_and_faults: Support,
+}
+
+/// Whether a runtime runs a feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    Runs,
+    /// Not built yet for this runtime.
+    NotYet,
+    /// Never, for the reason given (the message the scenario's author reads).
+    Never(&'static str),
+}
+
+/// The registered runtimes' capabilities by kind, which the caller of
+/// [`super::load`] and [`super::parse`] passes in (the runtimes sit above scenarios).
+pub type Runtimes = fn(RuntimeKind) -> &'static Capabilities;
