@@ -43,6 +43,7 @@ use tokio::time::Instant;
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "docker",
     links_and_faults: Support::NotYet,
+    starts_nodes: true,
 };
 
 pub const LABEL_RUN: &str = "lnbench.run";

@@ -13,6 +13,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     links_and_faults: Support::Never(
         "external nodes cannot be faulted: this tool does not run them",
     ),
+    starts_nodes: false,
 };
 
 /// A runtime for nodes the tool did not start. It owns only the run directory

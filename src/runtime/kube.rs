@@ -47,6 +47,7 @@ use tokio::time::Instant;
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "kubernetes",
     links_and_faults: Support::NotYet,
+    starts_nodes: true,
 };
 
 /// Pods are scheduled and their containers created before the daemons start: more

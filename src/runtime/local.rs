@@ -35,6 +35,7 @@ pub use crate::chain::CHAIN_NAME;
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "local",
     links_and_faults: Support::Runs,
+    starts_nodes: true,
 };
 /// How long the chain backend may take until its RPC serves (generous: it only delays
 /// a chain that never serves, and a loaded machine is slow).

@@ -23,6 +23,7 @@ pub use crate::node::NodeEndpoint;
 const AUTO: Capabilities = Capabilities {
     name: "auto",
     links_and_faults: Support::Runs,
+    starts_nodes: true,
 };
 
 /// What each runtime declares it can run, which scenario validation asks: the one

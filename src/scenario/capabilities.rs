@@ -12,6 +12,10 @@ pub struct Capabilities {
     /// Whether it runs `links:` and `faults:` (a proxy for peer links, nodes it can
     /// signal).
     pub links_and_faults: Support,
+    /// Whether it starts the chain and the nodes (and funds them and opens the
+    /// scenario's channels); false for nodes that already run elsewhere, which bring
+    /// their own chain and channels and may be listed in a sim-ln nodes file.
+    pub starts_nodes: bool,
 }
 
 /// Whether a runtime runs a feature.

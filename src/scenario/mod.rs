@@ -122,6 +122,17 @@ pub enum RuntimeKind {
     Kubernetes,
 }
 
+impl RuntimeKind {
+    /// Every kind, in the order messages list them.
+    pub const ALL: [RuntimeKind; 5] = [
+        RuntimeKind::Auto,
+        RuntimeKind::Local,
+        RuntimeKind::Docker,
+        RuntimeKind::Kubernetes,
+        RuntimeKind::External,
+    ];
+}
+
 /// When the docker runtime pulls an image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]

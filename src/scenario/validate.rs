@@ -3,9 +3,7 @@
 
 use super::error::{Position, ScenarioError, excerpt};
 use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawRuntime, RawScenario};
-use super::{
-    Capabilities, ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support,
-};
+use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
 use nodes::{check_chain, check_databases, check_image, check_keysend, expand_nodes};
 use serde_saphyr::{Location, Spanned};
@@ -92,7 +90,8 @@ pub(super) fn validate(
         RawRuntime::External => RuntimeKind::External,
         RawRuntime::Kubernetes => RuntimeKind::Kubernetes,
     };
-    if runtime == RuntimeKind::External {
+    let caps = runtimes(runtime);
+    if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;
     }
     let pull = match raw.pull {
@@ -129,8 +128,8 @@ pub(super) fn validate(
         ));
     }
     let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
-    // External nodes run on a chain of their own, whatever it is.
-    if runtime != RuntimeKind::External {
+    // Nodes that already run do so on a chain of their own, whatever it is.
+    if caps.starts_nodes {
         check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
     }
     check_databases(&ctx, &raw.nodes.value.0)?;
@@ -144,7 +143,7 @@ pub(super) fn validate(
             channel,
         )?);
     }
-    let known_channels = (runtime != RuntimeKind::External).then_some(&raw.channels[..]);
+    let known_channels = caps.starts_nodes.then_some(&raw.channels[..]);
     let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
     let activity = (raw.workload.value.activity.as_ref())
         .map(|a| {
@@ -171,7 +170,7 @@ pub(super) fn validate(
     let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
     let (links, faults) =
         super::faults::validate(&ctx, &groups, raw.links.as_ref(), raw.faults.as_ref())?;
-    check_fault_runtime(&ctx, runtimes(runtime), &raw, &links, &faults)?;
+    check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
     Ok(Scenario {
@@ -254,7 +253,7 @@ fn etcd_members(ctx: &Ctx, raw: &RawScenario) -> Result<u32, ScenarioError> {
 /// runtime's capabilities say.
 fn check_fault_runtime(
     ctx: &Ctx,
-    runtime: &Capabilities,
+    (kind, runtimes): (RuntimeKind, Runtimes),
     raw: &RawScenario,
     links: &[super::LinkSpec],
     faults: &[super::Fault],
@@ -262,6 +261,7 @@ fn check_fault_runtime(
     if links.is_empty() && faults.is_empty() {
         return Ok(());
     }
+    let runtime = runtimes(kind);
     let why = match runtime.links_and_faults {
         Support::Runs => return Ok(()),
         Support::NotYet => format!(
@@ -276,10 +276,19 @@ fn check_fault_runtime(
         (Some(f), None) => &f.referenced,
         (None, None) => &raw.name.referenced,
     };
+    // The runtimes that declare they run them, by name.
+    let able: Vec<&str> = (RuntimeKind::ALL.iter())
+        .map(|k| runtimes(*k))
+        .filter(|c| c.links_and_faults == Support::Runs)
+        .map(|c| c.name)
+        .collect();
     Err(ctx.error(
         at,
         why,
-        "write runtime: local (or auto, which then runs local processes)",
+        format!(
+            "write runtime: {} (the runtimes that run them)",
+            able.join(" or ")
+        ),
     ))
 }
 
