@@ -13,6 +13,7 @@ pub mod faults;
 mod files;
 pub mod headless;
 pub mod leftovers;
+pub(crate) mod lines;
 pub mod links;
 pub mod metrics;
 pub mod node;

@@ -132,3 +132,29 @@ fn bitcoind_not_built_exits_3_naming_the_build_command() {
         "nothing should have been started or created"
     );
 }
+
+/// `lnbench-tui ... 2>&1 | tee run.log` and Ctrl-C: `tee` dies too, and every line the
+/// tool writes after that meets a closed pipe. A write error must not panic the tool
+/// (exit 101): it goes on and ends with its own exit code.
+#[test]
+fn a_reader_that_went_away_does_not_panic_the_tool() {
+    let closed_pipe = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(common::lnbench())
+            .args(args)
+            .stdout(closed_pipe())
+            .stderr(closed_pipe())
+            .status()
+            .unwrap()
+            .code()
+    };
+    let scenario = repo_file("scenarios/alice-pays-bob.yaml");
+    // Its verdict goes to stdout.
+    assert_eq!(run(&["validate".as_ref(), scenario.as_os_str()]), Some(0));
+    // Its error goes to stderr.
+    assert_eq!(run(&["does/not/exist.yaml".as_ref()]), Some(2));
+}

@@ -13,13 +13,13 @@ pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
     for file in files {
         match scenario::load(file) {
             Ok(s) => match &s.sweep {
-                None => println!(
+                None => crate::lines::outln!(
                     "{}: ok ({}, {} nodes)",
                     file.display(),
                     s.name,
                     s.nodes.len()
                 ),
-                Some(sweep) => println!(
+                Some(sweep) => crate::lines::outln!(
                     "{}: ok ({}, sweep of {} points: {})",
                     file.display(),
                     s.name,
@@ -37,12 +37,12 @@ pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
             },
             Err(e) => {
                 bad += 1;
-                eprintln!("{e}");
+                crate::lines::errln!("{e}");
             }
         }
     }
     if bad > 0 {
-        eprintln!("{bad} of {} scenario files have errors", files.len());
+        crate::lines::errln!("{bad} of {} scenario files have errors", files.len());
         Exit::BadInput
     } else {
         Exit::Ok

@@ -35,7 +35,7 @@ pub(super) async fn run(
         plan.is_sweep().then_some(number),
     );
     if plan.is_sweep() {
-        eprintln!(
+        crate::lines::errln!(
             "==> network {}/{}: {} nodes, for {} point(s) (run {run_id})",
             position + 1,
             ctx.networks,
@@ -53,11 +53,11 @@ pub(super) async fn run(
     };
     let run_dir = make_run_dir(ctx.opts, &run_id)?;
     if !plan.is_sweep() {
-        eprintln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
+        crate::lines::errln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
     }
     let mut runtime = chosen.create(&run_id, &plan.scenario.name, &run_dir, ctx.opts.keep);
     let mut facts = RunFacts::on(runtime.as_ref());
-    eprintln!("runtime: {}", facts.runtime);
+    crate::lines::errln!("runtime: {}", facts.runtime);
     tally.runtime.get_or_insert_with(|| facts.runtime.clone());
     if let Some(m) = ctx.exporter {
         m.set_runtime(&facts.runtime, runtime.measures_resources());
@@ -292,10 +292,12 @@ fn report_down(down: &Result<(), crate::runtime::RuntimeError>, run_dir: &Path, 
     match down {
         Ok(()) if keep => {
             crate::leftovers::release(run_dir);
-            eprintln!("    kept run directory {}", run_dir.display());
+            crate::lines::errln!("    kept run directory {}", run_dir.display());
         }
-        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
-        Err(e) => eprintln!("    teardown: {e:#}"),
+        Ok(()) => {
+            crate::lines::errln!("    all processes (or containers) stopped, run directory removed")
+        }
+        Err(e) => crate::lines::errln!("    teardown: {e:#}"),
     }
 }
 

@@ -239,8 +239,13 @@ async fn a_node_that_dies_ends_the_load_and_the_report_says_so() {
 /// Runs the long scenario with SIGINT raised at `phase`; returns the exit code and
 /// how many teardowns ran.
 async fn interrupted_at(phase: Phase, dirs: &Dirs) -> (Exit, usize) {
+    interrupted_by("SIGINT", phase, dirs).await
+}
+
+/// [`interrupted_at`] with the signal `name`.
+async fn interrupted_by(name: &'static str, phase: Phase, dirs: &Dirs) -> (Exit, usize) {
     let signals = Signals::manual();
-    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser("SIGINT"));
+    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser(name));
     let downs = Arc::new(AtomicUsize::new(0));
     let d = downs.clone();
     let runtimes = fakes(move |_| {
@@ -279,6 +284,21 @@ async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() 
     let report = dirs.report("");
     assert_eq!(report["complete"], false);
     assert_eq!(report["interrupted_by"], "SIGINT");
+    let ok = report["results"]["ok"].as_u64().unwrap();
+    assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn sighup_during_the_load_is_handled_like_sigterm() {
+    let dirs = Dirs::new();
+    let (exit, downs) =
+        interrupted_by("SIGHUP", Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGHUP");
     let ok = report["results"]["ok"].as_u64().unwrap();
     assert!(ok > 0 && ok < 400, "{ok} payments");
     assert_eq!(dirs.runs_left(), 0);
