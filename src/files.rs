@@ -1,5 +1,6 @@
 //! Files written whole or not at all: a reader (a browser, CI) never sees half a
-//! report or half a flame graph.
+//! report or half a flame graph. And the directories the command line names for
+//! them, checked before a run starts so an hour's results are not lost at its end.
 
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -44,6 +45,36 @@ fn create_new(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// A directory named on the command line (`--report`, `--run-dir`, `compare --out`)
+/// that cannot take the files the tool writes there: bad input, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{flag} {}: not a directory this user can write (checked before anything starts)",
+    dir.display()
+)]
+pub(crate) struct NotWritable {
+    flag: &'static str,
+    dir: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+/// Creates `dir` (and its parents) if needed and proves it writable by creating and
+/// removing a probe file in it. `flag` names the option in the error.
+pub(crate) fn check_writable(dir: &Path, flag: &'static str) -> Result<(), NotWritable> {
+    let probe = || {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(temp_name("write-probe"));
+        drop(create_new(&path)?);
+        std::fs::remove_file(&path)
+    };
+    probe().map_err(|source| NotWritable {
+        flag,
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +108,18 @@ mod tests {
         assert!(create_new(&link).is_err());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
         assert_ne!(temp_name("a"), temp_name("a"));
+    }
+
+    #[test]
+    fn a_directory_below_a_regular_file_is_not_writable_and_the_error_names_the_flag() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let err = check_writable(&file.join("report"), "--report").unwrap_err();
+        assert!(err.to_string().starts_with("--report "), "{err}");
+        // A directory that can be made is made, and left empty.
+        let fine = root.path().join("a/b");
+        check_writable(&fine, "--report").unwrap();
+        assert_eq!(std::fs::read_dir(&fine).unwrap().count(), 0);
     }
 }

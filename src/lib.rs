@@ -42,9 +42,12 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             inputs,
             out,
             noise_pct,
-        }) => Ok(match report::compare::run(&inputs, &out, noise_pct)? {
-            report::compare::Outcome::Written => Exit::Ok,
-            report::compare::Outcome::BadInput => Exit::BadInput,
+        }) => Ok({
+            files::check_writable(&out, "--out")?;
+            match report::compare::run(&inputs, &out, noise_pct)? {
+                report::compare::Outcome::Written => Exit::Ok,
+                report::compare::Outcome::BadInput => Exit::BadInput,
+            }
         }),
         Some(cli::Command::Down { all, run, run_dir }) => cmd::down(all, run.as_deref(), run_dir),
         None => cmd::run_scenario(cli.run),
@@ -52,11 +55,13 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
 }
 
 /// The exit code for an error that ended the run: bad input (2) when any error in
-/// the chain is the user's input, otherwise the environment (3).
+/// the chain is the user's input (a scenario, a flag, a directory named on the
+/// command line that cannot be written), otherwise the environment (3).
 pub fn exit_code_for(err: &anyhow::Error) -> Exit {
     let bad_input = err.chain().any(|e| {
         e.downcast_ref::<scenario::ScenarioError>().is_some()
             || e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<files::NotWritable>().is_some()
     });
     if bad_input {
         Exit::BadInput

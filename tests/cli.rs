@@ -158,3 +158,41 @@ fn a_reader_that_went_away_does_not_panic_the_tool() {
     // Its error goes to stderr.
     assert_eq!(run(&["does/not/exist.yaml".as_ref()]), Some(2));
 }
+
+#[test]
+fn an_unwritable_report_directory_exits_2_before_anything_starts() {
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let runs = work.path().join("runs");
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg("--report")
+        .arg(file.join("report"))
+        .arg("--run-dir")
+        .arg(&runs)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--report "))
+        .stderr(predicate::str::contains(
+            "not a directory this user can write",
+        ));
+    assert!(
+        std::fs::read_dir(&runs).map_or(true, |mut d| d.next().is_none()),
+        "nothing should have been started"
+    );
+    // The same for --run-dir and compare --out.
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg("--run-dir")
+        .arg(file.join("runs"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--run-dir "));
+    lnbench()
+        .args(["compare", "a", "b", "--out"])
+        .arg(file.join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--out "));
+}

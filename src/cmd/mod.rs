@@ -81,6 +81,14 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         run_dir_parent: args.run_dir,
         metrics_listen: args.metrics_listen,
     };
+    // Before anything starts: a report directory found unwritable only after an
+    // hour's load would lose the hour.
+    if let Some(dir) = &opts.report_dir {
+        crate::files::check_writable(dir, "--report")?;
+    }
+    if let Some(dir) = &opts.run_dir_parent {
+        crate::files::check_writable(dir, "--run-dir")?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -361,3 +361,36 @@ async fn a_runtime_that_cannot_be_had_fails_the_run_before_anything_starts() {
     assert!(format!("{err:#}").contains("scripted"), "{err:#}");
     assert_eq!(dirs.runs_left(), 0);
 }
+
+#[tokio::test]
+async fn a_report_directory_that_fails_after_the_load_does_not_lose_the_results() {
+    let dirs = Dirs::new();
+    let report_dir = dirs.opts.report_dir.clone().unwrap();
+    // During the load, a regular file takes the report directory's place.
+    let plant: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        std::fs::write(&report_dir, "not a directory").unwrap();
+    });
+    let runtimes = fakes(move |_| {
+        Ok(long(FakeScript {
+            hook: Some((Phase::Load(Duration::from_millis(50)), plant.clone())),
+            ..FakeScript::default()
+        }))
+    });
+    let err = execute_with(long_scenario(), &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap_err();
+    let why = format!("{err:#}");
+    assert!(why.contains("could not be written into"), "{why}");
+    // Teardown removed the run directory; the report beside it stayed, whole.
+    let runs = dirs.opts.run_dir_parent.as_ref().unwrap();
+    let kept: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(why.contains(&kept[0].display().to_string()), "{why}");
+    let text = std::fs::read_to_string(kept[0].join("report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["results"]["ok"], 400);
+    assert!(kept[0].join(crate::metrics::hlog::FILE_NAME).exists());
+}
