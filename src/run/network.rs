@@ -32,6 +32,7 @@ pub(super) async fn run(
     let run_id = run_id(
         &plan.scenario.name,
         ctx.started_at,
+        &ctx.run_token,
         plan.is_sweep().then_some(number),
     );
     if plan.is_sweep() {
@@ -246,17 +247,25 @@ async fn teardown(
     down
 }
 
-/// `<scenario>-<unix seconds>-<pid>`, and `-net<N>` for the N-th network of a sweep.
-fn run_id(name: &str, started_at: SystemTime, network: Option<usize>) -> String {
+/// `<scenario>-<unix seconds>-<token>`, and `-net<N>` for the N-th network of a
+/// sweep. The token is random, not the pid: in a container the tool is pid 1, and
+/// two runs started in one second would share an id, and so their containers,
+/// network or namespace, which each one's teardown would remove.
+fn run_id(name: &str, started_at: SystemTime, token: &str, network: Option<usize>) -> String {
     let secs = started_at
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let id = format!("{name}-{secs}-{}", std::process::id());
+    let id = format!("{name}-{secs}-{token}");
     match network {
         Some(n) => format!("{id}-net{n}"),
         None => id,
     }
+}
+
+/// Eight random hex digits: the part of a run id that tells runs apart.
+pub(super) fn run_token() -> String {
+    format!("{:08x}", rand::random::<u32>())
 }
 
 pub(super) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
@@ -314,6 +323,22 @@ mod tests {
             tui: false,
             metrics_listen: None,
         }
+    }
+
+    #[test]
+    fn two_runs_in_one_second_get_different_ids() {
+        let now = SystemTime::now();
+        let (a, b) = (run_token(), run_token());
+        assert_ne!(run_id("s", now, &a, None), run_id("s", now, &b, None));
+        let id = run_id("s", now, &a, Some(2));
+        assert!(
+            id.starts_with("s-") && id.ends_with(&format!("-{a}-net2")),
+            "{id}"
+        );
+        assert!(
+            a.len() == 8 && a.chars().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
     }
 
     #[test]

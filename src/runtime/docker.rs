@@ -224,6 +224,9 @@ pub struct DockerRuntime {
     /// True while nothing of the run may exist in the engine: before the first create,
     /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
     clean: bool,
+    /// An object of this run's name existed already (another run has the id): teardown
+    /// removes only what this run created, not everything with its run label.
+    not_ours: bool,
     /// Members of the etcd started for nodes on `--db.backend=etcd`, and its image once
     /// started.
     etcd_members: u32,
@@ -268,6 +271,7 @@ impl DockerRuntime {
             chain_cert: None,
             endpoints: Vec::new(),
             clean: true,
+            not_ours: false,
             etcd_members: 1,
             etcd_image: None,
             services: Vec::new(),
@@ -318,10 +322,11 @@ impl DockerRuntime {
             labels: Some(self.labels(None)),
             ..Default::default()
         };
-        self.docker
-            .create_network(request)
-            .await
-            .map_err(Self::err(format!("creating network {name}")))?;
+        let created = self.docker.create_network(request).await;
+        created.map_err(|e| {
+            self.not_ours |= cleanup::already_exists(&e);
+            Self::err(format!("creating network {name}"))(e)
+        })?;
         self.network = Some(name.clone());
         Ok(name)
     }
@@ -348,13 +353,13 @@ impl DockerRuntime {
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
-        let created = self
-            .docker
-            .create_container(Some(options), body)
-            .await
-            .map_err(Self::err(format!(
+        let created = self.docker.create_container(Some(options), body).await;
+        let created = created.map_err(|e| {
+            self.not_ours |= cleanup::already_exists(&e);
+            Self::err(format!(
                 "creating container {container_name} from image {image}"
-            )))?;
+            ))(e)
+        })?;
         self.containers.push(Started {
             name: name.to_string(),
             id: created.id.clone(),
@@ -508,7 +513,9 @@ impl DockerRuntime {
         }
         // Anything created while a cancelled start was awaiting the engine is not in
         // the list; the run label finds it.
-        if let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await {
+        if !self.not_ours
+            && let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await
+        {
             first_err.get_or_insert(e);
         }
         if let Some(network) = self.network.take() {
@@ -861,7 +868,9 @@ impl Drop for DockerRuntime {
         }
         self.containers.clear();
         self.network = None;
-        cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        if !self.not_ours {
+            cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        }
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.run_dir);
         }
