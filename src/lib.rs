@@ -42,12 +42,9 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             inputs,
             out,
             noise_pct,
-        }) => Ok({
-            files::check_writable(&out, "--out")?;
-            match report::compare::run(&inputs, &out, noise_pct)? {
-                report::compare::Outcome::Written => Exit::Ok,
-                report::compare::Outcome::BadInput => Exit::BadInput,
-            }
+        }) => Ok(match report::compare::run(&inputs, &out, noise_pct)? {
+            report::compare::Outcome::Written => Exit::Ok,
+            report::compare::Outcome::BadInput => Exit::BadInput,
         }),
         Some(cli::Command::Down { all, run, run_dir }) => cmd::down(all, run.as_deref(), run_dir),
         None => cmd::run_scenario(cli.run),

@@ -190,7 +190,10 @@ fn an_unwritable_report_directory_exits_2_before_anything_starts() {
         .code(2)
         .stderr(predicate::str::contains("--run-dir "));
     lnbench()
-        .args(["compare", "a", "b", "--out"])
+        .arg("compare")
+        .arg(repo_file("tests/fixtures/reports/lnd-0.18"))
+        .arg(repo_file("tests/fixtures/reports/lnd-0.19"))
+        .arg("--out")
         .arg(file.join("out"))
         .assert()
         .code(2)
