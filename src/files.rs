@@ -1,16 +1,125 @@
 //! Files written whole or not at all: a reader (a browser, CI) never sees half a
-//! report or half a flame graph.
+//! report or half a flame graph. And the directories the command line names for
+//! them, checked before a run starts so an hour's results are not lost at its end.
 
 use anyhow::{Context, Result};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Writes `dir/name` atomically (through a temporary file), creating `dir`.
+///
+/// The temporary file has a random name and is created only if nothing is at that
+/// path (`create_new`, which does not follow a symlink): a symlink planted in a
+/// shared report directory cannot redirect the write to a file of its choosing.
 pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    use std::io::Write;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report directory {}", dir.display()))?;
     let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    let tmp = dir.join(temp_name(name));
+    let written = create_new(&tmp).and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
+    }
+    // A rename replaces a symlink at `path` itself; it never writes through it.
+    if let Err(e) = std::fs::rename(&tmp, &path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
     Ok(path)
+}
+
+/// `.<name>.<8 random hex digits>.tmp`: hidden, and not guessable in advance.
+fn temp_name(name: &str) -> String {
+    format!(".{name}.{:08x}.tmp", rand::random::<u32>())
+}
+
+/// A new file at `path`; fails if anything (a file, a symlink) is there already.
+fn create_new(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// A directory named on the command line (`--report`, `--run-dir`, `compare --out`)
+/// that cannot take the files the tool writes there: bad input, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{flag} {}: not a directory this user can write (checked before anything starts)",
+    dir.display()
+)]
+pub(crate) struct NotWritable {
+    flag: &'static str,
+    dir: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+/// Creates `dir` (and its parents) if needed and proves it writable by creating and
+/// removing a probe file in it. `flag` names the option in the error.
+pub(crate) fn check_writable(dir: &Path, flag: &'static str) -> Result<(), NotWritable> {
+    let probe = || {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(temp_name("write-probe"));
+        drop(create_new(&path)?);
+        std::fs::remove_file(&path)
+    };
+    probe().map_err(|source| NotWritable {
+        flag,
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planted_symlink_does_not_redirect_the_write() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("report");
+        std::fs::create_dir(&dir).unwrap();
+        let target = root.path().join("victim");
+        std::fs::write(&target, "untouched").unwrap();
+        // The temporary name the writer used to take, and the final name, both
+        // planted as symlinks to a file outside the report.
+        std::os::unix::fs::symlink(&target, dir.join(".report.json.tmp")).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("report.json")).unwrap();
+        let path = write_file(&dir, "report.json", "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        // Only the planted link and the report: no temporary file left behind.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn a_temporary_file_is_never_opened_through_a_symlink() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("victim");
+        std::fs::write(&target, "untouched").unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(create_new(&link).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+        assert_ne!(temp_name("a"), temp_name("a"));
+    }
+
+    #[test]
+    fn a_directory_below_a_regular_file_is_not_writable_and_the_error_names_the_flag() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let err = check_writable(&file.join("report"), "--report").unwrap_err();
+        assert!(err.to_string().starts_with("--report "), "{err}");
+        // A directory that can be made is made, and left empty.
+        let fine = root.path().join("a/b");
+        check_writable(&fine, "--report").unwrap();
+        assert_eq!(std::fs::read_dir(&fine).unwrap().count(), 0);
+    }
 }

@@ -13,6 +13,7 @@ pub mod faults;
 mod files;
 pub mod headless;
 pub mod leftovers;
+pub(crate) mod lines;
 pub mod links;
 pub mod metrics;
 pub mod node;
@@ -51,11 +52,13 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
 }
 
 /// The exit code for an error that ended the run: bad input (2) when any error in
-/// the chain is the user's input, otherwise the environment (3).
+/// the chain is the user's input (a scenario, a flag, a directory named on the
+/// command line that cannot be written), otherwise the environment (3).
 pub fn exit_code_for(err: &anyhow::Error) -> Exit {
     let bad_input = err.chain().any(|e| {
         e.downcast_ref::<scenario::ScenarioError>().is_some()
             || e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<files::NotWritable>().is_some()
     });
     if bad_input {
         Exit::BadInput

@@ -1,5 +1,5 @@
 use clap::Parser;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
@@ -9,7 +9,9 @@ fn main() -> ExitCode {
     match lnbench_tui::run(cli) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("Error: {err:#}");
+            // Ignoring a write error: a reader that went away must not turn the exit
+            // code into a panic's.
+            let _ = writeln!(std::io::stderr().lock(), "Error: {err:#}");
             lnbench_tui::exit_code_for(&err).into()
         }
     }

@@ -120,7 +120,7 @@ impl StepLog {
     fn show(&self, update: impl FnOnce(&mut Progress), line: impl FnOnce() -> String) {
         match &self.view {
             Some(view) => view.send_modify(update),
-            None => eprintln!("{}", line()),
+            None => crate::lines::errln!("{}", line()),
         }
     }
 }

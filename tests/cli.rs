@@ -132,3 +132,70 @@ fn bitcoind_not_built_exits_3_naming_the_build_command() {
         "nothing should have been started or created"
     );
 }
+
+/// `lnbench-tui ... 2>&1 | tee run.log` and Ctrl-C: `tee` dies too, and every line the
+/// tool writes after that meets a closed pipe. A write error must not panic the tool
+/// (exit 101): it goes on and ends with its own exit code.
+#[test]
+fn a_reader_that_went_away_does_not_panic_the_tool() {
+    let closed_pipe = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(common::lnbench())
+            .args(args)
+            .stdout(closed_pipe())
+            .stderr(closed_pipe())
+            .status()
+            .unwrap()
+            .code()
+    };
+    let scenario = repo_file("scenarios/alice-pays-bob.yaml");
+    // Its verdict goes to stdout.
+    assert_eq!(run(&["validate".as_ref(), scenario.as_os_str()]), Some(0));
+    // Its error goes to stderr.
+    assert_eq!(run(&["does/not/exist.yaml".as_ref()]), Some(2));
+}
+
+#[test]
+fn an_unwritable_report_directory_exits_2_before_anything_starts() {
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let runs = work.path().join("runs");
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg("--report")
+        .arg(file.join("report"))
+        .arg("--run-dir")
+        .arg(&runs)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--report "))
+        .stderr(predicate::str::contains(
+            "not a directory this user can write",
+        ));
+    assert!(
+        std::fs::read_dir(&runs).map_or(true, |mut d| d.next().is_none()),
+        "nothing should have been started"
+    );
+    // The same for --run-dir and compare --out.
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg("--run-dir")
+        .arg(file.join("runs"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--run-dir "));
+    lnbench()
+        .arg("compare")
+        .arg(repo_file("tests/fixtures/reports/lnd-0.18"))
+        .arg(repo_file("tests/fixtures/reports/lnd-0.19"))
+        .arg("--out")
+        .arg(file.join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--out "));
+}

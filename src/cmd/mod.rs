@@ -13,13 +13,13 @@ pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
     for file in files {
         match scenario::load(file, crate::runtime::capabilities) {
             Ok(s) => match &s.sweep {
-                None => println!(
+                None => crate::lines::outln!(
                     "{}: ok ({}, {} nodes)",
                     file.display(),
                     s.name,
                     s.nodes.len()
                 ),
-                Some(sweep) => println!(
+                Some(sweep) => crate::lines::outln!(
                     "{}: ok ({}, sweep of {} points: {})",
                     file.display(),
                     s.name,
@@ -37,12 +37,12 @@ pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
             },
             Err(e) => {
                 bad += 1;
-                eprintln!("{e}");
+                crate::lines::errln!("{e}");
             }
         }
     }
     if bad > 0 {
-        eprintln!("{bad} of {} scenario files have errors", files.len());
+        crate::lines::errln!("{bad} of {} scenario files have errors", files.len());
         Exit::BadInput
     } else {
         Exit::Ok
@@ -81,6 +81,14 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         run_dir_parent: args.run_dir,
         metrics_listen: args.metrics_listen,
     };
+    // Before anything starts: a report directory found unwritable only after an
+    // hour's load would lose the hour.
+    if let Some(dir) = &opts.report_dir {
+        crate::files::check_writable(dir, "--report")?;
+    }
+    if let Some(dir) = &opts.run_dir_parent {
+        crate::files::check_writable(dir, "--run-dir")?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -70,6 +70,8 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
             }
         }
     }
+    // Inputs first (a bad one writes nothing), then --out, before any output.
+    crate::files::check_writable(out, "--out")?;
     let mut comparison = Comparison::of(&runs, noise_pct);
     comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
     repeats::apply(&mut comparison.rows, &repeated);

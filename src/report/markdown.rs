@@ -12,9 +12,25 @@ pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
     super::write_file(dir, FILE_NAME, &render(report))
 }
 
-/// A cell's text with the characters that would break a table row escaped.
+/// A cell's text, escaped: it is printed as text, never read as markdown. Versions,
+/// host names and interruption reasons come from the nodes and the host; a `|` would
+/// break the row, and `[text](url)`, `![](url)`, `<tag>`, emphasis or code spans
+/// would put links, images or markup of theirs into a summary pasted into an issue.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            // Brackets escaped, `(url)` and `!` are plain text; a cell never starts a
+            // line, so `#` and list markers are too.
+            '\\' | '|' | '[' | ']' | '<' | '>' | '`' | '*' | '_' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 pub fn render(report: &Report) -> String {
@@ -137,4 +153,23 @@ pub fn render(report: &Report) -> String {
         report.finished_at
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn node_supplied_text_cannot_add_links_images_or_markup() {
+        assert_eq!(
+            cell("v1 [see](https://x.example) ![](https://t.example/p.png)"),
+            r"v1 \[see\](https://x.example) !\[\](https://t.example/p.png)"
+        );
+        assert_eq!(
+            cell("<img src=x>|`c`\n*b*_i_"),
+            r"\<img src=x\>\|\`c\` \*b\*\_i\_"
+        );
+        assert_eq!(cell(r"a\"), r"a\\");
+        assert_eq!(cell("0.18.5-beta commit=abc"), "0.18.5-beta commit=abc");
+    }
 }

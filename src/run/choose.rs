@@ -108,7 +108,7 @@ pub(crate) async fn choose_runtime(scenario: &Scenario) -> Result<Chosen> {
                     Err(e) => format!("{e}"),
                 }
             };
-            eprintln!("runtime auto: using local processes ({why_local})");
+            crate::lines::errln!("runtime auto: using local processes ({why_local})");
             preflight_local(scenario).map(|()| Chosen::Local)
         }
     }

@@ -68,7 +68,7 @@ pub(super) async fn run_load(
     if let Some(path) = interval_log {
         match metrics::IntervalLog::create(&path, recorder.started_wall()) {
             Ok(log) => recorder.log_intervals_to(log),
-            Err(e) => eprintln!(
+            Err(e) => crate::lines::errln!(
                 "warning: no {}: cannot create {}: {e}",
                 metrics::hlog::FILE_NAME,
                 path.display()
@@ -95,7 +95,7 @@ pub(super) async fn run_load(
             None
         }
         None => {
-            eprintln!("==> load: {}", describe_load(&w.load));
+            crate::lines::errln!("==> load: {}", describe_load(&w.load));
             // Nothing sends commands in headless mode; a closed channel is fine.
             drop(commands);
             Some(tokio::spawn(headless::follow(snapshots, std::io::stderr())))

@@ -15,12 +15,12 @@ pub(crate) async fn start(listen: Option<SocketAddr>, scenario: &str) -> Result<
     })?;
     let bound = listener.local_addr().unwrap_or(addr);
     if !bound.ip().is_loopback() {
-        eprintln!(
+        crate::lines::errln!(
             "warning: metrics are served on {bound}, beyond this machine, without TLS or \
              authentication (node names and figures, no secrets)"
         );
     }
-    eprintln!("metrics: http://{bound}/metrics");
+    crate::lines::errln!("metrics: http://{bound}/metrics");
     let exporter = Exporter::new(scenario);
     tokio::spawn(export::serve(listener, exporter.clone()));
     Ok(Some(exporter))

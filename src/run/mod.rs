@@ -63,6 +63,8 @@ struct Ctx<'a> {
     exporter: Option<&'a crate::metrics::export::Exporter>,
     runtimes: &'a dyn Choose,
     started_at: SystemTime,
+    /// The random part of the run's id, shared by its networks.
+    run_token: String,
     /// How many networks have a point to run.
     networks: usize,
 }
@@ -87,6 +89,7 @@ pub(crate) async fn execute_with(
         exporter: exporter.as_ref(),
         runtimes,
         started_at: SystemTime::now(),
+        run_token: network::run_token(),
         networks: networks.len(),
     };
     let mut tally = sweep::Tally::new(plan.len());

@@ -32,10 +32,11 @@ pub(super) async fn run(
     let run_id = run_id(
         &plan.scenario.name,
         ctx.started_at,
+        &ctx.run_token,
         plan.is_sweep().then_some(number),
     );
     if plan.is_sweep() {
-        eprintln!(
+        crate::lines::errln!(
             "==> network {}/{}: {} nodes, for {} point(s) (run {run_id})",
             position + 1,
             ctx.networks,
@@ -53,11 +54,11 @@ pub(super) async fn run(
     };
     let run_dir = make_run_dir(ctx.opts, &run_id)?;
     if !plan.is_sweep() {
-        eprintln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
+        crate::lines::errln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
     }
     let mut runtime = chosen.create(&run_id, &plan.scenario.name, &run_dir, ctx.opts.keep);
     let mut facts = RunFacts::on(runtime.as_ref());
-    eprintln!("runtime: {}", facts.runtime);
+    crate::lines::errln!("runtime: {}", facts.runtime);
     tally.runtime.get_or_insert_with(|| facts.runtime.clone());
     if let Some(m) = ctx.exporter {
         m.set_runtime(&facts.runtime, runtime.measures_resources());
@@ -246,17 +247,25 @@ async fn teardown(
     down
 }
 
-/// `<scenario>-<unix seconds>-<pid>`, and `-net<N>` for the N-th network of a sweep.
-fn run_id(name: &str, started_at: SystemTime, network: Option<usize>) -> String {
+/// `<scenario>-<unix seconds>-<token>`, and `-net<N>` for the N-th network of a
+/// sweep. The token is random, not the pid: in a container the tool is pid 1, and
+/// two runs started in one second would share an id, and so their containers,
+/// network or namespace, which each one's teardown would remove.
+fn run_id(name: &str, started_at: SystemTime, token: &str, network: Option<usize>) -> String {
     let secs = started_at
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let id = format!("{name}-{secs}-{}", std::process::id());
+    let id = format!("{name}-{secs}-{token}");
     match network {
         Some(n) => format!("{id}-net{n}"),
         None => id,
     }
+}
+
+/// Eight random hex digits: the part of a run id that tells runs apart.
+pub(super) fn run_token() -> String {
+    format!("{:08x}", rand::random::<u32>())
 }
 
 pub(super) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
@@ -292,10 +301,12 @@ fn report_down(down: &Result<(), crate::runtime::RuntimeError>, run_dir: &Path, 
     match down {
         Ok(()) if keep => {
             crate::leftovers::release(run_dir);
-            eprintln!("    kept run directory {}", run_dir.display());
+            crate::lines::errln!("    kept run directory {}", run_dir.display());
         }
-        Ok(()) => eprintln!("    all processes (or containers) stopped, run directory removed"),
-        Err(e) => eprintln!("    teardown: {e:#}"),
+        Ok(()) => {
+            crate::lines::errln!("    all processes (or containers) stopped, run directory removed")
+        }
+        Err(e) => crate::lines::errln!("    teardown: {e:#}"),
     }
 }
 
@@ -312,6 +323,22 @@ mod tests {
             tui: false,
             metrics_listen: None,
         }
+    }
+
+    #[test]
+    fn two_runs_in_one_second_get_different_ids() {
+        let now = SystemTime::now();
+        let (a, b) = (run_token(), run_token());
+        assert_ne!(run_id("s", now, &a, None), run_id("s", now, &b, None));
+        let id = run_id("s", now, &a, Some(2));
+        assert!(
+            id.starts_with("s-") && id.ends_with(&format!("-{a}-net2")),
+            "{id}"
+        );
+        assert!(
+            a.len() == 8 && a.chars().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
     }
 
     #[test]

@@ -47,9 +47,9 @@ impl View {
     pub async fn finish(mut self, signals: &Signals) {
         if let Some(session) = self.session.take() {
             match session.finish().await {
-                Ok(Some(tui::TuiExit::Quit)) => eprintln!("stopped from the live view"),
+                Ok(Some(tui::TuiExit::Quit)) => crate::lines::errln!("stopped from the live view"),
                 Ok(_) => {}
-                Err(e) => eprintln!("live view failed: {e:#}"),
+                Err(e) => crate::lines::errln!("live view failed: {e:#}"),
             }
             signals.set_live_view(false);
         }
@@ -75,7 +75,7 @@ fn start_session(
     match tui::session::Session::start(info, cancel.clone()) {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!("live view failed ({e:#}); progress lines follow");
+            crate::lines::errln!("live view failed ({e:#}); progress lines follow");
             None
         }
     }
@@ -99,7 +99,7 @@ impl Output {
         if self.hold {
             self.kept.push((true, line));
         } else {
-            println!("{line}");
+            crate::lines::outln!("{line}");
         }
     }
 
@@ -107,7 +107,7 @@ impl Output {
         if self.hold {
             self.kept.push((false, line));
         } else {
-            eprintln!("{line}");
+            crate::lines::errln!("{line}");
         }
     }
 
@@ -116,9 +116,9 @@ impl Output {
         self.hold = false;
         for (to_stdout, line) in self.kept.drain(..) {
             if to_stdout {
-                println!("{line}");
+                crate::lines::outln!("{line}");
             } else {
-                eprintln!("{line}");
+                crate::lines::errln!("{line}");
             }
         }
     }

@@ -105,7 +105,7 @@ impl Plan {
         let Some(sweep) = &self.scenario.sweep else {
             return;
         };
-        eprintln!(
+        crate::lines::errln!(
             "sweep {}: {} points on {networks} network(s): {}",
             self.scenario.name,
             self.len(),
@@ -116,7 +116,7 @@ impl Plan {
         );
         for (point, why) in sweep.points.iter().zip(&self.skips) {
             if let Some(why) = why {
-                eprintln!("skipped {}: {why}", point.label);
+                crate::lines::errln!("skipped {}: {why}", point.label);
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::scenario::Scenario;
 use crate::setup::StepLog;
 use crate::{headless, tui};
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
@@ -146,7 +146,7 @@ pub(super) async fn measure(
         report.network = (network_load.as_ref())
             .map(|(_, a)| report::network::build(scenario, a, &summary, &point.log.steps));
         report.thresholds = thresholds;
-        if let Err(e) = write_report(report, after, dir, session.as_deref(), out) {
+        if let Err(e) = write_report(report, after, (&point, dir), session.as_deref(), out) {
             load_err.get_or_insert(e);
         }
     }
@@ -279,11 +279,13 @@ fn verdicts(
 }
 
 /// Completes the report with what followed the load and writes it, as a step of the
-/// live view's closing when there is one.
+/// live view's closing when there is one. A report directory that fails now (full,
+/// removed during the run) does not lose the load: the report goes beside the run
+/// directory instead, and the error says where.
 fn write_report(
     mut report: report::Report,
     after: AfterLoad,
-    dir: &std::path::Path,
+    (point, dir): (&Point<'_>, &Path),
     session: Option<&tui::session::Session>,
     out: &mut Output,
 ) -> Result<()> {
@@ -303,10 +305,56 @@ fn write_report(
     if let Some(c) = &mut closing {
         c.end();
     }
-    for path in written? {
-        out.stderr(format!("report: {}", path.display()));
+    match written {
+        Ok(paths) => {
+            for path in paths {
+                out.stderr(format!("report: {}", path.display()));
+            }
+            Ok(())
+        }
+        Err(e) => Err(write_elsewhere(&report, point, dir, e, out)),
     }
-    Ok(())
+}
+
+/// Writes the report that `dir` could not take into [`fallback_dir`]; the error of
+/// the point says where it went (or that it went nowhere).
+fn write_elsewhere(
+    report: &report::Report,
+    point: &Point<'_>,
+    dir: &Path,
+    e: anyhow::Error,
+    out: &mut Output,
+) -> anyhow::Error {
+    let instead = fallback_dir(point, dir);
+    match report::write_all(report, &instead) {
+        Ok(paths) => {
+            for path in paths {
+                out.stderr(format!("report (instead): {}", path.display()));
+            }
+            e.context(format!(
+                "the report could not be written into {}: it is in {} instead",
+                dir.display(),
+                instead.display()
+            ))
+        }
+        Err(again) => e.context(format!(
+            "the report could not be written into {} (nor into {}: {again:#})",
+            dir.display(),
+            instead.display()
+        )),
+    }
+}
+
+/// `<run dir>-report` (and the point's own directory below it in a sweep): beside
+/// the run directory, which teardown removes, so the results and latency.hlog stay.
+fn fallback_dir(point: &Point<'_>, dir: &Path) -> PathBuf {
+    let mut name = (point.run_dir.file_name().unwrap_or_default()).to_os_string();
+    name.push("-report");
+    let root = point.run_dir.with_file_name(name);
+    match (&point.label, dir.file_name()) {
+        (Some(_), Some(leaf)) => root.join(leaf),
+        _ => root,
+    }
 }
 
 /// Starts the CPU profiles of `profile:` beside the load (the files go into the

@@ -1,13 +1,15 @@
-//! SIGINT and SIGTERM: they cancel the run's token, and the run says which came. A
-//! second one while the run stops (a teardown that hangs) ends the tool at once: the
-//! local runtime's processes die with it (their parent-death signal); what a docker run
-//! leaves is said, for `lnbench-tui down`.
+//! SIGINT, SIGTERM and SIGHUP (an SSH session that dropped): they cancel the run's
+//! token, and the run says which came. A second one while the run stops (a teardown
+//! that hangs) ends the tool at once: the local runtime's processes die with it
+//! (their parent-death signal); what a docker run leaves is said, for
+//! `lnbench-tui down`.
 
+use crate::lines::errln;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
-/// The run's cancellation token, cancelled by SIGINT or SIGTERM, and which came.
+/// The run's cancellation token, cancelled by SIGINT, SIGTERM or SIGHUP, and which came.
 pub(crate) struct Signals {
     pub cancel: CancellationToken,
     which: Arc<OnceLock<&'static str>>,
@@ -17,10 +19,22 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    /// Watches for SIGINT and SIGTERM, which cancel the run.
+    /// Watches for SIGINT, SIGTERM and SIGHUP, which cancel the run.
+    ///
+    /// The handlers are in place when this returns (not once the watcher's task first
+    /// runs): a signal from then on cancels the run rather than ending the tool.
     pub fn watch() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
         let mut signals = Signals::manual();
+        let (Ok(int), Ok(term), Ok(hup)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return signals;
+        };
         signals.task = Some(tokio::spawn(watch_signals(
+            [int, term, hup],
             signals.cancel.clone(),
             signals.which.clone(),
             signals.live_view.clone(),
@@ -64,43 +78,65 @@ impl Signals {
             task.abort();
         }
         if let Some(sig) = self.received() {
-            eprintln!("interrupted by {sig}");
+            errln!("interrupted by {sig}");
         }
     }
 }
 
-/// Cancels the run on SIGINT or SIGTERM and records which one came.
-pub(super) async fn watch_signals(
+/// Cancels the run on SIGINT, SIGTERM or SIGHUP and records which one came.
+///
+/// The run is cancelled before anything is printed, and every line ignores write
+/// errors: when the terminal's reader is gone (a pipe to `tee` that the same Ctrl-C
+/// killed, an SSH session that dropped), a print must neither keep the load going
+/// nor end this task, which a second signal still needs.
+async fn watch_signals(
+    [mut int, mut term, mut hup]: [tokio::signal::unix::Signal; 3],
     cancel: CancellationToken,
     which: Arc<OnceLock<&'static str>>,
     live_view: Arc<AtomicBool>,
 ) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
+    let mut next = async || {
+        tokio::select! {
+            _ = int.recv() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
+        }
     };
-    let name = tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    };
+    let name = next().await;
     let _ = which.set(name);
-    if !live_view.load(Ordering::Relaxed) {
-        eprintln!("\n{name} received: stopping the load, then tearing down (again to force)");
-    }
     cancel.cancel();
-    let again = tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    };
+    if !live_view.load(Ordering::Relaxed) {
+        errln!("\n{name} received: stopping the load, then tearing down (again to force)");
+    }
+    let again = next().await;
     if live_view.load(Ordering::Relaxed) {
         crate::tui::terminal::restore();
     }
-    eprintln!(
+    errln!(
         "\nsecond signal ({again}): exiting now without waiting for teardown; local nodes \
          stop with the tool, and `lnbench-tui down` removes any container left"
     );
     std::process::exit(130);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real SIGHUP (an SSH session that dropped) sent to this process: without a
+    /// handler it would end the test process; with one it cancels the run and is
+    /// recorded, as SIGTERM is.
+    #[tokio::test]
+    async fn sighup_cancels_the_run_and_is_recorded() {
+        let signals = Signals::watch();
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGHUP).unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            signals.cancel.cancelled(),
+        )
+        .await
+        .expect("SIGHUP did not cancel the run");
+        assert_eq!(signals.received(), Some("SIGHUP"));
+        signals.stop();
+    }
 }

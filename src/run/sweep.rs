@@ -91,7 +91,7 @@ impl Tally {
     pub fn fail_network(&mut self, plan: &Plan, points: &[usize], e: &anyhow::Error) {
         let why = crate::redact::redact_text(&format!("{e:#}"));
         let first = plan.label(points[0]).unwrap_or_default().to_string();
-        eprintln!("network of {first} did not come up: {why}");
+        crate::lines::errln!("network of {first} did not come up: {why}");
         for &i in points {
             self.outcomes[i] = Some(Outcome {
                 status: PointStatus::Failed,
@@ -124,12 +124,12 @@ impl Tally {
                     started_at,
                     self.stopped_by.clone(),
                 );
-                println!("{}", report::sweep::markdown(&report));
+                crate::lines::outln!("{}", report::sweep::markdown(&report));
                 if let Some(dir) = &opts.report_dir {
                     match report::sweep::write_all(&report, dir) {
                         Ok(paths) => {
                             for p in paths {
-                                eprintln!("sweep report: {}", p.display());
+                                crate::lines::errln!("sweep report: {}", p.display());
                             }
                         }
                         Err(e) => {

@@ -244,8 +244,13 @@ async fn a_node_that_dies_ends_the_load_and_the_report_says_so() {
 /// Runs the long scenario with SIGINT raised at `phase`; returns the exit code and
 /// how many teardowns ran.
 async fn interrupted_at(phase: Phase, dirs: &Dirs) -> (Exit, usize) {
+    interrupted_by("SIGINT", phase, dirs).await
+}
+
+/// [`interrupted_at`] with the signal `name`.
+async fn interrupted_by(name: &'static str, phase: Phase, dirs: &Dirs) -> (Exit, usize) {
     let signals = Signals::manual();
-    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser("SIGINT"));
+    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser(name));
     let downs = Arc::new(AtomicUsize::new(0));
     let d = downs.clone();
     let runtimes = fakes(move |_| {
@@ -284,6 +289,21 @@ async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() 
     let report = dirs.report("");
     assert_eq!(report["complete"], false);
     assert_eq!(report["interrupted_by"], "SIGINT");
+    let ok = report["results"]["ok"].as_u64().unwrap();
+    assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn sighup_during_the_load_is_handled_like_sigterm() {
+    let dirs = Dirs::new();
+    let (exit, downs) =
+        interrupted_by("SIGHUP", Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGHUP");
     let ok = report["results"]["ok"].as_u64().unwrap();
     assert!(ok > 0 && ok < 400, "{ok} payments");
     assert_eq!(dirs.runs_left(), 0);
@@ -345,4 +365,37 @@ async fn a_runtime_that_cannot_be_had_fails_the_run_before_anything_starts() {
         .unwrap_err();
     assert!(format!("{err:#}").contains("scripted"), "{err:#}");
     assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn a_report_directory_that_fails_after_the_load_does_not_lose_the_results() {
+    let dirs = Dirs::new();
+    let report_dir = dirs.opts.report_dir.clone().unwrap();
+    // During the load, a regular file takes the report directory's place.
+    let plant: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        std::fs::write(&report_dir, "not a directory").unwrap();
+    });
+    let runtimes = fakes(move |_| {
+        Ok(long(FakeScript {
+            hook: Some((Phase::Load(Duration::from_millis(50)), plant.clone())),
+            ..FakeScript::default()
+        }))
+    });
+    let err = execute_with(long_scenario(), &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap_err();
+    let why = format!("{err:#}");
+    assert!(why.contains("could not be written into"), "{why}");
+    // Teardown removed the run directory; the report beside it stayed, whole.
+    let runs = dirs.opts.run_dir_parent.as_ref().unwrap();
+    let kept: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(why.contains(&kept[0].display().to_string()), "{why}");
+    let text = std::fs::read_to_string(kept[0].join("report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["results"]["ok"], 400);
+    assert!(kept[0].join(crate::metrics::hlog::FILE_NAME).exists());
 }

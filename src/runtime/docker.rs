@@ -153,6 +153,9 @@ pub struct DockerRuntime {
     /// True while nothing of the run may exist in the engine: before the first create,
     /// and after a teardown that removed everything. `Drop` sweeps by label otherwise.
     clean: bool,
+    /// An object of this run's name existed already (another run has the id): teardown
+    /// removes only what this run created, not everything with its run label.
+    not_ours: bool,
     /// Members of the etcd started for nodes on `--db.backend=etcd`, and its image once
     /// started.
     etcd_members: u32,
@@ -197,6 +200,7 @@ impl DockerRuntime {
             chain_cert: None,
             endpoints: Vec::new(),
             clean: true,
+            not_ours: false,
             etcd_members: 1,
             etcd_image: None,
             services: Vec::new(),
@@ -565,7 +569,9 @@ impl Drop for DockerRuntime {
         }
         self.containers.clear();
         self.network = None;
-        cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        if !self.not_ours {
+            cleanup::remove_run_blocking(self.run_id.clone(), Duration::from_secs(30));
+        }
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.run_dir);
         }

@@ -172,10 +172,17 @@ impl KubeRuntime {
                 uid: crate::leftovers::uid(),
             },
         );
-        Api::<Namespace>::all(self.client.clone())
+        let created = Api::<Namespace>::all(self.client.clone())
             .create(&PostParams::default(), &ns)
-            .await
-            .map_err(kube_err(format!("creating namespace {}", self.namespace)))?;
+            .await;
+        if let Err(e) = created {
+            // Another run's namespace: nothing of this run is on the cluster, and
+            // teardown must not delete what is there.
+            self.clean = cleanup::already_exists(&e);
+            return Err(kube_err(format!("creating namespace {}", self.namespace))(
+                e,
+            ));
+        }
         let accounts: Api<ServiceAccount> = self.api();
         let deadline = Instant::now() + Duration::from_secs(60);
         while !matches!(accounts.get_opt("default").await, Ok(Some(_))) {

@@ -20,6 +20,19 @@ fn docker_err(what: &str) -> impl FnOnce(bollard::errors::Error) -> RuntimeError
     }
 }
 
+/// A create refused because an object of that name exists (409). Names hold the run
+/// id, so it is another run's: the run fails, and its teardown removes only what it
+/// created itself, never by the run label (which would take the other run's).
+pub(super) fn already_exists(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 409,
+            ..
+        }
+    )
+}
+
 /// Gone already is fine: someone else removed it first.
 fn not_found(e: &bollard::errors::Error) -> bool {
     matches!(
@@ -261,5 +274,21 @@ pub fn remove_run_blocking(run_id: String, limit: Duration) {
         Some(Ok(_)) => {}
         Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
         None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_on_create_means_not_ours() {
+        let error = |status_code| bollard::errors::Error::DockerResponseServerError {
+            status_code,
+            message: "Conflict. The container name is already in use".into(),
+        };
+        assert!(already_exists(&error(409)));
+        assert!(!already_exists(&error(404)));
+        assert!(!already_exists(&error(500)));
     }
 }

@@ -28,10 +28,11 @@ impl DockerRuntime {
             labels: Some(self.labels(None)),
             ..Default::default()
         };
-        self.docker
-            .create_network(request)
-            .await
-            .map_err(Self::err(format!("creating network {name}")))?;
+        let created = self.docker.create_network(request).await;
+        created.map_err(|e| {
+            self.not_ours |= cleanup::already_exists(&e);
+            Self::err(format!("creating network {name}"))(e)
+        })?;
         self.network = Some(name.clone());
         Ok(name)
     }
@@ -58,13 +59,13 @@ impl DockerRuntime {
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
-        let created = self
-            .docker
-            .create_container(Some(options), body)
-            .await
-            .map_err(Self::err(format!(
+        let created = self.docker.create_container(Some(options), body).await;
+        let created = created.map_err(|e| {
+            self.not_ours |= cleanup::already_exists(&e);
+            Self::err(format!(
                 "creating container {container_name} from image {image}"
-            )))?;
+            ))(e)
+        })?;
         self.containers.push(Started {
             name: name.to_string(),
             id: created.id.clone(),
@@ -218,7 +219,9 @@ impl DockerRuntime {
         }
         // Anything created while a cancelled start was awaiting the engine is not in
         // the list; the run label finds it.
-        if let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await {
+        if !self.not_ours
+            && let Err(e) = cleanup::remove_labelled(&self.docker, Some(&self.run_id)).await
+        {
             first_err.get_or_insert(e);
         }
         if let Some(network) = self.network.take() {

@@ -142,16 +142,14 @@ impl DockerRuntime {
         let options = bollard::query_parameters::CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
-        let created = self
-            .docker
-            .create_container(
-                Some(options),
-                body(&image, &network, self.labels(Some(NAME))),
-            )
-            .await
-            .map_err(Self::err(format!(
+        let body = body(&image, &network, self.labels(Some(NAME)));
+        let created = self.docker.create_container(Some(options), body).await;
+        let created = created.map_err(|e| {
+            self.not_ours |= super::cleanup::already_exists(&e);
+            Self::err(format!(
                 "creating container {container_name} from image {image}"
-            )))?;
+            ))(e)
+        })?;
         self.containers.push(super::Started {
             name: NAME.to_string(),
             id: created.id.clone(),

@@ -24,6 +24,12 @@ fn kube_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> RuntimeError
     }
 }
 
+/// A create refused because the object exists (409 AlreadyExists). The namespace's
+/// name holds the run id, so it is another run's: the run fails without deleting it.
+pub(super) fn already_exists(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.is_already_exists())
+}
+
 fn not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
 }
@@ -127,5 +133,24 @@ pub fn delete_blocking(context: Option<String>, namespace: String, limit: Durati
         Some(Ok(())) => {}
         Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
         None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_existing_namespace_is_not_ours() {
+        let status = |reason: &str, code| {
+            kube::Error::Api(
+                kube::core::Status::failure("exists", reason)
+                    .with_code(code)
+                    .boxed(),
+            )
+        };
+        assert!(already_exists(&status("AlreadyExists", 409)));
+        assert!(!already_exists(&status("NotFound", 404)));
+        assert!(!already_exists(&status("Conflict", 409)));
     }
 }
