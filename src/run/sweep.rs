@@ -104,7 +104,7 @@ impl Tally {
 
     /// The end of the run: a sweep's combined report printed and written, then the
     /// exit code (the run's error first, then a matrix network that did not come up,
-    /// a signal, a failed threshold).
+    /// a signal (130 for SIGINT, 143 for SIGTERM), a failed threshold).
     pub fn finish(
         mut self,
         plan: &Plan,
@@ -141,7 +141,7 @@ impl Tally {
             }
             None => Vec::new(),
         };
-        let interrupted = signals.received().is_some();
+        let interrupted = signals.received().map(Exit::for_signal);
         signals.stop();
         if let Some(e) = self.error {
             return Err(e);
@@ -162,8 +162,8 @@ impl Tally {
                 .filter_map(|o| o.as_ref()?.measured.as_ref())
                 .any(|m| !m.thresholds_passed),
         };
-        Ok(if interrupted {
-            Exit::Interrupted
+        Ok(if let Some(exit) = interrupted {
+            exit
         } else if thresholds_failed {
             Exit::ThresholdFailed
         } else {

@@ -239,8 +239,13 @@ async fn a_node_that_dies_ends_the_load_and_the_report_says_so() {
 /// Runs the long scenario with SIGINT raised at `phase`; returns the exit code and
 /// how many teardowns ran.
 async fn interrupted_at(phase: Phase, dirs: &Dirs) -> (Exit, usize) {
+    signalled_at("SIGINT", phase, dirs).await
+}
+
+/// Runs the long scenario with `signal` raised at `phase`, as [`interrupted_at`].
+async fn signalled_at(signal: &'static str, phase: Phase, dirs: &Dirs) -> (Exit, usize) {
     let signals = Signals::manual();
-    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser("SIGINT"));
+    let raise: Arc<dyn Fn() + Send + Sync> = Arc::new(signals.raiser(signal));
     let downs = Arc::new(AtomicUsize::new(0));
     let d = downs.clone();
     let runtimes = fakes(move |_| {
@@ -281,6 +286,20 @@ async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() 
     assert_eq!(report["interrupted_by"], "SIGINT");
     let ok = report["results"]["ok"].as_u64().unwrap();
     assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn sigterm_during_the_load_exits_143_with_a_partial_report() {
+    let dirs = Dirs::new();
+    let (exit, downs) =
+        signalled_at("SIGTERM", Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, Exit::Terminated);
+    assert_eq!(exit as u8, 143);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGTERM");
     assert_eq!(dirs.runs_left(), 0);
 }
 
