@@ -17,6 +17,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// No colour in the live view or in log lines (as the NO_COLOR environment
+    /// variable asks, see no-color.org).
+    #[arg(long, global = true, help_heading = "Output")]
+    pub no_color: bool,
 }
 
 #[derive(Debug, Subcommand)]

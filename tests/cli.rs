@@ -132,3 +132,26 @@ fn bitcoind_not_built_exits_3_naming_the_build_command() {
         "nothing should have been started or created"
     );
 }
+
+#[test]
+fn no_color_is_taken_by_a_run_and_by_every_command() {
+    let file = repo_file("scenarios/alice-pays-bob.yaml");
+    // A run's flags come with its scenario; a missing file shows the flag was parsed.
+    lnbench()
+        .args(["--no-color", "no-such-scenario.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read the scenario file"));
+    lnbench()
+        .arg("validate")
+        .arg(&file)
+        .arg("--no-color")
+        .env("NO_COLOR", "1")
+        .assert()
+        .success();
+    lnbench()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--no-color"));
+}
