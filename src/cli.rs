@@ -65,6 +65,15 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         run_dir: Option<PathBuf>,
     },
+    /// Print a shell completion script, e.g. `source <(lnbench-tui completions bash)`
+    /// in ~/.bashrc, or the output saved where the shell looks for completions.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `lnbench-tui man > lnbench-tui.1; man -l lnbench-tui.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
