@@ -86,6 +86,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
+    /// Write the threshold verdicts as JUnit XML to FILE, for CI systems: one test
+    /// suite per point, one test case per threshold.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub junit: Option<PathBuf>,
+
     /// Print progress lines instead of the live view, even in a terminal.
     #[arg(long, help_heading = "Output")]
     pub no_tui: bool,

@@ -83,6 +83,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         keep: args.keep,
         run_dir_parent: args.run_dir,
         metrics_listen: args.metrics_listen,
+        junit: args.junit,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -9,6 +9,7 @@ pub mod format;
 pub mod host;
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod matrix;
 pub mod network;
