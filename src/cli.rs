@@ -17,6 +17,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// No colour in the live view or in log lines (as the NO_COLOR environment
+    /// variable asks, see no-color.org).
+    #[arg(long, global = true, help_heading = "Output")]
+    pub no_color: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +65,15 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         run_dir: Option<PathBuf>,
     },
+    /// Print a shell completion script, e.g. `source <(lnbench-tui completions bash)`
+    /// in ~/.bashrc, or the output saved where the shell looks for completions.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `lnbench-tui man > lnbench-tui.1; man -l lnbench-tui.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -71,6 +85,11 @@ pub struct RunArgs {
     /// summary.md). Without a terminal (scripts, CI) the run is headless.
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub report: Option<PathBuf>,
+
+    /// Write the threshold verdicts as JUnit XML to FILE, for CI systems: one test
+    /// suite per point, one test case per threshold.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub junit: Option<PathBuf>,
 
     /// Print progress lines instead of the live view, even in a terminal.
     #[arg(long, help_heading = "Output")]

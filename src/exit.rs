@@ -12,8 +12,25 @@ pub enum Exit {
     BadInput = 2,
     /// The environment failed: a binary is missing, a node did not start, an RPC failed.
     Environment = 3,
-    /// Stopped by SIGINT / SIGTERM; the partial report is written and everything torn down.
+    /// Stopped by SIGINT (Ctrl-C); the partial report is written and everything torn down.
     Interrupted = 130,
+    /// Stopped by SIGTERM; as [`Exit::Interrupted`], with the shell's code for that
+    /// signal (128 + 15), so a supervisor can tell its own stop from an operator's Ctrl-C.
+    Terminated = 143,
+    /// Stopped by SIGHUP (the terminal or SSH session went away); handled as SIGTERM,
+    /// with that signal's code (128 + 1).
+    HungUp = 129,
+}
+
+impl Exit {
+    /// The exit code for a run stopped by the signal `name` ("SIGINT", "SIGTERM").
+    pub fn for_signal(name: &str) -> Exit {
+        match name {
+            "SIGTERM" => Exit::Terminated,
+            "SIGHUP" => Exit::HungUp,
+            _ => Exit::Interrupted,
+        }
+    }
 }
 
 impl From<Exit> for std::process::ExitCode {
@@ -51,6 +68,11 @@ mod tests {
     fn the_chain_names_every_source_in_order() {
         let e = Outer(std::io::Error::other("inner"));
         assert_eq!(error_chain(&e), "outer: inner");
-        assert_eq!(Exit::Interrupted as u8, 130);
+    }
+
+    #[test]
+    fn a_signal_exits_with_128_plus_its_number() {
+        assert_eq!(Exit::for_signal("SIGINT") as u8, 130);
+        assert_eq!(Exit::for_signal("SIGTERM") as u8, 143);
     }
 }

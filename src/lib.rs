@@ -47,7 +47,22 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             report::compare::Outcome::BadInput => Exit::BadInput,
         }),
         Some(cli::Command::Down { all, run, run_dir }) => cmd::down(all, run.as_deref(), run_dir),
+        Some(cli::Command::Completions { shell }) => {
+            printed(cmd::completions(shell, &mut std::io::stdout().lock()))
+        }
+        Some(cli::Command::Man) => printed(cmd::man(&mut std::io::stdout().lock())),
         None => cmd::run_scenario(cli.run),
+    }
+}
+
+/// A generated file written to stdout. A reader that stopped early (`| head`) is no
+/// failure of ours; any other write error is the environment's.
+fn printed(written: std::io::Result<()>) -> Result<Exit> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to stdout"))
+        }
+        _ => Ok(Exit::Ok),
     }
 }
 

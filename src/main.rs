@@ -4,8 +4,11 @@ use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    install_log();
     let cli = lnbench_tui::cli::Cli::parse();
+    if cli.no_color {
+        lnbench_tui::tui::theme::disable_color();
+    }
+    install_log();
     match lnbench_tui::run(cli) {
         Ok(code) => code.into(),
         Err(err) => {
@@ -26,6 +29,6 @@ fn install_log() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| lnbench_tui::tui::terminal::LogWriter)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(std::io::stderr().is_terminal() && lnbench_tui::tui::theme::color_wanted())
         .init();
 }

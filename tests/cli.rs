@@ -199,3 +199,77 @@ fn an_unwritable_report_directory_exits_2_before_anything_starts() {
         .code(2)
         .stderr(predicate::str::contains("--out "));
 }
+
+#[test]
+fn no_color_is_taken_by_a_run_and_by_every_command() {
+    let file = repo_file("scenarios/alice-pays-bob.yaml");
+    // A run's flags come with its scenario; a missing file shows the flag was parsed.
+    lnbench()
+        .args(["--no-color", "no-such-scenario.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read the scenario file"));
+    lnbench()
+        .arg("validate")
+        .arg(&file)
+        .arg("--no-color")
+        .env("NO_COLOR", "1")
+        .assert()
+        .success();
+    lnbench()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--no-color"));
+}
+
+/// Bash loads the completion script and registers it for the program.
+#[test]
+fn the_bash_completion_loads() {
+    let script = format!(
+        "source <('{}' completions bash) && complete -p lnbench-tui",
+        common::lnbench().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "-c", &script])
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("-F _lnbench__tui lnbench-tui"), "{stdout}");
+}
+
+/// The man page renders with `man -l` where man is installed; elsewhere its roff is
+/// checked for the title and the flags.
+#[test]
+fn the_man_page_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("lnbench-tui.1");
+    let out = lnbench().arg("man").assert().success();
+    std::fs::write(&page, &out.get_output().stdout).unwrap();
+    let roff = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(roff.contains(".TH lnbench-tui 1"), "{roff}");
+    let Ok(rendered) = std::process::Command::new("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+    else {
+        assert!(roff.contains("\\-\\-no\\-color"), "{roff}");
+        return;
+    };
+    let text = String::from_utf8_lossy(&rendered.stdout);
+    assert!(
+        rendered.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    for wanted in ["SYNOPSIS", "--no-color", "--report", "EXIT STATUS", "143"] {
+        assert!(text.contains(wanted), "{wanted} missing:\n{text}");
+    }
+}

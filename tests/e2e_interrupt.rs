@@ -65,12 +65,16 @@ impl Run {
         }
     }
 
-    /// Sends `signal`, waits for the exit, and checks it was clean: exit code 130 and
-    /// no process of the run left.
+    /// Sends `signal`, waits for the exit, and checks it was clean: exit code 128 + the
+    /// signal's number (130 for SIGINT, 143 for SIGTERM) and no process of the run left.
     fn interrupt(&mut self, signal: Signal) {
         kill(Pid::from_raw(self.child.id() as i32), signal).expect("send signal");
         let (status, log) = self.wait_exit(Duration::from_secs(90));
-        assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
+        assert_eq!(
+            status.code(),
+            Some(128 + signal as i32),
+            "exit status {status:?}\n{log}"
+        );
         let left = processes_mentioning(&self.run_dir);
         assert!(
             left.is_empty(),

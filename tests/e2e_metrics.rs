@@ -148,7 +148,7 @@ fn metrics_endpoint_follows_a_real_lnd_run() {
     // Gauges: TPS and concurrency during the load, the phase, node resources.
     let any = |f: &dyn Fn(&Scrape) -> bool| scrapes.iter().any(f);
     assert!(
-        any(&|s| s.value("lnbench_tps", &[]).unwrap_or(0.0) > 0.0),
+        any(&|s| s.value("lnbench_payments_per_second", &[]).unwrap_or(0.0) > 0.0),
         "TPS never above 0"
     );
     assert!(any(&|s| s.value("lnbench_concurrency", &[]) == Some(4.0)));

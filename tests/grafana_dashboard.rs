@@ -2,6 +2,8 @@
 //! that `--metrics-listen` serves: every `lnbench_*` name in its queries is a series
 //! (or a histogram's bucket series) of the exporter.
 
+mod common;
+
 use lnbench_tui::metrics::export::Exporter;
 
 #[test]
@@ -24,6 +26,7 @@ fn the_dashboard_queries_only_served_metrics() {
         data_dir_bytes: Some(1),
     }]);
     let served = x.render();
+    served_names_follow_the_conventions(&served);
     let mut exprs = Vec::new();
     for panel in dash["panels"].as_array().expect("panels") {
         for target in panel["targets"].as_array().expect("targets") {
@@ -53,4 +56,26 @@ fn the_dashboard_queries_only_served_metrics() {
         }
     }
     assert!(names >= exprs.len());
+}
+
+/// A strict OpenMetrics parse; each `# UNIT` is the name's suffix (OpenMetrics asks it),
+/// no name says `percent` or a bare `tps`, and the build is said.
+fn served_names_follow_the_conventions(served: &str) {
+    let scrape = common::openmetrics::parse(served);
+    let mut units = 0;
+    for line in served.lines() {
+        if let Some(unit) = line.strip_prefix("# UNIT ") {
+            let (name, unit) = unit.split_once(' ').expect("# UNIT name unit");
+            assert!(name.ends_with(&format!("_{unit}")), "{line}");
+            units += 1;
+        }
+    }
+    assert!(units >= 4, "latency, cpu, memory, data dir:\n{served}");
+    for name in scrape.types.keys() {
+        assert!(
+            !name.contains("percent") && !name.ends_with("_tps"),
+            "{name}"
+        );
+    }
+    assert_eq!(scrape.value("lnbench_build_info", &[]), Some(1.0));
 }

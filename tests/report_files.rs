@@ -449,6 +449,7 @@ fn write_all_writes_every_file_of_the_report() {
         names,
         [
             "report.json",
+            "series.csv",
             "report.html",
             "tps-over-time.svg",
             "tps-vs-payments.svg",
@@ -473,6 +474,39 @@ fn write_all_writes_every_file_of_the_report() {
         serde_json::from_str(&std::fs::read_to_string(&paths[0]).unwrap()).unwrap();
     assert_eq!(json["thresholds"][1]["name"], "min_tps");
     assert_eq!(json["thresholds"][1]["passed"], false);
+    series_csv_matches_the_report(&json, &std::fs::read_to_string(&paths[1]).unwrap());
+}
+
+/// series.csv: report.json's series, a row per point, the columns named as there.
+fn series_csv_matches_the_report(json: &serde_json::Value, csv: &str) {
+    let series = json["results"]["series"].as_array().unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        header,
+        [
+            "at_s", "active_s", "tps", "ok", "failed", "p50_us", "p90_us", "p99_us", "max_us",
+            "warm_up"
+        ]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), series.len());
+    assert_eq!(rows.len(), 45);
+    for (row, point) in rows.iter().zip(series) {
+        assert_eq!(row.len(), header.len());
+        for (column, cell) in header.iter().zip(row) {
+            match &point[*column] {
+                serde_json::Value::Number(n) => {
+                    let v: f64 = cell.parse().unwrap();
+                    assert!(
+                        (v - n.as_f64().unwrap()).abs() < 1e-3,
+                        "{column}: {cell} vs {n}"
+                    );
+                }
+                other => assert_eq!(other.to_string(), *cell, "{column}"),
+            }
+        }
+    }
 }
 
 #[test]

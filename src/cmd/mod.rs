@@ -1,11 +1,14 @@
-//! The commands besides `compare`: check scenario files, run one, remove what runs left.
+//! The commands besides `compare`: check scenario files, run one, remove what runs left,
+//! print shell completions or the man page.
 
 use crate::exit::{Exit, UsageError};
 use crate::{run, scenario};
 use anyhow::{Context, Result};
 
 mod down;
+mod generate;
 pub(crate) use down::down;
+pub(crate) use generate::{completions, man};
 
 /// Checks every file and prints each one's verdict; bad input if any is wrong.
 pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
@@ -80,6 +83,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         keep: args.keep,
         run_dir_parent: args.run_dir,
         metrics_listen: args.metrics_listen,
+        junit: args.junit,
     };
     // Before anything starts: a report directory found unwritable only after an
     // hour's load would lose the hour.

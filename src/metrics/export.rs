@@ -6,6 +6,8 @@
 //! the number of counted successful payments, as in the report. Gauges (TPS, load
 //! setting, run phase, node resources) follow the snapshots and resource readings the
 //! live view reads. Every series carries the scenario's name as the `scenario` label.
+//! Names follow Prometheus' conventions: the unit last (`_seconds`, `_bytes`, `_ratio`,
+//! `_per_second`), with a `# UNIT` line for base units, and `lnbench_build_info`.
 //! `server.rs` serves the text over plain HTTP.
 
 mod server;
@@ -18,7 +20,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Registry, Unit};
 use std::borrow::Cow;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -63,6 +65,7 @@ struct Inner {
     node_cpu: Family<Labels1, FloatGauge>,
     node_mem: Family<Labels1, Gauge>,
     node_data_dir: Family<Labels1, Gauge>,
+    build_info: Family<Labels1, Gauge>,
     current_phase: Mutex<&'static str>,
     /// Held while a batch is counted and while the text is rendered, so a scrape never
     /// sees the histogram and the counters of half a batch.
@@ -95,6 +98,7 @@ impl Exporter {
             node_cpu: Family::default(),
             node_mem: Family::default(),
             node_data_dir: Family::default(),
+            build_info: Family::default(),
             current_phase: Mutex::new("setup"),
             batch: Mutex::new(()),
             registry: Registry::default(),
@@ -109,18 +113,20 @@ impl Exporter {
             "Warm-up payments (made, not counted in the results)",
             inner.warm_up.clone(),
         );
-        registry.register(
-            "payment_latency_seconds",
+        registry.register_with_unit(
+            "payment_latency",
             "Latency of counted successful payments (open loop: from the intended start)",
+            Unit::Seconds,
             inner.latency.clone(),
         );
+        // Payments per second is no OpenMetrics base unit: in the name, no UNIT line.
         registry.register(
-            "tps",
+            "payments_per_second",
             "Successful payments per second over the last interval (about 1 s)",
             inner.tps.clone(),
         );
         registry.register(
-            "tps_avg",
+            "average_payments_per_second",
             "Successful payments per second over the counted load so far",
             inner.tps_avg.clone(),
         );
@@ -130,7 +136,7 @@ impl Exporter {
             inner.concurrency.clone(),
         );
         registry.register(
-            "rate",
+            "scheduled_payments_per_second",
             "Open loop: payments per second scheduled now (0 in a closed-loop run)",
             inner.rate.clone(),
         );
@@ -150,21 +156,35 @@ impl Exporter {
              (runtime: external)",
             inner.resources_measured.clone(),
         );
-        registry.register(
-            "node_cpu_percent",
-            "CPU use of a node (or the chain) since the previous reading, percent of one core",
+        registry.register_with_unit(
+            "node_cpu",
+            "CPU use of a node (or the chain) since the previous reading, in cores \
+             (1 is one core busy all the time; above 1 on several)",
+            // Unit::Ratios would write `_ratios`; the convention is `_ratio`.
+            Unit::Other("ratio".into()),
             inner.node_cpu.clone(),
         );
-        registry.register(
-            "node_memory_bytes",
+        registry.register_with_unit(
+            "node_memory",
             "Memory in use by a node (or the chain), without page cache",
+            Unit::Bytes,
             inner.node_mem.clone(),
         );
-        registry.register(
-            "node_data_dir_bytes",
+        registry.register_with_unit(
+            "node_data_dir",
             "Size of a node's (or the chain's) data directory",
+            Unit::Bytes,
             inner.node_data_dir.clone(),
         );
+        registry.register(
+            "build_info",
+            "Always 1; the version of lnbench-tui serving the metrics as a label",
+            inner.build_info.clone(),
+        );
+        inner
+            .build_info
+            .get_or_create(&[("version", env!("CARGO_PKG_VERSION").into())])
+            .set(1);
         let exporter = Exporter {
             inner: Arc::new(Inner { registry, ..inner }),
         };
@@ -262,7 +282,7 @@ impl Exporter {
         for r in readings {
             let labels = [("node", r.name.clone())];
             if let Some(cpu) = r.cpu_pct {
-                i.node_cpu.get_or_create(&labels).set(cpu);
+                i.node_cpu.get_or_create(&labels).set(cpu / 100.0);
             }
             if let Some(mem) = r.mem_bytes {
                 i.node_mem.get_or_create(&labels).set(clamp(mem));
@@ -316,6 +336,10 @@ mod tests {
         x.record_batch(&[1_000, 250_000, 3_000_000], &failures, 4);
         let text = x.render();
         assert!(text.ends_with("# EOF\n"), "{text}");
+        let build = format!(
+            "lnbench_build_info{{scenario=\"demo\",version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        );
         for line in [
             "lnbench_payments_total{scenario=\"demo\",outcome=\"succeeded\",reason=\"\"} 3",
             "lnbench_payments_total{scenario=\"demo\",outcome=\"failed\",reason=\"no_route\"} 2",
@@ -325,6 +349,8 @@ mod tests {
             "lnbench_run_phase{scenario=\"demo\",phase=\"hold\"} 0",
             "lnbench_run_info{scenario=\"demo\",runtime=\"docker\"} 1",
             "lnbench_resources_measured{scenario=\"demo\"} 1",
+            &build,
+            "# UNIT lnbench_payment_latency_seconds seconds",
         ] {
             assert!(text.lines().any(|l| l == line), "no {line:?} in:\n{text}");
         }
@@ -352,11 +378,13 @@ mod tests {
         }]);
         let text = x.render();
         for line in [
-            "lnbench_tps{scenario=\"demo\"} 12.5",
-            "lnbench_rate{scenario=\"demo\"} 20.0",
+            "lnbench_payments_per_second{scenario=\"demo\"} 12.5",
+            "lnbench_scheduled_payments_per_second{scenario=\"demo\"} 20.0",
             "lnbench_run_phase{scenario=\"demo\",phase=\"hold\"} 1",
             "lnbench_run_phase{scenario=\"demo\",phase=\"setup\"} 0",
-            "lnbench_node_cpu_percent{scenario=\"demo\",node=\"alice\"} 37.5",
+            "lnbench_node_cpu_ratio{scenario=\"demo\",node=\"alice\"} 0.375",
+            "# UNIT lnbench_node_cpu_ratio ratio",
+            "# UNIT lnbench_node_memory_bytes bytes",
             "lnbench_node_memory_bytes{scenario=\"demo\",node=\"alice\"} 1048576",
             "lnbench_node_data_dir_bytes{scenario=\"demo\",node=\"alice\"} 4096",
         ] {

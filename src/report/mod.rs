@@ -4,11 +4,13 @@
 
 pub mod charts;
 pub mod compare;
+pub mod csv;
 pub mod faults;
 pub mod format;
 pub mod host;
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod matrix;
 pub mod network;
@@ -39,7 +41,7 @@ pub use thresholds::ThresholdResult;
 /// report.html, one `.svg` per chart and summary.md. Returns the paths written,
 /// report.json first.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut paths = vec![json::write(report, dir)?];
+    let mut paths = vec![json::write(report, dir)?, csv::write(report, dir)?];
     let mut charts = charts::render_all(&report.results)?;
     charts.extend(resources_charts::render_all(report)?);
     paths.push(html::write_with_charts(report, &charts, dir)?);

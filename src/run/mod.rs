@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub tui: bool,
     /// `--metrics-listen`: serve Prometheus / OpenMetrics here during the run.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--junit FILE`: the threshold verdicts as JUnit XML, written at the end.
+    pub junit: Option<PathBuf>,
 }
 
 /// Runs `scenario` to the end and returns the exit code.

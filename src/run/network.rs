@@ -322,6 +322,7 @@ mod tests {
             run_dir_parent: Some(parent.to_path_buf()),
             tui: false,
             metrics_listen: None,
+            junit: None,
         }
     }
 

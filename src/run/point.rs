@@ -42,6 +42,8 @@ pub(crate) struct Measured {
     /// False when cut short (signal, error, a node died).
     pub complete: bool,
     pub thresholds_passed: bool,
+    /// Each threshold's verdict (for `--junit`).
+    pub thresholds: Vec<report::ThresholdResult>,
     /// The error that ended the load early (a node died, an RPC failed), or the
     /// report that could not be written.
     pub load_err: Option<anyhow::Error>,
@@ -145,7 +147,7 @@ pub(super) async fn measure(
         add_resources(&mut report, &resources);
         report.network = (network_load.as_ref())
             .map(|(_, a)| report::network::build(scenario, a, &summary, &point.log.steps));
-        report.thresholds = thresholds;
+        report.thresholds = thresholds.clone();
         if let Err(e) = write_report(report, after, (&point, dir), session.as_deref(), out) {
             load_err.get_or_insert(e);
         }
@@ -164,6 +166,7 @@ pub(super) async fn measure(
         summary,
         complete,
         thresholds_passed,
+        thresholds,
         load_err,
         cpu_pct_avg,
         nodes,

@@ -116,7 +116,7 @@ async fn watch_signals(
         "\nsecond signal ({again}): exiting now without waiting for teardown; local nodes \
          stop with the tool, and `lnbench-tui down` removes any container left"
     );
-    std::process::exit(130);
+    std::process::exit(crate::exit::Exit::for_signal(again) as i32);
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ impl Tally {
 
     /// The end of the run: a sweep's combined report printed and written, then the
     /// exit code (the run's error first, then a matrix network that did not come up,
-    /// a signal, a failed threshold).
+    /// a signal (130 for SIGINT, 143 for SIGTERM), a failed threshold).
     pub fn finish(
         mut self,
         plan: &Plan,
@@ -141,7 +141,12 @@ impl Tally {
             }
             None => Vec::new(),
         };
-        let interrupted = signals.received().is_some();
+        if let Some(path) = &opts.junit
+            && let Err(e) = self.write_junit(plan, &spread, path, started_at)
+        {
+            self.error.get_or_insert(e);
+        }
+        let interrupted = signals.received().map(Exit::for_signal);
         signals.stop();
         if let Some(e) = self.error {
             return Err(e);
@@ -154,22 +159,80 @@ impl Tally {
             );
         }
         // Each repeat judged, or (repeat: { thresholds: median }) the median of each point.
-        let thresholds_failed = match scenario.repeat.judge {
-            crate::scenario::Judge::Median if scenario.repeat.count > 1 => {
-                spread.iter().any(|s| s.thresholds_passed == Some(false))
-            }
-            _ => (self.outcomes.iter())
+        let thresholds_failed = if judged_on_median(scenario) {
+            spread.iter().any(|s| s.thresholds_passed == Some(false))
+        } else {
+            (self.outcomes.iter())
                 .filter_map(|o| o.as_ref()?.measured.as_ref())
-                .any(|m| !m.thresholds_passed),
+                .any(|m| !m.thresholds_passed)
         };
-        Ok(if interrupted {
-            Exit::Interrupted
+        Ok(if let Some(exit) = interrupted {
+            exit
         } else if thresholds_failed {
             Exit::ThresholdFailed
         } else {
             Exit::Ok
         })
     }
+}
+
+impl Tally {
+    /// `--junit FILE`: a test suite per measured point with its verdicts, or, when
+    /// the medians of repeats are judged, per point with the medians' verdicts.
+    fn write_junit(
+        &self,
+        plan: &Plan,
+        spread: &[report::spread::Spread],
+        path: &std::path::Path,
+        started_at: SystemTime,
+    ) -> Result<()> {
+        let scenario = &plan.scenario;
+        let timestamp = humantime::format_rfc3339_seconds(started_at).to_string();
+        let suite_name = |label: Option<&str>| match label {
+            Some(label) => format!("{}/{label}", scenario.name),
+            None => scenario.name.clone(),
+        };
+        let suites: Vec<report::junit::Suite> = if judged_on_median(scenario) {
+            (spread.iter())
+                .map(|s| report::junit::Suite {
+                    name: suite_name(Some(&format!("{} (median)", s.group))),
+                    timestamp: timestamp.clone(),
+                    time_s: 0.0,
+                    results: report::thresholds::evaluate_on_median(
+                        &scenario.thresholds,
+                        &s.repeats,
+                    ),
+                })
+                .collect()
+        } else {
+            (self.outcomes.iter().enumerate())
+                .filter_map(|(i, o)| Some((i, o.as_ref()?.measured.as_ref()?)))
+                .map(|(i, m)| report::junit::Suite {
+                    name: suite_name(plan.label(i)),
+                    timestamp: timestamp.clone(),
+                    time_s: m.summary.elapsed_s,
+                    results: m.thresholds.clone(),
+                })
+                .collect()
+        };
+        let (dir, name) = split_path(path)?;
+        crate::files::write_file(dir, name, &report::junit::render(&suites))?;
+        eprintln!("junit: {}", path.display());
+        Ok(())
+    }
+}
+
+/// True when `repeat: { thresholds: median }` judges the medians of the repeats.
+fn judged_on_median(scenario: &Scenario) -> bool {
+    scenario.repeat.judge == crate::scenario::Judge::Median && scenario.repeat.count > 1
+}
+
+/// The directory and file name of `path`, as the atomic writer takes them.
+fn split_path(path: &std::path::Path) -> Result<(&std::path::Path, &str)> {
+    let name = (path.file_name().and_then(|n| n.to_str()))
+        .ok_or_else(|| anyhow::anyhow!("--junit {}: not a file name", path.display()))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    Ok((dir.unwrap_or(std::path::Path::new(".")), name))
 }
 
 /// The combined report of the points run so far; the rest are listed as not run.

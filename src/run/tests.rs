@@ -299,13 +299,27 @@ async fn sighup_during_the_load_is_handled_like_sigterm() {
     let dirs = Dirs::new();
     let (exit, downs) =
         interrupted_by("SIGHUP", Phase::Load(Duration::from_millis(100)), &dirs).await;
-    assert_eq!(exit, Exit::Interrupted);
+    assert_eq!(exit, Exit::HungUp);
     assert_eq!(downs, 1);
     let report = dirs.report("");
     assert_eq!(report["complete"], false);
     assert_eq!(report["interrupted_by"], "SIGHUP");
     let ok = report["results"]["ok"].as_u64().unwrap();
     assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn sigterm_during_the_load_exits_143_with_a_partial_report() {
+    let dirs = Dirs::new();
+    let (exit, downs) =
+        interrupted_by("SIGTERM", Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, Exit::Terminated);
+    assert_eq!(exit as u8, 143);
+    assert_eq!(downs, 1);
+    let report = dirs.report("");
+    assert_eq!(report["complete"], false);
+    assert_eq!(report["interrupted_by"], "SIGTERM");
     assert_eq!(dirs.runs_left(), 0);
 }
 
@@ -398,4 +412,109 @@ async fn a_report_directory_that_fails_after_the_load_does_not_lose_the_results(
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(report["results"]["ok"], 400);
     assert!(kept[0].join(crate::metrics::hlog::FILE_NAME).exists());
+}
+
+/// One element of a JUnit file: its name, attributes and the names of its children.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    attrs: std::collections::HashMap<String, String>,
+    children: Vec<Element>,
+}
+
+/// The element tree of an XML text (quick-xml's events, folded).
+fn parse_xml(text: &str) -> Element {
+    use quick_xml::events::{BytesStart, Event};
+    let element = |e: &BytesStart| Element {
+        name: String::from_utf8(e.name().as_ref().to_vec()).unwrap(),
+        attrs: (e.attributes().map(Result::unwrap))
+            .map(|a| {
+                let key = String::from_utf8(a.key.as_ref().to_vec()).unwrap();
+                (
+                    key,
+                    a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .unwrap()
+                        .into_owned(),
+                )
+            })
+            .collect(),
+        children: Vec::new(),
+    };
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack = vec![Element::default()];
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) => stack.push(element(&e)),
+            Event::Empty(e) => stack.last_mut().unwrap().children.push(element(&e)),
+            Event::End(_) => {
+                let done = stack.pop().unwrap();
+                stack.last_mut().unwrap().children.push(done);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(stack.len(), 1, "unclosed elements");
+    stack.pop().unwrap().children.pop().expect("a root element")
+}
+
+#[tokio::test]
+async fn junit_has_a_suite_per_point_and_a_case_per_threshold() {
+    let mut dirs = Dirs::new();
+    let junit = dirs.opts.report_dir.clone().unwrap().join("ci/junit.xml");
+    dirs.opts.junit = Some(junit.clone());
+    let runtimes = fakes(|_| Ok(quick()));
+    let s = scenario(
+        "thresholds:\n  p99_latency: 10s\n  min_tps: 1000000000\n\
+         sweep:\n  concurrency: [1, 2]\n",
+    );
+    let exit = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::ThresholdFailed);
+    let root = parse_xml(&std::fs::read_to_string(&junit).unwrap());
+    assert_eq!(root.name, "testsuites");
+    assert_eq!(
+        (
+            root.attrs["tests"].as_str(),
+            root.attrs["failures"].as_str()
+        ),
+        ("4", "2")
+    );
+    let labels: Vec<_> = root
+        .children
+        .iter()
+        .map(|s| s.attrs["name"].as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["fake-pair/concurrency=1", "fake-pair/concurrency=2"]
+    );
+    for suite in &root.children {
+        assert_eq!(suite.name, "testsuite");
+        assert_eq!(
+            (
+                suite.attrs["tests"].as_str(),
+                suite.attrs["failures"].as_str()
+            ),
+            ("2", "1")
+        );
+        let cases: Vec<_> = suite
+            .children
+            .iter()
+            .map(|c| c.attrs["name"].as_str())
+            .collect();
+        assert_eq!(cases, ["p99_latency", "min_tps"]);
+        for case in &suite.children {
+            assert_eq!(case.name, "testcase");
+            assert_eq!(case.attrs["classname"], suite.attrs["name"]);
+        }
+        assert!(suite.children[0].children.is_empty(), "p99 passed");
+        let failure = &suite.children[1].children[0];
+        assert_eq!(failure.name, "failure");
+        assert!(
+            failure.attrs["message"].starts_with("min_tps: "),
+            "{failure:?}"
+        );
+    }
 }

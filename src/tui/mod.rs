@@ -11,7 +11,7 @@ pub mod action;
 pub mod app;
 pub mod session;
 pub mod terminal;
-mod theme;
+pub mod theme;
 pub mod widgets;
 
 pub use theme::Theme;

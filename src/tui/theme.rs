@@ -1,7 +1,33 @@
 //! Colours, or none: <https://no-color.org> asks for no colour when `NO_COLOR` is
-//! set to anything but the empty string. Bold and reverse stay, they are not colour.
+//! set to anything but the empty string, and `--no-color` asks the same on the command
+//! line. Bold and reverse stay, they are not colour.
 
 use ratatui::style::{Color, Modifier, Style};
+use std::ffi::OsStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `--no-color`. Process-wide because the choice is the user's for the whole
+/// invocation (live view and log lines alike), and the environment cannot be changed
+/// safely once threads run.
+static COLOR_OFF: AtomicBool = AtomicBool::new(false);
+
+/// `--no-color`: no colour anywhere from now on, whatever `NO_COLOR` says.
+pub fn disable_color() {
+    COLOR_OFF.store(true, Ordering::Relaxed);
+}
+
+/// Whether output may be coloured: not after `--no-color`, nor under `NO_COLOR`.
+pub fn color_wanted() -> bool {
+    wants_color(
+        COLOR_OFF.load(Ordering::Relaxed),
+        std::env::var_os("NO_COLOR").as_deref(),
+    )
+}
+
+/// The rule of [`color_wanted`] on its inputs: the flag, and `NO_COLOR`'s value.
+fn wants_color(flag_off: bool, no_color: Option<&OsStr>) -> bool {
+    !flag_off && no_color.is_none_or(OsStr::is_empty)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theme {
@@ -17,10 +43,12 @@ pub struct Theme {
 }
 
 impl Theme {
+    /// The theme `--no-color` and `NO_COLOR` ask for.
     pub fn from_env() -> Self {
-        match std::env::var_os("NO_COLOR") {
-            Some(v) if !v.is_empty() => Theme::plain(),
-            _ => Theme::colored(),
+        if color_wanted() {
+            Theme::colored()
+        } else {
+            Theme::plain()
         }
     }
 
@@ -67,5 +95,16 @@ mod tests {
             assert_eq!((s.fg, s.bg), (None, None), "{s:?}");
         }
         assert_ne!(Theme::colored().ok.fg, None);
+    }
+
+    #[test]
+    fn the_flag_or_a_non_empty_no_color_turns_colour_off() {
+        let set = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert!(wants_color(false, None));
+        assert!(wants_color(false, empty), "an empty NO_COLOR asks nothing");
+        assert!(!wants_color(false, set));
+        assert!(!wants_color(true, None));
+        assert!(!wants_color(true, empty));
     }
 }
