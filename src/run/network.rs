@@ -56,7 +56,12 @@ pub(super) async fn run(
     if !plan.is_sweep() {
         crate::lines::errln!("run {run_id}: {} ({} nodes)", first.name, first.nodes.len());
     }
-    let mut runtime = chosen.create(&run_id, &plan.scenario.name, &run_dir, ctx.opts.keep);
+    let mut runtime = chosen.create(&crate::runtime::Place {
+        run_id: &run_id,
+        scenario: &plan.scenario.name,
+        run_dir: &run_dir,
+        keep: ctx.opts.keep,
+    });
     let mut facts = RunFacts::on(runtime.as_ref());
     crate::lines::errln!("runtime: {}", facts.runtime);
     tally.runtime.get_or_insert_with(|| facts.runtime.clone());

@@ -55,7 +55,7 @@ impl Choose for Fakes {
     async fn choose(&self, scenario: &Scenario) -> Result<Chosen> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let script = (self.script)(scenario)?;
-        Ok(Chosen::Made(Box::new(move |dir: &Path| {
+        Ok(Chosen::made(Box::new(move |dir: &Path| {
             Box::new(FakeRuntime::new(script, dir)) as Box<dyn crate::runtime::Runtime>
         })))
     }

@@ -14,6 +14,7 @@ mod creds;
 pub mod etcd;
 pub(crate) mod images;
 pub mod postgres;
+mod prepare;
 mod probe;
 mod spec;
 pub mod stats;
@@ -45,6 +46,13 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     links_and_faults: Support::NotYet,
     starts_nodes: true,
 };
+
+pub(super) const REGISTRATION: super::Registration = super::Registration {
+    capabilities: &CAPABILITIES,
+    prepare: prepare::prepare,
+    preflight: super::registry::no_preflight,
+};
+pub(super) use prepare::prepare_for;
 
 pub const LABEL_RUN: &str = "lnbench.run";
 pub const LABEL_SCENARIO: &str = "lnbench.scenario";

@@ -16,6 +16,29 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     starts_nodes: false,
 };
 
+pub(super) const REGISTRATION: super::Registration = super::Registration {
+    capabilities: &CAPABILITIES,
+    prepare,
+    preflight: super::registry::no_preflight,
+};
+
+/// Nothing to check before the run: the nodes are reached where they run.
+struct Ready;
+
+impl super::Prepared for Ready {
+    fn create(self: Box<Self>, at: &super::Place<'_>) -> Box<dyn super::Runtime> {
+        Box::new(ExternalRuntime::new(at.run_dir.to_path_buf(), at.keep))
+    }
+}
+
+fn prepare(
+    _: &crate::scenario::Scenario,
+) -> futures::future::BoxFuture<'_, anyhow::Result<Box<dyn super::Prepared>>> {
+    Box::pin(std::future::ready(Ok(
+        Box::new(Ready) as Box<dyn super::Prepared>
+    )))
+}
+
 /// A runtime for nodes the tool did not start. It owns only the run directory
 /// (the latency interval log goes there), removed by `down` unless kept.
 #[derive(Debug)]

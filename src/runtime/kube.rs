@@ -50,6 +50,12 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     starts_nodes: true,
 };
 
+pub(super) const REGISTRATION: super::Registration = super::Registration {
+    capabilities: &CAPABILITIES,
+    prepare: cluster::prepare,
+    preflight: super::registry::no_preflight,
+};
+
 /// Pods are scheduled and their containers created before the daemons start: more
 /// than the docker runtime's waits.
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(120);

@@ -37,6 +37,13 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     links_and_faults: Support::Runs,
     starts_nodes: true,
 };
+
+pub(super) const REGISTRATION: super::Registration = super::Registration {
+    capabilities: &CAPABILITIES,
+    prepare: binaries::prepare,
+    preflight: binaries::preflight,
+};
+pub(super) use binaries::prepare_for;
 /// How long the chain backend may take until its RPC serves (generous: it only delays
 /// a chain that never serves, and a loaded machine is slow).
 const CHAIN_READY_TIMEOUT: Duration = Duration::from_secs(60);

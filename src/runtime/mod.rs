@@ -4,39 +4,23 @@
 //! (`crate::chain::driver`, `crate::node::driver`), so one scenario gives the same
 //! flags wherever it runs; only directories and addresses differ.
 
+mod auto;
 pub mod docker;
 pub mod external;
 pub mod fake;
 pub mod kube;
 pub mod local;
+mod registry;
 pub mod shared;
 
-use crate::scenario::{Capabilities, ChainSpec, NodeSpec, RuntimeKind, Support};
+use crate::scenario::{ChainSpec, NodeSpec};
 use async_trait::async_trait;
 use std::path::PathBuf;
 
 pub use crate::chain::ChainEndpoint;
 pub use crate::node::NodeEndpoint;
 
-/// `runtime: auto` takes a runtime that runs what the scenario asks for (local when
-/// it has links or faults), so it can do whatever one of them does.
-const AUTO: Capabilities = Capabilities {
-    name: "auto",
-    links_and_faults: Support::Runs,
-    starts_nodes: true,
-};
-
-/// What each runtime declares it can run, which scenario validation asks: the one
-/// registration line per runtime.
-pub fn capabilities(kind: RuntimeKind) -> &'static Capabilities {
-    match kind {
-        RuntimeKind::Auto => &AUTO,
-        RuntimeKind::Local => &local::CAPABILITIES,
-        RuntimeKind::Docker => &docker::CAPABILITIES,
-        RuntimeKind::Kubernetes => &kube::CAPABILITIES,
-        RuntimeKind::External => &external::CAPABILITIES,
-    }
-}
+pub use registry::{Place, Prepared, Registration, capabilities, registration};
 
 /// How long a node being restarted may take to stop before it is killed: longer than
 /// teardown's deadline, as the stop time is what a restart measures (LND can take tens

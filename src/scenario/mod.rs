@@ -106,7 +106,9 @@ pub(crate) fn parse_with_repeat(
 pub const ETCD_MEMBER_COUNTS: &[u32] = &[1, 3, 5];
 
 /// Where a scenario runs its nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// The file names it (`runtime: docker`); the runtimes register under it
+/// (`runtime::registration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuntimeKind {
     /// Docker when an engine answers (and no `binary:` is set), else local.

@@ -15,7 +15,7 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
-    pub runtime: Option<RawRuntime>,
+    pub runtime: Option<super::RuntimeKind>,
     #[serde(default)]
     pub pull: Option<RawPull>,
     #[serde(default)]
@@ -137,16 +137,6 @@ impl<'de> Deserialize<'de> for RawRestart {
 
         deserializer.deserialize_any(RestartVisitor)
     }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(super) enum RawRuntime {
-    Auto,
-    Docker,
-    Local,
-    External,
-    Kubernetes,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -2,7 +2,7 @@
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
 use super::error::{Position, ScenarioError, excerpt};
-use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawRuntime, RawScenario};
+use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
 use nodes::{check_chain, check_databases, check_image, check_keysend, expand_nodes};
@@ -83,13 +83,7 @@ pub(super) fn validate(
 ) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { path, source };
     let name = scenario_name(&ctx, &raw.name)?;
-    let runtime = match raw.runtime.unwrap_or(RawRuntime::Auto) {
-        RawRuntime::Auto => RuntimeKind::Auto,
-        RawRuntime::Docker => RuntimeKind::Docker,
-        RawRuntime::Local => RuntimeKind::Local,
-        RawRuntime::External => RuntimeKind::External,
-        RawRuntime::Kubernetes => RuntimeKind::Kubernetes,
-    };
+    let runtime = raw.runtime.unwrap_or(RuntimeKind::Auto);
     let caps = runtimes(runtime);
     if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;

@@ -138,3 +138,25 @@ pub async fn preflight(scenario: &Scenario) -> Result<Prepared, RuntimeError> {
         settings,
     })
 }
+
+impl crate::runtime::Prepared for Prepared {
+    fn create(self: Box<Self>, at: &crate::runtime::Place<'_>) -> Box<dyn crate::runtime::Runtime> {
+        Box::new(super::KubeRuntime::new(
+            *self,
+            at.run_id,
+            at.scenario,
+            at.run_dir.to_path_buf(),
+            at.keep,
+        ))
+    }
+}
+
+/// Checks the cluster and the images ([`preflight`]).
+pub(super) fn prepare(
+    scenario: &Scenario,
+) -> futures::future::BoxFuture<'_, anyhow::Result<Box<dyn crate::runtime::Prepared>>> {
+    Box::pin(async move {
+        let prepared = preflight(scenario).await?;
+        Ok(Box::new(prepared) as Box<dyn crate::runtime::Prepared>)
+    })
+}

@@ -189,6 +189,45 @@ async fn stated_version(binary: &Path) -> String {
     }
 }
 
+/// Finds every binary before anything starts, so a missing one fails at once instead
+/// of after the chain is up.
+pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<()> {
+    let chain = crate::chain::driver(scenario.chain.kind);
+    find_binary(
+        scenario.chain.binary.as_deref(),
+        chain.binary(),
+        &format!("the chain backend ({})", chain.binary()),
+        chain.build_hint(),
+    )?;
+    for node in &scenario.nodes {
+        find_node_binary(node)?;
+        super::postgres::reachable_by(node)?;
+    }
+    Ok(())
+}
+
+/// The local runtime, its binaries found.
+struct Ready;
+
+impl crate::runtime::Prepared for Ready {
+    fn create(self: Box<Self>, at: &crate::runtime::Place<'_>) -> Box<dyn crate::runtime::Runtime> {
+        Box::new(super::LocalRuntime::new(at.run_dir.to_path_buf(), at.keep))
+    }
+}
+
+/// Prepares the local runtime: its binaries found.
+pub(in crate::runtime) fn prepare_for(
+    scenario: &crate::scenario::Scenario,
+) -> anyhow::Result<Box<dyn crate::runtime::Prepared>> {
+    preflight(scenario).map(|()| Box::new(Ready) as Box<dyn crate::runtime::Prepared>)
+}
+
+pub(super) fn prepare(
+    scenario: &crate::scenario::Scenario,
+) -> futures::future::BoxFuture<'_, anyhow::Result<Box<dyn crate::runtime::Prepared>>> {
+    Box::pin(std::future::ready(prepare_for(scenario)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
