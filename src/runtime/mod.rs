@@ -13,14 +13,31 @@ pub mod local;
 mod registry;
 pub mod shared;
 
-use crate::scenario::{ChainSpec, NodeSpec};
+use crate::scenario::{ChainSpec, NodeSpec, RuntimeKind};
 use async_trait::async_trait;
 use std::path::PathBuf;
 
 pub use crate::chain::ChainEndpoint;
 pub use crate::node::NodeEndpoint;
 
-pub use registry::{Place, Prepared, Registration, capabilities, registration};
+pub use registry::{Place, Prepared, Registration};
+
+/// The registered runtime of each kind: adding a runtime is its module plus one line
+/// here.
+pub fn registration(kind: RuntimeKind) -> &'static Registration {
+    match kind {
+        RuntimeKind::Auto => &auto::REGISTRATION,
+        RuntimeKind::Local => &local::REGISTRATION,
+        RuntimeKind::Docker => &docker::REGISTRATION,
+        RuntimeKind::Kubernetes => &kube::REGISTRATION,
+        RuntimeKind::External => &external::REGISTRATION,
+    }
+}
+
+/// What each runtime declares it can run, which scenario validation asks.
+pub fn capabilities(kind: RuntimeKind) -> &'static crate::scenario::Capabilities {
+    registration(kind).capabilities
+}
 
 /// How long a node being restarted may take to stop before it is killed: longer than
 /// teardown's deadline, as the stop time is what a restart measures (LND can take tens

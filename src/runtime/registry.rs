@@ -1,9 +1,9 @@
-//! The registered runtimes: for each `runtime:` kind, what it can run (which scenario
-//! validation asks) and how it is prepared for a run (its checks before anything
-//! starts). Adding a runtime is its module plus one line in [`registration`].
+//! What a runtime registers (`runtime/mod.rs` holds the table, one line per runtime):
+//! what it can run (which scenario validation asks) and how it is prepared for a run
+//! (its checks before anything starts).
 
-use super::{Runtime, auto, docker, external, kube, local};
-use crate::scenario::{Capabilities, RuntimeKind, Scenario};
+use super::Runtime;
+use crate::scenario::{Capabilities, Scenario};
 use futures::future::BoxFuture;
 use std::path::Path;
 
@@ -34,22 +34,6 @@ pub struct Registration {
     /// Run for every point of a sweep before anything starts, where a check is cheap
     /// and certain (the local runtime's binaries); the rest waits for `prepare`.
     pub preflight: fn(&Scenario) -> anyhow::Result<()>,
-}
-
-/// The registered runtime of each kind: one line per runtime.
-pub fn registration(kind: RuntimeKind) -> &'static Registration {
-    match kind {
-        RuntimeKind::Auto => &auto::REGISTRATION,
-        RuntimeKind::Local => &local::REGISTRATION,
-        RuntimeKind::Docker => &docker::REGISTRATION,
-        RuntimeKind::Kubernetes => &kube::REGISTRATION,
-        RuntimeKind::External => &external::REGISTRATION,
-    }
-}
-
-/// What each runtime declares it can run, which scenario validation asks.
-pub fn capabilities(kind: RuntimeKind) -> &'static Capabilities {
-    registration(kind).capabilities
 }
 
 /// No check before the network starts.
