@@ -31,6 +31,13 @@ pub struct RepeatFigures {
     pub failed: u64,
     /// Its TPS or p99 stands out from the other repeats'.
     pub outlier: bool,
+    /// Load from outside the run (percent of one core) and steal time (percent), and
+    /// whether they disturbed this repeat, where the host was sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_load_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
+    pub disturbed: bool,
 }
 
 /// The repeats of one point and their spread.
@@ -82,6 +89,9 @@ pub fn spreads(points: &[PointReport]) -> Vec<Spread> {
                         ok: r.ok,
                         failed: r.failed,
                         outlier: false,
+                        outside_load_pct: r.machine.as_ref().map(|m| m.outside_load_pct),
+                        steal_pct: r.machine.as_ref().map(|m| m.steal_pct),
+                        disturbed: r.machine.as_ref().is_some_and(|m| m.disturbed),
                     })
                 })
                 .collect();

@@ -119,6 +119,9 @@ pub struct PointResults {
     pub cpu_pct_avg: Vec<NodeCpu>,
     /// Each node: what it ran (implementation, release, database) and its costs.
     pub nodes: Vec<NodeFigures>,
+    /// The host's load beside the point's own ([`crate::metrics::MachineLoad`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::metrics::MachineLoad>,
 }
 
 /// One node of a point, as the implementation matrix shows it.
@@ -164,6 +167,7 @@ impl PointResults {
                 })
                 .collect(),
             nodes: nodes.to_vec(),
+            machine: s.machine.clone(),
         }
     }
 }
@@ -263,7 +267,16 @@ fn figures(p: &PointReport) -> Vec<String> {
         PointStatus::Skipped => "skipped",
         PointStatus::Failed => "failed",
     };
-    let mut row = vec![p.label.clone(), status.to_string(), p.kind.clone()];
+    // A point measured on a busy machine says so where its figures stand.
+    let disturbed = (p.results.as_ref())
+        .and_then(|r| r.machine.as_ref())
+        .is_some_and(|m| m.disturbed);
+    let status = if disturbed {
+        format!("{status} (disturbed)")
+    } else {
+        status.to_string()
+    };
+    let mut row = vec![p.label.clone(), status, p.kind.clone()];
     match &p.results {
         Some(r) => {
             let l = &r.latency;

@@ -80,12 +80,21 @@ pub fn evaluate_on_median(
             failed: m(|r| r.failed as f64).round() as u64,
             tps: m(|r| r.tps_avg),
             latency: &latency,
+            outside_load_pct: median_of(repeats.iter().map(|r| r.outside_load_pct)),
+            steal_pct: median_of(repeats.iter().map(|r| r.steal_pct)),
         })
     };
     thresholds
         .iter()
         .map(|t| check_figures(t, figures(t)))
         .collect()
+}
+
+/// The median of figures every repeat has; none when one lacks it.
+fn median_of(figures: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let all: Option<Vec<f64>> = figures.collect();
+    all.filter(|v| !v.is_empty())
+        .map(|v| super::stats::median(&v))
 }
 
 /// Checks every threshold against `results`, in the order given.
@@ -113,6 +122,8 @@ pub fn evaluate_phases(thresholds: &[PhaseThreshold], results: &Summary) -> Vec<
                     failed: p.failed,
                     tps: p.tps_avg,
                     latency: &p.latency,
+                    outside_load_pct: results.machine.as_ref().map(|m| m.outside_load_pct),
+                    steal_pct: results.machine.as_ref().map(|m| m.steal_pct),
                 });
             let mut result = check_figures(&t.threshold, figures);
             result.phase = Some(name.to_string());
@@ -132,6 +143,10 @@ struct Figures<'a> {
     failed: u64,
     tps: f64,
     latency: &'a Percentiles,
+    /// The host's load over the whole run (a phase has none of its own): outside
+    /// load (percent of one core) and steal (percent), where the host was sampled.
+    outside_load_pct: Option<f64>,
+    steal_pct: Option<f64>,
 }
 
 fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
@@ -142,6 +157,8 @@ fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
             failed: r.failed,
             tps: r.tps_avg,
             latency: &r.latency,
+            outside_load_pct: r.machine.as_ref().map(|m| m.outside_load_pct),
+            steal_pct: r.machine.as_ref().map(|m| m.steal_pct),
         }),
     )
 }
@@ -171,6 +188,18 @@ fn check_figures(threshold: &Threshold, figures: Option<Figures>) -> ThresholdRe
             });
             ("fraction", "max", max, actual)
         }
+        Threshold::MaxOutsideLoad(max) => (
+            "percent",
+            "max",
+            max,
+            figures.as_ref().and_then(|f| f.outside_load_pct),
+        ),
+        Threshold::MaxSteal(max) => (
+            "percent",
+            "max",
+            max,
+            figures.as_ref().and_then(|f| f.steal_pct),
+        ),
     };
     let passed = match (bound, actual) {
         (_, None) => false,

@@ -88,12 +88,16 @@ impl Dirs {
         let dir = self.opts.report_dir.as_ref().unwrap().join(sub);
         let text = std::fs::read_to_string(dir.join("report.json"))
             .unwrap_or_else(|e| panic!("no report.json in {}: {e}", dir.display()));
-        serde_json::from_str(&text).unwrap()
+        let report = serde_json::from_str(&text).unwrap();
+        matches_schema(&report, "docs/report.schema.json");
+        report
     }
 
     fn sweep_report(&self) -> serde_json::Value {
         let path = self.opts.report_dir.as_ref().unwrap().join("sweep.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        let report = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        matches_schema(&report, "docs/sweep.schema.json");
+        report
     }
 
     /// Run directories left behind (teardown removes each).
@@ -101,6 +105,19 @@ impl Dirs {
         let parent = self.opts.run_dir_parent.as_ref().unwrap();
         std::fs::read_dir(parent).map_or(0, |d| d.count())
     }
+}
+
+/// Every report a test reads is checked against its published schema, on every path
+/// (complete, partial, failed network, skipped point).
+fn matches_schema(report: &serde_json::Value, schema: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(schema);
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = (validator.iter_errors(report))
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
 fn quick() -> FakeScript {

@@ -381,6 +381,10 @@ pub(super) struct RawThresholds {
     pub min_tps: Option<Spanned<f64>>,
     #[serde(default)]
     pub max_failure_rate: Option<Spanned<String>>,
+    #[serde(default)]
+    pub max_outside_load: Option<Spanned<String>>,
+    #[serde(default)]
+    pub max_steal: Option<Spanned<String>>,
     /// The open-loop phase (`ramp` or `hold`) these thresholds apply to; the whole
     /// run when absent.
     #[serde(default)]

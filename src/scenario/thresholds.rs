@@ -26,6 +26,11 @@ pub enum Threshold {
     MinTps(f64),
     /// failed / (ok + failed) is at most this fraction (0 to 1).
     MaxFailureRate(f64),
+    /// Load from outside the run, percent of one core averaged over the load, is at
+    /// most this: a run on a busy machine fails instead of passing off its figures.
+    MaxOutsideLoad(f64),
+    /// Steal time, percent of all CPU time, is at most this.
+    MaxSteal(f64),
 }
 
 impl Threshold {
@@ -40,6 +45,8 @@ impl Threshold {
             },
             Threshold::MinTps(_) => "min_tps",
             Threshold::MaxFailureRate(_) => "max_failure_rate",
+            Threshold::MaxOutsideLoad(_) => "max_outside_load",
+            Threshold::MaxSteal(_) => "max_steal",
         }
     }
 }
@@ -167,7 +174,46 @@ fn block_thresholds(ctx: &Ctx, raw: &RawThresholds) -> Result<Vec<Threshold>, Sc
     if let Some(rate) = &raw.max_failure_rate {
         out.push(Threshold::MaxFailureRate(fraction(ctx, rate)?));
     }
+    if let Some(load) = &raw.max_outside_load {
+        let hint = "write a percentage of one core, e.g. max_outside_load: 10%";
+        out.push(Threshold::MaxOutsideLoad(percent(
+            ctx,
+            load,
+            "max_outside_load",
+            hint,
+        )?));
+    }
+    if let Some(steal) = &raw.max_steal {
+        let hint = "write a percentage of all CPU time, e.g. max_steal: 2%";
+        out.push(Threshold::MaxSteal(percent(ctx, steal, "max_steal", hint)?));
+    }
     Ok(out)
+}
+
+/// `10%` (or `10`): a percentage of 0 or more.
+fn percent(
+    ctx: &Ctx,
+    text: &Spanned<String>,
+    name: &str,
+    hint: &str,
+) -> Result<f64, ScenarioError> {
+    let written = text.value.trim();
+    match written
+        .strip_suffix('%')
+        .unwrap_or(written)
+        .trim()
+        .parse::<f64>()
+    {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(ctx.error(
+            &text.referenced,
+            format!(
+                "thresholds {name} \"{}\" is not a percentage of 0% or more",
+                text.value
+            ),
+            hint,
+        )),
+    }
 }
 
 fn latency(ctx: &Ctx, text: &Spanned<String>, name: &str) -> Result<Duration, ScenarioError> {

@@ -50,6 +50,7 @@ pub(crate) fn point(
                 },
             ],
             nodes: Vec::new(),
+            machine: None,
         }),
         thresholds_passed: None,
     }
@@ -323,4 +324,24 @@ fn a_kind_sweep_is_charted_by_point() {
         md.contains("pre-generated invoices: created before the load"),
         "{md}"
     );
+}
+
+#[test]
+fn a_point_measured_on_a_busy_machine_is_marked_disturbed() {
+    let mut log = crate::metrics::MachineLog::new();
+    log.sample(0.0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    log.sample(0.0);
+    let mut machine = log.finish().expect("one interval");
+    machine.disturbed = true;
+    let mut p = point(
+        "concurrency=4",
+        &[("concurrency", json!(4))],
+        20.0,
+        100,
+        200,
+    );
+    assert_eq!(figures(&p)[1], "done");
+    p.results.as_mut().unwrap().machine = Some(machine);
+    assert_eq!(figures(&p)[1], "done (disturbed)");
 }
