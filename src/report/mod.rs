@@ -180,6 +180,19 @@ pub struct ScenarioText {
     pub text: String,
 }
 
+impl ScenarioText {
+    /// What a report says of `scenario`: its name, description, path and its text
+    /// with secrets redacted.
+    pub fn of(scenario: &crate::scenario::Scenario) -> ScenarioText {
+        ScenarioText {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            path: scenario.path.display().to_string(),
+            text: crate::redact::redact_scenario_text(&scenario.source),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ChainInfo {
     pub implementation: String,

@@ -48,6 +48,17 @@ pub struct Network {
 }
 
 impl Network {
+    /// A network of nodes the run did not set up (external, or handed out by the
+    /// runtime): no chain client, no profiling listener, no fault proxy.
+    pub(super) fn without_chain(nodes: HashMap<String, ReadyNode>) -> Network {
+        Network {
+            nodes,
+            pprof: HashMap::new(),
+            links: None,
+            chain: None,
+        }
+    }
+
     /// The node of that instance name.
     pub fn node(&self, name: &str) -> Option<&ReadyNode> {
         self.nodes.get(name)
@@ -195,10 +206,5 @@ async fn handed_out(
         nodes.insert(spec.name.clone(), node);
     }
     log.end();
-    Ok(Network {
-        nodes,
-        pprof: HashMap::new(),
-        links: None,
-        chain: None,
-    })
+    Ok(Network::without_chain(nodes))
 }

@@ -138,13 +138,7 @@ pub(super) async fn bring_up(
         setup::wait_routable(&pairs, log).await?;
     }
     log.end();
-    Ok(Network {
-        nodes,
-        // Nodes that run elsewhere are not profiled.
-        pprof: HashMap::new(),
-        links: None,
-        chain: None,
-    })
+    Ok(Network::without_chain(nodes))
 }
 
 /// Mainnet's caps again, as the run will go (`--payments` may have changed the stop

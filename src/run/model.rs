@@ -57,12 +57,7 @@ pub(super) fn build_report(
         interrupted_by,
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        scenario: report::ScenarioText {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            path: scenario.path.display().to_string(),
-            text: crate::redact::redact_scenario_text(&scenario.source),
-        },
+        scenario: report::ScenarioText::of(scenario),
         runtime: facts.runtime.clone(),
         host: report::Host::detect(),
         chain: report::ChainInfo {

@@ -327,12 +327,7 @@ fn combined(
         interrupted_by: stopped_by.map(|why| crate::redact::redact_text(&why)),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        scenario: report::ScenarioText {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            path: scenario.path.display().to_string(),
-            text: crate::redact::redact_scenario_text(&scenario.source),
-        },
+        scenario: report::ScenarioText::of(scenario),
         runtime,
         host: report::Host::detect(),
         parameters: sweep.params.iter().map(SweepParam::name).collect(),
