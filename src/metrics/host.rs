@@ -30,12 +30,13 @@ impl CpuTimes {
         let f: Vec<u64> = (line.split_whitespace().skip(1))
             .map(|v| v.parse().ok())
             .collect::<Option<_>>()?;
-        let at = |i: usize| f.get(i).copied().unwrap_or(0);
-        let (user, nice, system, idle, iowait) = (at(0), at(1), at(2), at(3), at(4));
-        let (irq, softirq, steal) = (at(5), at(6), at(7));
         if f.len() < 4 {
             return None;
         }
+        // Older kernels stop after idle or iowait: the fields they lack count as zero.
+        let at = |i: usize| f.get(i).copied().unwrap_or(0);
+        let (user, nice, system, idle, iowait) = (at(0), at(1), at(2), at(3), at(4));
+        let (irq, softirq, steal) = (at(5), at(6), at(7));
         let busy = user + nice + system + irq + softirq;
         Some(CpuTimes {
             busy,

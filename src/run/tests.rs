@@ -297,47 +297,36 @@ async fn ctrl_c_during_setup_tears_down_and_writes_a_partial_report() {
     assert_eq!(dirs.runs_left(), 0);
 }
 
-#[tokio::test]
-async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() {
+/// `signal` 100 ms into the load: the load stops, the exit code is the signal's, the
+/// partial report names it and holds what was paid, and teardown ran.
+async fn signal_during_the_load(signal: &'static str, code: Exit) {
     let dirs = Dirs::new();
-    let (exit, downs) = interrupted_at(Phase::Load(Duration::from_millis(100)), &dirs).await;
-    assert_eq!(exit, Exit::Interrupted);
+    let (exit, downs) =
+        interrupted_by(signal, Phase::Load(Duration::from_millis(100)), &dirs).await;
+    assert_eq!(exit, code, "{signal}");
     assert_eq!(downs, 1);
     let report = dirs.report("");
     assert_eq!(report["complete"], false);
-    assert_eq!(report["interrupted_by"], "SIGINT");
+    assert_eq!(report["interrupted_by"], signal);
     let ok = report["results"]["ok"].as_u64().unwrap();
-    assert!(ok > 0 && ok < 400, "{ok} payments");
+    assert!(ok > 0 && ok < 400, "{signal}: {ok} payments");
     assert_eq!(dirs.runs_left(), 0);
+}
+
+#[tokio::test]
+async fn ctrl_c_during_the_load_stops_it_reports_what_was_done_and_tears_down() {
+    signal_during_the_load("SIGINT", Exit::Interrupted).await;
 }
 
 #[tokio::test]
 async fn sighup_during_the_load_is_handled_like_sigterm() {
-    let dirs = Dirs::new();
-    let (exit, downs) =
-        interrupted_by("SIGHUP", Phase::Load(Duration::from_millis(100)), &dirs).await;
-    assert_eq!(exit, Exit::HungUp);
-    assert_eq!(downs, 1);
-    let report = dirs.report("");
-    assert_eq!(report["complete"], false);
-    assert_eq!(report["interrupted_by"], "SIGHUP");
-    let ok = report["results"]["ok"].as_u64().unwrap();
-    assert!(ok > 0 && ok < 400, "{ok} payments");
-    assert_eq!(dirs.runs_left(), 0);
+    signal_during_the_load("SIGHUP", Exit::HungUp).await;
 }
 
 #[tokio::test]
 async fn sigterm_during_the_load_exits_143_with_a_partial_report() {
-    let dirs = Dirs::new();
-    let (exit, downs) =
-        interrupted_by("SIGTERM", Phase::Load(Duration::from_millis(100)), &dirs).await;
-    assert_eq!(exit, Exit::Terminated);
-    assert_eq!(exit as u8, 143);
-    assert_eq!(downs, 1);
-    let report = dirs.report("");
-    assert_eq!(report["complete"], false);
-    assert_eq!(report["interrupted_by"], "SIGTERM");
-    assert_eq!(dirs.runs_left(), 0);
+    signal_during_the_load("SIGTERM", Exit::Terminated).await;
+    assert_eq!(Exit::Terminated as u8, 143);
 }
 
 #[tokio::test]
