@@ -52,6 +52,14 @@ pub struct Spread {
     pub p50_us: Option<Stats>,
     pub p90_us: Option<Stats>,
     pub p99_us: Option<Stats>,
+    /// The TPS's coefficient of variation across repeats: sample standard deviation
+    /// over mean, in percent (`None` under two repeats).
+    pub tps_cv_pct: Option<f64>,
+    /// The outside load (percent of one core) across the repeats whose host was
+    /// sampled.
+    pub outside_load_pct: Option<Stats>,
+    /// How many repeats the outside load or the steal time disturbed.
+    pub disturbed: usize,
     /// With `repeat: { thresholds: median }`: whether the medians passed.
     pub thresholds_passed: Option<bool>,
 }
@@ -100,15 +108,20 @@ pub fn spreads(points: &[PointReport]) -> Vec<Spread> {
                 repeats.iter().map(|r| f(r) as f64).collect()
             };
             let (p50, p90, p99) = (us(|r| r.p50_us), us(|r| r.p90_us), us(|r| r.p99_us));
+            let outside: Vec<f64> = repeats.iter().filter_map(|r| r.outside_load_pct).collect();
+            let tps_avg = Stats::of(&tps);
             for ((r, a), b) in repeats.iter_mut().zip(outliers(&tps)).zip(outliers(&p99)) {
                 r.outlier = a || b;
             }
             Spread {
                 group,
-                tps_avg: Stats::of(&tps),
+                tps_cv_pct: tps_avg.and_then(|s| s.cv_pct()),
+                tps_avg,
                 p50_us: Stats::of(&p50),
                 p90_us: Stats::of(&p90),
                 p99_us: Stats::of(&p99),
+                outside_load_pct: Stats::of(&outside),
+                disturbed: repeats.iter().filter(|r| r.disturbed).count(),
                 repeats,
                 thresholds_passed: None,
             }
@@ -144,15 +157,39 @@ fn us_cell(s: &Option<Stats>) -> String {
     }
 }
 
-pub const COLUMNS: [&str; 7] = [
+pub const COLUMNS: [&str; 9] = [
     "point",
     "repeats",
     "TPS median (min – max, sd)",
+    "TPS CV",
     "p50 median (min – max, sd)",
     "p99 median (min – max, sd)",
+    "outside load median (max)",
     "outliers",
     "thresholds on the median",
 ];
+
+/// `3.1 %`, or `-` under two repeats.
+fn cv_cell(cv: Option<f64>) -> String {
+    cv.map_or_else(|| "-".into(), |v| format!("{v:.1} %"))
+}
+
+/// `2 % (4 %) of a core`, then `; 1 of 5 disturbed` when any was; `not sampled`
+/// where no repeat's host was.
+fn outside_cell(s: &Spread) -> String {
+    let Some(o) = s.outside_load_pct else {
+        return "not sampled".into();
+    };
+    let mut cell = format!("{:.0} % ({:.0} %) of a core", o.median, o.max);
+    if s.disturbed > 0 {
+        cell.push_str(&format!(
+            "; {} of {} disturbed",
+            s.disturbed,
+            s.repeats.len()
+        ));
+    }
+    cell
+}
 
 pub fn row(s: &Spread) -> Vec<String> {
     let out: Vec<String> = (s.repeats.iter())
@@ -163,8 +200,10 @@ pub fn row(s: &Spread) -> Vec<String> {
         s.group.clone(),
         s.repeats.len().to_string(),
         tps_cell(&s.tps_avg),
+        cv_cell(s.tps_cv_pct),
         us_cell(&s.p50_us),
         us_cell(&s.p99_us),
+        outside_cell(s),
         if out.is_empty() {
             "none".into()
         } else {
@@ -192,7 +231,8 @@ pub fn markdown(report: &SweepReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\nsd: sample standard deviation. An outlier's TPS or p99 has a modified z-score \
+        "\nsd: sample standard deviation; CV: sd over the mean, in percent. Outside \
+         load: CPU the host spent outside the run, per repeat. An outlier's TPS or p99 has a modified z-score \
          (0.6745 × distance to the median / median absolute deviation) above 3.5."
     );
     out

@@ -45,6 +45,14 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// Coefficient of variation: the sample standard deviation over the mean, in
+    /// percent. `None` under two values or for a mean of zero.
+    pub fn cv_pct(&self) -> Option<f64> {
+        (self.n > 1 && self.mean > 0.0).then(|| 100.0 * self.stddev / self.mean)
+    }
+}
+
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);

@@ -41,7 +41,29 @@ fn each_point_gets_its_repeats_and_their_spread() {
         .map(|r| r.repeat)
         .collect();
     assert_eq!(flagged, [3]);
-    assert_eq!(row(&s[1])[5], "repeat 3");
+    assert_eq!(row(&s[1])[7], "repeat 3");
+}
+
+#[test]
+fn the_tps_coefficient_of_variation_is_sd_over_mean() {
+    let s = spreads(&repeated());
+    // 10.0, 10.4 and 9.8 TPS: mean 10.067, sample sd 0.306.
+    let cv = s[0].tps_cv_pct.unwrap();
+    assert!((cv - 3.035).abs() < 0.01, "{cv}");
+    assert_eq!(row(&s[0])[3], "3.0 %");
+    // One repeat has no spread to speak of.
+    let one = spreads(&repeated()[..1]);
+    assert_eq!(one[0].tps_cv_pct, None);
+    assert_eq!(row(&one[0])[3], "-");
+}
+
+#[test]
+fn the_outside_load_column_says_how_many_repeats_were_disturbed() {
+    let mut s = spreads(&repeated()).remove(0);
+    assert_eq!(row(&s)[6], "not sampled");
+    s.outside_load_pct = Stats::of(&[2.0, 3.0, 40.0]);
+    s.disturbed = 1;
+    assert_eq!(row(&s)[6], "3 % (40 %) of a core; 1 of 3 disturbed");
 }
 
 #[test]
