@@ -93,6 +93,15 @@ fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
     assert_eq!(stats["median"].as_f64().unwrap(), tps[1]);
     assert_eq!(stats["max"].as_f64().unwrap(), tps[2]);
     assert!(stats["stddev"].as_f64().unwrap() >= 0.0);
+    // The coefficient of variation is the repeats' sample sd over their mean.
+    let mean = tps.iter().sum::<f64>() / 3.0;
+    let sd = (tps.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let cv = spread["tps_cv_pct"].as_f64().unwrap();
+    assert!((cv - 100.0 * sd / mean).abs() < 1e-6, "CV {cv} for {tps:?}");
+    assert_eq!(
+        spread["disturbed"].as_u64().unwrap() as usize,
+        repeats.iter().filter(|r| r["disturbed"] == true).count()
+    );
     eprintln!(
         "TPS per repeat {tps:?}: median {} sd {:.2}; p99 median {} us",
         stats["median"],
