@@ -1,10 +1,47 @@
 //! Files written whole or not at all: a reader (a browser, CI) never sees half a
 //! report or half a flame graph. And the directories the command line names for
 //! them, checked before a run starts so an hour's results are not lost at its end.
+//! And files read with a bound: a scenario or a file it names is a regular file of
+//! limited size, never a FIFO that hangs the reader or /dev/zero that fills memory.
 
 use anyhow::{Context, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+
+/// Reads `path` as UTF-8 text if it is a regular file of at most `max_bytes`. A FIFO,
+/// a device or a directory is refused without reading (the file is opened
+/// non-blocking and checked on the open handle, so no swap between check and read
+/// gets past), and so is a file that grows past the limit while it is read.
+pub(crate) fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a directory): give a file",
+        ));
+    }
+    let too_big = |size: u64| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("{size} bytes or more, above the limit of {max_bytes} bytes"),
+        )
+    };
+    if meta.len() > max_bytes {
+        return Err(too_big(meta.len()));
+    }
+    let mut text = String::new();
+    file.take(max_bytes + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > max_bytes {
+        return Err(too_big(text.len() as u64));
+    }
+    Ok(text)
+}
 
 /// Writes `dir/name` atomically (through a temporary file), creating `dir`.
 ///
@@ -78,6 +115,32 @@ pub(crate) fn check_writable(dir: &Path, flag: &'static str) -> Result<(), NotWr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_regular_file_within_the_limit_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.yaml");
+        std::fs::write(&file, "name: x\n").unwrap();
+        assert_eq!(read_text(&file, 8).unwrap(), "name: x\n");
+        let err = read_text(&file, 7).unwrap_err();
+        assert!(
+            err.to_string().contains("above the limit of 7 bytes"),
+            "{err}"
+        );
+        // A FIFO with no writer would block a plain read forever.
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = read_text(&fifo, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        // A device that never ends, and a directory.
+        for path in [Path::new("/dev/zero"), dir.path()] {
+            let err = read_text(path, 1 << 20).unwrap_err();
+            assert!(
+                err.to_string().contains("not a regular file"),
+                "{path:?}: {err}"
+            );
+        }
+    }
 
     #[test]
     fn a_planted_symlink_does_not_redirect_the_write() {

@@ -273,3 +273,21 @@ fn the_man_page_renders() {
         assert!(text.contains(wanted), "{wanted} missing:\n{text}");
     }
 }
+
+/// A FIFO used to hang `validate` and /dev/zero to fill memory: both are refused,
+/// unread, with exit 2 (the timeout only keeps a regression from hanging the suite).
+#[test]
+fn a_fifo_or_a_device_as_the_scenario_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("scenario.yaml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for path in [fifo.as_path(), std::path::Path::new("/dev/zero")] {
+        lnbench()
+            .arg("validate")
+            .arg(path)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("not a regular file"));
+    }
+}

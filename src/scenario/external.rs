@@ -82,7 +82,7 @@ pub(super) fn add_nodes_file(ctx: &Ctx, raw: &mut RawScenario) -> Result<(), Sce
     };
     let loc = file.referenced;
     let path = resolve(ctx, &file, "nodes_file")?;
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::files::read_text(&path, super::MAX_FILE_BYTES).map_err(|e| {
         ctx.error(
             &loc,
             format!("cannot read the node file {}: {e}", path.display()),

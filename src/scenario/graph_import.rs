@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 /// The smallest channel LND opens (its `--minchansize` default).
 pub(super) const MIN_CHANNEL_SAT: u64 = 20_000;
 /// The largest graph file read (a mainnet describegraph is about 100 MB).
-const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
+const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+/// The most channels read from it (mainnet has under 100,000).
+const MAX_EDGES: usize = 1_000_000;
 
 /// A link between two kept nodes (a < b) and its capacity in sat.
 pub(super) type Link = ((usize, usize), u64);
@@ -31,19 +33,17 @@ pub(super) fn read(ctx: &Ctx, file: &Spanned<String>, n: u32) -> Result<Vec<Link
             "give a file written by `lncli describegraph` (JSON with nodes[].pub_key and edges[].node1_pub, node2_pub, capacity), relative to the scenario file",
         )
     };
-    let size = std::fs::metadata(&path)
-        .map_err(|e| fail(format!("cannot read graph file {}: {e}", path.display())))?
-        .len();
-    if size > MAX_FILE_BYTES {
-        return Err(fail(format!(
-            "graph file {} is {size} bytes, more than {MAX_FILE_BYTES}",
-            path.display()
-        )));
-    }
-    let text = std::fs::read_to_string(&path)
+    let text = crate::files::read_text(&path, MAX_FILE_BYTES)
         .map_err(|e| fail(format!("cannot read graph file {}: {e}", path.display())))?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| fail(format!("graph file {} is not JSON: {e}", path.display())))?;
+    let edges = json["edges"].as_array().map_or(0, Vec::len);
+    if edges > MAX_EDGES {
+        return Err(fail(format!(
+            "graph file {} has {edges} edges, more than {MAX_EDGES}",
+            path.display()
+        )));
+    }
     let links = links(&json);
     if links.is_empty() {
         return Err(fail(format!(

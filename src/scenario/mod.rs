@@ -48,13 +48,21 @@ use crate::node::Implementation;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The largest scenario file read: far above any real one (the shipped ones are under
+/// 10 KiB), far below what would exhaust memory.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+fn read(path: &Path) -> Result<String, ScenarioError> {
+    crate::files::read_text(path, MAX_FILE_BYTES).map_err(|error| ScenarioError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
 /// Reads and validates a scenario file for the registered `runtimes`. An unreadable
 /// file is an error naming the path.
 pub fn load(path: &Path, runtimes: Runtimes) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let text = read(path)?;
     parse(path, &text, runtimes)
 }
 
@@ -64,10 +72,7 @@ pub fn load_with_repeat(
     repeat: Option<u32>,
     runtimes: Runtimes,
 ) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Unreadable {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let text = read(path)?;
     parse_with_repeat(path, &text, repeat, runtimes)
 }
 

@@ -350,3 +350,51 @@ fn database_postgres_on_ldk_is_refused_where_it_is_written() {
     assert!(err.starts_with("t.yaml:6:15:"), "{err}");
     assert!(err.contains("has no PostgreSQL backend"), "{err}");
 }
+
+#[test]
+fn totals_past_their_limits_are_errors_at_the_value() {
+    let e = error_of(&with("concurrency: 2", "concurrency: 4294967295"));
+    assert!(e.contains("t.yaml:15:16"), "{e}");
+    assert!(
+        e.contains("concurrency is 4294967295, more than 10000"),
+        "{e}"
+    );
+    assert!(
+        parse(
+            Path::new("t.yaml"),
+            &with("concurrency: 2", "concurrency: 10000")
+        )
+        .is_ok()
+    );
+
+    let e = error_of(&with(
+        "receiver: bob",
+        "receiver: bob\n  amount_msat: 1000000001",
+    ));
+    assert!(e.contains("t.yaml:15:16"), "{e}");
+    assert!(
+        e.contains("more than the largest channel holds (1000000 sat)"),
+        "{e}"
+    );
+    let fits = with("receiver: bob", "receiver: bob\n  amount_msat: 1000000000");
+    assert!(parse(Path::new("t.yaml"), &fits).is_ok());
+
+    let many = format!("    args: [{}]\n", vec!["--x"; 257].join(", "));
+    let e = error_of(&with("  bob:\n", &format!("  bob:\n{many}")));
+    assert!(e.contains("node bob has 257 args:, more than 256"), "{e}");
+    let long = format!("    args: [--alias={}]\n", "a".repeat(4100));
+    let e = error_of(&with("  bob:\n", &format!("  bob:\n{long}")));
+    assert!(
+        e.contains("an argument of 4108 bytes, more than 4096"),
+        "{e}"
+    );
+
+    let crowd: String = ["carol", "dave", "erin"]
+        .map(|n| format!("  {n}:\n    implementation: lnd\n    replicas: 200\n"))
+        .concat();
+    let e = error_of(&with("channels:", &format!("{crowd}channels:")));
+    assert!(
+        e.contains("the nodes up to erin make 602 nodes in all, more than 500"),
+        "{e}"
+    );
+}

@@ -18,6 +18,9 @@ const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The highest open-loop rate, payments/s: far above any node, low enough that the
 /// schedule's offsets stay apart.
 const MAX_RATE: f64 = 100_000.0;
+/// The most payments in flight at once: each is a task, and far beyond what a node
+/// accepts (LND's default limit on HTLCs in flight per channel is 483).
+pub(crate) const MAX_CONCURRENCY: u32 = 10_000;
 const NONZERO_DURATION_HINT: &str = "write a duration above zero, e.g. 30s, 5m or 1h30m";
 
 /// `channels` is None when the channels already exist (`runtime: external`): paths
@@ -41,6 +44,7 @@ pub(super) fn validate(
         Some(a) => a.value,
         None => DEFAULT_AMOUNT_MSAT,
     };
+    check_amount_fits(ctx, channels, raw, amount_msat)?;
     let load = match (&w.concurrency, &w.rate) {
         (Some(concurrency), Some(_)) => {
             return Err(ctx.error(
@@ -61,6 +65,15 @@ pub(super) fn validate(
                 &c.referenced,
                 "concurrency is 0",
                 "write concurrency: 1 or more (how many payments are in flight at once)",
+            ));
+        }
+        (Some(c), None) if c.value > MAX_CONCURRENCY => {
+            return Err(ctx.error(
+                &c.referenced,
+                format!("concurrency is {}, more than {MAX_CONCURRENCY}", c.value),
+                format!(
+                    "write concurrency: {MAX_CONCURRENCY} or fewer (payments in flight at once)"
+                ),
             ));
         }
         (Some(c), None) => Load::Closed {
@@ -311,4 +324,29 @@ fn nonzero_duration(
         }),
     };
     duration::parse(ctx, text, &rule)
+}
+
+/// A payment of `amount_msat` must fit in at least one of the file's channels: above
+/// every channel's capacity, every payment would fail.
+fn check_amount_fits(
+    ctx: &Ctx,
+    channels: Option<&[Spanned<RawChannel>]>,
+    raw: &Spanned<RawWorkload>,
+    amount_msat: u64,
+) -> Result<(), ScenarioError> {
+    let Some(largest) = channels.and_then(|c| c.iter().map(|c| c.value.capacity_sat.value).max())
+    else {
+        return Ok(());
+    };
+    if amount_msat <= largest.saturating_mul(1000) {
+        return Ok(());
+    }
+    let at = (raw.value.amount_msat.as_ref()).map_or(&raw.referenced, |a| &a.referenced);
+    Err(ctx.error(
+        at,
+        format!(
+            "amount_msat is {amount_msat}, more than the largest channel holds ({largest} sat)"
+        ),
+        "lower amount_msat, or give a channel a capacity_sat above the amount",
+    ))
 }

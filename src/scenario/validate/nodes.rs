@@ -9,6 +9,11 @@ use std::collections::HashMap;
 
 /// More replicas of one node than this is a mistake on one machine (each is a node).
 const MAX_REPLICAS: u32 = 200;
+/// More nodes in all (replicas counted) than this is a mistake on one machine.
+pub(crate) const MAX_TOTAL_NODES: usize = 500;
+/// At most this many `args:` per node, each at most this long.
+pub(crate) const MAX_ARGS: usize = 256;
+pub(crate) const MAX_ARG_LEN: usize = 4096;
 
 pub(super) fn expand_nodes(
     ctx: &Ctx,
@@ -31,6 +36,7 @@ pub(super) fn expand_nodes(
     for (name, node) in &raw.value.0 {
         check_node_name(ctx, name)?;
         check_image(ctx, node.image.as_ref(), &format!("node {}", name.value))?;
+        check_args(ctx, name, &node.args)?;
         let replicas = match &node.replicas {
             Some(r) if r.value == 0 => {
                 return Err(ctx.error(
@@ -80,8 +86,47 @@ pub(super) fn expand_nodes(
         }
         groups.index.insert(name.value.clone(), groups.order.len());
         groups.order.push((name.value.clone(), instances));
+        if nodes.len() > MAX_TOTAL_NODES {
+            return Err(ctx.error(
+                &name.referenced,
+                format!(
+                    "the nodes up to {} make {} nodes in all, more than {MAX_TOTAL_NODES}",
+                    name.value,
+                    nodes.len()
+                ),
+                format!("make {MAX_TOTAL_NODES} nodes or fewer (replicas count each)"),
+            ));
+        }
     }
     Ok((nodes, groups))
+}
+
+/// A node's `args:`: at most [`MAX_ARGS`] of at most [`MAX_ARG_LEN`] bytes each.
+fn check_args(ctx: &Ctx, name: &Spanned<String>, args: &[String]) -> Result<(), ScenarioError> {
+    if args.len() > MAX_ARGS {
+        return Err(ctx.error(
+            &name.referenced,
+            format!(
+                "node {} has {} args:, more than {MAX_ARGS}",
+                name.value,
+                args.len()
+            ),
+            format!("give {MAX_ARGS} args or fewer; a config file the node reads takes the rest"),
+        ));
+    }
+    if let Some(long) = args.iter().find(|a| a.len() > MAX_ARG_LEN) {
+        return Err(ctx.error(
+            &name.referenced,
+            format!(
+                "node {} has an argument of {} bytes, more than {MAX_ARG_LEN} ({}...)",
+                name.value,
+                long.len(),
+                long.chars().take(20).collect::<String>()
+            ),
+            format!("shorten it to {MAX_ARG_LEN} bytes or fewer"),
+        ));
+    }
+    Ok(())
 }
 
 fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
