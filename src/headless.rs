@@ -192,6 +192,7 @@ mod tests {
             events_dropped: 0,
             tool_cpu_s: Some(0.0962),
             interval_log: None,
+            payment_log: None,
             tool_process: Default::default(),
             machine: None,
         };
