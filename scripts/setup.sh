@@ -70,6 +70,9 @@ if $dev; then
   command -v java >/dev/null || need_apt+=(default-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
   command -v dockerd >/dev/null || need_apt+=(docker.io)
+  # compose/alice-pays-bob.yml read by Compose itself (tests/compose.rs), where the
+  # Compose v2 plugin is missing: Debian's docker-compose 1.x.
+  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || need_apt+=(docker-compose)
   # lnbench-tui's own image (Dockerfile) gets a locally made Debian base where no
   # registry answers (scripts/build-tool-image.sh).
   command -v debootstrap >/dev/null || need_apt+=(debootstrap)

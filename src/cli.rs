@@ -22,6 +22,13 @@ pub struct Cli {
     /// variable asks, see no-color.org).
     #[arg(long, global = true, help_heading = "Output")]
     pub no_color: bool,
+
+    /// More detail: `-v` adds p90, max, the last second's p50 / p99 and failures by
+    /// reason to each progress line and info log lines; `-vv` debug log lines too.
+    /// Log lines go to stderr (held while the live view draws); RUST_LOG, when set,
+    /// decides which instead.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = "Output")]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]

@@ -67,6 +67,30 @@ pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf> 
     Ok(path)
 }
 
+/// Copies the file `from` to `dir/name` atomically, as [`write_file`] writes: for a
+/// file streamed during the run (`payments.csv`), which may be too large to hold
+/// in memory.
+pub(crate) fn copy_file(dir: &Path, name: &str, from: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create report directory {}", dir.display()))?;
+    let path = dir.join(name);
+    let tmp = dir.join(temp_name(name));
+    let copied = File::open(from).and_then(|mut source| {
+        let mut target = create_new(&tmp)?;
+        std::io::copy(&mut source, &mut target)
+    });
+    if let Err(e) = copied {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), path.display()));
+    }
+    if let Err(e) = std::fs::rename(&tmp, &path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(path)
+}
+
 /// `.<name>.<8 random hex digits>.tmp`: hidden, and not guessable in advance.
 fn temp_name(name: &str) -> String {
     format!(".{name}.{:08x}.tmp", rand::random::<u32>())

@@ -3,14 +3,35 @@
 
 use crate::metrics::{Snapshot, Summary};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::watch;
+
+/// `-v` counted: 0 by default, 1 with `-v`, 2 with `-vv`. Set once, before the run,
+/// like the colour choice; read where progress lines are made.
+static VERBOSITY: AtomicU8 = AtomicU8::new(0);
+
+/// Sets how much the progress lines say (see [`progress_line_at`]).
+pub fn set_verbosity(level: u8) {
+    VERBOSITY.store(level, Ordering::Relaxed);
+}
+
+/// The log filter a verbosity asks for when `RUST_LOG` is not set: this crate's
+/// warnings, its info lines with `-v`, its debug lines with `-vv`.
+pub fn log_filter(verbosity: u8) -> &'static str {
+    match verbosity {
+        0 => "lnbench_tui=warn",
+        1 => "lnbench_tui=info",
+        _ => "lnbench_tui=debug",
+    }
+}
 
 /// Writes a progress line for each new snapshot (the engine publishes about once a
 /// second) until the sender is dropped. Write errors end the loop quietly: progress
 /// is a courtesy, the run goes on.
 pub async fn follow(mut snapshots: watch::Receiver<Snapshot>, mut out: impl std::io::Write) {
+    let verbosity = VERBOSITY.load(Ordering::Relaxed);
     while snapshots.changed().await.is_ok() {
-        let line = progress_line(&snapshots.borrow_and_update());
+        let line = progress_line_at(&snapshots.borrow_and_update(), verbosity);
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
             return;
         }
@@ -23,6 +44,42 @@ fn ms(us: u64) -> f64 {
 
 /// `[  12s] ok 1234  failed 0  tps now 101.0 avg 98.7  p50 45.1 ms  p99 120.3 ms`
 pub fn progress_line(s: &Snapshot) -> String {
+    progress_line_at(s, 0)
+}
+
+/// [`progress_line`], and with `verbosity` 1 or more: p90 and max of the whole run,
+/// the last second's p50 and p99, and the failures by reason so far.
+pub fn progress_line_at(s: &Snapshot, verbosity: u8) -> String {
+    let mut line = progress_counts(s);
+    if verbosity > 0 {
+        let (c, l) = (&s.cumulative, &s.last_interval);
+        let _ = write!(
+            line,
+            "  p90 {:.1} ms  max {:.1} ms  last second p50 {:.1} ms p99 {:.1} ms",
+            ms(c.p90_us),
+            ms(c.max_us),
+            ms(l.p50_us),
+            ms(l.p99_us),
+        );
+        let failures: Vec<String> = (s.failures.iter())
+            .filter(|(_, n)| *n > 0)
+            .map(|(kind, n)| format!("{} {n}", kind.as_str()))
+            .collect();
+        if !failures.is_empty() {
+            let _ = write!(line, "  failed by reason: {}", failures.join(", "));
+        }
+    }
+    if s.paused {
+        line.push_str("  (paused)");
+    } else {
+        let _ = write!(line, "  ({})", s.stage.as_str());
+    }
+    line
+}
+
+/// The counts, rates and headline percentiles, and what is going on (warm-up,
+/// dropped payments, faults).
+fn progress_counts(s: &Snapshot) -> String {
     let mut line = format!(
         "[{:>5}s] ok {}  failed {}  tps now {:.1} avg {:.1}  p50 {:.1} ms  p99 {:.1} ms",
         s.elapsed.as_secs(),
@@ -41,11 +98,6 @@ pub fn progress_line(s: &Snapshot) -> String {
     }
     if !s.faults.is_empty() {
         let _ = write!(line, "  fault: {}", s.faults.join(", "));
-    }
-    if s.paused {
-        line.push_str("  (paused)");
-    } else {
-        let _ = write!(line, "  ({})", s.stage.as_str());
     }
     line
 }
@@ -145,6 +197,50 @@ mod tests {
         assert!(progress_line(&paused).ends_with("dropped 3  (paused)"));
     }
 
+    #[test]
+    fn verbose_progress_lines_add_the_tail_the_last_second_and_reasons() {
+        use crate::metrics::FailureKind;
+        use crate::node::FailureReason;
+        let s = Snapshot {
+            failed: 3,
+            failures: vec![
+                (FailureKind::Node(FailureReason::NoRoute), 2),
+                (FailureKind::RpcError, 1),
+                (FailureKind::Interrupted, 0),
+            ],
+            last_interval: Percentiles {
+                p50_us: 40_000,
+                p99_us: 90_000,
+                ..Percentiles::default()
+            },
+            ..snapshot()
+        };
+        let quiet = progress_line_at(&s, 0);
+        assert_eq!(quiet, progress_line(&s));
+        assert!(!quiet.contains("p90"), "{quiet}");
+        let verbose = progress_line_at(&s, 1);
+        assert!(
+            verbose.starts_with(quiet.trim_end_matches("  (closed-loop)")),
+            "{verbose}"
+        );
+        for part in [
+            "p90 0.0 ms  max 0.0 ms",
+            "last second p50 40.0 ms p99 90.0 ms",
+            "failed by reason: no_route 2, rpc_error 1  (closed-loop)",
+        ] {
+            assert!(verbose.contains(part), "{part:?} not in {verbose}");
+        }
+        assert_eq!(progress_line_at(&s, 2), verbose);
+    }
+
+    #[test]
+    fn each_verbosity_asks_for_more_log_lines() {
+        assert_eq!(log_filter(0), "lnbench_tui=warn");
+        assert_eq!(log_filter(1), "lnbench_tui=info");
+        assert_eq!(log_filter(2), "lnbench_tui=debug");
+        assert_eq!(log_filter(5), "lnbench_tui=debug");
+    }
+
     #[tokio::test]
     async fn follow_prints_each_snapshot_and_ends_with_the_sender() {
         let (tx, rx) = watch::channel(Snapshot::default());
@@ -192,6 +288,7 @@ mod tests {
             events_dropped: 0,
             tool_cpu_s: Some(0.0962),
             interval_log: None,
+            payment_log: None,
             tool_process: Default::default(),
             machine: None,
         };

@@ -8,7 +8,8 @@ fn main() -> ExitCode {
     if cli.no_color {
         lnbench_tui::tui::theme::disable_color();
     }
-    install_log();
+    lnbench_tui::headless::set_verbosity(cli.verbose);
+    install_log(cli.verbose);
     match lnbench_tui::run(cli) {
         Ok(code) => code.into(),
         Err(err) => {
@@ -21,11 +22,11 @@ fn main() -> ExitCode {
 }
 
 /// Log lines (`tracing`) go to stderr, filtered by `RUST_LOG`; without it, this
-/// crate's warnings only (a node killed because it did not stop, a fault that failed).
-/// The live view holds them until it leaves the screen.
-fn install_log() {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("lnbench_tui=warn"));
+/// crate's warnings only (a node killed because it did not stop, a fault that failed),
+/// more with `-v` / `-vv`. The live view holds them until it leaves the screen.
+fn install_log(verbosity: u8) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(lnbench_tui::headless::log_filter(verbosity)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| lnbench_tui::tui::terminal::LogWriter)

@@ -223,6 +223,41 @@ fn no_color_is_taken_by_a_run_and_by_every_command() {
         .stdout(predicate::str::contains("--no-color"));
 }
 
+/// `-v` is counted (`-vv`, `-v -v`, `--verbose`), taken by a run and by every
+/// command, and named in the help.
+#[test]
+fn verbose_is_counted_and_taken_everywhere() {
+    use clap::Parser;
+    use lnbench_tui::cli::Cli;
+    for (args, level) in [
+        (&["x.yaml"][..], 0),
+        (&["-v", "x.yaml"], 1),
+        (&["-vv", "x.yaml"], 2),
+        (&["x.yaml", "-v", "--verbose"], 2),
+        (&["validate", "x.yaml", "-vv"], 2),
+    ] {
+        let cli = Cli::try_parse_from(std::iter::once("lnbench-tui").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(cli.verbose, level, "{args:?}");
+    }
+    lnbench()
+        .args(["-vv", "no-such-scenario.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read the scenario file"));
+    lnbench()
+        .arg("validate")
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .arg("-v")
+        .assert()
+        .success();
+    lnbench()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-v, --verbose"));
+}
+
 /// Bash loads the completion script and registers it for the program.
 #[test]
 fn the_bash_completion_loads() {

@@ -1,6 +1,8 @@
 //! The hand-run compose files stay what the tool runs: the same images, the same btcd
 //! and LND command lines (but for the differences the file names), ports on loopback.
 
+mod common;
+
 use lnbench_tui::chain::ChainKind;
 use lnbench_tui::node::Implementation;
 use lnbench_tui::runtime::docker::{chain_access, chain_command, node_command};
@@ -120,4 +122,60 @@ fn ports_are_published_on_loopback_only() {
         }
     }
     assert_eq!(published, 3, "btcd's RPC and each node's gRPC");
+}
+
+#[test]
+fn every_service_has_a_healthcheck_and_the_nodes_wait_for_a_healthy_chain() {
+    let c = compose();
+    let services = c["services"].as_object().unwrap();
+    assert_eq!(services.len(), 3);
+    for (name, service) in services {
+        let test = service["healthcheck"]["test"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no healthcheck"));
+        assert_eq!(test[0], "CMD", "{name}: {test:?}");
+        // Each image is FROM scratch: its own CLI is the only command it has.
+        let cli = if name == "chain" {
+            "/bin/btcctl"
+        } else {
+            "/bin/lncli"
+        };
+        assert_eq!(test[1], cli, "{name}: {test:?}");
+        if name != "chain" {
+            let condition = &service["depends_on"]["chain"]["condition"];
+            assert_eq!(condition, "service_healthy", "{name}");
+        }
+    }
+}
+
+/// Compose itself reads the file (anchors, merges, healthchecks): `docker compose
+/// config`, or Debian's docker-compose 1.x where the v2 plugin is missing.
+#[test]
+fn compose_accepts_the_file() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/compose/alice-pays-bob.yml");
+    let tries: [&[&str]; 2] = [&["docker", "compose"], &["docker-compose"]];
+    for tool in tries {
+        let out = std::process::Command::new(tool[0])
+            .args(&tool[1..])
+            .args(["-f", file, "config"])
+            .output();
+        let Ok(out) = out else { continue };
+        // `docker compose` without the plugin is docker's own usage error.
+        if tool.len() > 1 && String::from_utf8_lossy(&out.stderr).contains("unknown") {
+            continue;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{tool:?} config: {stderr}");
+        let config: serde_json::Value =
+            serde_saphyr::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        let bob = &config["services"]["bob"];
+        assert_eq!(bob["image"], "lnbench/lnd:v0.21.1-beta", "{config:#}");
+        assert_eq!(bob["depends_on"]["chain"]["condition"], "service_healthy");
+        assert!(bob["healthcheck"]["test"].is_array(), "{config:#}");
+        return;
+    }
+    common::record_not_run(
+        "compose_accepts_the_file",
+        "neither docker compose nor docker-compose (scripts/setup.sh --dev installs it)",
+    );
 }

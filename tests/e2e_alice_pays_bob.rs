@@ -71,6 +71,14 @@ fn alice_pays_bob_keysend_real_lnd() {
         report["nodes"][0]["version"]
     );
     assert!(!report["results"]["series"].as_array().unwrap().is_empty());
+    // payments.csv: a row per counted payment, from alice to bob, as many as counted.
+    let csv = std::fs::read_to_string(report_dir.join("payments.csv")).expect("payments.csv");
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len() as u64, 300, "{csv}");
+    assert!(
+        rows.iter().all(|r| r.contains(",ok,alice,bob,keysend,")),
+        "{csv}"
+    );
 
     // Every node and the chain were read from /proc during the load.
     let mut read = report["nodes"].as_array().unwrap().clone();

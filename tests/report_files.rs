@@ -87,6 +87,7 @@ fn fixed_report() -> Report {
         events: Vec::new(),
         events_dropped: 0,
         interval_log: None,
+        payment_log: None,
         tool_cpu_s: Some(1.25),
         tool_process: ProcessStats {
             cpu_s: Some(1.5),
@@ -541,5 +542,42 @@ fn a_day_long_run_gives_charts_of_bounded_size() {
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// write_all copies the payment log the run streamed in as payments.csv, whole.
+#[test]
+fn write_all_copies_the_payment_log() {
+    use lnbench_tui::metrics::{PaymentLog, PaymentResult, PaymentRow, payments};
+    let run_dir = tempfile::tempdir().unwrap();
+    let mut log = PaymentLog::create(&run_dir.path().join(payments::FILE_NAME)).unwrap();
+    let row = PaymentRow {
+        intended_start_s: 1.0,
+        start_s: 1.0,
+        end_s: 1.25,
+        sender: "alice".into(),
+        receiver: "bob".into(),
+        kind: "keysend",
+        amount_msat: 1000,
+        result: PaymentResult::Ok {
+            latency_ms: 250.0,
+            hops: 1,
+            fee_msat: 0,
+        },
+    };
+    log.append(&[row.clone(), row]);
+    let mut report = fixed_report();
+    report.results.payment_log = Some(log.finish());
+    let dir = tempfile::tempdir().unwrap();
+    let paths = report::write_all(&report, dir.path()).unwrap();
+    let copied = paths
+        .iter()
+        .find(|p| p.ends_with(payments::FILE_NAME))
+        .unwrap();
+    let text = std::fs::read_to_string(copied).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert_eq!(
+        text,
+        std::fs::read_to_string(run_dir.path().join(payments::FILE_NAME)).unwrap()
     );
 }

@@ -38,6 +38,7 @@ fn summary() -> Summary {
         latency_spectrum: Vec::new(),
         phases: Vec::new(),
         interval_log: None,
+        payment_log: None,
     }
 }
 

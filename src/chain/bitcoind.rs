@@ -61,7 +61,7 @@ impl ChainDriver for Bitcoind {
 
     fn build_hint(&self) -> &'static str {
         "build it from a Bitcoin Core source tree with `BITCOIN_SRC=<tree> scripts/build-nodes.sh` \
-         (README, \"Bitcoin Core\")"
+         (docs/implementations.md, \"Bitcoin Core\")"
     }
 
     fn local_image(&self) -> String {

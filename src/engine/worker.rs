@@ -2,7 +2,7 @@
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
 use super::{Context, StopReason};
-use crate::metrics::{FailureKind, Stage, WorkerRecorder};
+use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
 use crate::node::{NodeError, PaymentOutcome};
 use crate::scenario::PaymentKind;
 use std::future::Future;
@@ -67,6 +67,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 ctx.amount_msat,
             ),
         };
+        let started = Instant::now();
         let settled = settle(pay(&ctx, route, amount_msat), &ctx, &mut batch).await;
         now = Instant::now();
         if !ticket.warm_up {
@@ -78,6 +79,14 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 batch.warm_up();
             } else {
                 batch.failure(FailureKind::Interrupted);
+                let failed = PaymentResult::Failed(FailureKind::Interrupted);
+                let paid = Paid {
+                    route,
+                    amount_msat,
+                    started,
+                    ended: now,
+                };
+                log_payment(&ctx, &mut batch, &ticket, paid, failed);
             }
             break;
         };
@@ -92,6 +101,10 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             batch.warm_up();
             continue;
         }
+        let fee_msat = match &result {
+            Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
+            _ => 0,
+        };
         let counted = match result {
             Ok(PaymentOutcome::Succeeded { hops, .. }) => {
                 let shift = ctx.control.completed_pause() - ticket.pause_at_release;
@@ -105,11 +118,68 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         if let Err(kind) = counted {
             batch.failure(kind);
         }
+        let row = match counted {
+            Ok((latency, hops)) => PaymentResult::Ok {
+                latency_ms: latency.as_secs_f64() * 1e3,
+                hops: hops.unwrap_or(0),
+                fee_msat,
+            },
+            Err(kind) => PaymentResult::Failed(kind),
+        };
+        let paid = Paid {
+            route,
+            amount_msat,
+            started,
+            ended: now,
+        };
+        log_payment(&ctx, &mut batch, &ticket, paid, row);
         if let Some(activity) = &ctx.activity {
             activity.record(route, counted);
         }
         // A fake node answers without ever yielding: give other tasks their turn.
         tokio::task::consume_budget().await;
+    }
+}
+
+/// One payment attempt's route, amount and times, for its `payments.csv` row.
+struct Paid {
+    route: usize,
+    amount_msat: u64,
+    started: Instant,
+    ended: Instant,
+}
+
+/// Hands a counted payment's row to the batch, when the run keeps `payments.csv`.
+fn log_payment(
+    ctx: &Context,
+    batch: &mut WorkerRecorder,
+    ticket: &Ticket,
+    paid: Paid,
+    result: PaymentResult,
+) {
+    if !batch.logs_payments() {
+        return;
+    }
+    let route = &ctx.routes[paid.route];
+    let row = PaymentRow {
+        intended_start_s: batch.seconds_at(ticket.intended),
+        start_s: batch.seconds_at(paid.started),
+        end_s: batch.seconds_at(paid.ended),
+        sender: route.sender.name().to_string(),
+        receiver: route.receiver.name().to_string(),
+        kind: kind_name(ctx.kind),
+        amount_msat: paid.amount_msat,
+        result,
+    };
+    batch.payment(row);
+}
+
+/// The payment kind as the scenario writes it.
+fn kind_name(kind: PaymentKind) -> &'static str {
+    match kind {
+        PaymentKind::Keysend => "keysend",
+        PaymentKind::Invoice => "invoice",
+        PaymentKind::InvoicePregenerated => "invoice-pregenerated",
     }
 }
 

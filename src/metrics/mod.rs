@@ -12,6 +12,7 @@ mod events;
 pub mod export;
 pub mod hlog;
 pub mod host;
+pub mod payments;
 pub mod process;
 mod recorder;
 pub mod resources;
@@ -22,6 +23,7 @@ pub mod spectrum;
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
 pub use host::{MachineLoad, MachineLog};
+pub use payments::{PaymentLog, PaymentLogFile, PaymentResult, PaymentRow};
 pub use recorder::{Recorder, RecorderEvents, WorkerRecorder};
 pub use resources::{
     NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,

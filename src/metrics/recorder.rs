@@ -3,6 +3,7 @@
 use super::FailureKind;
 use super::events::{EventKind, EventLog, MAX_EVENTS, RunEvent};
 use super::hlog::IntervalLog;
+use super::payments::PaymentLog;
 use super::process::ProcessStats;
 use super::series::{MAX_SERIES_POINTS, Series, SeriesPoint};
 use super::snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
@@ -105,6 +106,9 @@ struct State {
     faults: Vec<String>,
     /// Where each closing interval is appended, when the run keeps an `.hlog`.
     interval_log: Option<IntervalLog>,
+    /// Where each merged batch's payments are appended, when the run keeps a
+    /// `payments.csv`.
+    payment_log: Option<PaymentLog>,
     phases: [PhaseStats; 2],
     /// The measured phase whose clock runs, since when, and the pause total then.
     /// Draining keeps the last phase's clock running, as the whole run's does.
@@ -267,6 +271,7 @@ impl Recorder {
             events: EventLog::new(MAX_EVENTS),
             faults: Vec::new(),
             interval_log: None,
+            payment_log: None,
             phases: Default::default(),
             phase_clock: None,
             export: None,
@@ -296,6 +301,13 @@ impl Recorder {
     /// recorder's start); [`Recorder::finish`] flushes it and names it in the summary.
     pub fn log_intervals_to(&self, log: IntervalLog) {
         self.state().interval_log = Some(log);
+    }
+
+    /// Appends every payment merged from now on to `log` (times count from the
+    /// recorder's start); [`Recorder::finish`] flushes it and names it in the summary.
+    /// Workers made before this call write no rows.
+    pub fn log_payments_to(&self, log: PaymentLog) {
+        self.state().payment_log = Some(log);
     }
 
     /// Counts every batch merged from now on into `exporter` too (`--metrics-listen`).
@@ -433,7 +445,8 @@ impl Recorder {
             let snapshot = state.snapshot(now);
             state.stop_phase_clock(now);
             let interval_log = state.interval_log.as_mut().map(IntervalLog::finish);
-            let summary = summarize(&state, now, &snapshot, process, interval_log);
+            let mut summary = summarize(&state, now, &snapshot, process, interval_log);
+            summary.payment_log = state.payment_log.as_mut().map(PaymentLog::finish);
             (snapshot, summary)
         };
         self.shared.snapshots.send_replace(snapshot);
@@ -503,6 +516,7 @@ fn summarize(
         tool_process: process,
         machine: None,
         interval_log,
+        payment_log: None,
     }
 }
 

@@ -178,6 +178,10 @@ pub struct Summary {
     /// ([`super::Recorder::log_intervals_to`]); the report copies it as `latency.hlog`.
     #[serde(skip)]
     pub interval_log: Option<IntervalLogFile>,
+    /// The payment log streamed during the run, if one was asked for
+    /// ([`super::Recorder::log_payments_to`]); the report copies it as `payments.csv`.
+    #[serde(skip)]
+    pub payment_log: Option<super::PaymentLogFile>,
 }
 
 impl Summary {

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod network;
 pub mod network_html;
+pub mod payments_csv;
 pub mod profiles;
 /// Redaction lives below the report (the profiler redacts too); its old path stays.
 pub use crate::redact;
@@ -50,6 +51,9 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     }
     paths.push(markdown::write(report, dir)?);
     if let Some(path) = copy_interval_log(report, dir)? {
+        paths.push(path);
+    }
+    if let Some(path) = payments_csv::write(report, dir)? {
         paths.push(path);
     }
     Ok(paths)

@@ -254,6 +254,7 @@ mod tests {
             events_dropped: 0,
             tool_cpu_s: None,
             interval_log: None,
+            payment_log: None,
             tool_process: ProcessStats::default(),
             machine: None,
         }

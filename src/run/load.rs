@@ -65,6 +65,18 @@ pub(super) async fn run_load(
         recorder.export_to(x.clone());
         x.follow(snapshots.clone(), readings);
     }
+    if let Some(path) = &interval_log {
+        // Beside the interval log in the run directory: a report keeps both.
+        let payments = path.with_file_name(metrics::payments::FILE_NAME);
+        match metrics::PaymentLog::create(&payments) {
+            Ok(log) => recorder.log_payments_to(log),
+            Err(e) => crate::lines::errln!(
+                "warning: no {}: cannot create {}: {e}",
+                metrics::payments::FILE_NAME,
+                payments.display()
+            ),
+        }
+    }
     if let Some(path) = interval_log {
         match metrics::IntervalLog::create(&path, recorder.started_wall()) {
             Ok(log) => recorder.log_intervals_to(log),

@@ -2,7 +2,9 @@
 //! and merges them into the shared state when the batch is full, on `flush`, or on drop.
 
 use super::{BATCH, FailureKind, Recorder, Stage, histogram, phase_slot};
+use crate::metrics::PaymentRow;
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// One worker's unmerged results. Owned by the worker: recording takes no lock.
 #[derive(Debug)]
@@ -15,6 +17,10 @@ pub struct WorkerRecorder {
     warm_up: u32,
     /// The measured phase the pending results belong to (see [`phase_slot`]).
     phase: Option<u8>,
+    /// The pending results' rows for `payments.csv`; `None` when the run keeps none.
+    payments: Option<Vec<PaymentRow>>,
+    /// The recorder's clock start, which the rows' times count from.
+    started: Instant,
 }
 
 impl WorkerRecorder {
@@ -41,6 +47,24 @@ impl WorkerRecorder {
         self.flush_if_full();
     }
 
+    /// Whether the run keeps a row per payment ([`WorkerRecorder::payment`]).
+    pub fn logs_payments(&self) -> bool {
+        self.payments.is_some()
+    }
+
+    /// Seconds from the recorder's clock start to `t` (0 for an earlier `t`).
+    pub fn seconds_at(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.started).as_secs_f64()
+    }
+
+    /// A payment's row for `payments.csv`, beside its [`success`](Self::success) or
+    /// [`failure`](Self::failure); dropped when the run keeps no payment log.
+    pub fn payment(&mut self, row: PaymentRow) {
+        if let Some(rows) = self.payments.as_mut() {
+            rows.push(row);
+        }
+    }
+
     /// A warm-up payment finished (whatever its result): counted apart.
     pub fn warm_up(&mut self) {
         self.warm_up += 1;
@@ -59,7 +83,7 @@ impl WorkerRecorder {
 
     /// Merges the batch into the shared recorder (call before waiting on anything).
     pub fn flush(&mut self) {
-        if self.pending() > 0 {
+        if self.pending() > 0 || self.payments.as_ref().is_some_and(|p| !p.is_empty()) {
             let recorder = self.recorder.clone();
             recorder.merge(self);
         }
@@ -74,8 +98,14 @@ impl Drop for WorkerRecorder {
 
 impl WorkerRecorder {
     pub(super) fn new(recorder: Recorder) -> Self {
+        let (started, logs_payments) = {
+            let state = recorder.state();
+            (state.started, state.payment_log.is_some())
+        };
         WorkerRecorder {
             recorder,
+            payments: logs_payments.then(|| Vec::with_capacity(BATCH)),
+            started,
             latencies_us: Vec::with_capacity(BATCH),
             failures: [0; FailureKind::COUNT],
             pending_failures: 0,
@@ -115,6 +145,12 @@ impl Recorder {
             }
             phase.ok += ok;
             phase.failed += failed;
+        }
+        if let Some(rows) = batch.payments.as_mut().filter(|r| !r.is_empty()) {
+            if let Some(log) = state.payment_log.as_mut() {
+                log.append(rows);
+            }
+            rows.clear();
         }
         batch.latencies_us.clear();
         batch.pending_failures = 0;

@@ -84,7 +84,7 @@ impl NodeDriver for Cln {
 
     fn build_hint(&self) -> &'static str {
         "build it from a Core Lightning source tree with `CLN_SRC=<tree> scripts/build-nodes.sh` \
-         (README, \"Core Lightning\")"
+         (docs/implementations.md, \"Core Lightning\")"
     }
 
     fn default_version(&self) -> &'static str {

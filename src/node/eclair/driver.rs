@@ -86,7 +86,7 @@ impl NodeDriver for Eclair {
 
     fn build_hint(&self) -> &'static str {
         "build it from an Eclair source tree with `ECLAIR_SRC=<tree> scripts/build-nodes.sh` \
-         (a JDK >= 21 is needed; README, \"Eclair\")"
+         (a JDK >= 21 is needed; docs/implementations.md, \"Eclair\")"
     }
 
     fn default_version(&self) -> &'static str {

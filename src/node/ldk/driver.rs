@@ -131,7 +131,7 @@ impl NodeDriver for Ldk {
 
     fn build_hint(&self) -> &'static str {
         "build it from an ldk-server source tree with `LDK_SERVER_SRC=<tree> scripts/build-nodes.sh` \
-         (README, \"LDK\")"
+         (docs/implementations.md, \"LDK\")"
     }
 
     fn default_version(&self) -> &'static str {

@@ -1,0 +1,233 @@
+//! `payments.csv`: one row per counted payment (warm-up payments are not counted,
+//! and not written), for spreadsheets, pandas or a join with a node's own logs, as
+//! oha, k6 and sim-ln write theirs.
+//!
+//! Memory stays flat however long the run: workers hand their rows over with their
+//! batches, each batch is appended to a file in the run directory through a small
+//! buffer, and only the file is copied into the report directory at the end (as
+//! `latency.hlog` is).
+
+use super::FailureKind;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The report's file name for the log.
+pub const FILE_NAME: &str = "payments.csv";
+
+/// The header. Times are seconds since the run's clock started (the clock of
+/// `series.csv` and the report's events); `latency_ms` is the latency the report
+/// counts (successful payments only: from the intended start, pauses taken off).
+pub const HEADER: &str = "intended_start_s,start_s,end_s,latency_ms,outcome,sender,receiver,kind,amount_msat,hops,fee_msat,reason";
+
+/// One payment as it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentRow {
+    /// When the schedule meant it to start (closed loop: when it started).
+    pub intended_start_s: f64,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub sender: String,
+    pub receiver: String,
+    /// `keysend`, `invoice` or `invoice-pregenerated`, as in the scenario.
+    pub kind: &'static str,
+    pub amount_msat: u64,
+    pub result: PaymentResult,
+}
+
+/// How a payment ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PaymentResult {
+    Ok {
+        latency_ms: f64,
+        hops: u32,
+        fee_msat: u64,
+    },
+    Failed(FailureKind),
+}
+
+impl PaymentRow {
+    /// The row's CSV line, newline included.
+    fn write_to(&self, line: &mut String) {
+        let (latency, outcome, hops, fee, reason) = match self.result {
+            PaymentResult::Ok {
+                latency_ms,
+                hops,
+                fee_msat,
+            } => (
+                format!("{latency_ms:.3}"),
+                "ok",
+                hops.to_string(),
+                fee_msat.to_string(),
+                "",
+            ),
+            PaymentResult::Failed(kind) => (
+                String::new(),
+                "failed",
+                String::new(),
+                String::new(),
+                kind.as_str(),
+            ),
+        };
+        let _ = writeln!(
+            line,
+            "{:.6},{:.6},{:.6},{latency},{outcome},{},{},{},{},{hops},{fee},{reason}",
+            self.intended_start_s,
+            self.start_s,
+            self.end_s,
+            field(&self.sender),
+            field(&self.receiver),
+            self.kind,
+            self.amount_msat,
+        );
+    }
+}
+
+/// A text field as CSV (RFC 4180): quoted when it holds a comma, a quote or a line
+/// break, its quotes doubled.
+fn field(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
+
+/// A payment log being written. The first write error stops it and is kept for the
+/// report to tell.
+#[derive(Debug)]
+pub struct PaymentLog {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    rows: u64,
+    error: Option<String>,
+    line: String,
+}
+
+/// Where a finished log is, how many rows it holds, or why it is not to be used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentLogFile {
+    pub path: PathBuf,
+    pub rows: u64,
+    /// The first write error; the file is then incomplete and not to be used.
+    pub error: Option<String>,
+}
+
+impl PaymentLog {
+    /// Creates `path` and writes the header.
+    pub fn create(path: &Path) -> std::io::Result<PaymentLog> {
+        let mut out = BufWriter::new(File::create(path)?);
+        writeln!(out, "{HEADER}")?;
+        Ok(PaymentLog {
+            path: path.to_path_buf(),
+            out: Some(out),
+            rows: 0,
+            error: None,
+            line: String::new(),
+        })
+    }
+
+    /// Appends `rows`, in the order given.
+    pub fn append(&mut self, rows: &[PaymentRow]) {
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
+        self.line.clear();
+        for row in rows {
+            row.write_to(&mut self.line);
+        }
+        match out.write_all(self.line.as_bytes()) {
+            Ok(()) => self.rows += rows.len() as u64,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn fail(&mut self, error: std::io::Error) {
+        self.error = Some(format!("writing {}: {error}", self.path.display()));
+        self.out = None;
+    }
+
+    /// Flushes the file and says where it is.
+    pub fn finish(&mut self) -> PaymentLogFile {
+        if let Some(mut out) = self.out.take()
+            && let Err(e) = out.flush()
+        {
+            self.fail(e);
+        }
+        PaymentLogFile {
+            path: self.path.clone(),
+            rows: self.rows,
+            error: self.error.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::FailureReason;
+
+    fn row(sender: &str, result: PaymentResult) -> PaymentRow {
+        PaymentRow {
+            intended_start_s: 1.5,
+            start_s: 1.625,
+            end_s: 1.75,
+            sender: sender.to_string(),
+            receiver: "bob".to_string(),
+            kind: "keysend",
+            amount_msat: 1000,
+            result,
+        }
+    }
+
+    #[test]
+    fn a_row_per_payment_under_the_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let mut log = PaymentLog::create(&path).unwrap();
+        let ok = PaymentResult::Ok {
+            latency_ms: 250.0,
+            hops: 2,
+            fee_msat: 3,
+        };
+        let failed = PaymentResult::Failed(FailureKind::Node(FailureReason::NoRoute));
+        log.append(&[row("alice", ok), row("al,\"ice\"", failed)]);
+        log.append(&[row(
+            "carol",
+            PaymentResult::Failed(FailureKind::Interrupted),
+        )]);
+        let file = log.finish();
+        assert_eq!(file.rows, 3);
+        assert_eq!(file.error, None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], HEADER);
+        assert_eq!(
+            lines[1],
+            "1.500000,1.625000,1.750000,250.000,ok,alice,bob,keysend,1000,2,3,"
+        );
+        assert_eq!(
+            lines[2],
+            "1.500000,1.625000,1.750000,,failed,\"al,\"\"ice\"\"\",bob,keysend,1000,,,no_route"
+        );
+        assert!(lines[3].ends_with(",failed,carol,bob,keysend,1000,,,interrupted"));
+        let columns = HEADER.split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() >= columns));
+    }
+
+    #[test]
+    fn appends_after_finish_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PaymentLog::create(&dir.path().join(FILE_NAME)).unwrap();
+        log.finish();
+        let ok = PaymentResult::Ok {
+            latency_ms: 1.0,
+            hops: 1,
+            fee_msat: 0,
+        };
+        log.append(&[row("alice", ok)]);
+        assert_eq!(log.finish().rows, 0);
+    }
+}
