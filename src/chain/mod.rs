@@ -51,8 +51,8 @@ pub fn driver(kind: ChainKind) -> &'static dyn ChainDriver {
     }
 }
 
-/// How the tool reaches the chain backend's RPC.
-#[derive(Debug, Clone)]
+/// How the tool reaches the chain backend's RPC. Its `Debug` leaves the password out.
+#[derive(Clone)]
 pub struct ChainEndpoint {
     pub kind: ChainKind,
     /// `127.0.0.1:port` of the RPC listener.
@@ -67,8 +67,9 @@ pub struct ChainEndpoint {
     pub access: ChainAccess,
 }
 
-/// How a node reaches the chain backend, in the terms of where the node runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a node reaches the chain backend, in the terms of where the node runs. Its
+/// `Debug` leaves the password out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ChainAccess {
     pub kind: ChainKind,
     /// `host:port` of the RPC listener.
@@ -83,6 +84,38 @@ pub struct ChainAccess {
     /// The chain's command-line client as the node sees it (bitcoind's `bitcoin-cli`,
     /// which Core Lightning shells out to), when the backend has one nodes can use.
     pub cli: Option<String>,
+}
+
+/// In place of a password in `Debug` output (a panic message, a log line).
+const HIDDEN: &str = "<redacted>";
+
+impl std::fmt::Debug for ChainEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainEndpoint")
+            .field("kind", &self.kind)
+            .field("rpc_addr", &self.rpc_addr)
+            .field("rpc_user", &self.rpc_user)
+            .field("rpc_pass", &HIDDEN)
+            .field("rpc_cert", &self.rpc_cert)
+            .field("version", &self.version)
+            .field("access", &self.access)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ChainAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainAccess")
+            .field("kind", &self.kind)
+            .field("rpc_addr", &self.rpc_addr)
+            .field("rpc_user", &self.rpc_user)
+            .field("rpc_pass", &HIDDEN)
+            .field("rpc_cert", &self.rpc_cert)
+            .field("zmq_block", &self.zmq_block)
+            .field("zmq_tx", &self.zmq_tx)
+            .field("cli", &self.cli)
+            .finish()
+    }
 }
 
 /// The container ports of a chain backend (each container has its own address).
@@ -193,4 +226,35 @@ pub trait ChainBackend: Send + Sync {
     /// Pay each `(address, amount_sat)` in one transaction signed by the tool;
     /// returns the txid. The transaction is in the mempool on return (not mined).
     async fn fund(&self, outputs: &[(String, u64)]) -> Result<String, ChainError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_rpc_password() {
+        let access = ChainAccess {
+            kind: ChainKind::Bitcoind,
+            rpc_addr: "chain:18443".into(),
+            rpc_user: "lnbench".into(),
+            rpc_pass: "s3cret-pass".into(),
+            rpc_cert: None,
+            zmq_block: None,
+            zmq_tx: None,
+            cli: None,
+        };
+        let endpoint = ChainEndpoint {
+            kind: ChainKind::Bitcoind,
+            rpc_addr: "127.0.0.1:18443".into(),
+            rpc_user: "lnbench".into(),
+            rpc_pass: "s3cret-pass".into(),
+            rpc_cert: None,
+            version: "v1".into(),
+            access,
+        };
+        let text = format!("{endpoint:?} {endpoint:#?}");
+        assert!(!text.contains("s3cret-pass"), "{text}");
+        assert!(text.contains("rpc_user: \"lnbench\"") && text.contains("<redacted>"));
+    }
 }
