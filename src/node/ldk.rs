@@ -579,4 +579,6 @@ impl LightningNode for LdkNode {
 }
 
 #[cfg(test)]
+mod poll_tests;
+#[cfg(test)]
 mod tests;

@@ -9,6 +9,8 @@ pub mod completion;
 pub mod driver;
 pub mod eclair;
 pub mod fake;
+#[cfg(test)]
+mod fake_http;
 pub mod ldk;
 pub mod lnd;
 

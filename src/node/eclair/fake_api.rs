@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, broadcast};
 use tokio::time::Instant;
@@ -161,45 +161,11 @@ async fn websocket(stream: TcpStream, state: Arc<State>) {
     }
 }
 
-/// One request of a kept-alive connection: its path, Authorization and body.
-async fn request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, String)> {
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_string();
-            let header = |name: &str| {
-                head.lines()
-                    .find_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-                    })
-                    .unwrap_or_default()
-            };
-            let length: usize = header("content-length").parse().unwrap_or(0);
-            while buf.len() < end + 4 + length {
-                let mut more = [0u8; 4096];
-                let n = stream.read(&mut more).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buf.extend_from_slice(&more[..n]);
-            }
-            let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-            let auth = header("authorization");
-            buf.drain(..end + 4 + length);
-            return Some((path, auth));
-        }
-        let mut more = [0u8; 4096];
-        let n = stream.read(&mut more).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&more[..n]);
-    }
-}
-
 async fn http(mut stream: TcpStream, state: Arc<State>) {
     let mut buf = Vec::new();
-    while let Some((path, auth)) = request(&mut stream, &mut buf).await {
+    while let Some(crate::node::fake_http::Request { path, auth, .. }) =
+        crate::node::fake_http::request(&mut stream, &mut buf).await
+    {
         let (status, body) = if auth != expected_auth() {
             (
                 "401 Unauthorized",
