@@ -58,13 +58,36 @@ fn eclair_pays_eclair_by_keysend_and_by_invoice_locally() {
             .contains("password ="),
         "no config file content in the report"
     );
+    assert_websocket_completion(&report);
     assert_nothing_left(&run.run_dir(), &log);
 
     let invoices = fixture().replace("kind: keysend", "kind: invoice");
     let mut run = Run::start(&invoices, 200);
     let (report, log) = run.succeeded(200);
     assert_eq!(report["workload"]["kind"], "invoice");
+    assert_websocket_completion(&report);
     assert_nothing_left(&run.run_dir(), &log);
+}
+
+/// The sender learned the payments' ends from Eclair's websocket, which never
+/// dropped, and Eclair's own timestamps measured the delivery. A payment may still
+/// end by the once-a-second poll when its event is late (a busy machine delays
+/// Eclair's events by hundreds of ms): counted, and few.
+fn assert_websocket_completion(report: &serde_json::Value) {
+    let completion = &node(report, "alice")["completion"];
+    println!("completion: {completion:#}");
+    assert_eq!(completion["method"], "websocket-event", "{completion:#}");
+    assert_eq!(completion["late_up_to_ms"], 0.0, "{completion:#}");
+    if let Some(fallback) = completion.get("fallback") {
+        assert_eq!(fallback["socket_drops"], 0, "{completion:#}");
+        let polled = fallback["payments"].as_u64().unwrap();
+        let ok = report["results"]["ok"].as_u64().unwrap();
+        assert!(polled * 10 <= ok, "{polled} of {ok} by polling");
+    }
+    assert!(
+        completion["delivery_lag_max_ms"].is_number(),
+        "{completion:#}"
+    );
 }
 
 /// LND (alice) and Eclair (bob) on one chain, channels from `payer`, paid by `kind`.

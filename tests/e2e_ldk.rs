@@ -101,6 +101,13 @@ fn ldk_pays_ldk_by_invoice_locally() {
         );
         assert_eq!(n["pubkey"].as_str().unwrap().len(), 66, "{n:#}");
     }
+    // The sender polls, and the report says how late that can make a latency.
+    let completion = &node(&report, "alice")["completion"];
+    assert_eq!(completion["method"], "polling", "{completion:#}");
+    assert!(
+        completion["late_up_to_ms"].as_f64().unwrap() > 0.0,
+        "{completion:#}"
+    );
     let written = run.report_text();
     for key in &keys {
         assert!(!written.contains(key.as_str()), "an API key in the report");

@@ -182,6 +182,12 @@ fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
         role: role.into(),
         binary: "lnd".into(),
         database: "bbolt".into(),
+        completion: (role == "sender").then(|| {
+            lnbench_tui::node::Completion::exact(
+                lnbench_tui::node::completion::Method::Stream,
+                "SendPaymentV2",
+            )
+        }),
         resources: Default::default(),
         restart: None,
     }
@@ -363,6 +369,12 @@ fn html_has_every_section_and_chart_inline() {
     assert!(!html.contains("only paying them is timed"));
     assert!(html.contains("class=\"pass\">pass<"));
     assert!(html.contains("class=\"fail\">FAIL<"));
+    // How the sender's payment ends were learned: in the summary and its node's row.
+    assert_eq!(
+        html.matches("stream (SendPaymentV2), exact").count(),
+        2,
+        "summary row and the sender's node row"
+    );
 }
 
 #[test]

@@ -300,6 +300,11 @@ impl LightningNode for ClnNode {
         Implementation::Cln
     }
 
+    /// `xpay` / `xkeysend` answer when the payment ended.
+    fn completion(&self) -> super::Completion {
+        super::Completion::exact(super::completion::Method::ReturnsAtEnd, "xpay / xkeysend")
+    }
+
     async fn get_info(&self) -> Result<NodeInfo, NodeError> {
         let info = self
             .client

@@ -2,12 +2,16 @@
 //! API password and an empty user), over one pooled reqwest client per node.
 //!
 //! Eclair answers payments at once with a payment id (`sendtonode` always,
-//! `payinvoice` unless blocking): the client then polls `getsentinfo` until a part
-//! succeeded or every part failed and none is pending, with a short, growing interval
-//! (5 ms up to [`POLL_MAX`]), so a latency is late by at most that interval.
+//! `payinvoice` unless blocking): the client then waits for the payment's event on
+//! Eclair's websocket (`events.rs`, one socket per node), and asks `getsentinfo` only
+//! when the socket is down or the event was lost (`wait.rs`).
 //! `driver.rs` holds the rest of what the tool knows about Eclair.
 
 mod driver;
+mod events;
+#[cfg(test)]
+mod fake_api;
+mod wait;
 
 pub use driver::{API_PASSWORD_FILE, DEFAULT_VERSION, ECLAIR, EclairCredentials};
 
@@ -33,12 +37,6 @@ const FUNDING_SAT_PER_VB: u32 = 2;
 /// Eclair refuses a funding whose fee exceeds its budget; its default is too small for
 /// regtest's fallback fee rate.
 const FUNDING_FEE_BUDGET_SAT: u64 = 100_000;
-/// How long past the payment timeout we wait for Eclair's final answer before calling
-/// it a timeout ourselves (an HTLC can stay in flight after Eclair stops retrying).
-const FINAL_ANSWER_GRACE: Duration = Duration::from_secs(30);
-/// The first and the longest interval between two `getsentinfo` polls.
-const POLL_FIRST: Duration = Duration::from_millis(5);
-const POLL_MAX: Duration = Duration::from_millis(50);
 /// How long a channel's funding transaction may take to reach bitcoind after `open`.
 const PUBLISH_WAIT: Duration = Duration::from_secs(60);
 /// How the status of a call that got no HTTP answer starts.
@@ -54,6 +52,11 @@ pub struct EclairNode {
     /// `http://127.0.0.1:<port>/`.
     base: Arc<str>,
     password: Arc<str>,
+    /// The websocket, once [`EclairNode::open_events`] opened it; without it payments
+    /// poll `getsentinfo`.
+    events: Option<Arc<events::EventSocket>>,
+    /// `host:port` of the API, for the websocket.
+    addr: Arc<str>,
 }
 
 /// `application/x-www-form-urlencoded` of `fields` (what Eclair's API reads).
@@ -276,6 +279,9 @@ impl EclairNode {
                 path: credentials.api_password.clone(),
                 source,
             })?;
+        // reqwest needs the process's provider even for plain HTTP (main installs it;
+        // tests may not have).
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(CALL_TIMEOUT)
             .connect_timeout(Duration::from_secs(10))
@@ -292,7 +298,15 @@ impl EclairNode {
             http,
             base: Arc::from(format!("http://{}/", endpoint.rpc_addr)),
             password: Arc::from(password.trim()),
+            events: None,
+            addr: Arc::from(endpoint.rpc_addr.as_str()),
         })
+    }
+
+    /// Opens the node's websocket, through which payments learn that they ended.
+    pub async fn open_events(&mut self) {
+        let socket = events::EventSocket::open(&self.name, &self.addr, &self.password).await;
+        self.events = Some(Arc::new(socket));
     }
 
     fn protocol(&self, call: &'static str, detail: impl Into<String>) -> NodeError {
@@ -365,21 +379,7 @@ impl EclairNode {
             }
             Err(e) => return Err(e),
         };
-        let deadline = tokio::time::Instant::now() + timeout + FINAL_ANSWER_GRACE;
-        let mut wait = POLL_FIRST;
-        loop {
-            tokio::time::sleep(wait).await;
-            let parts: Vec<SentPart> = self.call("getsentinfo", &[("id", id.clone())]).await?;
-            if let Some(outcome) = payment_outcome(&parts) {
-                return Ok(outcome);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Ok(PaymentOutcome::Failed {
-                    reason: FailureReason::Timeout,
-                });
-            }
-            wait = (wait * 3 / 2).min(POLL_MAX);
-        }
+        self.wait_outcome(&id, timeout).await
     }
 
     /// Waits (up to [`PUBLISH_WAIT`]) until `txid` is among the wallet's transactions
@@ -425,6 +425,10 @@ impl LightningNode for EclairNode {
 
     fn implementation(&self) -> Implementation {
         Implementation::Eclair
+    }
+
+    fn completion(&self) -> super::Completion {
+        wait::completion(self.events.as_deref().map(events::EventSocket::counts))
     }
 
     /// Eclair's `getinfo` has no channel count nor sync flag: the channels are counted

@@ -169,6 +169,11 @@ impl LightningNode for FakeNode {
         &self.inner.config.name
     }
 
+    /// The fake answers when its simulated payment ends.
+    fn completion(&self) -> super::Completion {
+        super::Completion::exact(super::completion::Method::ReturnsAtEnd, "fake")
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Lnd
     }

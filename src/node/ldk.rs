@@ -7,8 +7,9 @@
 //! ldk-server at the commit the build script pins (ee1c96c) has no keysend and no
 //! ConnectPeer: `OpenChannel` takes the peer's address and connects itself, so
 //! `connect_peer` only notes the address. A payment is `Bolt11Send` (it answers with a
-//! payment id at once) and then `GetPaymentDetails` until the payment is final: the API
-//! offers no event stream without RabbitMQ. A failed payment carries no reason there.
+//! payment id at once) and then `GetPaymentDetails` every [`POLL_EVERY`] until the
+//! payment is final: the API offers no event stream without RabbitMQ (a build feature
+//! and a broker). A failed payment carries no reason there.
 //! `driver.rs` holds the rest of what the tool knows about ldk-server.
 
 mod driver;
@@ -35,10 +36,15 @@ const FEE_LIMIT_MSAT: u64 = 10_000_000;
 /// How long past the payment timeout we keep asking for the final state before calling
 /// it a timeout ourselves (an HTLC can stay in flight after LDK stops retrying).
 const FINAL_ANSWER_GRACE: Duration = Duration::from_secs(30);
-/// The first pause between two `GetPaymentDetails`; it doubles up to the longest, so a
-/// fast payment is seen within a few milliseconds and a slow one costs few requests.
-const FIRST_POLL: Duration = Duration::from_millis(2);
-const LONGEST_POLL: Duration = Duration::from_millis(25);
+/// `GetPaymentDetails` is asked at this fixed cadence (a tick, not a pause after each
+/// answer, so a slow answer does not stretch it): a payment's end is seen by the next
+/// poll, at most one interval and one answer later. The interval is a trade: each poll
+/// costs the tool and the node under test an HTTP request (ldk-server answers from
+/// memory), and a payment of L ms costs L / interval of them.
+const POLL_EVERY: Duration = Duration::from_millis(5);
+/// Up to how late a poll sees an end: the interval, plus tokio's timer, which rounds
+/// up to whole milliseconds, plus the poll's own round trip on loopback.
+const POLL_LATE_UP_TO: Duration = Duration::from_millis(7);
 /// How long an invoice stays payable: longer than any run.
 const INVOICE_EXPIRY_SECS: u32 = 24 * 3600;
 /// `OpenChannel` answers before the funding transaction exists: how long we wait for
@@ -354,8 +360,11 @@ impl LdkNode {
     ) -> Result<PaymentOutcome, NodeError> {
         let deadline = Instant::now() + timeout + FINAL_ANSWER_GRACE;
         let request = proto::GetPaymentDetailsRequest { payment_id };
-        let mut pause = FIRST_POLL;
+        let mut tick = tokio::time::interval(POLL_EVERY);
+        // A late answer delays the next poll, never makes polls bunch up after it.
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            tick.tick().await;
             let details: proto::GetPaymentDetailsResponse =
                 self.request("GetPaymentDetails", &request).await?;
             if let Some(outcome) = details.payment.as_ref().and_then(final_outcome) {
@@ -366,8 +375,6 @@ impl LdkNode {
                     reason: FailureReason::Timeout,
                 });
             }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(LONGEST_POLL);
         }
     }
 }
@@ -380,6 +387,10 @@ impl LightningNode for LdkNode {
 
     fn implementation(&self) -> Implementation {
         Implementation::Ldk
+    }
+
+    fn completion(&self) -> super::Completion {
+        super::Completion::polling("GetPaymentDetails", POLL_EVERY, POLL_LATE_UP_TO)
     }
 
     /// Synced once both wallets (on-chain and Lightning) have synced with the chain at
@@ -567,5 +578,7 @@ impl LightningNode for LdkNode {
     }
 }
 
+#[cfg(test)]
+mod poll_tests;
 #[cfg(test)]
 mod tests;

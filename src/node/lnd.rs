@@ -272,6 +272,11 @@ impl LightningNode for LndNode {
         Implementation::Lnd
     }
 
+    /// `SendPaymentV2` streams the payment's updates; the final one ends it.
+    fn completion(&self) -> super::Completion {
+        super::Completion::exact(super::completion::Method::Stream, "SendPaymentV2")
+    }
+
     async fn get_info(&self) -> Result<NodeInfo, NodeError> {
         let info = self
             .lightning

@@ -5,12 +5,16 @@
 //! without a lock.
 
 pub mod cln;
+pub mod completion;
 pub mod driver;
 pub mod eclair;
 pub mod fake;
+#[cfg(test)]
+mod fake_http;
 pub mod ldk;
 pub mod lnd;
 
+pub use completion::Completion;
 pub use driver::{NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
@@ -260,6 +264,9 @@ pub trait LightningNode: Send + Sync {
     /// The instance name from the scenario (e.g. `alice-2`).
     fn name(&self) -> &str;
     fn implementation(&self) -> Implementation;
+    /// How this client learns that a payment it sent ended, and how late that can be
+    /// (with what it fell back on since it connected).
+    fn completion(&self) -> Completion;
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError>;
     /// The Bitcoin network the node runs on, in Bitcoin Core's words (`regtest`,

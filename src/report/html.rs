@@ -138,6 +138,8 @@ struct NodeRow {
     database: String,
     pubkey: String,
     pubkey_short: String,
+    /// How a payment's end is learned (senders; empty for the others).
+    completion: String,
 }
 
 #[derive(Serialize)]
@@ -166,6 +168,10 @@ impl<'a> View<'a> {
                 database: n.database.clone(),
                 pubkey: n.pubkey.clone(),
                 pubkey_short: format::short_pubkey(&n.pubkey),
+                completion: (n.role == "sender")
+                    .then(|| n.completion.as_ref().map(|c| c.describe()))
+                    .flatten()
+                    .unwrap_or_default(),
             })
             .collect();
         let setup = report
@@ -291,6 +297,7 @@ fn summary_rows(report: &Report) -> Vec<Row> {
         row("Latency p99.9", format::latency_us(l.p999_us)),
         row("Latency max", format::latency_us(l.max_us)),
         row("Latency mean", format::latency_us(l.mean_us.round() as u64)),
+        row("Completion", super::markdown::completion(report)),
         row("Duration active", format::seconds(r.active_s)),
         row("Duration paused", format::seconds(r.paused_s)),
         row(

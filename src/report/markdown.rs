@@ -33,6 +33,25 @@ fn cell(text: &str) -> String {
     out
 }
 
+/// How the senders' payment ends were learned, once per distinct way:
+/// `eclair: websocket event (payment-sent / payment-failed), exact`.
+pub fn completion(report: &Report) -> String {
+    let mut ways: Vec<String> = Vec::new();
+    for n in report.nodes.iter().filter(|n| n.role == "sender") {
+        if let Some(c) = &n.completion {
+            let way = format!("{}: {}", n.implementation, c.describe());
+            if !ways.contains(&way) {
+                ways.push(way);
+            }
+        }
+    }
+    if ways.is_empty() {
+        "not reported".into()
+    } else {
+        ways.join("; ")
+    }
+}
+
 pub fn render(report: &Report) -> String {
     let r = &report.results;
     let l = &r.latency;
@@ -73,6 +92,7 @@ pub fn render(report: &Report) -> String {
                 format::latency_us(l.max_us)
             ),
         ),
+        ("completion", completion(report)),
         ("active time", format::seconds(r.active_s)),
         (
             "tool CPU / payment",

@@ -25,7 +25,7 @@ pub fn is_matrix(parameters: &[String]) -> bool {
         .any(|p| p == "database" || p == "implementation" || p.ends_with(".implementation"))
 }
 
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "implementation",
     "release",
     "database",
@@ -35,6 +35,7 @@ pub const COLUMNS: [&str; 12] = [
     "TPS",
     "p50",
     "p99",
+    "completion",
     "CPU / payment",
     "data dir / payment",
     "restart",
@@ -138,6 +139,7 @@ pub fn row(p: &PointReport) -> Vec<String> {
             format::tps(r.tps_avg),
             format::latency_us(r.latency.p50_us),
             format::latency_us(r.latency.p99_us),
+            completion(nodes),
             each_node(nodes, |n| {
                 n.cpu_ms_per_payment.map(|ms| format!("{ms:.1} ms"))
             }),
@@ -152,9 +154,19 @@ pub fn row(p: &PointReport) -> Vec<String> {
             }),
             each_node(nodes, |n| n.restart_s.map(|s| format!("{s:.1} s"))),
         ]),
-        None => cells.extend(std::iter::repeat_n("-".to_string(), 7)),
+        None => cells.extend(std::iter::repeat_n("-".to_string(), 8)),
     }
     cells
+}
+
+/// How the senders learned that payments ended: one value when all agree, else per
+/// sender (`alice stream, exact · carol websocket event, exact`).
+fn completion(nodes: &[NodeFigures]) -> String {
+    let senders: Vec<NodeFigures> = (nodes.iter())
+        .filter(|n| n.completion.is_some())
+        .cloned()
+        .collect();
+    per_node(&senders, |n| n.completion.clone().unwrap_or_default())
 }
 
 /// A release as a person reads it: 40-hex commit ids cut to 12 (`source ee1c96cc7c62`).

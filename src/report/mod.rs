@@ -229,6 +229,10 @@ pub struct NodeReport {
     pub binary: String,
     /// Where it keeps its state: `postgres`, `sqlite`, `bbolt`, `etcd`, ...
     pub database: String,
+    /// How the tool learns that a payment this node sent ended, and so how exact its
+    /// latencies are (with any fallback since it connected); absent in old reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<crate::node::Completion>,
     /// The node's resource use over the load (samples empty when the runtime read
     /// none).
     pub resources: NodeResources,

@@ -140,6 +140,10 @@ pub struct NodeFigures {
     pub bytes_per_payment: Option<f64>,
     /// `after_load: restart`: seconds from its start until its channels were active again.
     pub restart_s: Option<f64>,
+    /// A sender's way of learning that payments ended (`websocket event, exact`);
+    /// absent for other nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -86,6 +86,7 @@ pub(super) fn build_report(
                         crate::node::driver(spec.implementation).database(spec.database, &spec.args)
                     }
                 },
+                completion: Some(ready.node.completion()),
                 resources: Default::default(),
                 restart: None,
             })

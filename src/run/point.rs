@@ -133,7 +133,7 @@ pub(super) async fn measure(
     out.stdout(headless::summary_table(&summary));
     let thresholds = verdicts(scenario, &summary, out);
     let thresholds_passed = report::thresholds::all_passed(&thresholds);
-    let nodes = node_figures(facts, &resources, &after.restarts, &summary);
+    let nodes = node_figures(scenario, facts, &resources, &after.restarts, &summary);
     if let Some(dir) = &point.report_dir {
         let mut report = build_report(
             scenario,
@@ -381,6 +381,7 @@ async fn start_profiles(
 
 /// What a sweep's matrix shows of each node: what it ran and what the load cost it.
 fn node_figures(
+    scenario: &Scenario,
     facts: &RunFacts,
     resources: &metrics::ResourceLog,
     restarts: &[(String, RestartReport)],
@@ -406,6 +407,8 @@ fn node_figures(
                 restart_s: (restarts.iter())
                     .find(|(name, _)| *name == spec.name)
                     .map(|(_, r)| r.channels_s),
+                completion: (super::model::role(scenario, &spec.name) == "sender")
+                    .then(|| ready.node.completion().short()),
             }
         })
         .collect()

@@ -314,6 +314,10 @@ pub fn sample_report(
             role: "sender".into(),
             binary: "lnd".into(),
             database: "bbolt".into(),
+            completion: Some(lnbench_tui::node::Completion::exact(
+                lnbench_tui::node::completion::Method::Stream,
+                "SendPaymentV2",
+            )),
             resources: Default::default(),
             restart: None,
         }],

@@ -201,9 +201,11 @@ impl NodeDriver for Eclair {
     }
 
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {
-        let node = EclairNode::connect(&endpoint.name, endpoint).await?;
+        let mut node = EclairNode::connect(&endpoint.name, endpoint).await?;
         // Reachable now, or an error now.
         node.get_info().await?;
+        // Payments learn their end from the websocket: open it before any payment.
+        node.open_events().await;
         Ok(Arc::new(node))
     }
 

@@ -142,7 +142,7 @@ fn channels_are_active_when_usable_and_carry_their_funding_outpoint() {
     );
 }
 
-fn endpoint(dir: &std::path::Path, binary: std::path::PathBuf) -> NodeEndpoint {
+pub(super) fn endpoint(dir: &std::path::Path, binary: std::path::PathBuf) -> NodeEndpoint {
     NodeEndpoint {
         name: "bob".into(),
         implementation: Implementation::Ldk,

@@ -14,6 +14,7 @@ fn node(name: &str, implementation: &str, version: &str, database: &str) -> Node
         cpu_ms_per_payment: Some(12.5),
         bytes_per_payment: Some(2048.0),
         restart_s: None,
+        completion: (name == "alice").then(|| "stream, exact".to_string()),
     }
 }
 
@@ -68,9 +69,11 @@ fn rows_name_what_ran_and_what_it_cost() {
     assert_eq!(lnd[4], "done");
     assert_eq!(lnd[5], "100 / 0");
     assert_eq!(lnd[6], "60.0");
-    assert_eq!(lnd[9], "alice 12.5 ms · bob 12.5 ms");
-    assert_eq!(lnd[10], "alice 2.0 KiB · bob 2.0 KiB");
-    assert_eq!(lnd[11], "-");
+    assert_eq!(lnd[9], "stream, exact", "the sender's completion only");
+    assert_eq!(lnd[10], "alice 12.5 ms · bob 12.5 ms");
+    assert_eq!(lnd[11], "alice 2.0 KiB · bob 2.0 KiB");
+    assert_eq!(lnd[12], "-");
+    assert_eq!(lnd.len(), COLUMNS.len());
     let skipped = row(&points[4]);
     assert_eq!(skipped[0], "ldk");
     assert_eq!(
@@ -97,6 +100,17 @@ fn mixed_nodes_are_named_one_by_one() {
     let cells = row(&p);
     assert_eq!(cells[0], "alice lnd · bob cln");
     assert_eq!(cells[2], "alice bbolt · bob sqlite");
+}
+
+#[test]
+fn senders_that_learn_ends_differently_are_named_one_by_one() {
+    let mut p = matrix_points().remove(0);
+    let r = p.results.as_mut().unwrap();
+    r.nodes[1].completion = Some("websocket event, exact (+2 by polling)".into());
+    assert_eq!(
+        row(&p)[9],
+        "alice stream, exact · bob websocket event, exact (+2 by polling)"
+    );
 }
 
 #[test]
