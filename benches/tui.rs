@@ -99,6 +99,7 @@ fn info() -> TuiInfo {
             })
             .collect(),
         resources: Some(rx),
+        machine: None,
         report_snapshots: None,
         point: None,
     }

@@ -278,3 +278,130 @@ fn profiled_runs_get_a_differential_flame_graph() {
     let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
     assert!(md.contains("flamegraph-diff-alice-2.svg"), "{md}");
 }
+
+/// `results.machine` as a run writes it: `outside` percent of one core from outside
+/// the run, `steal` percent of CPU time stolen.
+fn machine(outside: f64, steal: f64) -> serde_json::Value {
+    let disturbed = outside > 10.0 || steal > 2.0;
+    serde_json::json!({
+        "seconds": 30.0, "samples": 30, "cores": 2, "host_busy_pct": 120.0 + outside,
+        "run_pct": 120.0, "outside_load_pct": outside, "outside_load_pct_max": outside * 1.5,
+        "steal_pct": steal, "iowait_pct": 0.3, "disturbed": disturbed,
+        "verdict": if disturbed { "DISTURBED: ..." } else { "quiet: ..." }
+    })
+}
+
+/// Compares the two hand-made runs with the given machines; returns (compare.md,
+/// stdout, compare.html).
+fn compare_with_machines(
+    base: serde_json::Value,
+    new: serde_json::Value,
+) -> (String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (name, fixture, m) in [("base", BASE, base), ("new", NEW, new)] {
+        let mut report = fixture_json(fixture);
+        // Null stands for a report from before the host was sampled: no field.
+        if !m.is_null() {
+            report["results"]["machine"] = m;
+        }
+        common::assert_matches_schema(&report);
+        runs.push(write_report(dir.path(), name, &report));
+    }
+    let out = dir.path().join("out");
+    let assert = compare()
+        .arg("compare")
+        .args(&runs)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    (read("compare.md"), stdout, read("compare.html"))
+}
+
+#[test]
+fn a_disturbed_run_is_flagged_and_its_difference_may_be_the_machine() {
+    let (md, stdout, html) = compare_with_machines(machine(3.2, 0.1), machine(85.0, 0.4));
+    assert_eq!(stdout, md, "the printed table is the markdown");
+    let row = "| machine | quiet: outside load 3 % of a core, steal 0.1 % \
+               | DISTURBED: outside load 85 % of a core, steal 0.4 % | may be the machine |";
+    assert!(md.lines().any(|l| l == row), "missing {row:?} in\n{md}");
+    let note = md
+        .lines()
+        .find(|l| l.starts_with("Note: alice-pays-bob (lnd 0.19.0-beta) was DISTURBED"))
+        .unwrap_or_else(|| panic!("no verdict note in\n{md}"));
+    assert!(
+        note.contains("outside load 85 % of a core")
+            && note.contains(
+                "A difference between alice-pays-bob (lnd 0.18.5-beta) and \
+                 alice-pays-bob (lnd 0.19.0-beta) may be the machine, not the nodes"
+            ),
+        "{note}"
+    );
+    // The runs table flags the run, and the banner says the same as the note.
+    assert!(
+        html.contains(
+            "<td class=\"fail\">DISTURBED: outside load 85 % of a core, steal 0.4 %</td>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>quiet: outside load 3 % of a core, steal 0.1 %</td>"),
+        "{html}"
+    );
+    let banner = html
+        .lines()
+        .find(|l| l.contains("class=\"banner partial\"") && l.contains("may be the machine"))
+        .expect("a banner with the verdict");
+    assert!(banner.contains("85 %"), "{banner}");
+    assert!(
+        html.contains("<td class=\"num fail\">may be the machine</td>"),
+        "the Δ of the machine row is flagged"
+    );
+}
+
+#[test]
+fn a_disturbed_baseline_casts_doubt_too_and_quiet_runs_none() {
+    let (md, _, _) = compare_with_machines(machine(0.5, 4.0), machine(1.0, 0.0));
+    assert!(
+        md.contains("| machine | DISTURBED: outside load 0 % of a core, steal 4.0 % |"),
+        "steal alone disturbs:\n{md}"
+    );
+    assert!(
+        md.contains("Note: alice-pays-bob (lnd 0.18.5-beta) was DISTURBED"),
+        "{md}"
+    );
+    let (md, _, html) = compare_with_machines(machine(2.0, 0.0), machine(6.0, 0.0));
+    assert!(
+        md.lines().any(|l| l
+            == "| machine | quiet: outside load 2 % of a core, steal 0.0 % \
+                | quiet: outside load 6 % of a core, steal 0.0 % | both quiet |"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("may be the machine") && !md.contains("Note:"),
+        "{md}"
+    );
+    assert!(!html.contains("DISTURBED"), "{html}");
+}
+
+#[test]
+fn a_run_from_before_sampling_is_not_sampled_and_two_have_no_machine_row() {
+    let (md, _, _) = compare_with_machines(serde_json::Value::Null, machine(40.0, 0.0));
+    assert!(
+        md.contains("| machine | not sampled | DISTURBED: outside load 40 % of a core"),
+        "{md}"
+    );
+    assert!(md.contains("may be the machine"), "{md}");
+    let out = tempfile::tempdir().unwrap();
+    let assert = compare()
+        .args(["compare", BASE, NEW, "--out"])
+        .arg(out.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .success();
+    let md = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(!md.contains("| machine |"), "{md}");
+}

@@ -123,6 +123,10 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
         std::thread::sleep(Duration::from_millis(250));
     }
 
+    // The header's lower border: the machine's load from outside the run, each second.
+    let s = wait_for_screen(&session, "% of a core (avg ", 10);
+    assert!(s.contains("steal "), "{s}");
+
     tmux(&["send-keys", "-t", &session, "+"]);
     wait_for_screen(&session, "15 concurrent payers", 10);
 

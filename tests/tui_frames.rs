@@ -3,7 +3,8 @@
 //! Review a changed frame with `cargo insta review`.
 
 use lnbench_tui::metrics::{
-    FailureKind, LoadSetting, Percentiles, ResourceReading, SeriesPoint, Snapshot, Stage,
+    FailureKind, LoadSetting, MachineNow, Percentiles, ResourceReading, SeriesPoint, Snapshot,
+    Stage,
 };
 use lnbench_tui::node::FailureReason;
 use lnbench_tui::tui::app::{Action, App};
@@ -51,6 +52,7 @@ fn info() -> TuiInfo {
         runtime: "local".into(),
         nodes: vec![node("alice", "sender"), node("bob", "receiver"), chain],
         resources: Some(rx),
+        machine: None,
         report_snapshots: None,
         point: None,
     }
@@ -213,6 +215,142 @@ fn the_view_fits_the_minimum_size_and_a_resize() {
     );
 }
 
+/// The run view with the machine's figures so far in the header.
+fn render_machine(m: MachineNow, theme: &Theme) -> Terminal<TestBackend> {
+    let s = running();
+    // The sender gone, the receiver keeps the last figures.
+    let (_tx, rx) = tokio::sync::watch::channel(Some(m));
+    let info = TuiInfo {
+        machine: Some(rx),
+        ..info()
+    };
+    let mut t = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    t.draw(|f| tui::draw(f, &App::new(&s), &s, &info, theme))
+        .unwrap();
+    t
+}
+
+/// The header's lower border, where the machine's figures stand.
+fn header_border(t: &Terminal<TestBackend>) -> String {
+    let text = t.backend().to_string();
+    text.lines().nth(3).expect("four header rows").to_string()
+}
+
+/// The style of the cell where `needle` starts on the header's lower border.
+fn style_at(t: &Terminal<TestBackend>, needle: &str) -> ratatui::style::Style {
+    let buf = t.backend().buffer();
+    let row: String = (0..buf.area.width)
+        .map(|x| buf[(x, 3)].symbol().to_string())
+        .collect();
+    let at = row
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in {row}"));
+    // Columns, not bytes: the border is drawn with multi-byte characters.
+    let x = row[..at].chars().count() as u16;
+    buf[(x, 3)].style()
+}
+
+const QUIET: MachineNow = MachineNow {
+    outside_load_pct: 3.4,
+    outside_load_pct_avg: 2.1,
+    steal_pct: 0.1,
+    disturbed: false,
+};
+
+#[test]
+fn a_quiet_machine_is_shown_without_alarm() {
+    let t = render_machine(QUIET, &Theme::plain());
+    let border = header_border(&t);
+    assert!(
+        border.contains(" machine  outside 3 % of a core (avg 2 %)  steal 0.1 % "),
+        "{border}"
+    );
+    assert!(
+        !border.contains("DISTURBED") && !border.contains('>'),
+        "{border}"
+    );
+    let plain = render(100, 30, &App::new(&running()), &running());
+    assert!(
+        !header_border(&plain).contains("outside"),
+        "nothing before the host is sampled"
+    );
+}
+
+#[test]
+fn outside_load_past_the_limit_marks_the_header_disturbed() {
+    let busy = MachineNow {
+        outside_load_pct: 85.0,
+        outside_load_pct_avg: 62.0,
+        steal_pct: 0.4,
+        disturbed: true,
+    };
+    let t = render_machine(busy, &Theme::plain());
+    let border = header_border(&t);
+    assert!(
+        border.contains(" DISTURBED  outside 85 % of a core (avg 62 % > 10 %)  steal 0.4 % "),
+        "{border}"
+    );
+    insta::assert_snapshot!("running_disturbed", t.backend());
+    // Marked beyond the words: bold without colour, red with it.
+    let bold = ratatui::style::Modifier::BOLD;
+    assert!(style_at(&t, "DISTURBED").add_modifier.contains(bold));
+    assert!(style_at(&t, "62 %").add_modifier.contains(bold));
+    assert!(
+        !style_at(&t, "0.4 %").add_modifier.contains(bold),
+        "steal is within its limit"
+    );
+    let colored = render_machine(busy, &Theme::colored());
+    assert_eq!(style_at(&colored, "DISTURBED").fg, Theme::colored().bad.fg);
+}
+
+#[test]
+fn the_longest_figures_fit_the_narrowest_view() {
+    let worst = MachineNow {
+        outside_load_pct: 185.0,
+        outside_load_pct_avg: 162.0,
+        steal_pct: 12.5,
+        disturbed: true,
+    };
+    let line = tui::widgets::machine_line(&worst, &Theme::plain());
+    assert!(line.width() <= usize::from(tui::MIN_WIDTH) - 4, "{line}");
+}
+
+#[test]
+fn steal_past_its_limit_disturbs_on_its_own() {
+    let stolen = MachineNow {
+        steal_pct: 3.5,
+        disturbed: true,
+        ..QUIET
+    };
+    let t = render_machine(stolen, &Theme::plain());
+    let border = header_border(&t);
+    assert!(border.contains("DISTURBED"), "{border}");
+    assert!(border.contains("steal 3.5 % > 2 % "), "{border}");
+    assert!(
+        border.contains("(avg 2 %)"),
+        "outside load within its limit: {border}"
+    );
+    let bold = ratatui::style::Modifier::BOLD;
+    assert!(style_at(&t, "3.5 %").add_modifier.contains(bold));
+}
+
+#[test]
+fn a_busy_second_is_marked_before_the_average_passes_the_limit() {
+    let burst = MachineNow {
+        outside_load_pct: 40.0,
+        ..QUIET
+    };
+    let t = render_machine(burst, &Theme::plain());
+    let border = header_border(&t);
+    assert!(!border.contains("DISTURBED"), "{border}");
+    let reversed = ratatui::style::Modifier::REVERSED;
+    assert!(
+        style_at(&t, "40 %").add_modifier.contains(reversed),
+        "{border}"
+    );
+    assert!(!style_at(&t, "2 %").add_modifier.contains(reversed));
+}
+
 mod event_loop {
     use super::*;
     use crossterm::event::{Event, KeyCode, KeyEvent};
@@ -346,6 +484,53 @@ mod event_loop {
         }
         let alice_row = text.lines().find(|l| l.contains("alice ")).unwrap();
         assert!(!alice_row.contains('%'), "alice not read: {alice_row}");
+    }
+
+    /// The header follows the host's figures as the run publishes them, each load
+    /// of the view redrawn by the change alone (no new snapshot comes).
+    #[tokio::test(start_paused = true)]
+    async fn the_machine_in_the_header_follows_the_run() {
+        let (command_tx, _command_rx) = mpsc::unbounded_channel();
+        let (machine_tx, machine_rx) = watch::channel(None);
+        let info = TuiInfo {
+            machine: Some(machine_rx),
+            ..info()
+        };
+        let theme = Theme::plain();
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let busy = MachineNow {
+            outside_load_pct: 95.0,
+            outside_load_pct_avg: 30.0,
+            steal_pct: 0.0,
+            disturbed: true,
+        };
+        for (figures, expected) in [(QUIET, "avg 2 %"), (busy, "DISTURBED")] {
+            let (snapshot_tx, snapshot_rx) = watch::channel(running());
+            let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
+            let run = async {
+                // The first frame is drawn before the figures change.
+                tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+                machine_tx.send_replace(Some(figures));
+                tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
+                drop(snapshot_tx);
+            };
+            let (exit, ()) = tokio::join!(
+                tui::drive(
+                    &mut terminal,
+                    key_rx,
+                    snapshot_rx,
+                    &command_tx,
+                    &info,
+                    &theme
+                ),
+                run
+            );
+            assert_eq!(exit.unwrap(), TuiExit::Finished);
+            let border = super::header_border(&terminal);
+            assert!(border.contains(expected), "{expected} not in {border}");
+        }
+        let border = super::header_border(&terminal);
+        assert!(border.contains("outside 95 %"), "{border}");
     }
 
     #[tokio::test]

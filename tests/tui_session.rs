@@ -19,6 +19,7 @@ fn info() -> TuiInfo {
         runtime: "local".into(),
         nodes: Vec::new(),
         resources: None,
+        machine: None,
         report_snapshots: None,
         point: None,
     }

@@ -88,7 +88,30 @@ pub struct MachineLog {
     run_core_s: f64,
     outside_core_s: f64,
     outside_max_pct: f64,
+    /// The outside load of the latest interval, for the live view.
+    outside_last_pct: f64,
     samples: u32,
+}
+
+/// The machine so far, as the live view shows it while the load goes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MachineNow {
+    /// Outside load of the latest one-second interval, percent of one core.
+    pub outside_load_pct: f64,
+    /// Outside load averaged over the load so far (what the verdict will judge).
+    pub outside_load_pct_avg: f64,
+    /// Steal time so far, percent of all CPU time.
+    pub steal_pct: f64,
+    /// The run so far is past a limit: it would be called disturbed if it ended now.
+    pub disturbed: bool,
+}
+
+impl MachineNow {
+    /// The latest second alone is past the outside-load limit (a burst that the
+    /// average may not show yet).
+    pub fn busy_now(&self) -> bool {
+        self.outside_load_pct > OUTSIDE_LOAD_LIMIT_PCT
+    }
 }
 
 impl MachineLog {
@@ -136,7 +159,19 @@ impl MachineLog {
         self.run_core_s += run_pct / 100.0 * dt;
         self.outside_core_s += outside_pct / 100.0 * dt;
         self.outside_max_pct = self.outside_max_pct.max(outside_pct);
+        self.outside_last_pct = outside_pct;
         self.samples += 1;
+    }
+
+    /// The figures so far for the live view; `None` before the first interval.
+    pub fn now(&self) -> Option<MachineNow> {
+        let m = self.finish()?;
+        Some(MachineNow {
+            outside_load_pct: self.outside_last_pct,
+            outside_load_pct_avg: m.outside_load_pct,
+            steal_pct: m.steal_pct,
+            disturbed: m.disturbed,
+        })
     }
 
     /// The load over the whole run; `None` when fewer than two samples were taken
@@ -235,6 +270,23 @@ mod tests {
         let m = log.finish().unwrap();
         assert!((m.steal_pct - 2.5).abs() < 1e-9, "{m:?}");
         assert!(m.disturbed);
+    }
+
+    #[test]
+    fn the_live_figures_follow_the_latest_second_and_the_average() {
+        let mut log = MachineLog::new();
+        assert_eq!(log.now(), None);
+        // A quiet second, then one with 60 % of a core from outside.
+        log.add(times(0, 0, 0), times(100, 100, 0), 1.0, 100.0);
+        log.add(times(100, 100, 0), times(260, 140, 0), 1.0, 100.0);
+        let now = log.now().unwrap();
+        assert!((now.outside_load_pct - 60.0).abs() < 1e-9, "{now:?}");
+        assert!((now.outside_load_pct_avg - 30.0).abs() < 1e-9, "{now:?}");
+        assert!(now.busy_now() && now.disturbed);
+        log.add(times(260, 140, 0), times(360, 240, 0), 1.0, 100.0);
+        let now = log.now().unwrap();
+        assert!(!now.busy_now(), "the latest second was quiet: {now:?}");
+        assert!(now.disturbed, "the average is still 20 %: {now:?}");
     }
 
     #[test]

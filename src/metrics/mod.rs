@@ -22,7 +22,7 @@ pub mod spectrum;
 
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
-pub use host::{MachineLoad, MachineLog};
+pub use host::{MachineLoad, MachineLog, MachineNow};
 pub use payments::{PaymentLog, PaymentLogFile, PaymentResult, PaymentRow};
 pub use recorder::{Recorder, RecorderEvents, WorkerRecorder};
 pub use resources::{

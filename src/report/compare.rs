@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod flames;
 pub mod input;
+pub mod machine;
 pub mod repeats;
 pub mod table;
 
@@ -76,6 +77,9 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
     repeats::apply(&mut comparison.rows, &repeated);
     comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
+    comparison.machines = (runs.iter().zip(&repeated))
+        .map(|(run, r)| machine::of(run, r.as_ref()))
+        .collect();
     let markdown = comparison.markdown();
     crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
     let html = comparison.html()?;
@@ -94,6 +98,9 @@ pub struct Comparison<'a> {
     pub flames: Vec<flames::Diff>,
     /// Inputs that are repeated runs (their TPS and latency rows judge noise by test).
     pub repeated: usize,
+    /// Each run's machine: quiet or disturbed, and by how much; `None` where the host
+    /// was not sampled.
+    pub machines: Vec<Option<machine::Machine>>,
 }
 
 impl<'a> Comparison<'a> {
@@ -106,7 +113,15 @@ impl<'a> Comparison<'a> {
             rows: table::rows(&results, noise_pct),
             flames: Vec::new(),
             repeated: 0,
+            machines: runs.iter().map(|r| machine::of(r, None)).collect(),
         }
+    }
+
+    /// The metrics' rows, and the machine's where any run was sampled.
+    fn table(&self) -> Vec<Row> {
+        let mut rows = self.rows.clone();
+        rows.extend(machine::row(&self.machines));
+        rows
     }
 
     /// Lines worth a reader's attention before trusting the table.
@@ -130,6 +145,7 @@ impl<'a> Comparison<'a> {
                 ));
             }
         }
+        warnings.extend(machine::warnings(&self.machines, &self.labels));
         warnings
     }
 
@@ -159,7 +175,7 @@ impl<'a> Comparison<'a> {
         out.push_str("\n|---|");
         out.push_str(&"---:|".repeat(self.labels.len() * 2 - 1));
         out.push('\n');
-        for row in &self.rows {
+        for row in &self.table() {
             let _ = write!(out, "| {} |", row.metric);
             for v in &row.values {
                 let _ = write!(out, " {v} |");
@@ -204,6 +220,7 @@ impl<'a> Comparison<'a> {
             })
             .collect();
         let charts = chart::render_all(&lines)?;
+        let table = self.table();
         let view = View {
             css: CSS,
             title: format!("lnbench-tui compare: {}", self.labels.join(" vs ")),
@@ -212,8 +229,7 @@ impl<'a> Comparison<'a> {
             labels: &self.labels,
             changed_labels: &self.labels[1..],
             repeated: self.repeated > 1,
-            rows: self
-                .rows
+            rows: table
                 .iter()
                 .map(|r| RowView {
                     metric: r.metric,
@@ -249,6 +265,10 @@ impl<'a> Comparison<'a> {
                     implementations: implementations(run),
                     kind: &run.report.workload.kind,
                     complete: run.report.complete,
+                    machine: (self.machines.get(i).cloned().flatten())
+                        .map_or_else(|| "not sampled".into(), |m| m.text()),
+                    disturbed: (self.machines.get(i))
+                        .is_some_and(|m| m.as_ref().is_some_and(|m| m.disturbed)),
                 })
                 .collect(),
             charts: charts
@@ -328,6 +348,9 @@ struct RunView<'a> {
     implementations: String,
     kind: &'a str,
     complete: bool,
+    /// The machine's verdict and outside load, or `not sampled`.
+    machine: String,
+    disturbed: bool,
 }
 
 #[derive(Serialize)]
@@ -419,6 +442,7 @@ mod tests {
                     },
                     series: Vec::new(),
                     tool_cpu_s: None,
+                    machine: None,
                 },
             },
         }

@@ -155,14 +155,18 @@ pub(super) async fn run_load(
 /// Runs the load while watching the started processes: a node (or the chain) that
 /// exits ends the load, and the run fails with the last lines of its log. Resource
 /// readings are taken once a second (and once more, fresh, at the end) into `resources`, the
-/// latest also to `readings` for the live view. The watcher runs beside the load, so
-/// a slow reading never holds the load up.
+/// latest also to `readings` for the live view, and the host is sampled beside them:
+/// its load from outside the run so far goes to `machine_now` for the live view's
+/// header. The watcher runs beside the load, so a slow reading never holds the load up.
 pub(super) async fn watch_processes(
     runtime: &mut dyn Runtime,
     load: impl std::future::Future<Output = (Summary, Option<anyhow::Error>)>,
     cancel: &CancellationToken,
     resources: &mut metrics::ResourceLog,
-    readings: &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
+    (readings, machine_now): (
+        &tokio::sync::watch::Sender<Vec<metrics::ResourceReading>>,
+        &tokio::sync::watch::Sender<Option<metrics::MachineNow>>,
+    ),
     mut faults: Option<&mut crate::faults::FaultRunner>,
 ) -> (Summary, Option<anyhow::Error>) {
     let mut machine = metrics::MachineLog::new();
@@ -190,6 +194,7 @@ pub(super) async fn watch_processes(
                     let mut now = runtime.resources().await;
                     // The host beside what the run started: the rest is outside load.
                     machine.sample(now.iter().filter_map(|r| r.cpu_pct).sum());
+                    machine_now.send_replace(machine.now());
                     readings.send_replace(now.clone());
                     now.push(metrics::tool_reading());
                     resources.record(now);

@@ -69,6 +69,7 @@ fn start_session(
         runtime: runtime.to_string(),
         nodes: Vec::new(),
         resources: None,
+        machine: None,
         report_snapshots: None,
         point: None,
     };
@@ -163,6 +164,8 @@ pub(super) fn tui_info(
         runtime: facts.runtime.clone(),
         nodes,
         resources: Some(readings),
+        // Set by the point, which samples the host beside the load.
+        machine: None,
         report_snapshots: None,
         point: None,
     }

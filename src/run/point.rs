@@ -76,8 +76,10 @@ pub(super) async fn measure(
     let (scenario, facts) = (point.scenario, point.facts);
     let cancel = &signals.cancel;
     let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
+    let (machine_tx, machine_rx) = tokio::sync::watch::channel(None);
     let view = session.as_deref_mut().map(|s| {
         let mut info = tui_info(scenario, facts, readings_rx);
+        info.machine = Some(machine_rx);
         info.point = point.label.clone();
         (s, info)
     });
@@ -113,7 +115,7 @@ pub(super) async fn measure(
         load,
         cancel,
         &mut resources,
-        &readings_tx,
+        (&readings_tx, &machine_tx),
         faults.as_mut(),
     )
     .await;

@@ -17,7 +17,7 @@ pub mod widgets;
 pub use theme::Theme;
 
 use crate::engine::Command;
-use crate::metrics::{ResourceReading, Snapshot};
+use crate::metrics::{MachineNow, ResourceReading, Snapshot};
 use anyhow::{Context, Result};
 use app::App;
 use crossterm::event::{Event, EventStream};
@@ -47,6 +47,10 @@ pub struct TuiInfo {
     /// The latest resource reading of each node, as the run publishes them about
     /// once a second; `None` when nothing reads resources.
     pub resources: Option<watch::Receiver<Vec<ResourceReading>>>,
+    /// The machine's load from outside the run so far, as the run samples it about
+    /// once a second (`None` inside before the first interval); `None` when nothing
+    /// samples the host.
+    pub machine: Option<watch::Receiver<Option<MachineNow>>>,
     /// Where `r` asks the run for a report snapshot; `None` where nothing writes one.
     pub report_snapshots: Option<SnapshotChannel>,
     /// In a sweep: which point runs and how many there are, `point 2/4: concurrency=4`.
@@ -121,6 +125,7 @@ where
 {
     let mut snapshot = snapshots.borrow_and_update().clone();
     let mut readings = info.resources.clone();
+    let mut machine = info.machine.clone();
     let mut notes = info.report_snapshots.as_ref().map(|c| c.notes.clone());
     let mut app = App::new(&snapshot);
     let mut frames = tokio::time::interval(FRAME_INTERVAL);
@@ -156,6 +161,13 @@ where
                 if changed.is_err() {
                     // The run stopped reading; the last readings stay on screen.
                     readings = None;
+                }
+                dirty = true;
+            }
+            changed = async { machine.as_mut().expect("guarded").changed().await }, if machine.is_some() => {
+                if changed.is_err() {
+                    // The load ended; its last figures stay in the header.
+                    machine = None;
                 }
                 dirty = true;
             }
@@ -225,11 +237,13 @@ pub fn draw(frame: &mut Frame, app: &App, snapshot: &Snapshot, info: &TuiInfo, t
         Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)]).areas(bottom);
 
     let s = snapshot;
+    let machine = (info.machine.as_ref()).and_then(|rx| *rx.borrow());
     frame.render_widget(
         widgets::Header {
             snapshot: s,
             info,
             app,
+            machine,
             theme,
         },
         header,

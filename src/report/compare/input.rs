@@ -100,6 +100,17 @@ pub struct Results {
     pub latency: Latency,
     pub series: Vec<Point>,
     pub tool_cpu_s: Option<f64>,
+    /// The host's load beside the run; absent in reports from before it was sampled.
+    #[serde(default)]
+    pub machine: Option<Machine>,
+}
+
+/// What the comparison reads of `results.machine`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Machine {
+    pub outside_load_pct: f64,
+    pub steal_pct: f64,
+    pub disturbed: bool,
 }
 
 impl Results {

@@ -18,6 +18,11 @@ pub struct Repeats {
     pub p50_us: Vec<f64>,
     pub p90_us: Vec<f64>,
     pub p99_us: Vec<f64>,
+    /// The outside load and steal time of each repeat whose host was sampled.
+    pub outside_load_pct: Vec<f64>,
+    pub steal_pct: Vec<f64>,
+    /// Repeats that were disturbed.
+    pub disturbed: usize,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +45,13 @@ struct Repeat {
     p50_us: u64,
     p90_us: u64,
     p99_us: u64,
+    /// Absent in sweeps from before the host was sampled, and where it was not.
+    #[serde(default)]
+    outside_load_pct: Option<f64>,
+    #[serde(default)]
+    steal_pct: Option<f64>,
+    #[serde(default)]
+    disturbed: bool,
 }
 
 /// `DIR` or `DIR#GROUP` when `arg` names a sweep directory with repeats; `None` for
@@ -139,6 +151,16 @@ pub fn load_repeated(dir: &Path, group: Option<&str>) -> Result<(Input, Repeats)
         p50_us: us(|r| r.p50_us),
         p90_us: us(|r| r.p90_us),
         p99_us: us(|r| r.p99_us),
+        outside_load_pct: chosen
+            .repeats
+            .iter()
+            .filter_map(|r| r.outside_load_pct)
+            .collect(),
+        steal_pct: (chosen.repeats.iter())
+            .filter(|r| r.outside_load_pct.is_some())
+            .map(|r| r.steal_pct.unwrap_or(0.0))
+            .collect(),
+        disturbed: chosen.repeats.iter().filter(|r| r.disturbed).count(),
     };
     Ok((input, repeats))
 }

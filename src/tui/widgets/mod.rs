@@ -10,7 +10,7 @@ mod setup;
 mod tps;
 
 pub use failures::Failures;
-pub use header::{Footer, Header};
+pub use header::{Footer, Header, machine_line};
 pub use help::HelpOverlay;
 pub use latency::{LatencyChart, LatencyTable};
 pub use nodes::NodeTable;

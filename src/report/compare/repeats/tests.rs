@@ -141,3 +141,34 @@ fn the_table_calls_a_clear_change_significant_and_noise_noise() {
         .unwrap();
     assert!(!ok.values[0].contains("median"));
 }
+
+#[test]
+fn each_repeats_machine_is_read_from_the_sweep() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = sweep_dir(
+        root.path(),
+        "a",
+        "all",
+        &[30.0, 31.0, 29.0],
+        &[300, 300, 300],
+    );
+    let path = dir.join("sweep.json");
+    let mut sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let machines = [(2.0, 0.1, false), (45.0, 0.3, true)];
+    for (r, (outside, steal, disturbed)) in (sweep["spread"][0]["repeats"].as_array_mut())
+        .unwrap()
+        .iter_mut()
+        .zip(machines)
+    {
+        r["outside_load_pct"] = json!(outside);
+        r["steal_pct"] = json!(steal);
+        r["disturbed"] = json!(disturbed);
+    }
+    std::fs::write(&path, sweep.to_string()).unwrap();
+    let (_, r) = load_repeated(&dir, None).unwrap();
+    // The third repeat was not sampled: its machine counts for nothing.
+    assert_eq!(r.outside_load_pct, [2.0, 45.0]);
+    assert_eq!(r.steal_pct, [0.1, 0.3]);
+    assert_eq!(r.disturbed, 1);
+}
