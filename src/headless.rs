@@ -172,6 +172,9 @@ mod tests {
             ok: 950,
             failed: 2,
             warm_up_excluded: 10,
+            indeterminate: 0,
+            routes: Vec::new(),
+            mismatches: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

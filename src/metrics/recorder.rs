@@ -86,6 +86,7 @@ struct State {
     interval_failed: u64,
     ok: u64,
     failed: u64,
+    indeterminate: u64,
     warm_up: u64,
     dropped: u64,
     failures: [u64; FailureKind::COUNT],
@@ -252,6 +253,7 @@ impl Recorder {
             interval_failed: 0,
             ok: 0,
             failed: 0,
+            indeterminate: 0,
             warm_up: 0,
             dropped: 0,
             failures: [0; FailureKind::COUNT],
@@ -481,6 +483,7 @@ fn summarize(
         paused_s: state.paused_at(now).as_secs_f64(),
         ok: state.ok,
         failed: state.failed,
+        indeterminate: state.indeterminate,
         warm_up_excluded: state.warm_up,
         dropped: state.dropped,
         tps_avg: snapshot.tps_avg,
@@ -502,6 +505,8 @@ fn summarize(
             .map(|(end, start)| end - start),
         tool_process: process,
         machine: None,
+        mismatches: None,
+        routes: Vec::new(),
         interval_log,
     }
 }

@@ -340,6 +340,7 @@ pub fn sample_report(
         links: Vec::new(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        reconciliation: None,
         network: None,
     }
 }
