@@ -8,6 +8,7 @@
 //! `driver.rs` holds the rest of what the tool knows about Eclair.
 
 mod driver;
+mod readback;
 
 pub use driver::{API_PASSWORD_FILE, DEFAULT_VERSION, ECLAIR, EclairCredentials};
 
@@ -511,6 +512,10 @@ impl LightningNode for EclairNode {
             .map(|c| c.channel_point)
             .find(|p| p.starts_with(&txid));
         Ok(point.unwrap_or_else(|| format!("{txid}:0")))
+    }
+
+    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
+        self.ledger().await.map(Some)
     }
 
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
