@@ -60,6 +60,10 @@ pub fn summary_table(s: &Summary) -> String {
     t.push_str("Payments\n");
     row(&mut t, "ok", s.ok.to_string());
     row(&mut t, "failed", s.failed.to_string());
+    if s.indeterminate > 0 {
+        // Timed out or in flight at the end: the reconciliation lines say their fate.
+        row(&mut t, "indeterminate", s.indeterminate.to_string());
+    }
     if s.warm_up_excluded > 0 {
         row(&mut t, "warm-up (excluded)", s.warm_up_excluded.to_string());
     }
