@@ -119,8 +119,7 @@ pub(super) async fn measure(
     )
     .await;
     let timeout = scenario.workload.payment_timeout;
-    let reconciliation = reconcile::after_load(network, &marks, &summary, timeout).await;
-    summary.mismatches = reconciliation.as_ref().map(|r| r.mismatches);
+    let reconciliation = reconcile::after_load(network, &marks, &mut summary, timeout).await;
     let after = after_load(
         (&point, network, runtime, signals, out),
         (faults, profiling, &summary, &resources),

@@ -39,12 +39,12 @@ pub(super) async fn mark(network: &Network) -> Marks {
 
 /// After the load: reads the ledgers again (waiting, up to the payment timeout or
 /// [`MAX_WAIT`], while the tool left payments indeterminate and a sender still has
-/// payments in flight), and checks `summary`'s counts against them. None when the
-/// load made no payment.
+/// payments in flight), checks `summary`'s counts against them and sets its
+/// `mismatches`. None when the load made no payment.
 pub(super) async fn after_load(
     network: &Network,
     marks: &Marks,
-    summary: &Summary,
+    summary: &mut Summary,
     payment_timeout: Duration,
 ) -> Option<Reconciliation> {
     if summary
@@ -73,7 +73,9 @@ pub(super) async fn after_load(
             (name, read)
         })
         .collect();
-    Some(reconciliation::reconcile(&summary.routes, &ledgers))
+    let checked = reconciliation::reconcile(&summary.routes, &ledgers);
+    summary.mismatches = Some(checked.mismatches);
+    Some(checked)
 }
 
 fn in_flight(ledgers: &Marks) -> bool {
