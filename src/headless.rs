@@ -112,6 +112,10 @@ pub fn summary_table(s: &Summary) -> String {
     t.push_str("Payments\n");
     row(&mut t, "ok", s.ok.to_string());
     row(&mut t, "failed", s.failed.to_string());
+    if s.indeterminate > 0 {
+        // Timed out or in flight at the end: the reconciliation lines say their fate.
+        row(&mut t, "indeterminate", s.indeterminate.to_string());
+    }
     if s.warm_up_excluded > 0 {
         row(&mut t, "warm-up (excluded)", s.warm_up_excluded.to_string());
     }
@@ -206,7 +210,7 @@ mod tests {
             failures: vec![
                 (FailureKind::Node(FailureReason::NoRoute), 2),
                 (FailureKind::RpcError, 1),
-                (FailureKind::Interrupted, 0),
+                (FailureKind::Node(FailureReason::Canceled), 0),
             ],
             last_interval: Percentiles {
                 p50_us: 40_000,
@@ -268,6 +272,9 @@ mod tests {
             ok: 950,
             failed: 2,
             warm_up_excluded: 10,
+            indeterminate: 0,
+            routes: Vec::new(),
+            mismatches: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

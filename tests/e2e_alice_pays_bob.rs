@@ -48,6 +48,7 @@ fn alice_pays_bob_keysend_real_lnd() {
     let text = std::fs::read_to_string(report_dir.join("report.json")).expect("report.json");
     let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
     assert_matches_schema(&report);
+    assert_reconciled(&report);
     assert_eq!(report["complete"], true);
     let results = &report["results"];
     assert_eq!(results["ok"], 300, "results: {results:#}");

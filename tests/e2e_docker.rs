@@ -113,6 +113,7 @@ fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).unwrap();
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_matches_schema(&report);
+    assert_reconciled(&report);
     assert_eq!(report["complete"], true);
     assert_eq!(report["results"]["ok"], 300, "{:#}", report["results"]);
     assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);

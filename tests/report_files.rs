@@ -68,6 +68,9 @@ fn fixed_report() -> Report {
         ok,
         failed,
         warm_up_excluded: 250,
+        indeterminate: 0,
+        routes: Vec::new(),
+        mismatches: None,
         dropped: 0,
         tps_avg: ok as f64 / 40.0,
         latency: Percentiles {
@@ -168,6 +171,7 @@ fn fixed_report() -> Report {
         links: Vec::new(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        reconciliation: None,
         network: None,
     }
 }

@@ -3,10 +3,12 @@
 //!
 //! Stopping: when the stop condition is met (payment count, duration, end of the
 //! schedule) or on [`Command::Stop`], no new payment starts; payments in flight get
-//! [`stop_grace`] to finish, then they are abandoned and counted as failures with
-//! reason `interrupted`. On cancellation (Ctrl-C) in-flight payments are counted as
-//! `interrupted` at once. Open-loop arrivals still queued at the end count as
-//! `dropped`, never as payments. Either way `ok + failed` is every payment started.
+//! [`stop_grace`] to finish, then they are abandoned and counted as indeterminate
+//! (the node may still complete them). On cancellation (Ctrl-C) in-flight payments
+//! are counted indeterminate at once; so is a payment that timed out. Reconciliation
+//! (`run/reconcile.rs`) asks the nodes their fate after the load. Open-loop arrivals
+//! still queued at the end count as `dropped`, never as payments. Either way
+//! `ok + failed + indeterminate` is every payment started.
 
 pub mod activity;
 mod control;
@@ -119,6 +121,8 @@ struct Context {
     amount_msat: u64,
     payment_timeout: Duration,
     invoices: Vec<InvoicePool>,
+    /// Each route's payments as counted (index of `routes`).
+    tally: Vec<worker::RouteTally>,
     tickets: Tickets,
     control: Control,
     recorder: Recorder,
@@ -187,6 +191,7 @@ pub async fn run_with_activity(
 
     let closed = matches!(plan.load, Load::Closed { .. });
     let ctx = Arc::new(Context {
+        tally: plan.routes.iter().map(|_| Default::default()).collect(),
         routes: plan.routes,
         activity,
         kind: plan.kind,
@@ -291,9 +296,13 @@ pub async fn run_with_activity(
     if let Some(e) = panicked {
         return Err(EngineError::TaskPanicked(e));
     }
+    let mut summary = recorder.finish();
+    summary.routes = (ctx.tally.iter().zip(&ctx.routes))
+        .map(|(tally, route)| tally.count(route))
+        .collect();
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
-        summary: recorder.finish(),
+        summary,
     })
 }
 

@@ -140,7 +140,7 @@ async fn pause_stops_new_payments_and_is_not_load_time() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn cancel_ends_quickly_and_counts_in_flight_as_interrupted() {
+async fn cancel_ends_quickly_and_counts_in_flight_as_indeterminate() {
     let sender = fake(FakeLatency::Fixed(Duration::from_secs(3_600)));
     let (handle, _tx, _rx, cancel) =
         start(plan(&sender, Load::Closed { concurrency: 8 }, secs(600)));
@@ -151,8 +151,27 @@ async fn cancel_ends_quickly_and_counts_in_flight_as_interrupted() {
     assert!(before.elapsed() < ms(100), "{:?}", before.elapsed());
     assert_eq!(outcome.stop_reason, StopReason::Cancelled);
     assert_eq!(outcome.summary.ok, 0);
-    assert_eq!(outcome.summary.failed, 8);
-    assert_eq!(outcome.summary.failures_by_reason["interrupted"], 8);
+    assert_eq!(outcome.summary.failed, 0);
+    assert_eq!(outcome.summary.indeterminate, 8);
+    assert!(outcome.summary.failures_by_reason.is_empty());
+    let route = &outcome.summary.routes[0];
+    assert_eq!((route.ok, route.failed, route.indeterminate), (0, 0, 8));
+}
+
+#[tokio::test]
+async fn a_timed_out_payment_is_indeterminate_not_failed() {
+    let sender = FakeNode::new(FakeConfig {
+        failures: vec![(FailureReason::Timeout, 1.0)],
+        ..FakeConfig::instant("alice")
+    });
+    let (handle, _tx, _rx, _cancel) =
+        start(plan(&sender, Load::Closed { concurrency: 2 }, count(10)));
+    let summary = handle.await.unwrap().unwrap().summary;
+    assert_eq!(
+        (summary.ok, summary.failed, summary.indeterminate),
+        (0, 0, 10)
+    );
+    assert_eq!(summary.routes[0].indeterminate, 10);
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,12 +3,12 @@
 
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
-use crate::node::{NodeError, PaymentOutcome};
+use crate::node::{FailureReason, NodeError, PaymentOutcome};
 use crate::scenario::PaymentKind;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
@@ -36,6 +36,56 @@ pub(super) enum Tickets {
     Closed,
     /// Open loop: the dispatcher releases tickets at their intended times.
     Open(Mutex<mpsc::Receiver<Ticket>>),
+}
+
+/// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Ok,
+    Failed,
+    Indeterminate,
+}
+
+impl Verdict {
+    fn of(result: &Result<PaymentOutcome, NodeError>) -> Verdict {
+        match result {
+            Ok(PaymentOutcome::Succeeded { .. }) => Verdict::Ok,
+            Ok(PaymentOutcome::Failed {
+                reason: FailureReason::Timeout,
+            }) => Verdict::Indeterminate,
+            Ok(PaymentOutcome::Failed { .. }) | Err(_) => Verdict::Failed,
+        }
+    }
+}
+
+/// One route's payments as the tool counted them (warm-up included), without a lock.
+#[derive(Debug, Default)]
+pub(super) struct RouteTally {
+    ok: AtomicU64,
+    failed: AtomicU64,
+    indeterminate: AtomicU64,
+}
+
+impl RouteTally {
+    fn add(&self, verdict: Verdict) {
+        let counter = match verdict {
+            Verdict::Ok => &self.ok,
+            Verdict::Failed => &self.failed,
+            Verdict::Indeterminate => &self.indeterminate,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts, named by the route's ends.
+    pub(super) fn count(&self, route: &super::Route) -> crate::metrics::RouteCount {
+        crate::metrics::RouteCount {
+            sender: route.sender.name().to_string(),
+            receiver: route.receiver.name().to_string(),
+            ok: self.ok.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            indeterminate: self.indeterminate.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// What one attempt came to.
@@ -73,20 +123,21 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         if !ticket.warm_up {
             batch.set_stage(ticket.stage);
         }
+        let paid = Paid {
+            route,
+            amount_msat,
+            started,
+            ended: now,
+        };
         let Some(attempt) = settled else {
-            // Aborted while in flight.
+            // Abandoned in flight: the node may still complete it.
+            ctx.tally[route].add(Verdict::Indeterminate);
             if ticket.warm_up {
                 batch.warm_up();
             } else {
-                batch.failure(FailureKind::Interrupted);
-                let failed = PaymentResult::Failed(FailureKind::Interrupted);
-                let paid = Paid {
-                    route,
-                    amount_msat,
-                    started,
-                    ended: now,
-                };
-                log_payment(&ctx, &mut batch, &ticket, paid, failed);
+                batch.indeterminate();
+                let row = PaymentResult::Indeterminate("abandoned");
+                log_payment(&ctx, &mut batch, &ticket, paid, row);
             }
             break;
         };
@@ -97,47 +148,67 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 break;
             }
         };
+        let verdict = Verdict::of(&result);
+        ctx.tally[route].add(verdict);
         if ticket.warm_up {
             batch.warm_up();
             continue;
         }
-        let fee_msat = match &result {
-            Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
-            _ => 0,
-        };
-        let counted = match result {
-            Ok(PaymentOutcome::Succeeded { hops, .. }) => {
-                let shift = ctx.control.completed_pause() - ticket.pause_at_release;
-                let latency = now.saturating_duration_since(ticket.intended + shift);
-                batch.success(latency);
-                Ok((latency, Some(hops)))
-            }
-            Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(reason)),
-            Err(_) => Err(FailureKind::RpcError),
-        };
-        if let Err(kind) = counted {
-            batch.failure(kind);
-        }
-        let row = match counted {
-            Ok((latency, hops)) => PaymentResult::Ok {
-                latency_ms: latency.as_secs_f64() * 1e3,
-                hops: hops.unwrap_or(0),
-                fee_msat,
-            },
-            Err(kind) => PaymentResult::Failed(kind),
-        };
-        let paid = Paid {
-            route,
-            amount_msat,
-            started,
-            ended: now,
-        };
-        log_payment(&ctx, &mut batch, &ticket, paid, row);
-        if let Some(activity) = &ctx.activity {
-            activity.record(route, counted);
-        }
+        count(&ctx, &mut batch, &ticket, paid, result, verdict);
         // A fake node answers without ever yielding: give other tasks their turn.
         tokio::task::consume_budget().await;
+    }
+}
+
+/// Counts an answered, measured payment: its latency or failure, its
+/// `payments.csv` row and, with `activity:`, its route's figures.
+fn count(
+    ctx: &Context,
+    batch: &mut WorkerRecorder,
+    ticket: &Ticket,
+    paid: Paid,
+    result: Result<PaymentOutcome, NodeError>,
+    verdict: Verdict,
+) {
+    let fee_msat = match &result {
+        Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
+        _ => 0,
+    };
+    let counted = match result {
+        // Timed out: the tool stopped waiting, the payment may yet settle.
+        Ok(PaymentOutcome::Failed {
+            reason: FailureReason::Timeout,
+        }) => {
+            batch.indeterminate();
+            Err(FailureKind::Node(FailureReason::Timeout))
+        }
+        Ok(PaymentOutcome::Succeeded { hops, .. }) => {
+            let shift = ctx.control.completed_pause() - ticket.pause_at_release;
+            let latency = (paid.ended).saturating_duration_since(ticket.intended + shift);
+            batch.success(latency);
+            Ok((latency, Some(hops)))
+        }
+        Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(reason)),
+        Err(_) => Err(FailureKind::RpcError),
+    };
+    if let Err(kind) = counted
+        && verdict == Verdict::Failed
+    {
+        batch.failure(kind);
+    }
+    let row = match counted {
+        Ok((latency, hops)) => PaymentResult::Ok {
+            latency_ms: latency.as_secs_f64() * 1e3,
+            hops: hops.unwrap_or(0),
+            fee_msat,
+        },
+        Err(_) if verdict == Verdict::Indeterminate => PaymentResult::Indeterminate("timeout"),
+        Err(kind) => PaymentResult::Failed(kind),
+    };
+    let route = paid.route;
+    log_payment(ctx, batch, ticket, paid, row);
+    if let Some(activity) = &ctx.activity {
+        activity.record(route, counted);
     }
 }
 

@@ -29,7 +29,7 @@ pub use resources::{
     NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,
 };
 pub use series::{MAX_SERIES_POINTS, RECENT_POINTS, SeriesPoint};
-pub use snapshot::{LoadSetting, Percentiles, PhaseSummary, Snapshot, Stage, Summary};
+pub use snapshot::{LoadSetting, Percentiles, PhaseSummary, RouteCount, Snapshot, Stage, Summary};
 pub use spectrum::SpectrumPoint;
 
 use crate::node::FailureReason;
@@ -42,13 +42,11 @@ pub enum FailureKind {
     Node(FailureReason),
     /// The call to the node failed (connection, RPC status, bad answer).
     RpcError,
-    /// The run was cancelled or its stop grace ran out while the payment was in flight.
-    Interrupted,
 }
 
 impl FailureKind {
     /// Every kind, in the order of [`FailureKind::index`].
-    pub const ALL: [FailureKind; 8] = [
+    pub const ALL: [FailureKind; 7] = [
         FailureKind::Node(FailureReason::NoRoute),
         FailureKind::Node(FailureReason::Timeout),
         FailureKind::Node(FailureReason::IncorrectPaymentDetails),
@@ -56,7 +54,6 @@ impl FailureKind {
         FailureKind::Node(FailureReason::Canceled),
         FailureKind::Node(FailureReason::Error),
         FailureKind::RpcError,
-        FailureKind::Interrupted,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -69,7 +66,6 @@ impl FailureKind {
             FailureKind::Node(FailureReason::Canceled) => 4,
             FailureKind::Node(FailureReason::Error) => 5,
             FailureKind::RpcError => 6,
-            FailureKind::Interrupted => 7,
         }
     }
 
@@ -77,7 +73,6 @@ impl FailureKind {
         match self {
             FailureKind::Node(reason) => reason.as_str(),
             FailureKind::RpcError => "rpc_error",
-            FailureKind::Interrupted => "interrupted",
         }
     }
 }

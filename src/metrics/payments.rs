@@ -45,6 +45,10 @@ pub enum PaymentResult {
         fee_msat: u64,
     },
     Failed(FailureKind),
+    /// Not known when the tool stopped waiting (`timeout`) or stopped the load with
+    /// the payment in flight (`abandoned`): the reconciliation after the load may
+    /// resolve it; this row keeps what the tool saw.
+    Indeterminate(&'static str),
 }
 
 impl PaymentRow {
@@ -68,6 +72,13 @@ impl PaymentRow {
                 String::new(),
                 String::new(),
                 kind.as_str(),
+            ),
+            PaymentResult::Indeterminate(why) => (
+                String::new(),
+                "indeterminate",
+                String::new(),
+                String::new(),
+                why,
             ),
         };
         let _ = writeln!(
@@ -193,10 +204,7 @@ mod tests {
         };
         let failed = PaymentResult::Failed(FailureKind::Node(FailureReason::NoRoute));
         log.append(&[row("alice", ok), row("al,\"ice\"", failed)]);
-        log.append(&[row(
-            "carol",
-            PaymentResult::Failed(FailureKind::Interrupted),
-        )]);
+        log.append(&[row("carol", PaymentResult::Indeterminate("abandoned"))]);
         let file = log.finish();
         assert_eq!(file.rows, 3);
         assert_eq!(file.error, None);
@@ -212,7 +220,7 @@ mod tests {
             lines[2],
             "1.500000,1.625000,1.750000,,failed,\"al,\"\"ice\"\"\",bob,keysend,1000,,,no_route"
         );
-        assert!(lines[3].ends_with(",failed,carol,bob,keysend,1000,,,interrupted"));
+        assert!(lines[3].ends_with(",indeterminate,carol,bob,keysend,1000,,,abandoned"));
         let columns = HEADER.split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() >= columns));
     }

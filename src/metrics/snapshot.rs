@@ -145,6 +145,10 @@ pub struct Summary {
     pub paused_s: f64,
     pub ok: u64,
     pub failed: u64,
+    /// Payments left indeterminate (timed out, or in flight when the load ended):
+    /// neither in `ok` nor in `failed`; reconciliation asks the nodes their fate.
+    #[serde(default)]
+    pub indeterminate: u64,
     /// Warm-up payments made and excluded from every other figure.
     pub warm_up_excluded: u64,
     pub dropped: u64,
@@ -174,6 +178,10 @@ pub struct Summary {
     /// (set by the run, which samples the host during the load).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<super::MachineLoad>,
+    /// Payments the tool and the nodes' ledgers disagree on (the report's
+    /// `reconciliation` has the details); absent when the load was not reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<u64>,
     /// The HdrHistogram interval log streamed during the run, if one was asked for
     /// ([`super::Recorder::log_intervals_to`]); the report copies it as `latency.hlog`.
     #[serde(skip)]
@@ -182,12 +190,27 @@ pub struct Summary {
     /// ([`super::Recorder::log_payments_to`]); the report copies it as `payments.csv`.
     #[serde(skip)]
     pub payment_log: Option<super::PaymentLogFile>,
+    /// Each route's payments as the tool counted them (warm-up included), for
+    /// reconciliation with the nodes' ledgers; filled in by the engine.
+    #[serde(skip)]
+    pub routes: Vec<RouteCount>,
+}
+
+/// One route's payments as the tool counted them, warm-up included: what the
+/// sender's and receiver's ledgers should show.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RouteCount {
+    pub sender: String,
+    pub receiver: String,
+    pub ok: u64,
+    pub failed: u64,
+    pub indeterminate: u64,
 }
 
 impl Summary {
     /// Tool CPU per payment attempted (warm-up included, since it cost CPU too), µs.
     pub fn tool_cpu_per_payment_us(&self) -> Option<f64> {
-        let payments = self.ok + self.failed + self.warm_up_excluded;
+        let payments = self.ok + self.failed + self.indeterminate + self.warm_up_excluded;
         match (self.tool_cpu_s, payments) {
             (Some(cpu), n) if n > 0 => Some(cpu * 1e6 / n as f64),
             _ => None,

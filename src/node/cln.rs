@@ -11,6 +11,7 @@
 //! APIs are allowed). `driver.rs` holds the rest of what the tool knows about CLN.
 
 mod driver;
+mod readback;
 
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
 
@@ -411,6 +412,10 @@ impl LightningNode for ClnNode {
             funded.txid.to_lower_hex_string(),
             funded.outnum
         ))
+    }
+
+    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
+        self.ledger().await.map(Some)
     }
 
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {

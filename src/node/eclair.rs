@@ -11,6 +11,7 @@ mod driver;
 mod events;
 #[cfg(test)]
 mod fake_api;
+mod readback;
 mod wait;
 
 pub use driver::{API_PASSWORD_FILE, DEFAULT_VERSION, ECLAIR, EclairCredentials};
@@ -515,6 +516,10 @@ impl LightningNode for EclairNode {
             .map(|c| c.channel_point)
             .find(|p| p.starts_with(&txid));
         Ok(point.unwrap_or_else(|| format!("{txid}:0")))
+    }
+
+    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
+        self.ledger().await.map(Some)
     }
 
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {

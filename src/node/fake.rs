@@ -5,14 +5,19 @@
 //! calls are the same on every run, whatever order the workers make them in. The hot
 //! path takes no lock: one atomic counter per call, plus an optional semaphore when a
 //! capacity limit is set (to model a node that serializes work).
+//!
+//! Like a real node, a fake one keeps its own ledger ([`LightningNode::payment_ledger`]):
+//! a payment with a latency runs on as a task of its own when the tool stops waiting
+//! for it, and is credited to its receiver when the nodes share a [`FakeNetwork`].
 
 use super::{
-    FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentOutcome,
-    WalletBalance,
+    FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentLedger,
+    PaymentOutcome, WalletBalance,
 };
 use async_trait::async_trait;
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
@@ -42,6 +47,39 @@ pub struct FakeConfig {
     /// At most this many payments are processed at once; others wait their turn
     /// (the waiting counts as latency), like a node that is at its limit.
     pub capacity: Option<usize>,
+    /// The nodes this one can pay and be paid by (credited on the receiver's ledger).
+    pub network: Option<FakeNetwork>,
+    /// Test hook: this many payments received are left out of the ledger, as if the
+    /// node had lost them (a mismatch for reconciliation to find).
+    pub unrecorded_receipts: u64,
+}
+
+/// The fake nodes of one network, by public key: a payment's receiver is found here.
+#[derive(Clone, Default)]
+pub struct FakeNetwork(Arc<Mutex<HashMap<String, FakeNode>>>);
+
+impl FakeNetwork {
+    fn join(&self, node: &FakeNode) {
+        let mut nodes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        nodes.insert(node.pubkey().to_string(), node.clone());
+    }
+
+    fn find(&self, pubkey: &str) -> Option<FakeNode> {
+        let nodes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        nodes.get(pubkey).cloned()
+    }
+}
+
+impl std::fmt::Debug for FakeNetwork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FakeNetwork")
+    }
+}
+
+impl PartialEq for FakeNetwork {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl FakeConfig {
@@ -54,6 +92,8 @@ impl FakeConfig {
             failures: Vec::new(),
             rpc_error_rate: 0.0,
             capacity: None,
+            network: None,
+            unrecorded_receipts: 0,
         }
     }
 }
@@ -72,6 +112,7 @@ struct Inner {
     payments: AtomicU64,
     invoices: AtomicU64,
     capacity: Option<Semaphore>,
+    ledger: Mutex<PaymentLedger>,
 }
 
 /// splitmix64: a cheap, well-mixed hash, good enough to draw per-call randomness.
@@ -91,15 +132,30 @@ impl FakeNode {
     pub fn new(config: FakeConfig) -> Self {
         let pubkey = format!("02{:064x}", mix(config.seed ^ 0xFA4E));
         let capacity = config.capacity.map(Semaphore::new);
-        FakeNode {
+        let node = FakeNode {
             inner: Arc::new(Inner {
                 config,
                 pubkey,
                 payments: AtomicU64::new(0),
                 invoices: AtomicU64::new(0),
                 capacity,
+                ledger: Mutex::new(PaymentLedger::default()),
             }),
+        };
+        if let Some(network) = &node.inner.config.network {
+            network.join(&node);
         }
+        node
+    }
+
+    fn ledger(&self) -> std::sync::MutexGuard<'_, PaymentLedger> {
+        self.inner.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn credit(&self, amount_msat: u64) {
+        let mut ledger = self.ledger();
+        ledger.received += 1;
+        ledger.received_msat += amount_msat;
     }
 
     pub fn pubkey(&self) -> &str {
@@ -126,9 +182,54 @@ impl FakeNode {
         }
     }
 
-    async fn pay(&self) -> Result<PaymentOutcome, NodeError> {
+    /// One payment to `dest` (a public key): drawn, waited for, and booked on both
+    /// ledgers. With a latency it runs as a task of its own, so a caller that stops
+    /// waiting leaves it to finish, as a real node would.
+    async fn pay(&self, dest: &str, amount_msat: u64) -> Result<PaymentOutcome, NodeError> {
         let n = self.inner.payments.fetch_add(1, Ordering::Relaxed);
         let draw = mix(self.inner.config.seed ^ mix(n));
+        self.ledger().sent_in_flight += 1;
+        if self.latency(draw).is_zero() && self.inner.capacity.is_none() {
+            return self.complete(draw, dest, amount_msat).await;
+        }
+        let (node, dest) = (self.clone(), dest.to_string());
+        let task = tokio::spawn(async move { node.complete(draw, &dest, amount_msat).await });
+        task.await.unwrap_or_else(|e| {
+            Err(NodeError::Rpc {
+                node: self.inner.config.name.clone(),
+                call: "pay",
+                status: format!("fake payment task ended: {e}"),
+            })
+        })
+    }
+
+    async fn complete(
+        &self,
+        draw: u64,
+        dest: &str,
+        amount_msat: u64,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let result = self.outcome(draw).await;
+        let mut ledger = self.ledger();
+        ledger.sent_in_flight -= 1;
+        match &result {
+            Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => {
+                ledger.sent_succeeded += 1;
+                ledger.fees_paid_msat += fee_msat;
+                drop(ledger);
+                let network = self.inner.config.network.as_ref();
+                if let Some(receiver) = network.and_then(|n| n.find(dest)) {
+                    receiver.credit(amount_msat);
+                }
+            }
+            Ok(PaymentOutcome::Failed { .. }) => ledger.sent_failed += 1,
+            // A transport error: the node never took the payment.
+            Err(_) => {}
+        }
+        result
+    }
+
+    async fn outcome(&self, draw: u64) -> Result<PaymentOutcome, NodeError> {
         let _permit = match &self.inner.capacity {
             Some(semaphore) => Some(semaphore.acquire().await.map_err(|_| NodeError::Rpc {
                 node: self.inner.config.name.clone(),
@@ -157,10 +258,23 @@ impl FakeNode {
             roll -= probability;
         }
         Ok(PaymentOutcome::Succeeded {
-            fee_msat: 0,
+            fee_msat: FEE_MSAT,
             hops: 1,
         })
     }
+}
+
+/// The routing fee every fake payment pays, so fees add up to something checkable.
+pub const FEE_MSAT: u64 = 1;
+
+/// The receiver's public key and the amount written into a fake invoice.
+fn parse_invoice(bolt11: &str) -> (&str, u64) {
+    let (head, pubkey) = bolt11.rsplit_once("-to-").unwrap_or((bolt11, ""));
+    let amount = (head.strip_prefix("lnbcrt"))
+        .and_then(|rest| rest.split_once("fake"))
+        .and_then(|(amount, _)| amount.parse().ok())
+        .unwrap_or(0);
+    (pubkey, amount)
 }
 
 #[async_trait]
@@ -215,26 +329,33 @@ impl LightningNode for FakeNode {
         let mut payment_hash = [0u8; 32];
         payment_hash[..8].copy_from_slice(&hash.to_le_bytes());
         Ok(Invoice {
-            bolt11: format!("lnbcrt{amount_msat}fake{n}"),
+            bolt11: format!("lnbcrt{amount_msat}fake{n}-to-{}", self.inner.pubkey),
             payment_hash,
         })
     }
 
     async fn keysend(
         &self,
-        _dest: &str,
-        _amount_msat: u64,
+        dest: &str,
+        amount_msat: u64,
         _timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
-        self.pay().await
+        self.pay(dest, amount_msat).await
     }
 
     async fn pay_invoice(
         &self,
-        _bolt11: &str,
+        bolt11: &str,
         _timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
-        self.pay().await
+        let (dest, amount_msat) = parse_invoice(bolt11);
+        self.pay(dest, amount_msat).await
+    }
+
+    async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
+        let mut ledger = *self.ledger();
+        ledger.received = (ledger.received).saturating_sub(self.inner.config.unrecorded_receipts);
+        Ok(Some(ledger))
     }
 }
 
@@ -280,6 +401,42 @@ mod tests {
         assert!((850..1_150).contains(&timeout), "timeout {timeout}");
         assert!((400..600).contains(&rpc), "rpc {rpc}");
         assert_ne!(a, tally(&failing(8), 10_000).await, "another seed differs");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_ledger_books_abandoned_payments_and_credits_the_receiver() {
+        let network = FakeNetwork::default();
+        let node = |name: &str, seed, lost| {
+            FakeNode::new(FakeConfig {
+                seed,
+                latency: FakeLatency::Fixed(Duration::from_millis(10)),
+                network: Some(network.clone()),
+                unrecorded_receipts: lost,
+                ..FakeConfig::instant(name)
+            })
+        };
+        let (alice, bob) = (node("alice", 1, 0), node("bob", 2, 1));
+        alice
+            .keysend(bob.pubkey(), 5, Duration::from_secs(1))
+            .await
+            .unwrap();
+        let invoice = bob.create_invoice(7).await.unwrap();
+        // Abandoned by its caller at once: the payment runs on at the node.
+        let abandoned = alice.pay_invoice(&invoice.bolt11, Duration::from_secs(1));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(1), abandoned)
+                .await
+                .is_err()
+        );
+        let sent = alice.payment_ledger().await.unwrap().unwrap();
+        assert_eq!((sent.sent_succeeded, sent.sent_in_flight), (1, 1));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let sent = alice.payment_ledger().await.unwrap().unwrap();
+        assert_eq!((sent.sent_succeeded, sent.sent_in_flight), (2, 0));
+        assert_eq!(sent.fees_paid_msat, 2 * FEE_MSAT);
+        let received = bob.payment_ledger().await.unwrap().unwrap();
+        // Two received, one left out by the test hook; the amounts are both kept.
+        assert_eq!((received.received, received.received_msat), (1, 12));
     }
 
     #[tokio::test(start_paused = true)]

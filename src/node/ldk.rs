@@ -14,6 +14,7 @@
 
 mod driver;
 mod proto;
+mod readback;
 
 pub use driver::{DEFAULT_VERSION, LDK, LdkCredentials};
 
@@ -511,6 +512,10 @@ impl LightningNode for LdkNode {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
+        self.ledger().await.map(Some)
     }
 
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {

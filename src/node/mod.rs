@@ -193,6 +193,37 @@ pub enum PaymentOutcome {
     Failed { reason: FailureReason },
 }
 
+/// What a node's own records say about the payments it sent and received: totals over
+/// the history it keeps. Read once before a load and once after it, the difference
+/// ([`PaymentLedger::since`]) is what the load did, as the node saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct PaymentLedger {
+    /// Outgoing payments that succeeded, failed, or are still in flight.
+    pub sent_succeeded: u64,
+    pub sent_failed: u64,
+    pub sent_in_flight: u64,
+    /// Routing fees the node paid on its succeeded payments, msat.
+    pub fees_paid_msat: u64,
+    /// Incoming payments settled (paid invoices and keysends), and their amount.
+    pub received: u64,
+    pub received_msat: u64,
+}
+
+impl PaymentLedger {
+    /// What happened after `mark` (an earlier reading of the same node). Payments in
+    /// flight are the ones in flight now, whenever they started.
+    pub fn since(&self, mark: &PaymentLedger) -> PaymentLedger {
+        PaymentLedger {
+            sent_succeeded: self.sent_succeeded.saturating_sub(mark.sent_succeeded),
+            sent_failed: self.sent_failed.saturating_sub(mark.sent_failed),
+            sent_in_flight: self.sent_in_flight,
+            fees_paid_msat: self.fees_paid_msat.saturating_sub(mark.fees_paid_msat),
+            received: self.received.saturating_sub(mark.received),
+            received_msat: self.received_msat.saturating_sub(mark.received_msat),
+        }
+    }
+}
+
 /// An error talking to a node (connection, RPC status, malformed answer).
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
@@ -301,6 +332,11 @@ pub trait LightningNode: Send + Sync {
         bolt11: &str,
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError>;
+    /// The node's own record of payments sent and received, for reconciling the
+    /// tool's counts after a load; None when the client cannot read it.
+    async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

@@ -88,6 +88,8 @@ struct View<'a> {
     faults: Option<super::faults::FaultsView>,
     /// A network run's section (report/network_html.rs), HTML already escaped.
     network: Option<minijinja::Value>,
+    /// The reconciliation table's rows and its summary lines; None when not reconciled.
+    reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
 }
 
 #[derive(Serialize)]
@@ -256,6 +258,8 @@ impl<'a> View<'a> {
             profiles: super::profiles::view(report),
             faults: super::faults::view(report),
             network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
+            reconciliation: (report.reconciliation.as_ref())
+                .map(|r| (super::reconciliation::rows(r), r.lines())),
             charts: charts
                 .iter()
                 .map(|c| ChartView {
@@ -282,6 +286,10 @@ fn summary_rows(report: &Report) -> Vec<Row> {
     };
     vec![
         row("Successful payments", r.ok.to_string()),
+        row(
+            "Indeterminate payments (timed out or in flight at the end; see Reconciliation)",
+            r.indeterminate.to_string(),
+        ),
         row(
             "Failed payments",
             format!(

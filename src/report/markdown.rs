@@ -16,7 +16,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
 /// host names and interruption reasons come from the nodes and the host; a `|` would
 /// break the row, and `[text](url)`, `![](url)`, `<tag>`, emphasis or code spans
 /// would put links, images or markup of theirs into a summary pasted into an issue.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -74,12 +74,13 @@ pub fn render(report: &Report) -> String {
         ("kind", report.workload.kind.clone()),
         ("load", format::load(&report.workload)),
         (
-            "ok / failed",
+            "ok / failed / indeterminate",
             format!(
-                "{} / {} ({})",
+                "{} / {} ({}) / {}",
                 r.ok,
                 r.failed,
-                format::percent(failure_rate)
+                format::percent(failure_rate),
+                r.indeterminate
             ),
         ),
         ("TPS (avg)", format::tps(r.tps_avg)),
@@ -152,6 +153,9 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    out.push_str(&super::reconciliation::markdown(
+        report.reconciliation.as_ref(),
+    ));
     out.push_str(&super::resources::markdown(report));
     out.push_str(&super::resources::restart_markdown(report));
     out.push_str(&super::faults::markdown(report));

@@ -17,6 +17,7 @@ pub mod network;
 pub mod network_html;
 pub mod payments_csv;
 pub mod profiles;
+pub mod reconciliation;
 /// Redaction lives below the report (the profiler redacts too); its old path stays.
 pub use crate::redact;
 pub mod resources;
@@ -137,6 +138,10 @@ pub struct Report {
     /// sender and route length, the graph; absent for other runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<network::NetworkReport>,
+    /// The tool's counts checked against the nodes' own ledgers after the load;
+    /// absent when no node was read (a load that never started).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<reconciliation::Reconciliation>,
 }
 
 /// One entry of `links:` in the report.

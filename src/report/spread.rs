@@ -38,6 +38,9 @@ pub struct RepeatFigures {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steal_pct: Option<f64>,
     pub disturbed: bool,
+    /// Payments its reconciliation found the tool and the nodes disagree on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<u64>,
 }
 
 /// The repeats of one point and their spread.
@@ -100,6 +103,7 @@ pub fn spreads(points: &[PointReport]) -> Vec<Spread> {
                         outside_load_pct: r.machine.as_ref().map(|m| m.outside_load_pct),
                         steal_pct: r.machine.as_ref().map(|m| m.steal_pct),
                         disturbed: r.machine.as_ref().is_some_and(|m| m.disturbed),
+                        mismatches: r.mismatches,
                     })
                 })
                 .collect();

@@ -122,6 +122,9 @@ pub struct PointResults {
     /// The host's load beside the point's own ([`crate::metrics::MachineLoad`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<crate::metrics::MachineLoad>,
+    /// Payments the point's reconciliation found the tool and the nodes disagree on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<u64>,
 }
 
 /// One node of a point, as the implementation matrix shows it.
@@ -172,6 +175,7 @@ impl PointResults {
                 .collect(),
             nodes: nodes.to_vec(),
             machine: s.machine.clone(),
+            mismatches: s.mismatches,
         }
     }
 }

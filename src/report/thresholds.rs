@@ -10,7 +10,8 @@ use serde::Serialize;
 pub struct ThresholdResult {
     /// The key as written in the scenario, e.g. `p99_latency`.
     pub name: String,
-    /// `us` (latencies), `tps` or `fraction` (failure rate, 0 to 1).
+    /// `us` (latencies), `tps`, `fraction` (failure rate, 0 to 1), `percent` (the
+    /// machine's load) or `payments` (mismatches).
     pub unit: String,
     /// `max` (the actual value may not exceed the limit) or `min`.
     pub bound: String,
@@ -30,6 +31,7 @@ impl ThresholdResult {
         match self.unit.as_str() {
             "us" => super::format::latency_us(value.round() as u64),
             "fraction" => super::format::percent(value),
+            "payments" => format!("{value:.0} payments"),
             _ => format!("{value:.1} payments/s"),
         }
     }
@@ -82,6 +84,8 @@ pub fn evaluate_on_median(
             latency: &latency,
             outside_load_pct: median_of(repeats.iter().map(|r| r.outside_load_pct)),
             steal_pct: median_of(repeats.iter().map(|r| r.steal_pct)),
+            // Not a median: a payment lost in any repeat is lost.
+            mismatches: repeats.iter().map(|r| r.mismatches).sum(),
         })
     };
     thresholds
@@ -124,6 +128,7 @@ pub fn evaluate_phases(thresholds: &[PhaseThreshold], results: &Summary) -> Vec<
                     latency: &p.latency,
                     outside_load_pct: results.machine.as_ref().map(|m| m.outside_load_pct),
                     steal_pct: results.machine.as_ref().map(|m| m.steal_pct),
+                    mismatches: results.mismatches,
                 });
             let mut result = check_figures(&t.threshold, figures);
             result.phase = Some(name.to_string());
@@ -147,6 +152,8 @@ struct Figures<'a> {
     /// load (percent of one core) and steal (percent), where the host was sampled.
     outside_load_pct: Option<f64>,
     steal_pct: Option<f64>,
+    /// Disagreements with the nodes' ledgers over the whole run, where reconciled.
+    mismatches: Option<u64>,
 }
 
 fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
@@ -159,6 +166,7 @@ fn check(threshold: &Threshold, r: &Summary) -> ThresholdResult {
             latency: &r.latency,
             outside_load_pct: r.machine.as_ref().map(|m| m.outside_load_pct),
             steal_pct: r.machine.as_ref().map(|m| m.steal_pct),
+            mismatches: r.mismatches,
         }),
     )
 }
@@ -200,6 +208,15 @@ fn check_figures(threshold: &Threshold, figures: Option<Figures>) -> ThresholdRe
             max,
             figures.as_ref().and_then(|f| f.steal_pct),
         ),
+        Threshold::MaxMismatches(max) => (
+            "payments",
+            "max",
+            max as f64,
+            figures
+                .as_ref()
+                .and_then(|f| f.mismatches)
+                .map(|m| m as f64),
+        ),
     };
     let passed = match (bound, actual) {
         (_, None) => false,
@@ -234,6 +251,9 @@ mod tests {
             ok,
             failed,
             warm_up_excluded: 0,
+            indeterminate: 0,
+            routes: Vec::new(),
+            mismatches: None,
             dropped: 0,
             tps_avg: tps,
             latency: Percentiles {

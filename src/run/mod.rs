@@ -27,6 +27,7 @@ mod network;
 mod output;
 mod plan;
 mod point;
+mod reconcile;
 mod signals;
 mod sweep;
 #[cfg(test)]

@@ -129,6 +129,7 @@ pub(super) fn build_report(
         links: scenario.links.iter().map(report::LinkReport::of).collect(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        reconciliation: None,
         network: None,
     }
 }

@@ -7,7 +7,7 @@ use super::load::{SnapshotWrite, run_load, watch_processes};
 use super::metrics_endpoint;
 use super::model::{add_resources, build_report};
 use super::output::{Output, tui_info};
-use super::{Signals, activity};
+use super::{Signals, activity, reconcile};
 use crate::metrics::{self, Summary};
 use crate::report;
 use crate::restart::RestartReport;
@@ -97,6 +97,7 @@ pub(super) async fn measure(
         )
     });
     let network_load = activity::plan(scenario, network);
+    let marks = reconcile::mark(network).await;
     let load = run_load(
         scenario,
         network,
@@ -110,7 +111,7 @@ pub(super) async fn measure(
     );
     let profiling = start_profiles(scenario, network, runtime, &point, cancel, out).await;
     let mut resources = metrics::ResourceLog::new();
-    let (summary, mut load_err) = watch_processes(
+    let (mut summary, mut load_err) = watch_processes(
         runtime,
         load,
         cancel,
@@ -119,6 +120,8 @@ pub(super) async fn measure(
         faults.as_mut(),
     )
     .await;
+    let timeout = scenario.workload.payment_timeout;
+    let reconciliation = reconcile::after_load(network, &marks, &mut summary, timeout).await;
     let after = after_load(
         (&point, network, runtime, signals, out),
         (faults, profiling, &summary, &resources),
@@ -133,6 +136,9 @@ pub(super) async fn measure(
         .map(|why| crate::redact::redact_text(&why));
     let complete = interrupted_by.is_none();
     out.stdout(headless::summary_table(&summary));
+    for line in reconciliation.iter().flat_map(|r| r.lines()) {
+        out.stdout(line);
+    }
     let thresholds = verdicts(scenario, &summary, out);
     let thresholds_passed = report::thresholds::all_passed(&thresholds);
     let nodes = node_figures(scenario, facts, &resources, &after.restarts, &summary);
@@ -150,6 +156,7 @@ pub(super) async fn measure(
         report.network = (network_load.as_ref())
             .map(|(_, a)| report::network::build(scenario, a, &summary, &point.log.steps));
         report.thresholds = thresholds.clone();
+        report.reconciliation = reconciliation;
         if let Err(e) = write_report(report, after, (&point, dir), session.as_deref(), out) {
             load_err.get_or_insert(e);
         }

@@ -7,7 +7,7 @@
 
 use super::{ReadyClient, Restarted, Runtime, RuntimeError};
 use crate::chain::ChainEndpoint;
-use crate::node::fake::{FakeConfig, FakeLatency, FakeNode};
+use crate::node::fake::{FakeConfig, FakeLatency, FakeNetwork, FakeNode};
 use crate::node::{LightningNode, NodeEndpoint};
 use crate::scenario::ChainSpec;
 use crate::scenario::NodeSpec;
@@ -38,6 +38,9 @@ pub struct FakeScript {
     pub dies: Option<(String, Duration)>,
     /// Called once at this phase (a test raises its signal here).
     pub hook: Option<(Phase, Arc<dyn Fn() + Send + Sync>)>,
+    /// This node's ledger leaves out this many payments it received (a mismatch
+    /// for reconciliation to find).
+    pub unrecorded_receipts: Option<(String, u64)>,
     /// Counts the calls of `down`, so a test sees that teardown ran.
     pub downs: Arc<AtomicUsize>,
 }
@@ -115,13 +118,19 @@ impl Runtime for FakeRuntime {
             return Some(Err(RuntimeError::Scripted(why.clone())));
         }
         let mut ready = Vec::new();
+        let network = FakeNetwork::default();
         for (i, spec) in nodes.iter().enumerate() {
+            let lost = (self.script.unrecorded_receipts.as_ref())
+                .filter(|(name, _)| *name == spec.name)
+                .map_or(0, |(_, n)| *n);
             let node = FakeNode::new(FakeConfig {
                 seed: i as u64 + 1,
                 latency: match self.script.latency {
                     Duration::ZERO => FakeLatency::Zero,
                     d => FakeLatency::Fixed(d),
                 },
+                network: Some(network.clone()),
+                unrecorded_receipts: lost,
                 ..FakeConfig::instant(&spec.name)
             });
             ready.push(Arc::new(node) as Arc<dyn LightningNode>);

@@ -385,6 +385,8 @@ pub(super) struct RawThresholds {
     pub max_outside_load: Option<Spanned<String>>,
     #[serde(default)]
     pub max_steal: Option<Spanned<String>>,
+    #[serde(default)]
+    pub max_mismatches: Option<Spanned<u64>>,
     /// The open-loop phase (`ramp` or `hold`) these thresholds apply to; the whole
     /// run when absent.
     #[serde(default)]

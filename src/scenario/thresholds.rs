@@ -31,6 +31,9 @@ pub enum Threshold {
     MaxOutsideLoad(f64),
     /// Steal time, percent of all CPU time, is at most this.
     MaxSteal(f64),
+    /// Payments the tool and the nodes' ledgers disagree on (reconciliation) are at
+    /// most this many; usually 0.
+    MaxMismatches(u64),
 }
 
 impl Threshold {
@@ -47,6 +50,7 @@ impl Threshold {
             Threshold::MaxFailureRate(_) => "max_failure_rate",
             Threshold::MaxOutsideLoad(_) => "max_outside_load",
             Threshold::MaxSteal(_) => "max_steal",
+            Threshold::MaxMismatches(_) => "max_mismatches",
         }
     }
 }
@@ -186,6 +190,9 @@ fn block_thresholds(ctx: &Ctx, raw: &RawThresholds) -> Result<Vec<Threshold>, Sc
     if let Some(steal) = &raw.max_steal {
         let hint = "write a percentage of all CPU time, e.g. max_steal: 2%";
         out.push(Threshold::MaxSteal(percent(ctx, steal, "max_steal", hint)?));
+    }
+    if let Some(mismatches) = &raw.max_mismatches {
+        out.push(Threshold::MaxMismatches(mismatches.value));
     }
     Ok(out)
 }

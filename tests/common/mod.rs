@@ -150,6 +150,35 @@ pub fn processes_mentioning(needle: &Path) -> Vec<(u32, String)> {
     found
 }
 
+/// The report's reconciliation says every payment is accounted for: zero mismatches,
+/// every node's ledger read, each sender's ledger shows the successes the tool counted
+/// (plus the indeterminate ones it resolved to ok), and the receivers settled as many.
+pub fn assert_reconciled(report: &serde_json::Value) {
+    let r = &report["reconciliation"];
+    assert_eq!(r["mismatches"], 0, "reconciliation: {r:#}");
+    assert!(r.get("unread").is_none(), "nodes not read: {r:#}");
+    let count = |v: &serde_json::Value| {
+        v.as_u64()
+            .unwrap_or_else(|| panic!("not a count: {v} in {r:#}"))
+    };
+    let mut sent_ok = 0;
+    for s in r["senders"].as_array().expect("senders") {
+        let tool = count(&s["tool_ok"]) + count(&s["resolved_ok"]);
+        assert_eq!(count(&s["node_succeeded"]), tool, "sender: {s:#}");
+        sent_ok += tool;
+    }
+    let received: u64 = (r["receivers"].as_array().expect("receivers").iter())
+        .map(|x| count(&x["node_received"]))
+        .sum();
+    assert!(sent_ok > 0, "no payment reconciled: {r:#}");
+    assert_eq!(received, sent_ok, "tool ok vs receivers settled: {r:#}");
+    eprintln!(
+        "reconciled: {sent_ok} ok by the tool and the senders, {received} settled by the \
+         receivers, fees {} msat",
+        r["fees_paid_msat"]
+    );
+}
+
 /// Validates a report against the JSON Schema published in the repository.
 pub fn assert_matches_schema(report: &serde_json::Value) {
     assert_matches_schema_file(report, "docs/report.schema.json");
@@ -344,6 +373,7 @@ pub fn sample_report(
         links: Vec::new(),
         faults: Vec::new(),
         channel_health: Vec::new(),
+        reconciliation: None,
         network: None,
     }
 }

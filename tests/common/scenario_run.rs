@@ -61,6 +61,7 @@ impl ScenarioRun {
         assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
         let report = self.report();
         assert_matches_schema(&report);
+        super::assert_reconciled(&report);
         assert_eq!(report["complete"], true);
         assert_eq!(report["results"]["ok"], payments, "{:#}", report["results"]);
         assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);

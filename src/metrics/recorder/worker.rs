@@ -14,6 +14,7 @@ pub struct WorkerRecorder {
     latencies_us: Vec<u32>,
     failures: [u32; FailureKind::COUNT],
     pending_failures: u32,
+    indeterminate: u32,
     warm_up: u32,
     /// The measured phase the pending results belong to (see [`phase_slot`]).
     phase: Option<u8>,
@@ -65,6 +66,13 @@ impl WorkerRecorder {
         }
     }
 
+    /// A payment whose fate the tool does not know (it timed out, or the load ended
+    /// while it was in flight): neither a success nor a failure until reconciled.
+    pub fn indeterminate(&mut self) {
+        self.indeterminate += 1;
+        self.flush_if_full();
+    }
+
     /// A warm-up payment finished (whatever its result): counted apart.
     pub fn warm_up(&mut self) {
         self.warm_up += 1;
@@ -72,7 +80,10 @@ impl WorkerRecorder {
     }
 
     fn pending(&self) -> usize {
-        self.latencies_us.len() + self.pending_failures as usize + self.warm_up as usize
+        self.latencies_us.len()
+            + self.pending_failures as usize
+            + self.indeterminate as usize
+            + self.warm_up as usize
     }
 
     fn flush_if_full(&mut self) {
@@ -109,6 +120,7 @@ impl WorkerRecorder {
             latencies_us: Vec::with_capacity(BATCH),
             failures: [0; FailureKind::COUNT],
             pending_failures: 0,
+            indeterminate: 0,
             warm_up: 0,
             phase: None,
         }
@@ -129,6 +141,7 @@ impl Recorder {
         state.interval_failed += failed;
         state.failed += failed;
         state.warm_up += u64::from(batch.warm_up);
+        state.indeterminate += u64::from(std::mem::take(&mut batch.indeterminate));
         if let Some(x) = &state.export {
             x.record_batch(&batch.latencies_us, &batch.failures, batch.warm_up);
         }

@@ -227,3 +227,61 @@ pub enum ErrorCode {
     LightningError = 3,
     InternalServerError = 4,
 }
+
+/// `api.ListPaymentsRequest`: the first page without a token.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListPaymentsRequest {
+    #[prost(message, optional, tag = "1")]
+    pub page_token: Option<PageToken>,
+}
+
+/// `api.ListPaymentsResponse`: no next token on the last page.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListPaymentsResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub payments: Vec<ListedPayment>,
+    #[prost(message, optional, tag = "2")]
+    pub next_page_token: Option<PageToken>,
+}
+
+/// `types.PageToken`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PageToken {
+    #[prost(string, tag = "1")]
+    pub token: String,
+    #[prost(int64, tag = "2")]
+    pub index: i64,
+}
+
+/// `types.Payment` as listed: the fields of [`Payment`] and its kind and direction.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ListedPayment {
+    #[prost(message, optional, tag = "2")]
+    pub kind: Option<PaymentKind>,
+    #[prost(uint64, optional, tag = "3")]
+    pub amount_msat: Option<u64>,
+    #[prost(enumeration = "PaymentDirection", tag = "4")]
+    pub direction: i32,
+    #[prost(enumeration = "PaymentStatus", tag = "5")]
+    pub status: i32,
+    #[prost(uint64, optional, tag = "7")]
+    pub fee_paid_msat: Option<u64>,
+}
+
+/// `types.PaymentKind`: only whether it is on-chain (the other kinds are Lightning).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PaymentKind {
+    #[prost(message, optional, tag = "1")]
+    pub onchain: Option<Onchain>,
+}
+
+/// `types.Onchain`: its fields are not read.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Onchain {}
+
+/// `types.PaymentDirection`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+pub enum PaymentDirection {
+    Inbound = 0,
+    Outbound = 1,
+}

@@ -51,6 +51,7 @@ pub(crate) fn point(
             ],
             nodes: Vec::new(),
             machine: None,
+            mismatches: None,
         }),
         thresholds_passed: None,
     }

@@ -1,0 +1,47 @@
+//! Core Lightning's ledger ([`crate::node::LightningNode::payment_ledger`]):
+//! `listpays` (one entry per payment, its parts merged) and `listinvoices` (a
+//! keysend received appears there as an invoice CLN creates), each read whole.
+
+use super::ClnNode;
+use crate::node::{NodeError, PaymentLedger};
+use cln_grpc::pb::{
+    self, listinvoices_invoices::ListinvoicesInvoicesStatus as Invoice,
+    listpays_pays::ListpaysPaysStatus as Pay,
+};
+
+fn msat(amount: Option<&pb::Amount>) -> u64 {
+    amount.map_or(0, |a| a.msat)
+}
+
+impl ClnNode {
+    pub(super) async fn ledger(&self) -> Result<PaymentLedger, NodeError> {
+        let mut client = self.client.clone();
+        let mut ledger = PaymentLedger::default();
+        let pays = (client.list_pays(pb::ListpaysRequest::default()).await)
+            .map_err(self.rpc("ListPays"))?
+            .into_inner()
+            .pays;
+        for p in &pays {
+            match Pay::try_from(p.status) {
+                Ok(Pay::Complete) => {
+                    ledger.sent_succeeded += 1;
+                    let sent = msat(p.amount_sent_msat.as_ref());
+                    ledger.fees_paid_msat += sent.saturating_sub(msat(p.amount_msat.as_ref()));
+                }
+                Ok(Pay::Failed) => ledger.sent_failed += 1,
+                _ => ledger.sent_in_flight += 1,
+            }
+        }
+        let invoices = (client
+            .list_invoices(pb::ListinvoicesRequest::default())
+            .await)
+            .map_err(self.rpc("ListInvoices"))?
+            .into_inner()
+            .invoices;
+        for i in invoices.iter().filter(|i| i.status == Invoice::Paid as i32) {
+            ledger.received += 1;
+            ledger.received_msat += msat(i.amount_received_msat.as_ref());
+        }
+        Ok(ledger)
+    }
+}

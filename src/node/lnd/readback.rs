@@ -1,0 +1,75 @@
+//! LND's ledger ([`LightningNode::payment_ledger`]): `ListPayments` (incomplete ones
+//! included) and `ListInvoices` (keysends arrive as invoices LND creates), each read
+//! a page at a time by index offset.
+
+use super::LndNode;
+use crate::node::{NodeError, PaymentLedger};
+use voltage_tonic_lnd::lnrpc::{self, invoice::InvoiceState, payment::PaymentStatus};
+
+/// Entries per page.
+const PAGE: u64 = 1_000;
+
+impl LndNode {
+    pub(super) async fn ledger(&self) -> Result<PaymentLedger, NodeError> {
+        let mut ledger = PaymentLedger::default();
+        self.add_payments(&mut ledger).await?;
+        self.add_invoices(&mut ledger).await?;
+        Ok(ledger)
+    }
+
+    async fn add_payments(&self, ledger: &mut PaymentLedger) -> Result<(), NodeError> {
+        let mut offset = 0;
+        loop {
+            let page = (self.lightning.clone())
+                .list_payments(lnrpc::ListPaymentsRequest {
+                    include_incomplete: true,
+                    index_offset: offset,
+                    max_payments: PAGE,
+                    omit_hops: true,
+                    ..Default::default()
+                })
+                .await
+                .map_err(self.rpc("ListPayments"))?
+                .into_inner();
+            for p in &page.payments {
+                match PaymentStatus::try_from(p.status) {
+                    Ok(PaymentStatus::Succeeded) => {
+                        ledger.sent_succeeded += 1;
+                        ledger.fees_paid_msat += u64::try_from(p.fee_msat).unwrap_or(0);
+                    }
+                    Ok(PaymentStatus::Failed) => ledger.sent_failed += 1,
+                    _ => ledger.sent_in_flight += 1,
+                }
+            }
+            if page.payments.is_empty() || page.last_index_offset <= offset {
+                return Ok(());
+            }
+            offset = page.last_index_offset;
+        }
+    }
+
+    async fn add_invoices(&self, ledger: &mut PaymentLedger) -> Result<(), NodeError> {
+        let mut offset = 0;
+        loop {
+            let page = (self.lightning.clone())
+                .list_invoices(lnrpc::ListInvoiceRequest {
+                    index_offset: offset,
+                    num_max_invoices: PAGE,
+                    ..Default::default()
+                })
+                .await
+                .map_err(self.rpc("ListInvoices"))?
+                .into_inner();
+            for i in &page.invoices {
+                if InvoiceState::try_from(i.state) == Ok(InvoiceState::Settled) {
+                    ledger.received += 1;
+                    ledger.received_msat += u64::try_from(i.amt_paid_msat).unwrap_or(0);
+                }
+            }
+            if page.invoices.is_empty() || page.last_index_offset <= offset {
+                return Ok(());
+            }
+            offset = page.last_index_offset;
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Reading the nodes' ledgers around a load: once before it (the mark) and once after
+//! it, when the payments the tool left indeterminate have had time to end, so
+//! [`report::reconciliation`] can check the tool's counts against the nodes'.
+
+use super::bring_up::Network;
+use crate::metrics::Summary;
+use crate::node::{LightningNode, PaymentLedger};
+use crate::report::reconciliation::{self, LedgerRead, Reconciliation};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Each node's ledger before the load, by name (what could be read).
+pub(super) type Marks = BTreeMap<String, Result<Option<PaymentLedger>, String>>;
+
+/// How often the senders are asked again while payments are still in flight.
+const POLL: Duration = Duration::from_millis(200);
+/// The longest the reading waits for payments in flight to end.
+const MAX_WAIT: Duration = Duration::from_secs(30);
+
+async fn read_all(nodes: &[(String, Arc<dyn LightningNode>)]) -> Marks {
+    let reads = nodes.iter().map(|(name, node)| async move {
+        let read = node.payment_ledger().await.map_err(|e| format!("{e:#}"));
+        (name.clone(), read)
+    });
+    futures::future::join_all(reads).await.into_iter().collect()
+}
+
+fn clients(network: &Network) -> Vec<(String, Arc<dyn LightningNode>)> {
+    (network.nodes.iter())
+        .map(|(name, r)| (name.clone(), r.node.clone()))
+        .collect()
+}
+
+/// Every node's ledger before the load.
+pub(super) async fn mark(network: &Network) -> Marks {
+    read_all(&clients(network)).await
+}
+
+/// After the load: reads the ledgers again (waiting, up to the payment timeout or
+/// [`MAX_WAIT`], while the tool left payments indeterminate and a sender still has
+/// payments in flight), checks `summary`'s counts against them and sets its
+/// `mismatches`. None when the load made no payment.
+pub(super) async fn after_load(
+    network: &Network,
+    marks: &Marks,
+    summary: &mut Summary,
+    payment_timeout: Duration,
+) -> Option<Reconciliation> {
+    if summary
+        .routes
+        .iter()
+        .all(|r| r.ok + r.failed + r.indeterminate == 0)
+    {
+        return None;
+    }
+    let waiting = summary.routes.iter().any(|r| r.indeterminate > 0);
+    let deadline = tokio::time::Instant::now() + payment_timeout.min(MAX_WAIT);
+    let nodes = clients(network);
+    let mut now = read_all(&nodes).await;
+    while waiting && in_flight(&now) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+        now = read_all(&nodes).await;
+    }
+    let ledgers: BTreeMap<String, LedgerRead> = (now.into_iter())
+        .map(|(name, after)| {
+            let before = marks.get(&name).cloned().unwrap_or(Ok(None));
+            let read = match (before, after) {
+                (Ok(Some(before)), Ok(Some(after))) => LedgerRead::Read(after.since(&before)),
+                (Err(why), _) | (_, Err(why)) => LedgerRead::Failed(why),
+                _ => LedgerRead::Unsupported,
+            };
+            (name, read)
+        })
+        .collect();
+    let checked = reconciliation::reconcile(&summary.routes, &ledgers);
+    summary.mismatches = Some(checked.mismatches);
+    Some(checked)
+}
+
+fn in_flight(ledgers: &Marks) -> bool {
+    (ledgers.values()).any(|l| matches!(l, Ok(Some(l)) if l.sent_in_flight > 0))
+}
