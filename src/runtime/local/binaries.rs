@@ -321,6 +321,7 @@ mod tests {
             database: crate::node::Database::Default,
             args: Vec::new(),
             external: None,
+            resources: None,
         }
     }
 
