@@ -194,6 +194,7 @@ pub(super) async fn watch_processes(
         }
     };
     resources.record(runtime.resources_fresh().await);
+    resources.record_envelopes(runtime.envelopes().await);
     let (mut summary, err) = outcome;
     summary.machine = machine.finish();
     (summary, err)

@@ -4,6 +4,8 @@
 //! to start and how to tell it is ready comes from each one's driver.
 
 mod binaries;
+pub(crate) mod cgroup;
+mod envelopes;
 pub mod etcd;
 mod faults;
 pub(crate) mod ports;
@@ -74,6 +76,11 @@ pub struct LocalRuntime {
     /// The fault proxy of the run's peer links, when the scenario has any.
     toxiproxy: Option<Proc>,
     toxiproxy_version: String,
+    /// The run's cgroups, made when the first process with an envelope starts.
+    cgroups: Option<cgroup::Cgroups>,
+    /// `resources:` of the chain and of each database server.
+    chain_envelope: Option<crate::scenario::Envelope>,
+    database_envelope: Option<crate::scenario::Envelope>,
 }
 
 impl LocalRuntime {
@@ -95,7 +102,17 @@ impl LocalRuntime {
             killed: Vec::new(),
             toxiproxy: None,
             toxiproxy_version: String::new(),
+            cgroups: None,
+            chain_envelope: None,
+            database_envelope: None,
         }
+    }
+
+    /// The chain's and the database servers' envelopes (`resources:`).
+    pub fn with_envelopes(mut self, resources: &crate::scenario::Resources) -> LocalRuntime {
+        self.chain_envelope = resources.chain.clone();
+        self.database_envelope = resources.databases.clone();
+        self
     }
 
     pub fn run_dir(&self) -> &Path {
@@ -257,7 +274,9 @@ impl Runtime for LocalRuntime {
         let log = dir.join("output.log");
         let proc = Proc::spawn(CHAIN_NAME, &what, &binary, &args, log.clone())?;
         self.pids.push(proc.pid);
+        let pid = proc.pid;
         self.chain = Some(proc);
+        self.confine(CHAIN_NAME, self.chain_envelope.clone().as_ref(), pid)?;
 
         // Nodes run on this machine too: they reach the chain where the tool does.
         let access = ChainAccess {
@@ -311,7 +330,9 @@ impl Runtime for LocalRuntime {
                 .map_or("run".into(), |n| n.to_string_lossy().into_owned());
             let pg = postgres::Postgres::start(&dir, &run_name, port).await?;
             self.pids.push(pg.proc.pid);
+            let (name, pid) = (pg.proc.name.clone(), pg.proc.pid);
             self.postgres = Some(pg);
+            self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
         }
         if self.etcd.is_none() && shared::etcd::wanted_by(nodes) {
             let ports = self.ports(2 * self.etcd_members as usize)?;
@@ -322,7 +343,13 @@ impl Runtime for LocalRuntime {
             let started =
                 etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
             self.pids.extend(started.procs.iter().map(|p| p.pid));
+            let members: Vec<(String, u32)> = (started.procs.iter())
+                .map(|p| (p.name.clone(), p.pid))
+                .collect();
             self.etcd = Some(started);
+            for (name, pid) in members {
+                self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
+            }
         }
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
@@ -362,6 +389,7 @@ impl Runtime for LocalRuntime {
             super::create_chain_wallet(spec, chain).await?;
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
+            self.confine(&spec.name, spec.resources.as_ref(), proc.pid)?;
             let endpoint = NodeEndpoint {
                 name: spec.name.clone(),
                 implementation: spec.implementation,
@@ -418,6 +446,7 @@ impl Runtime for LocalRuntime {
         let started_at = Instant::now();
         let proc = Proc::spawn(name, &format!("node {name}"), &binary, &args, log)?;
         self.pids.push(proc.pid);
+        self.rejoin(name, proc.pid)?;
         let endpoint = NodeEndpoint {
             pid: Some(proc.pid),
             ..endpoint
@@ -508,6 +537,10 @@ impl Runtime for LocalRuntime {
         self.stats.read(watched, true).await
     }
 
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        self.envelope_readings()
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
         Self::stop(std::mem::take(&mut self.nodes)).await;
@@ -525,6 +558,7 @@ impl Runtime for LocalRuntime {
         )
         .await;
         Self::stop(self.chain.take().into_iter().collect()).await;
+        self.remove_cgroups().await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
             let _ = tokio::fs::remove_dir_all(&data).await;
@@ -563,6 +597,7 @@ impl Drop for LocalRuntime {
             .chain(self.chain.take())
             .collect();
         if procs.is_empty() {
+            self.remove_cgroups_now();
             return;
         }
         for p in &mut procs {
@@ -573,6 +608,7 @@ impl Drop for LocalRuntime {
         while procs.iter_mut().any(|p| !p.reaped()) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        self.remove_cgroups_now();
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.run_dir);
         }
