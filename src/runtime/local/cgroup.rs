@@ -237,6 +237,41 @@ impl Cgroups {
 }
 
 impl Group {
+    /// The cgroup `pid` is in, as `/proc/<pid>/cgroup` names it, where this host
+    /// mounts it under `root` (a container's, for its counters); None where it cannot
+    /// be found.
+    pub fn of_process(root: &Path, pid: u32) -> Option<Group> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+        Group::of_lines(root, &text)
+    }
+
+    fn of_lines(root: &Path, text: &str) -> Option<Group> {
+        let v2 = root.join("cgroup.controllers").exists();
+        let mut dirs = Vec::new();
+        for line in text.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let path = path.trim_start_matches('/');
+            if v2 && controllers.is_empty() {
+                dirs.push(root.join(path));
+            } else if !v2 {
+                let names: Vec<&str> = controllers.split(',').collect();
+                for h in ["cpu", "memory"] {
+                    if names.contains(&h) {
+                        dirs.push(root.join(h).join(path));
+                    }
+                }
+            }
+        }
+        dirs.retain(|d| d.is_dir());
+        (!dirs.is_empty()).then(|| Group {
+            name: String::new(),
+            envelope: Envelope::default(),
+            dirs,
+            v2,
+        })
+    }
+
     /// Moves `pid` (with its threads) into the group.
     pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
         for dir in &self.dirs {

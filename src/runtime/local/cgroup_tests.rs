@@ -1,4 +1,4 @@
-use super::{Cgroups, field, usable};
+use super::{Cgroups, Group, field, usable};
 use crate::scenario::Envelope;
 use std::path::Path;
 
@@ -180,4 +180,22 @@ fn fields_are_found_by_their_whole_name() {
     let text = "nr_throttled 3\nthrottled_usec 900\n";
     assert_eq!(field(text, "throttled_usec"), Some(900));
     assert_eq!(field(text, "throttled"), None);
+}
+
+#[test]
+fn a_process_s_cgroup_is_found_from_its_proc_lines() {
+    let root = v1_root();
+    let cpu = root.path().join("cpu/docker/abc");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::create_dir_all(root.path().join("memory/docker/abc")).unwrap();
+    std::fs::write(
+        cpu.join("cpu.stat"),
+        "nr_throttled 5\nthrottled_time 2000\n",
+    )
+    .unwrap();
+    let lines = "12:cpuset:/docker/abc\n4:cpu,cpuacct:/docker/abc\n3:memory:/docker/abc\n0::/\n";
+    let group = Group::of_lines(root.path(), lines).unwrap();
+    let k = group.read();
+    assert_eq!((k.throttled_periods, k.throttled_us), (Some(5), Some(2)));
+    assert!(Group::of_lines(root.path(), "4:cpu:/docker/gone\n").is_none());
 }
