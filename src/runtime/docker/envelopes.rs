@@ -3,8 +3,8 @@
 //! it, else what `docker inspect` tells (whether the OOM killer struck).
 
 use super::DockerRuntime;
+use crate::chain::CHAIN_NAME;
 use crate::metrics::{EnvelopeReading, KernelCounters};
-use crate::runtime::local::CHAIN_NAME;
 use crate::runtime::local::cgroup;
 use std::path::Path;
 
