@@ -100,7 +100,7 @@ fn local_nodes_run_in_cgroups_that_hold_the_limit_and_throttle_them() {
     let run_dirs = std::fs::read_dir(root.join("cpu")).into_iter().flatten();
     let left: Vec<String> = run_dirs
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(&format!("lnbench-{}-", run_name())))
+        .filter(|n| n.starts_with("lnbench-") && n.contains(&format!("{}-", run_name())))
         .collect();
     assert!(left.is_empty(), "cgroups left after teardown: {left:?}");
 }

@@ -38,8 +38,10 @@ impl LocalRuntime {
         let cgroups = match &mut self.cgroups {
             Some(c) => c,
             None => {
-                let run = (self.run_dir.file_name())
+                let dir = (self.run_dir.file_name())
                     .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+                // The run directory may be named `lnbench-<run id>` already.
+                let run = dir.strip_prefix("lnbench-").unwrap_or(&dir).to_string();
                 self.cgroups
                     .insert(Cgroups::open(Path::new(cgroup::ROOT), &run)?)
             }
