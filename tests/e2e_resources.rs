@@ -126,3 +126,61 @@ fn docker_containers_get_the_limit_in_their_host_config() {
         assert!(throttled.iter().any(|t| *t > 0), "{throttled:?}");
     }
 }
+
+/// The report's envelope table, from a report model (no nodes run): limits, who
+/// applied them, the counters, and what was not available; the JSON matches the schema.
+#[test]
+fn the_report_shows_each_envelope_and_what_was_not_available() {
+    use lnbench_tui::metrics::{EnvelopeReading, KernelCounters};
+    let mut report = sample_report(
+        "name: envelopes\n",
+        lnbench_tui::metrics::Summary {
+            started_unix_ms: 1_795_000_000_000,
+            ended_unix_ms: 1_795_000_020_000,
+            elapsed_s: 20.0,
+            active_s: 20.0,
+            paused_s: 0.0,
+            ok: 0,
+            failed: 0,
+            warm_up_excluded: 0,
+            dropped: 0,
+            tps_avg: 0.0,
+            latency: Default::default(),
+            failures_by_reason: Default::default(),
+            series_resolution_s: 1,
+            series: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
+            tool_cpu_s: None,
+            tool_process: Default::default(),
+            machine: None,
+            latency_spectrum: Vec::new(),
+            phases: Vec::new(),
+            interval_log: None,
+        },
+    );
+    report.nodes[0].resources.envelope = Some(EnvelopeReading {
+        name: report.nodes[0].name.clone(),
+        cpus: Some(2.0),
+        memory_bytes: Some(MEMORY),
+        cpuset: Some("0-1".into()),
+        applied_by: "cgroup v1".into(),
+        kernel: KernelCounters {
+            throttled_periods: Some(12),
+            throttled_us: Some(1_500_000),
+            memory_peak_bytes: Some(300 << 20),
+            oom_kills: None,
+        },
+        not_available: "OOM kills: this kernel's cgroup does not give it".into(),
+    });
+    let md = lnbench_tui::report::envelopes::markdown(&report);
+    assert!(
+        md.contains("2 CPUs, 1.0 GiB, on CPUs 0-1 | cgroup v1 | 1.50 s in 12 periods"),
+        "{md}"
+    );
+    assert!(md.contains("| 300.0 MiB | – |"), "{md}");
+    assert!(md.contains("not available: OOM kills"), "{md}");
+    assert_matches_schema(&serde_json::to_value(&report).unwrap());
+    report.nodes[0].resources.envelope = None;
+    assert_eq!(lnbench_tui::report::envelopes::markdown(&report), "");
+}
