@@ -8,6 +8,7 @@
 //!
 //! Units: latencies are whole microseconds (`u64`) everywhere; front ends format them.
 
+mod envelope;
 mod events;
 pub mod export;
 pub mod hlog;
@@ -20,6 +21,7 @@ mod series;
 mod snapshot;
 pub mod spectrum;
 
+pub use envelope::{EnvelopeReading, KernelCounters};
 pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
 pub use host::{MachineLoad, MachineLog, MachineNow};

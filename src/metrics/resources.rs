@@ -126,6 +126,10 @@ pub struct NodeResources {
     /// Data-dir growth over the load divided by the run's successful payments (can
     /// be negative when the node shrank its files, e.g. rotated a log).
     pub bytes_per_payment: Option<f64>,
+    /// Its envelope (`resources:`) and what the kernel counted against it; absent
+    /// when the scenario set none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<super::EnvelopeReading>,
 }
 
 impl NodeResources {
@@ -196,6 +200,8 @@ pub struct ResourceLog {
     /// In the order the nodes were first read.
     nodes: Vec<NodeLog>,
     latest: Vec<ResourceReading>,
+    /// Envelopes read when the load ended ([`ResourceLog::record_envelopes`]).
+    envelopes: Vec<super::EnvelopeReading>,
 }
 
 impl Default for ResourceLog {
@@ -217,6 +223,7 @@ impl ResourceLog {
             cap,
             nodes: Vec::new(),
             latest: Vec::new(),
+            envelopes: Vec::new(),
         }
     }
 
@@ -244,6 +251,14 @@ impl ResourceLog {
         }
     }
 
+    /// Keeps the envelopes the runtime read (each replaces an earlier one of its name).
+    pub fn record_envelopes(&mut self, envelopes: Vec<super::EnvelopeReading>) {
+        for e in envelopes {
+            self.envelopes.retain(|old| old.name != e.name);
+            self.envelopes.push(e);
+        }
+    }
+
     /// The latest reading of every node read so far, for live views.
     pub fn latest(&self) -> &[ResourceReading] {
         &self.latest
@@ -252,8 +267,12 @@ impl ResourceLog {
     /// The report of `name` (empty if it was never read); bytes per payment divides
     /// its data-dir growth by `successful_payments`.
     pub fn report(&self, name: &str, successful_payments: u64) -> NodeResources {
+        let envelope = self.envelopes.iter().find(|e| e.name == name).cloned();
         let Some(node) = self.nodes.iter().find(|n| n.name == name) else {
-            return NodeResources::default();
+            return NodeResources {
+                envelope,
+                ..NodeResources::default()
+            };
         };
         let mut report = NodeResources {
             samples: node.series.complete(),
@@ -262,6 +281,7 @@ impl ResourceLog {
             data_dir_bytes_start: node.data_dir_first,
             data_dir_bytes_end: node.data_dir_last,
             bytes_per_payment: None,
+            envelope,
         };
         report.bytes_per_payment = report
             .data_dir_growth()

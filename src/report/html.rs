@@ -81,6 +81,8 @@ struct View<'a> {
     /// Per-node resource use; empty when the runtime read none.
     resources: Vec<super::resources::ResourceRow>,
     restarts: Vec<super::resources::RestartRow>,
+    /// Envelopes (`resources:`) and the kernel's counters; empty without.
+    envelopes: Vec<super::envelopes::EnvelopeRow>,
     tool_memory: Option<String>,
     /// Flame graphs (`profile:`); None when the run was not profiled.
     profiles: Option<super::profiles::ProfilesView>,
@@ -254,6 +256,7 @@ impl<'a> View<'a> {
             events_dropped: r.events_dropped,
             resources: super::resources::rows(report),
             restarts: super::resources::restart_rows(report),
+            envelopes: super::envelopes::rows(report),
             tool_memory: super::resources::tool_memory(report),
             profiles: super::profiles::view(report),
             faults: super::faults::view(report),

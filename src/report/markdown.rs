@@ -157,6 +157,7 @@ pub fn render(report: &Report) -> String {
         report.reconciliation.as_ref(),
     ));
     out.push_str(&super::resources::markdown(report));
+    out.push_str(&super::envelopes::markdown(report));
     out.push_str(&super::resources::restart_markdown(report));
     out.push_str(&super::faults::markdown(report));
     out.push_str(&super::profiles::markdown(report));

@@ -5,6 +5,7 @@
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod envelopes;
 pub mod faults;
 pub mod format;
 pub mod host;

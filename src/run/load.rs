@@ -211,6 +211,7 @@ pub(super) async fn watch_processes(
         }
     };
     resources.record(runtime.resources_fresh().await);
+    resources.record_envelopes(runtime.envelopes().await);
     let (mut summary, err) = outcome;
     summary.machine = machine.finish();
     (summary, err)

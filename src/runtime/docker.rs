@@ -11,6 +11,7 @@
 mod cleanup;
 mod containers;
 mod creds;
+mod envelopes;
 pub mod etcd;
 pub(crate) mod images;
 pub mod postgres;
@@ -170,6 +171,10 @@ pub struct DockerRuntime {
     etcd_image: Option<String>,
     /// The database servers started for the nodes, for the report.
     services: Vec<super::Service>,
+    /// `resources:` of each node and the chain by name (None: not limited), and of
+    /// every other container (the database servers).
+    envelopes: Vec<(String, Option<crate::scenario::Envelope>)>,
+    database_envelope: Option<crate::scenario::Envelope>,
 }
 
 impl std::fmt::Debug for DockerRuntime {
@@ -212,6 +217,8 @@ impl DockerRuntime {
             etcd_members: 1,
             etcd_image: None,
             services: Vec::new(),
+            envelopes: Vec::new(),
+            database_envelope: None,
         }
     }
 
@@ -531,6 +538,10 @@ impl Runtime for DockerRuntime {
 
     fn set_etcd_members(&mut self, members: u32) {
         self.etcd_members = members.max(1);
+    }
+
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        self.envelope_readings().await
     }
 
     fn services(&self) -> Vec<super::Service> {

@@ -95,6 +95,8 @@ pub struct KubeRuntime {
     loggers: Vec<JoinHandle<()>>,
     /// The chain's RPC certificate (PEM), given to every node, when its RPC speaks TLS.
     chain_cert: Option<String>,
+    /// `resources:` of each node and the chain, by name.
+    envelopes: Vec<(String, crate::scenario::Envelope)>,
 }
 
 impl std::fmt::Debug for KubeRuntime {
@@ -120,6 +122,7 @@ impl KubeRuntime {
             images: prepared.images,
             settings: prepared.settings,
             pull: prepared.pull,
+            envelopes: prepared.envelopes,
             run_id: run_id.to_string(),
             scenario: scenario.to_string(),
             run_dir,

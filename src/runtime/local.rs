@@ -4,6 +4,9 @@
 //! to start and how to tell it is ready comes from each one's driver.
 
 mod binaries;
+pub(crate) mod cgroup;
+mod config_files;
+mod envelopes;
 pub mod etcd;
 mod faults;
 pub(crate) mod ports;
@@ -20,6 +23,7 @@ use crate::node::driver::NodeLaunch;
 use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Support};
 use async_trait::async_trait;
 pub use binaries::{find_binary, find_node_binary};
+use config_files::{cli_beside, write_config_files, write_rpc_cert};
 pub use faults::{TOXIPROXY, TOXIPROXY_NAME};
 use ports::free_ports;
 use process::Proc;
@@ -74,6 +78,11 @@ pub struct LocalRuntime {
     /// The fault proxy of the run's peer links, when the scenario has any.
     toxiproxy: Option<Proc>,
     toxiproxy_version: String,
+    /// The run's cgroups, made when the first process with an envelope starts.
+    cgroups: Option<cgroup::Cgroups>,
+    /// `resources:` of the chain and of each database server.
+    chain_envelope: Option<crate::scenario::Envelope>,
+    database_envelope: Option<crate::scenario::Envelope>,
 }
 
 impl LocalRuntime {
@@ -95,7 +104,17 @@ impl LocalRuntime {
             killed: Vec::new(),
             toxiproxy: None,
             toxiproxy_version: String::new(),
+            cgroups: None,
+            chain_envelope: None,
+            database_envelope: None,
         }
+    }
+
+    /// The chain's and the database servers' envelopes (`resources:`).
+    pub fn with_envelopes(mut self, resources: &crate::scenario::Resources) -> LocalRuntime {
+        self.chain_envelope = resources.chain.clone();
+        self.database_envelope = resources.databases.clone();
+        self
     }
 
     pub fn run_dir(&self) -> &Path {
@@ -166,52 +185,6 @@ impl LocalRuntime {
     }
 }
 
-/// Writes a P-256 certificate and key for btcd's RPC listener (btcd would make a
-/// P-521 one, which rustls with ring cannot verify).
-pub(super) fn write_rpc_cert(cert_path: &Path, key_path: &Path) -> Result<(), RuntimeError> {
-    let (cert, key) =
-        crate::tls::self_signed_pem(&["localhost", "127.0.0.1"]).map_err(|e| RuntimeError::Io {
-            path: cert_path.to_path_buf(),
-            source: std::io::Error::other(e),
-        })?;
-    for (path, pem) in [(cert_path, cert), (key_path, key)] {
-        std::fs::write(path, pem).map_err(|source| RuntimeError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    }
-    Ok(())
-}
-
-/// Writes each config file into `dir`, readable by the owner only, refusing a path that
-/// exists (a planted file or symlink is never written through).
-fn write_config_files(dir: &Path, files: &[crate::chain::ConfigFile]) -> Result<(), RuntimeError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    for file in files {
-        let path = dir.join(file.path);
-        let io = |source| RuntimeError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(io)?;
-        f.write_all(file.content.as_bytes()).map_err(io)?;
-    }
-    Ok(())
-}
-
-/// The chain's command-line client beside its binary (the build cache holds both),
-/// if it has one and it is there; else the node looks for it on its own PATH.
-fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
-    let path = chain_binary.with_file_name(cli?);
-    path.is_file().then(|| path.display().to_string())
-}
-
 #[async_trait]
 impl Runtime for LocalRuntime {
     async fn start_chain(
@@ -257,7 +230,9 @@ impl Runtime for LocalRuntime {
         let log = dir.join("output.log");
         let proc = Proc::spawn(CHAIN_NAME, &what, &binary, &args, log.clone())?;
         self.pids.push(proc.pid);
+        let pid = proc.pid;
         self.chain = Some(proc);
+        self.confine(CHAIN_NAME, self.chain_envelope.clone().as_ref(), pid)?;
 
         // Nodes run on this machine too: they reach the chain where the tool does.
         let access = ChainAccess {
@@ -311,7 +286,9 @@ impl Runtime for LocalRuntime {
                 .map_or("run".into(), |n| n.to_string_lossy().into_owned());
             let pg = postgres::Postgres::start(&dir, &run_name, port).await?;
             self.pids.push(pg.proc.pid);
+            let (name, pid) = (pg.proc.name.clone(), pg.proc.pid);
             self.postgres = Some(pg);
+            self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
         }
         if self.etcd.is_none() && shared::etcd::wanted_by(nodes) {
             let ports = self.ports(2 * self.etcd_members as usize)?;
@@ -322,7 +299,13 @@ impl Runtime for LocalRuntime {
             let started =
                 etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
             self.pids.extend(started.procs.iter().map(|p| p.pid));
+            let members: Vec<(String, u32)> = (started.procs.iter())
+                .map(|p| (p.name.clone(), p.pid))
+                .collect();
             self.etcd = Some(started);
+            for (name, pid) in members {
+                self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
+            }
         }
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
@@ -362,6 +345,7 @@ impl Runtime for LocalRuntime {
             super::create_chain_wallet(spec, chain).await?;
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;
             self.pids.push(proc.pid);
+            self.confine(&spec.name, spec.resources.as_ref(), proc.pid)?;
             let endpoint = NodeEndpoint {
                 name: spec.name.clone(),
                 implementation: spec.implementation,
@@ -418,6 +402,7 @@ impl Runtime for LocalRuntime {
         let started_at = Instant::now();
         let proc = Proc::spawn(name, &format!("node {name}"), &binary, &args, log)?;
         self.pids.push(proc.pid);
+        self.rejoin(name, proc.pid)?;
         let endpoint = NodeEndpoint {
             pid: Some(proc.pid),
             ..endpoint
@@ -508,6 +493,10 @@ impl Runtime for LocalRuntime {
         self.stats.read(watched, true).await
     }
 
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        self.envelope_readings()
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
         Self::stop(std::mem::take(&mut self.nodes)).await;
@@ -525,6 +514,7 @@ impl Runtime for LocalRuntime {
         )
         .await;
         Self::stop(self.chain.take().into_iter().collect()).await;
+        self.remove_cgroups().await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {
             let _ = tokio::fs::remove_dir_all(&data).await;
@@ -563,6 +553,7 @@ impl Drop for LocalRuntime {
             .chain(self.chain.take())
             .collect();
         if procs.is_empty() {
+            self.remove_cgroups_now();
             return;
         }
         for p in &mut procs {
@@ -573,6 +564,7 @@ impl Drop for LocalRuntime {
         while procs.iter_mut().any(|p| !p.reaped()) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        self.remove_cgroups_now();
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.run_dir);
         }

@@ -175,6 +175,8 @@ pub enum RuntimeError {
     },
     #[error("no image for {what}: {detail}")]
     Image { what: String, detail: String },
+    #[error(transparent)]
+    Cgroup(#[from] local::cgroup::CgroupError),
     #[error("run directory {path}")]
     Io {
         path: PathBuf,
@@ -361,6 +363,11 @@ pub trait Runtime: Send {
     /// the data-dir growth (and bytes per payment) covers the whole load.
     async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
         self.resources().await
+    }
+    /// The envelopes (`resources:`) applied, with what the kernel counted against
+    /// each so far. Called once when the load ends, before teardown.
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        Vec::new()
     }
 
     /// Stops node `name` as `down` would (SIGTERM or container stop, with a deadline,

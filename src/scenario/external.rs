@@ -139,6 +139,7 @@ pub(super) fn add_nodes_file(ctx: &Ctx, raw: &mut RawScenario) -> Result<(), Sce
             image: None,
             replicas: None,
             database: None,
+            resources: None,
             args: Vec::new(),
             rpc: Some(at(address)),
             tls_cert: node.cert.and_then(file_path),

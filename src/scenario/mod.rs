@@ -17,6 +17,7 @@ mod overrides;
 mod profile;
 mod raw;
 mod repeat;
+mod resources;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -39,6 +40,7 @@ pub use kube::{KubeSettings, object_name_ok};
 pub use overrides::Overrides;
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
+pub use resources::{Envelope, Resources, cpuset_cpus};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 pub use topology::{Shape, Topology};
@@ -188,6 +190,8 @@ pub struct NodeSpec {
     pub database: Database,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
+    /// Its share of the machine (`resources:`); None: not limited.
+    pub resources: Option<Envelope>,
 }
 
 /// Channels between two node instances (expanded from groups).
@@ -308,6 +312,8 @@ pub struct Scenario {
     pub activity: Option<Activity>,
     /// `runtime: kubernetes`'s settings (None for other runtimes).
     pub kubernetes: Option<KubeSettings>,
+    /// `resources:` of the chain and the database servers (the nodes' are in `nodes`).
+    pub resources: Resources,
 }
 
 impl Scenario {

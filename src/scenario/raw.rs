@@ -57,6 +57,9 @@ pub(super) struct RawScenario {
     /// `runtime: kubernetes`'s settings: the kubeconfig context and placement.
     #[serde(default)]
     pub kubernetes: Option<Spanned<super::kube::RawKubernetes>>,
+    /// The share of the machine of every node, the chain and the database servers.
+    #[serde(default)]
+    pub resources: Option<Spanned<super::resources::RawResources>>,
 }
 
 /// A field left out: empty, at an unknown location.
@@ -182,6 +185,9 @@ pub(super) struct RawNode {
     pub database: Option<Spanned<crate::scenario::Database>>,
     #[serde(default)]
     pub args: Vec<String>,
+    /// This node's envelope: its fields win over `resources: nodes:`.
+    #[serde(default)]
+    pub resources: Option<Spanned<super::resources::RawEnvelope>>,
     /// `runtime: external`: where the node's RPC listens and where its credential
     /// files are (paths, or `$NAME`).
     #[serde(default)]

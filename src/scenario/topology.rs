@@ -317,6 +317,7 @@ fn node_entries(
                 image: None,
                 replicas: None,
                 database: None,
+                resources: None,
                 args,
                 rpc: None,
                 tls_cert: None,

@@ -127,6 +127,7 @@ pub(super) fn validate(
         check_chain(&ctx, &raw.nodes.value.0, chain.kind)?;
     }
     check_databases(&ctx, &raw.nodes.value.0)?;
+    let resources = super::resources::apply(&ctx, &raw, caps, &mut nodes)?;
     let mut channels = Vec::new();
     for (i, channel) in raw.channels.iter().enumerate() {
         channels.extend(expand_channel(
@@ -191,6 +192,7 @@ pub(super) fn validate(
         topology,
         activity,
         kubernetes,
+        resources,
     })
 }
 

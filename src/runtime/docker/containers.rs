@@ -48,6 +48,7 @@ impl DockerRuntime {
     ) -> Result<String, RuntimeError> {
         let network = self.ensure_network().await?;
         let container_name = self.object_name(Some(name));
+        let envelope = self.envelope_of(name);
         let body = spec::container_body(&spec::ContainerSpec {
             name,
             image,
@@ -55,6 +56,7 @@ impl DockerRuntime {
             ports,
             network: &network,
             labels: self.labels(Some(name)),
+            envelope: envelope.as_ref(),
         });
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)

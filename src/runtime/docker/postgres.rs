@@ -82,6 +82,7 @@ pub fn body(
     image: &str,
     network: &str,
     labels: HashMap<String, String>,
+    envelope: Option<&crate::scenario::Envelope>,
 ) -> bollard::models::ContainerCreateBody {
     spec::container_body(&spec::ContainerSpec {
         name: NAME,
@@ -90,6 +91,7 @@ pub fn body(
         ports: &[],
         network,
         labels,
+        envelope,
     })
 }
 
@@ -142,7 +144,8 @@ impl DockerRuntime {
         let options = bollard::query_parameters::CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
-        let body = body(&image, &network, self.labels(Some(NAME)));
+        let envelope = self.envelope_of(NAME);
+        let body = body(&image, &network, self.labels(Some(NAME)), envelope.as_ref());
         let created = self.docker.create_container(Some(options), body).await;
         let created = created.map_err(|e| {
             self.not_ours |= super::cleanup::already_exists(&e);
@@ -220,7 +223,7 @@ mod tests {
     #[test]
     fn the_container_publishes_nothing_and_carries_the_run_labels() {
         let labels = spec::labels("r1", "s", Some(NAME));
-        let body = body("lnbench/postgres:15", "lnbench-r1", labels);
+        let body = body("lnbench/postgres:15", "lnbench-r1", labels, None);
         let host = body.host_config.unwrap();
         // Trust auth: nothing may reach it from outside the run's network.
         assert!(host.port_bindings.unwrap_or_default().is_empty());

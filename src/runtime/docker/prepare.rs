@@ -10,18 +10,22 @@ use futures::future::BoxFuture;
 struct Ready {
     engine: Docker,
     images: RunImages,
+    scenario: Scenario,
 }
 
 impl Prepared for Ready {
     fn create(self: Box<Self>, at: &Place<'_>) -> Box<dyn Runtime> {
-        Box::new(DockerRuntime::new(
-            self.engine,
-            self.images,
-            at.run_id,
-            at.scenario,
-            at.run_dir.to_path_buf(),
-            at.keep,
-        ))
+        Box::new(
+            DockerRuntime::new(
+                self.engine,
+                self.images,
+                at.run_id,
+                at.scenario,
+                at.run_dir.to_path_buf(),
+                at.keep,
+            )
+            .with_envelopes(&self.scenario),
+        )
     }
 }
 
@@ -30,7 +34,11 @@ pub(in crate::runtime) async fn prepare_for(
     scenario: &Scenario,
 ) -> anyhow::Result<Box<dyn Prepared>> {
     let (engine, images) = preflight(scenario).await?;
-    Ok(Box::new(Ready { engine, images }))
+    Ok(Box::new(Ready {
+        engine,
+        images,
+        scenario: scenario.clone(),
+    }))
 }
 
 pub(super) fn prepare(scenario: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn Prepared>>> {

@@ -51,6 +51,8 @@ pub struct ContainerSpec<'a> {
     pub ports: &'a [u16],
     pub network: &'a str,
     pub labels: HashMap<String, String>,
+    /// Its share of the machine (`resources:`), if limited.
+    pub envelope: Option<&'a crate::scenario::Envelope>,
 }
 
 pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
@@ -78,7 +80,7 @@ pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
         host_config: Some(HostConfig {
             port_bindings: Some(bindings),
             network_mode: Some(spec.network.to_string()),
-            ..Default::default()
+            ..limits(spec.envelope)
         }),
         networking_config: Some(NetworkingConfig {
             endpoints_config: Some(HashMap::from([(
@@ -89,6 +91,22 @@ pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
                 },
             )])),
         }),
+        ..Default::default()
+    }
+}
+
+/// The host config's limits for an envelope: CPU time, memory with no swap beyond it,
+/// and the CPUs it may run on.
+fn limits(envelope: Option<&crate::scenario::Envelope>) -> HostConfig {
+    let Some(e) = envelope else {
+        return HostConfig::default();
+    };
+    let memory = e.memory_bytes.and_then(|m| i64::try_from(m).ok());
+    HostConfig {
+        nano_cpus: e.cpus.map(|c| (c * 1e9).round() as i64),
+        memory,
+        memory_swap: memory,
+        cpuset_cpus: e.cpuset.clone(),
         ..Default::default()
     }
 }
@@ -115,7 +133,9 @@ mod tests {
             ports: &[10009, 9735],
             network: "lnbench-r1",
             labels: labels("r1", "s", Some("alice")),
+            envelope: None,
         });
+        assert_eq!(body.host_config.as_ref().unwrap().nano_cpus, None);
         let host = body.host_config.unwrap();
         let bindings = host.port_bindings.unwrap();
         assert_eq!(bindings.len(), 2);
@@ -137,5 +157,31 @@ mod tests {
         assert_eq!(labels["lnbench.user"], crate::leftovers::uid().to_string());
         assert_eq!(labels["lnbench.scenario"], "s");
         assert_eq!(labels["lnbench.node"], "alice");
+    }
+
+    #[test]
+    fn an_envelope_becomes_nano_cpus_memory_without_swap_and_a_cpuset() {
+        let envelope = crate::scenario::Envelope {
+            cpus: Some(1.5),
+            memory_bytes: Some(2 << 30),
+            cpuset: Some("0-1".into()),
+        };
+        let body = container_body(&ContainerSpec {
+            name: "bob",
+            image: "lnbench/lnd:v0.21.1-beta",
+            cmd: Vec::new(),
+            ports: &[],
+            network: "lnbench-r1",
+            labels: labels("r1", "s", Some("bob")),
+            envelope: Some(&envelope),
+        });
+        let host = body.host_config.unwrap();
+        assert_eq!(host.nano_cpus, Some(1_500_000_000));
+        assert_eq!(
+            (host.memory, host.memory_swap),
+            (Some(2 << 30), Some(2 << 30))
+        );
+        assert_eq!(host.cpuset_cpus.as_deref(), Some("0-1"));
+        assert_eq!(host.network_mode.as_deref(), Some("lnbench-r1"));
     }
 }

@@ -57,6 +57,8 @@ pub struct Prepared {
     pub(super) images: RunImages,
     pub(super) settings: KubeSettings,
     pub(super) pull: &'static str,
+    /// `resources:` of each node and the chain, by name.
+    pub(super) envelopes: Vec<(String, crate::scenario::Envelope)>,
 }
 
 /// Checks the cluster and the images: every image the scenario runs (and the file
@@ -136,7 +138,18 @@ pub async fn preflight(scenario: &Scenario) -> Result<Prepared, RuntimeError> {
         images,
         pull: objects::pull_policy(scenario.pull),
         settings,
+        envelopes: envelopes(scenario),
     })
+}
+
+/// The envelope of each node and the chain that has one.
+fn envelopes(scenario: &Scenario) -> Vec<(String, crate::scenario::Envelope)> {
+    let chain =
+        (scenario.resources.chain.clone()).map(|e| (crate::chain::CHAIN_NAME.to_string(), e));
+    (scenario.nodes.iter())
+        .filter_map(|n| Some((n.name.clone(), n.resources.clone()?)))
+        .chain(chain)
+        .collect()
 }
 
 impl crate::runtime::Prepared for Prepared {

@@ -150,6 +150,26 @@ pub struct PodSpec<'a> {
     pub spread: bool,
     /// The cluster node it must run on.
     pub pin: Option<&'a str>,
+    /// Its share (`resources:`): requests = limits, so the pod is Guaranteed.
+    pub envelope: Option<&'a crate::scenario::Envelope>,
+}
+
+/// Requests and limits alike for an envelope's CPU and memory (a pod spec cannot pin
+/// CPUs: `cpuset:` is left to the kubelet's CPU manager).
+fn resources(envelope: Option<&crate::scenario::Envelope>) -> serde_json::Value {
+    let mut amounts = serde_json::Map::new();
+    if let Some(e) = envelope {
+        if let Some(cpus) = e.cpus {
+            amounts.insert(
+                "cpu".into(),
+                json!(format!("{}m", (cpus * 1000.0).round() as u64)),
+            );
+        }
+        if let Some(bytes) = e.memory_bytes {
+            amounts.insert("memory".into(), json!(bytes.to_string()));
+        }
+    }
+    json!({ "requests": amounts, "limits": amounts })
 }
 
 pub fn pod(p: &PodSpec) -> Pod {
@@ -186,6 +206,7 @@ pub fn pod(p: &PodSpec) -> Pod {
                 "args": p.args,
                 "ports": ports,
                 "volumeMounts": mounts,
+                "resources": resources(p.envelope),
             },
             {
                 "name": FILES_CONTAINER,
@@ -300,6 +321,7 @@ mod tests {
             files: &files,
             spread: true,
             pin: Some("worker-1"),
+            envelope: None,
         });
         let v = serde_json::to_value(&pod).unwrap();
         let node = &v["spec"]["containers"][0];
@@ -334,8 +356,40 @@ mod tests {
             files: &[],
             spread,
             pin,
+            envelope: None,
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn an_envelope_is_requested_and_limited_alike() {
+        let envelope = crate::scenario::Envelope {
+            cpus: Some(1.5),
+            memory_bytes: Some(2 << 30),
+            cpuset: None,
+        };
+        let v = serde_json::to_value(pod(&PodSpec {
+            run_id: "r",
+            name: "alice",
+            image: "i",
+            pull: "IfNotPresent",
+            args: &[],
+            ports: &[],
+            files: &[],
+            spread: false,
+            pin: None,
+            envelope: Some(&envelope),
+        }))
+        .unwrap();
+        let r = &v["spec"]["containers"][0]["resources"];
+        assert_eq!(r["limits"]["cpu"], "1500m");
+        assert_eq!(r["limits"]["memory"], "2147483648");
+        assert_eq!(r["requests"], r["limits"]);
+        let unlimited = pod_value(false, None);
+        assert_eq!(
+            unlimited["spec"]["containers"][0]["resources"]["limits"],
+            json!({})
+        );
     }
 
     #[test]

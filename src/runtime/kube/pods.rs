@@ -53,6 +53,9 @@ impl KubeRuntime {
         let pin = (self.settings.pin.iter())
             .find(|(n, _)| n == name)
             .map(|(_, h)| h.as_str());
+        let envelope = (self.envelopes.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e);
         let pod = objects::pod(&objects::PodSpec {
             run_id: &self.run_id,
             name,
@@ -63,6 +66,7 @@ impl KubeRuntime {
             files: &paths,
             spread: self.settings.spread,
             pin,
+            envelope,
         });
         self.api::<Pod>()
             .create(&PostParams::default(), &pod)

@@ -203,15 +203,18 @@ pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<
         find_node_binary(node)?;
         super::postgres::reachable_by(node)?;
     }
+    super::envelopes::check(scenario)?;
     Ok(())
 }
 
 /// The local runtime, its binaries found.
-struct Ready;
+struct Ready(crate::scenario::Resources);
 
 impl crate::runtime::Prepared for Ready {
     fn create(self: Box<Self>, at: &crate::runtime::Place<'_>) -> Box<dyn crate::runtime::Runtime> {
-        Box::new(super::LocalRuntime::new(at.run_dir.to_path_buf(), at.keep))
+        Box::new(
+            super::LocalRuntime::new(at.run_dir.to_path_buf(), at.keep).with_envelopes(&self.0),
+        )
     }
 }
 
@@ -219,7 +222,8 @@ impl crate::runtime::Prepared for Ready {
 pub(in crate::runtime) fn prepare_for(
     scenario: &crate::scenario::Scenario,
 ) -> anyhow::Result<Box<dyn crate::runtime::Prepared>> {
-    preflight(scenario).map(|()| Box::new(Ready) as Box<dyn crate::runtime::Prepared>)
+    preflight(scenario)
+        .map(|()| Box::new(Ready(scenario.resources.clone())) as Box<dyn crate::runtime::Prepared>)
 }
 
 pub(super) fn prepare(
@@ -321,6 +325,7 @@ mod tests {
             database: crate::node::Database::Default,
             args: Vec::new(),
             external: None,
+            resources: None,
         }
     }
 

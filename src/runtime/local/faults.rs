@@ -37,6 +37,7 @@ impl LocalRuntime {
         let started_at = Instant::now();
         let proc = Proc::spawn(name, &format!("node {name}"), &binary, &args, log)?;
         self.pids.push(proc.pid);
+        self.rejoin(name, proc.pid)?;
         let endpoint = crate::runtime::NodeEndpoint {
             pid: Some(proc.pid),
             ..endpoint

@@ -147,6 +147,15 @@ fn all_processes() -> Vec<(u32, u32, u32)> {
         .collect()
 }
 
+/// `leader`, the members of its process group and their descendants, now.
+pub(super) fn members(leader: u32) -> Vec<u32> {
+    let mut pids = group_and_descendants(&all_processes(), leader);
+    if !pids.contains(&leader) {
+        pids.insert(0, leader);
+    }
+    pids
+}
+
 /// The members of `leader`'s process group and all their descendants.
 fn group_and_descendants(processes: &[(u32, u32, u32)], leader: u32) -> Vec<u32> {
     let mut members: Vec<u32> = (processes.iter())

@@ -140,6 +140,8 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
         database: node.database.as_ref().map(|d| d.value).unwrap_or_default(),
         args: node_args(node),
         external: None,
+        // Filled by `resources::apply`, which knows the default.
+        resources: None,
     }
 }
 

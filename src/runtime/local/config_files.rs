@@ -1,0 +1,57 @@
+//! Files the local runtime writes for a process before it starts (config files, the
+//! chain's RPC certificate), and the chain's command-line client beside its binary.
+
+use super::RuntimeError;
+use std::path::Path;
+
+/// Writes a P-256 certificate and key for btcd's RPC listener (btcd would make a
+/// P-521 one, which rustls with ring cannot verify).
+pub(in crate::runtime) fn write_rpc_cert(
+    cert_path: &Path,
+    key_path: &Path,
+) -> Result<(), RuntimeError> {
+    let (cert, key) =
+        crate::tls::self_signed_pem(&["localhost", "127.0.0.1"]).map_err(|e| RuntimeError::Io {
+            path: cert_path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+    for (path, pem) in [(cert_path, cert), (key_path, key)] {
+        std::fs::write(path, pem).map_err(|source| RuntimeError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes each config file into `dir`, readable by the owner only, refusing a path that
+/// exists (a planted file or symlink is never written through).
+pub(super) fn write_config_files(
+    dir: &Path,
+    files: &[crate::chain::ConfigFile],
+) -> Result<(), RuntimeError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    for file in files {
+        let path = dir.join(file.path);
+        let io = |source| RuntimeError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io)?;
+        f.write_all(file.content.as_bytes()).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// The chain's command-line client beside its binary (the build cache holds both),
+/// if it has one and it is there; else the node looks for it on its own PATH.
+pub(super) fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
+    let path = chain_binary.with_file_name(cli?);
+    path.is_file().then(|| path.display().to_string())
+}
