@@ -142,6 +142,8 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             paused_s: 0.0,
             ok: 0,
             failed: 0,
+            indeterminate: 0,
+            mismatches: None,
             warm_up_excluded: 0,
             dropped: 0,
             tps_avg: 0.0,
@@ -157,6 +159,8 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             latency_spectrum: Vec::new(),
             phases: Vec::new(),
             interval_log: None,
+            payment_log: None,
+            routes: Vec::new(),
         },
     );
     report.nodes[0].resources.envelope = Some(EnvelopeReading {
