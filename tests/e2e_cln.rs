@@ -231,17 +231,19 @@ fn cln_pays_cln_on_postgresql() {
     assert_nothing_left(&run.run_dir(), &log);
 }
 
-/// Payments beyond the channels' capacity fail, and the report counts them by reason.
+/// Payments beyond what the channel can spend fail, and the report counts them by reason.
 #[test]
 fn cln_payments_beyond_capacity_are_counted_by_reason() {
     if !built("cln_payments_beyond_capacity_are_counted_by_reason") {
         return;
     }
-    // 2,000,000 sat per payment over channels of 1,000,000 sat.
+    // A channel's whole capacity per payment, over one channel of 1,000,000 sat: the
+    // file is valid (no amount above the largest channel), but the channel reserve and
+    // the commitment fee leave the sender less than that to spend.
     let text = fixture()
         .replace("capacity_sat: 5000000", "capacity_sat: 1000000")
-        .replace("count: 10", "count: 2")
-        .replace("amount_msat: 1000", "amount_msat: 2000000000")
+        .replace("count: 10", "count: 1")
+        .replace("amount_msat: 1000", "amount_msat: 1000000000")
         .replace("concurrency: 10", "concurrency: 2");
     let mut run = Run::start(&text, 6);
     let (status, log) = run.running.wait_exit(Duration::from_secs(600));
@@ -255,7 +257,7 @@ fn cln_payments_beyond_capacity_are_counted_by_reason() {
         reasons
             .keys()
             .all(|r| r == "no_route" || r == "insufficient_balance"),
-        "a payment above every channel's capacity fails for want of a route or of balance: {reasons:?}"
+        "a payment of the channel's whole capacity fails for want of a route or of balance: {reasons:?}"
     );
     eprintln!("exit {status:?}, failures by reason: {reasons:?}");
     assert_nothing_left(&run.run_dir(), &log);
