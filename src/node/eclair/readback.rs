@@ -41,12 +41,22 @@ struct ReceivedPart {
     amount: u64,
 }
 
-/// The audit's whole span: from the epoch to far beyond any run (unix seconds).
-const UNTIL: u64 = 1 << 40;
+/// The audit's span: from the epoch to a day from now (unix seconds). Eclair refuses
+/// a timestamp far in the future ("invalid timestamp value"), so the end is a real
+/// time, not a sentinel.
+fn until_unix_s() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    now + 24 * 3600
+}
 
 impl EclairNode {
     pub(super) async fn ledger(&self) -> Result<PaymentLedger, NodeError> {
-        let fields = [("from", "0".to_string()), ("to", UNTIL.to_string())];
+        let fields = [
+            ("from", "0".to_string()),
+            ("to", until_unix_s().to_string()),
+        ];
         let audit: Audit = self.call("audit", &fields).await?;
         Ok(ledger_of(&audit))
     }
