@@ -17,6 +17,12 @@ pub(super) type Marks = BTreeMap<String, Result<Option<PaymentLedger>, String>>;
 const POLL: Duration = Duration::from_millis(200);
 /// The longest the reading waits for payments in flight to end.
 const MAX_WAIT: Duration = Duration::from_secs(30);
+/// The longest a reading waits for the ledgers to stop changing. A node may record a
+/// payment a moment after it told the tool the payment ended (ldk-server writes its
+/// payment list when it handles the node's event), so one reading right after setup
+/// or the load can miss the last payment: two equal readings [`POLL`] apart are
+/// taken as settled.
+const MAX_SETTLE: Duration = Duration::from_secs(5);
 
 async fn read_all(nodes: &[(String, Arc<dyn LightningNode>)]) -> Marks {
     let reads = nodes.iter().map(|(name, node)| async move {
@@ -32,9 +38,25 @@ fn clients(network: &Network) -> Vec<(String, Arc<dyn LightningNode>)> {
         .collect()
 }
 
-/// Every node's ledger before the load.
+/// Every node's ledger before the load, once settled.
 pub(super) async fn mark(network: &Network) -> Marks {
-    read_all(&clients(network)).await
+    let nodes = clients(network);
+    let first = read_all(&nodes).await;
+    settle(&nodes, first).await
+}
+
+/// Reads again until two readings agree (or [`MAX_SETTLE`] passes), from `last`.
+async fn settle(nodes: &[(String, Arc<dyn LightningNode>)], mut last: Marks) -> Marks {
+    let deadline = tokio::time::Instant::now() + MAX_SETTLE;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+        let next = read_all(nodes).await;
+        if next == last {
+            break;
+        }
+        last = next;
+    }
+    last
 }
 
 /// After the load: reads the ledgers again (waiting, up to the payment timeout or
@@ -62,6 +84,7 @@ pub(super) async fn after_load(
         tokio::time::sleep(POLL).await;
         now = read_all(&nodes).await;
     }
+    let now = settle(&nodes, now).await;
     let ledgers: BTreeMap<String, LedgerRead> = (now.into_iter())
         .map(|(name, after)| {
             let before = marks.get(&name).cloned().unwrap_or(Ok(None));

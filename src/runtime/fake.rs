@@ -50,8 +50,11 @@ pub struct FakeRuntime {
     script: FakeScript,
     /// Removed by `down`, as the real runtimes do.
     run_dir: std::path::PathBuf,
-    /// When the nodes were handed out: the load's timings count from here.
+    /// When the nodes were handed out.
     handed_out: Option<Instant>,
+    /// When the process watcher first asked after the nodes (the load began, after
+    /// setup's last reading of the nodes): the load's timings count from here.
+    load_started: Option<Instant>,
     hooked: bool,
 }
 
@@ -61,6 +64,7 @@ impl FakeRuntime {
             script,
             run_dir: run_dir.to_path_buf(),
             handed_out: None,
+            load_started: None,
             hooked: false,
         }
     }
@@ -79,8 +83,11 @@ impl FakeRuntime {
         }
     }
 
-    fn time_into_load(&self) -> Duration {
-        self.handed_out.map_or(Duration::ZERO, |t| t.elapsed())
+    fn time_into_load(&mut self) -> Duration {
+        if self.handed_out.is_some() && self.load_started.is_none() {
+            self.load_started = Some(Instant::now());
+        }
+        self.load_started.map_or(Duration::ZERO, |t| t.elapsed())
     }
 }
 
