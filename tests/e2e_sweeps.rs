@@ -172,8 +172,10 @@ fn alice_pays_bob_short_sweep_runs_both_loads_on_one_network() {
     assert_eq!(html.matches("<svg").count(), 2);
     assert!(html.contains("concurrency=4/report.html"));
     let md = std::fs::read_to_string(s.report_dir.join("sweep.md")).unwrap();
+    // `done`, or `done (disturbed)` when other work shared the machine.
     assert!(
-        md.contains("| concurrency=4 | done | keysend | 30 | 0 |"),
+        md.lines()
+            .any(|l| l.starts_with("| concurrency=4 | done") && l.contains("| keysend | 30 | 0 |")),
         "{md}"
     );
     s.assert_nothing_left();
