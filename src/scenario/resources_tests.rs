@@ -3,29 +3,13 @@ use crate::scenario::parse_error;
 use crate::scenario::tests::parse;
 use std::path::Path;
 
-const BASE: &str = "\
-name: t
-runtime: local
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 1000000
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 2
-  stop:
-    payments: 10
-";
+/// The scenario modules' base scenario, on the local runtime (which applies envelopes).
+fn base() -> String {
+    crate::scenario::tests::BASE.replacen("name: t\n", "name: t\nruntime: local\n", 1)
+}
 
 fn with_resources(top: &str, alice: &str) -> String {
-    let mut text = BASE.replacen(
+    let mut text = base().replacen(
         "  alice:\n    implementation: lnd\n",
         &format!("  alice:\n    implementation: lnd\n{alice}"),
         1,
@@ -77,7 +61,7 @@ fn a_node_s_own_fields_win_over_the_default_and_the_rest_is_kept() {
 
 #[test]
 fn without_resources_nothing_is_limited() {
-    let s = parse(Path::new("t.yaml"), BASE).unwrap();
+    let s = parse(Path::new("t.yaml"), &base()).unwrap();
     assert!(!s.resources.any(&s.nodes));
 }
 

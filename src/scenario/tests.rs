@@ -23,7 +23,7 @@ pub(crate) fn parse_error(text: &str) -> String {
 }
 
 /// A valid scenario; tests swap parts of it.
-const BASE: &str = "\
+pub(crate) const BASE: &str = "\
 name: t
 nodes:
   alice:
