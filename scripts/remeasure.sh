@@ -85,6 +85,17 @@ remeasure_page() {
       args=${line#"$begin"}
       args=${args%" -->"}
       dir="$out_root/$name/$n"
+      if [ -z "${KUBECONFIG:-}" ] && grep -qs '^runtime: kubernetes' "${args%% *}"; then
+        # No cluster named: keep the block as it is rather than write a failed run.
+        echo "== $page block $n skipped: ${args%% *} runs on kubernetes and KUBECONFIG is not set" >&2
+        echo "   (export KUBECONFIG=\$(scripts/kube-cluster.sh kubeconfig) first)" >&2
+        echo "$line" >>"$tmp"
+        while IFS= read -r line; do
+          echo "$line" >>"$tmp"
+          [ "$line" != "$end" ] || break
+        done
+        continue
+      fi
       rm -rf "$dir"
       mkdir -p "$(dirname "$dir")"
       echo "== $page block $n: lnbench-tui $args" >&2

@@ -110,3 +110,41 @@ fn a_run_without_a_spread_leaves_the_page_untouched_and_fails() {
     assert!(stderr.contains("--repeat"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&page).unwrap(), text);
 }
+
+/// A block whose scenario runs on Kubernetes is kept as it is when no cluster is
+/// named (KUBECONFIG unset), so re-measuring every page on a machine without one
+/// neither fails nor writes a failed run; with KUBECONFIG set it is measured.
+#[test]
+fn a_kubernetes_block_waits_for_a_kubeconfig() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("kube.yaml");
+    std::fs::write(&scenario, "name: k\nruntime: kubernetes\n").unwrap();
+    let text = format!(
+        "x\n<!-- remeasure: {} --repeat 3 -->\nold\n<!-- /remeasure -->\ny\n",
+        scenario.display()
+    );
+    let (tool, page) = setup(dir.path(), &text);
+    let out = Command::new("bash")
+        .arg(repo_file("scripts/remeasure.sh"))
+        .arg(&page)
+        .env("LNBENCH_BIN", &tool)
+        .env("REMEASURE_OUT", dir.path().join("out"))
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KUBECONFIG is not set"));
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), text);
+
+    let out = Command::new("bash")
+        .arg(repo_file("scripts/remeasure.sh"))
+        .arg(&page)
+        .env("LNBENCH_BIN", &tool)
+        .env("REMEASURE_OUT", dir.path().join("out"))
+        .env("KUBECONFIG", dir.path().join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let measured = std::fs::read_to_string(&page).unwrap();
+    assert!(!measured.contains("old") && measured.contains("| all | 3 |"), "{measured}");
+}
