@@ -65,10 +65,9 @@ render() {
     echo "**Disturbed**: load from outside the run passed 10 % of a core (or steal 2 %) in the"
     echo "repeats the table counts; their figures are not to be quoted."
     if grep -qs '"runtime": "docker' "$dir"/*/report.json; then
-      echo "On the docker runtime that outside load includes the Docker engine's own work for the"
-      echo "run (docker-proxy carrying every call to a published port, dockerd answering the"
-      echo "tool's stats requests), which the tool does not count as the run's yet: there the"
-      echo "mark says more about the engine than about other work on the machine."
+      echo "On the docker runtime the engine's work counts as the run's (dockerd and containerd"
+      echo "whole, the run's shims and docker-proxy processes): the outside load there is other"
+      echo "work on the machine, less any the engine did for other containers."
     fi
   fi
 }

@@ -422,9 +422,9 @@ fn a_disturbed_run_says_so_in_every_format() {
     let mut log = lnbench_tui::metrics::MachineLog::new();
     // No interval yet: nothing is claimed about the machine.
     assert!(log.finish().is_none());
-    log.sample(0.0);
+    log.sample(0.0, None);
     std::thread::sleep(Duration::from_millis(30));
-    log.sample(0.0);
+    log.sample(0.0, None);
     let mut machine = log.finish().expect("two samples are one interval");
     machine.disturbed = true;
     machine.verdict = "DISTURBED: outside load 35 % of a core on average".into();

@@ -1,6 +1,8 @@
 //! The machine under the run: how busy the whole host was (`/proc/stat`: busy,
 //! iowait, steal) against what the run itself used (every node, the chain, the
-//! database servers and proxies it started, and the tool), sampled once a second.
+//! database servers and proxies it started, the tool, and on the Docker runtime the
+//! engine's work: dockerd, containerd, the run's shims and docker-proxy processes),
+//! sampled once a second.
 //! The difference is load from outside the run: a build, another test, a neighbour
 //! on the hypervisor (steal). A run that had much of it says its figures were
 //! disturbed, and by how much, instead of passing them off as the nodes' own.
@@ -63,6 +65,10 @@ pub struct MachineLoad {
     pub host_busy_pct: f64,
     /// What the run started and the tool used, in percent of one core.
     pub run_pct: f64,
+    /// Of `run_pct`, the container engine's work (Docker runtime: dockerd and
+    /// containerd whole, the run's shims and proxies); absent on other runtimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_pct: Option<f64>,
     /// The difference, averaged over the load: load from outside the run.
     pub outside_load_pct: f64,
     /// The highest one-second outside load.
@@ -86,6 +92,8 @@ pub struct MachineLog {
     seconds: f64,
     busy_core_s: f64,
     run_core_s: f64,
+    /// The engine's share of `run_core_s`; `None` until a runtime reports one.
+    engine_core_s: Option<f64>,
     outside_core_s: f64,
     outside_max_pct: f64,
     /// The outside load of the latest interval, for the live view.
@@ -120,9 +128,10 @@ impl MachineLog {
     }
 
     /// Takes a sample now. `run_pct` is the CPU of everything the run started since
-    /// the previous sample (the sum of the runtime's readings, percent of one core);
-    /// the tool's own CPU is read here.
-    pub fn sample(&mut self, run_pct: f64) {
+    /// the previous sample (the sum of the runtime's readings, percent of one core),
+    /// `engine_pct` the container engine's work for it (counted as the run's); the
+    /// tool's own CPU is read here.
+    pub fn sample(&mut self, run_pct: f64, engine_pct: Option<f64>) {
         let tool_cpu_s = super::process::ProcessStats::now().cpu_s;
         let Some(times) = CpuTimes::now() else {
             return;
@@ -134,14 +143,14 @@ impl MachineLog {
                 (Some(t), Some(l)) if dt > 0.0 => (t - l).max(0.0) / dt * 100.0,
                 _ => 0.0,
             };
-            self.add(last, times, dt, run_pct + tool_pct);
+            self.add(last, times, dt, run_pct + tool_pct, engine_pct);
         }
         self.last = Some((times, now, tool_cpu_s));
     }
 
     /// Adds one interval from `a` to `b`, `dt` seconds long, in which the run used
-    /// `run_pct` of one core.
-    fn add(&mut self, a: CpuTimes, b: CpuTimes, dt: f64, run_pct: f64) {
+    /// `run_pct` of one core, and the engine `engine_pct` more for it.
+    fn add(&mut self, a: CpuTimes, b: CpuTimes, dt: f64, run_pct: f64, engine_pct: Option<f64>) {
         let d = |f: fn(&CpuTimes) -> u64| f(&b).saturating_sub(f(&a));
         let (busy, total) = (d(|t| t.busy), d(|t| t.total));
         if dt <= 0.0 || total == 0 {
@@ -153,6 +162,10 @@ impl MachineLog {
         self.sum.total += total;
         // Jiffies are 1/100 s of one core (USER_HZ).
         let busy_pct = busy as f64 / dt;
+        if let Some(e) = engine_pct {
+            *self.engine_core_s.get_or_insert(0.0) += e / 100.0 * dt;
+        }
+        let run_pct = run_pct + engine_pct.unwrap_or(0.0);
         let outside_pct = (busy_pct - run_pct).max(0.0);
         self.seconds += dt;
         self.busy_core_s += busy_pct / 100.0 * dt;
@@ -190,6 +203,7 @@ impl MachineLog {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             host_busy_pct: per_s(self.busy_core_s),
             run_pct: per_s(self.run_core_s),
+            engine_pct: self.engine_core_s.map(per_s),
             outside_load_pct: outside,
             outside_load_pct_max: self.outside_max_pct,
             steal_pct: steal,
@@ -243,8 +257,8 @@ mod tests {
     fn what_the_run_did_not_use_is_outside_load() {
         let mut log = MachineLog::new();
         // One second: the host was 150 % busy (150 jiffies), the run used 100 %.
-        log.add(times(0, 0, 0), times(150, 50, 0), 1.0, 100.0);
-        log.add(times(150, 50, 0), times(300, 100, 0), 1.0, 100.0);
+        log.add(times(0, 0, 0), times(150, 50, 0), 1.0, 100.0, None);
+        log.add(times(150, 50, 0), times(300, 100, 0), 1.0, 100.0, None);
         let m = log.finish().unwrap();
         assert!((m.outside_load_pct - 50.0).abs() < 1e-9, "{m:?}");
         assert!((m.host_busy_pct - 150.0).abs() < 1e-9);
@@ -256,7 +270,7 @@ mod tests {
     fn a_run_that_used_the_host_alone_is_quiet() {
         let mut log = MachineLog::new();
         // The run's readings may add up to a little more than the host's count.
-        log.add(times(0, 0, 0), times(95, 105, 0), 1.0, 100.0);
+        log.add(times(0, 0, 0), times(95, 105, 0), 1.0, 100.0, None);
         let m = log.finish().unwrap();
         assert_eq!(m.outside_load_pct, 0.0);
         assert!(!m.disturbed, "{m:?}");
@@ -264,9 +278,23 @@ mod tests {
     }
 
     #[test]
+    fn the_engines_work_is_the_runs() {
+        let mut log = MachineLog::new();
+        // 150 % busy: the nodes used 100 %, the engine 40 % for them.
+        log.add(times(0, 0, 0), times(150, 50, 0), 1.0, 100.0, Some(40.0));
+        let m = log.finish().unwrap();
+        assert!((m.run_pct - 140.0).abs() < 1e-9, "{m:?}");
+        assert_eq!(m.engine_pct, Some(40.0));
+        assert!((m.outside_load_pct - 10.0).abs() < 1e-9, "{m:?}");
+        let mut local = MachineLog::new();
+        local.add(times(0, 0, 0), times(150, 50, 0), 1.0, 100.0, None);
+        assert_eq!(local.finish().unwrap().engine_pct, None);
+    }
+
+    #[test]
     fn steal_time_disturbs_on_its_own() {
         let mut log = MachineLog::new();
-        log.add(times(0, 0, 0), times(100, 95, 5), 1.0, 100.0);
+        log.add(times(0, 0, 0), times(100, 95, 5), 1.0, 100.0, None);
         let m = log.finish().unwrap();
         assert!((m.steal_pct - 2.5).abs() < 1e-9, "{m:?}");
         assert!(m.disturbed);
@@ -277,13 +305,13 @@ mod tests {
         let mut log = MachineLog::new();
         assert_eq!(log.now(), None);
         // A quiet second, then one with 60 % of a core from outside.
-        log.add(times(0, 0, 0), times(100, 100, 0), 1.0, 100.0);
-        log.add(times(100, 100, 0), times(260, 140, 0), 1.0, 100.0);
+        log.add(times(0, 0, 0), times(100, 100, 0), 1.0, 100.0, None);
+        log.add(times(100, 100, 0), times(260, 140, 0), 1.0, 100.0, None);
         let now = log.now().unwrap();
         assert!((now.outside_load_pct - 60.0).abs() < 1e-9, "{now:?}");
         assert!((now.outside_load_pct_avg - 30.0).abs() < 1e-9, "{now:?}");
         assert!(now.busy_now() && now.disturbed);
-        log.add(times(260, 140, 0), times(360, 240, 0), 1.0, 100.0);
+        log.add(times(260, 140, 0), times(360, 240, 0), 1.0, 100.0, None);
         let now = log.now().unwrap();
         assert!(!now.busy_now(), "the latest second was quiet: {now:?}");
         assert!(now.disturbed, "the average is still 20 %: {now:?}");
@@ -293,7 +321,7 @@ mod tests {
     fn no_interval_no_verdict() {
         let mut log = MachineLog::new();
         assert_eq!(log.finish(), None);
-        log.sample(0.0);
+        log.sample(0.0, None);
         assert_eq!(log.finish(), None, "one sample is no interval");
     }
 }

@@ -65,6 +65,18 @@ pub(crate) fn cpu_seconds(stat: &str) -> Option<f64> {
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
 }
 
+/// utime + stime + cutime + cstime from the text of `/proc/<pid>/stat`, in seconds:
+/// the process's CPU and that of its children it has waited for. Summed over a process
+/// tree it keeps what a member that exited used (a PostgreSQL backend that served one
+/// connection): its parent, reaping it, adds it to its own cutime and cstime.
+pub(crate) fn cpu_seconds_with_reaped(stat: &str) -> Option<f64> {
+    // cutime and cstime are fields 16 and 17, right after utime and stime.
+    let mut fields = stat_fields(stat)?.skip(13);
+    let cutime: u64 = fields.next()?.parse().ok()?;
+    let cstime: u64 = fields.next()?.parse().ok()?;
+    Some(cpu_seconds(stat)? + (cutime + cstime) as f64 / TICKS_PER_SECOND)
+}
+
 /// The state (field 3) from the text of `/proc/<pid>/stat`: `R`, `S`, `Z` (a zombie)...
 pub(crate) fn state(stat: &str) -> Option<char> {
     stat_fields(stat)?.next()?.chars().next()
@@ -95,6 +107,15 @@ mod tests {
         let stat = "1234 (my (odd) cmd) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0";
         assert_eq!(cpu_seconds(stat), Some(3.0));
         assert_eq!(cpu_seconds("garbage"), None);
+    }
+
+    #[test]
+    fn parses_cpu_with_reaped_children_from_stat() {
+        // utime 250, stime 50, cutime 100, cstime 20 ticks.
+        let stat = "1234 (my (odd) cmd) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50 100 20 20 0";
+        assert_eq!(cpu_seconds_with_reaped(stat), Some(4.2));
+        let no_children_fields = "1234 (x) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50";
+        assert_eq!(cpu_seconds_with_reaped(no_children_fields), None);
     }
 
     #[test]

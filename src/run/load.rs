@@ -192,8 +192,10 @@ pub(super) async fn watch_processes(
                 if last_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(950)) {
                     last_read = Some(tokio::time::Instant::now());
                     let mut now = runtime.resources().await;
-                    // The host beside what the run started: the rest is outside load.
-                    machine.sample(now.iter().filter_map(|r| r.cpu_pct).sum());
+                    // The host beside what the run started and the engine's work
+                    // for it: the rest is outside load.
+                    let engine = runtime.engine_cpu_pct().await;
+                    machine.sample(now.iter().filter_map(|r| r.cpu_pct).sum(), engine);
                     machine_now.send_replace(machine.now());
                     readings.send_replace(now.clone());
                     now.push(metrics::tool_reading());

@@ -11,6 +11,7 @@
 mod cleanup;
 mod containers;
 mod creds;
+mod engine;
 mod envelopes;
 pub mod etcd;
 pub(crate) mod images;
@@ -138,6 +139,7 @@ struct Started {
 struct Shared {
     latest: stats::Latest,
     exited: probe::Exits,
+    engine: std::sync::Mutex<engine::EngineCpu>,
 }
 
 pub struct DockerRuntime {
@@ -536,6 +538,11 @@ impl Runtime for DockerRuntime {
             .collect()
     }
 
+    /// dockerd, containerd and the run's shims and proxies, from `/proc` (see [`engine`]).
+    async fn engine_cpu_pct(&mut self) -> Option<f64> {
+        self.engine_cpu().await
+    }
+
     fn set_etcd_members(&mut self, members: u32) {
         self.etcd_members = members.max(1);
     }
@@ -557,14 +564,7 @@ impl Runtime for DockerRuntime {
     }
 
     fn describe(&self) -> String {
-        let mut images: Vec<&str> = std::iter::once(self.images.chain.as_str())
-            .chain(self.images.nodes.iter().map(|(_, i)| i.as_str()))
-            .chain(self.images.postgres.as_deref())
-            .chain(self.etcd_image.as_deref())
-            .collect();
-        images.sort_unstable();
-        images.dedup();
-        format!("docker ({})", images.join(", "))
+        format!("docker ({})", self.images.names(self.etcd_image.as_deref()))
     }
 
     async fn down(&mut self) -> Result<(), RuntimeError> {

@@ -358,6 +358,13 @@ pub trait Runtime: Send {
     async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
         Vec::new()
     }
+    /// CPU the runtime's own machinery spent working for the run since the previous
+    /// call, percent of one core (the Docker engine: dockerd, containerd, the run's
+    /// shims and proxies); `None` where there is none or it cannot be read. Called
+    /// beside [`Runtime::resources`]; the machine's outside load counts it as the run's.
+    async fn engine_cpu_pct(&mut self) -> Option<f64> {
+        None
+    }
     /// Like [`Runtime::resources`], with every figure read now (nothing cached, such
     /// as a data-dir size walked a few seconds ago). Called once when the load ends, so
     /// the data-dir growth (and bytes per payment) covers the whole load.

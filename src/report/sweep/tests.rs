@@ -330,9 +330,9 @@ fn a_kind_sweep_is_charted_by_point() {
 #[test]
 fn a_point_measured_on_a_busy_machine_is_marked_disturbed() {
     let mut log = crate::metrics::MachineLog::new();
-    log.sample(0.0);
+    log.sample(0.0, None);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    log.sample(0.0);
+    log.sample(0.0, None);
     let mut machine = log.finish().expect("one interval");
     machine.disturbed = true;
     let mut p = point(

@@ -3,14 +3,18 @@
 //! Each started process leads its own process group; a reading sums the group's
 //! members and their descendants (the process and anything it started, also what
 //! left the group: PostgreSQL's backends each start a session of their own). CPU % comes from the change of
-//! utime + stime between two readings, memory is the resident set size (VmRSS), disk
+//! utime + stime between two readings, with the cutime + cstime of the members (what
+//! their children used before they exited and were reaped: a backend that served one
+//! connection and ended), memory is the resident set size (VmRSS), disk
 //! I/O the `read_bytes` / `write_bytes` of `/proc/<pid>/io`, and the data-dir size
 //! the disk usage (allocated blocks, as `du` counts) of the process's directory,
 //! walked at most every [`DATA_DIR_EVERY`]. Network bytes are not per process, so
 //! they stay `None`.
 
 use crate::metrics::ResourceReading;
-use crate::metrics::process::{ProcessStats, parent_pid, process_group, read_stat};
+use crate::metrics::process::{
+    ProcessStats, cpu_seconds_with_reaped, parent_pid, process_group, read_stat,
+};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -187,7 +191,9 @@ pub fn group_usage(leaders: &[u32]) -> Vec<GroupUsage> {
                 let stats = ProcessStats::of(pid);
                 let (read, write) = std::fs::read_to_string(format!("/proc/{pid}/io"))
                     .map_or((None, None), |io| io_bytes(&io));
-                usage.cpu_s = add(usage.cpu_s, stats.cpu_s);
+                // With what exited members used: their parents in the tree reaped them.
+                let cpu_s = read_stat(pid).and_then(|s| cpu_seconds_with_reaped(&s));
+                usage.cpu_s = add(usage.cpu_s, cpu_s);
                 usage.rss_bytes = add(usage.rss_bytes, stats.rss_bytes);
                 usage.read_bytes = add(usage.read_bytes, read);
                 usage.write_bytes = add(usage.write_bytes, write);
@@ -280,6 +286,43 @@ mod tests {
         members.sort();
         assert_eq!(members, [10, 11, 12, 13]);
         assert_eq!(group_and_descendants(&processes, 99), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn a_member_that_exited_keeps_its_cpu_in_the_group() {
+        use std::os::unix::process::CommandExt;
+        // A shell whose child burns CPU and exits (reaped by the shell), then sleeps:
+        // no member alive used the CPU, the group did.
+        let mut leader = std::process::Command::new("/bin/sh")
+            .args([
+                "-c",
+                "(i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done); sleep 300",
+            ])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = leader.id();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let sleeping = || {
+            all_processes().iter().any(|(p, g, _)| {
+                *g == pid
+                    && std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "sleep")
+            })
+        };
+        while !sleeping() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let cpu_s = group_usage(&[pid])[0].cpu_s;
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = leader.wait();
+        assert!(
+            cpu_s.unwrap() >= 0.05,
+            "the burner's CPU stays the group's: {cpu_s:?}"
+        );
     }
 
     #[test]

@@ -19,6 +19,18 @@ pub struct RunImages {
 }
 
 impl RunImages {
+    /// Every image of the run, with etcd's when started, sorted, once each.
+    pub fn names(&self, etcd: Option<&str>) -> String {
+        let mut images: Vec<&str> = std::iter::once(self.chain.as_str())
+            .chain(self.nodes.iter().map(|(_, i)| i.as_str()))
+            .chain(self.postgres.as_deref())
+            .chain(etcd)
+            .collect();
+        images.sort_unstable();
+        images.dedup();
+        images.join(", ")
+    }
+
     pub fn node(&self, name: &str) -> Option<&str> {
         self.nodes
             .iter()
