@@ -1,6 +1,7 @@
 //! The one payment loop. Closed and open loop differ only in where tickets come
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
+use super::activity::Recorded;
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
 use crate::node::{FailureReason, NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
@@ -139,6 +140,9 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 batch.warm_up();
             } else {
                 batch.indeterminate();
+                if let Some(activity) = &ctx.activity {
+                    activity.record(route, Recorded::Indeterminate);
+                }
                 let row = PaymentResult::Indeterminate("abandoned");
                 log_payment(&ctx, &mut batch, &ticket, paid, row);
             }
@@ -211,7 +215,12 @@ fn count(
     let route = paid.route;
     log_payment(ctx, batch, ticket, paid, row);
     if let Some(activity) = &ctx.activity {
-        activity.record(route, counted);
+        let recorded = match counted {
+            Ok((latency, hops)) => Recorded::Ok(latency, hops),
+            Err(_) if verdict == Verdict::Indeterminate => Recorded::Indeterminate,
+            Err(kind) => Recorded::Failed(kind),
+        };
+        activity.record(route, recorded);
     }
 }
 
