@@ -261,7 +261,7 @@ fn resolve_line<'a>(
     resolved: &HashMap<PaymentHash, Resolution>,
 ) -> std::borrow::Cow<'a, str> {
     use bitcoin::hex::FromHex;
-    let indeterminate = line.splitn(6, ',').nth(4) == Some("indeterminate");
+    let indeterminate = line.split(',').nth(4) == Some("indeterminate");
     let Some((head, "")) = line.rsplit_once(',').filter(|_| indeterminate) else {
         return line.into();
     };
