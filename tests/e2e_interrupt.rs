@@ -118,6 +118,11 @@ fn assert_interrupted_load_reconciled(report: &serde_json::Value) {
         count(&r["indeterminate"]),
         "{r:#}"
     );
+    eprintln!(
+        "at the interrupt: {} indeterminate, {} resolved ok, {} resolved failed, {} of them by \
+         payment hash",
+        r["indeterminate"], r["resolved_ok"], r["resolved_failed"], r["resolved_by_hash"]
+    );
     assert_reconciled(report);
 }
 

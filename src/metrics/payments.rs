@@ -126,6 +126,7 @@ pub struct PaymentLog {
     error: Option<String>,
     line: String,
     indeterminate: Vec<IndeterminatePayment>,
+    indeterminate_rows: u64,
 }
 
 /// A payment the tool left indeterminate whose hash it knows: the reconciliation
@@ -169,6 +170,8 @@ pub struct PaymentLogFile {
     pub error: Option<String>,
     /// The rows left indeterminate that carry a hash, in order.
     pub indeterminate: Vec<IndeterminatePayment>,
+    /// All rows left indeterminate, with a hash or without.
+    pub indeterminate_rows: u64,
 }
 
 impl PaymentLog {
@@ -183,6 +186,7 @@ impl PaymentLog {
             error: None,
             line: String::new(),
             indeterminate: Vec::new(),
+            indeterminate_rows: 0,
         })
     }
 
@@ -194,6 +198,9 @@ impl PaymentLog {
         self.line.clear();
         for row in rows {
             row.write_to(&mut self.line);
+            if let PaymentResult::Indeterminate(_) = row.result {
+                self.indeterminate_rows += 1;
+            }
             if let (PaymentResult::Indeterminate(_), Some(hash)) = (row.result, row.payment_hash) {
                 self.indeterminate.push(IndeterminatePayment {
                     sender: row.sender.clone(),
@@ -224,6 +231,7 @@ impl PaymentLog {
             rows: self.rows,
             error: self.error.clone(),
             indeterminate: self.indeterminate.clone(),
+            indeterminate_rows: self.indeterminate_rows,
         }
     }
 }
@@ -236,7 +244,8 @@ impl PaymentLogFile {
         resolved: &HashMap<PaymentHash, Resolution>,
     ) -> std::io::Result<()> {
         use std::io::BufRead;
-        if self.error.is_some() {
+        // Nothing to fill in: the file is left as it is, however long.
+        if self.error.is_some() || self.indeterminate_rows == 0 {
             return Ok(());
         }
         let input = std::io::BufReader::new(File::open(&self.path)?);
@@ -351,6 +360,7 @@ mod tests {
         ]);
         let file = log.finish();
         assert_eq!(file.indeterminate.len(), 2, "the rows with a hash");
+        assert_eq!(file.indeterminate_rows, 3);
         assert_eq!(file.indeterminate[0].sender, "a,\"b\"");
         let resolved = HashMap::from([([1; 32], Resolution::Ok), ([9; 32], Resolution::Failed)]);
         file.write_resolutions(&resolved).unwrap();
