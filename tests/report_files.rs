@@ -575,6 +575,7 @@ fn write_all_copies_the_payment_log() {
         receiver: "bob".into(),
         kind: "keysend",
         amount_msat: 1000,
+        payment_hash: None,
         result: PaymentResult::Ok {
             latency_ms: 250.0,
             hops: 1,

@@ -45,7 +45,10 @@ async fn payments_csv_has_a_row_per_counted_payment() {
     let (mut ok, mut rows) = (0, 0);
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 12, "{line}");
+        assert_eq!(f.len(), 14, "{line}");
+        // The fake takes the tool's keysend preimage: every row knows its hash.
+        assert_eq!(f[12].len(), 64, "{line}");
+        assert_eq!(f[13], "", "no row is indeterminate: {line}");
         assert_eq!(
             f[5..10],
             ["alice", "bob", "keysend", "1000", f[9]],

@@ -86,14 +86,10 @@ impl ActivityPlan {
     }
 
     /// Counts one timed result: `hops` is the node's hop count on success.
-    pub(super) fn record(
-        &self,
-        route: usize,
-        result: Result<(Duration, Option<u32>), FailureKind>,
-    ) {
+    pub(super) fn record(&self, route: usize, result: Recorded) {
         let sender = self.route_sender[route];
         let (hops, from_node) = match &result {
-            Ok((_, Some(h))) if *h > 0 => (Some(*h), true),
+            Recorded::Ok(_, Some(h)) if *h > 0 => (Some(*h), true),
             _ => (self.graph_hops[route], false),
         };
         let counter = match from_node {
@@ -101,14 +97,23 @@ impl ActivityPlan {
             false => &self.stats.hops_from_graph,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        let latency = result.as_ref().ok().map(|(d, _)| *d);
-        let failure = result.err();
-        lock(&self.stats.per_sender[sender]).add(latency, failure);
+        lock(&self.stats.per_sender[sender]).add(&result);
         lock(&self.stats.by_hops)
             .entry(hops.unwrap_or(0))
             .or_insert_with(Counts::new)
-            .add(latency, failure);
+            .add(&result);
     }
+}
+
+/// One payment as a route's figures count it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Recorded {
+    /// Its latency, and the node's hop count when it told.
+    Ok(Duration, Option<u32>),
+    Failed(FailureKind),
+    /// Timed out, or in flight when the load ended: neither ok nor failed (the
+    /// reconciliation after the load resolves it, in the nodes' counts).
+    Indeterminate,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -130,6 +135,8 @@ pub struct NetworkStats {
 pub struct Counts {
     pub ok: u64,
     pub failed: u64,
+    /// Timed out or in flight when the load ended: in neither ok nor failed.
+    pub indeterminate: u64,
     pub failures: BTreeMap<&'static str, u64>,
     /// Microseconds.
     pub latency: Histogram<u64>,
@@ -140,21 +147,25 @@ impl Counts {
         Counts {
             ok: 0,
             failed: 0,
+            indeterminate: 0,
             failures: BTreeMap::new(),
             // One hour in microseconds, 3 significant digits.
             latency: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
         }
     }
 
-    fn add(&mut self, latency: Option<Duration>, failure: Option<FailureKind>) {
-        if let Some(d) = latency {
-            self.ok += 1;
-            let us = (d.as_micros() as u64).clamp(1, 3_600_000_000);
-            let _ = self.latency.record(us);
-        }
-        if let Some(f) = failure {
-            self.failed += 1;
-            *self.failures.entry(f.as_str()).or_default() += 1;
+    fn add(&mut self, result: &Recorded) {
+        match result {
+            Recorded::Ok(d, _) => {
+                self.ok += 1;
+                let us = (d.as_micros() as u64).clamp(1, 3_600_000_000);
+                let _ = self.latency.record(us);
+            }
+            Recorded::Failed(f) => {
+                self.failed += 1;
+                *self.failures.entry(f.as_str()).or_default() += 1;
+            }
+            Recorded::Indeterminate => self.indeterminate += 1,
         }
     }
 }
@@ -191,5 +202,39 @@ impl NetworkStats {
             self.hops_from_node.load(Ordering::Relaxed),
             self.hops_from_graph.load(Ordering::Relaxed),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::FailureReason;
+
+    /// A timed-out or abandoned payment is counted apart, as in the pair report: not
+    /// a failure of its sender or its route length.
+    #[test]
+    fn indeterminate_payments_are_counted_apart_from_failures() {
+        let plan = ActivityPlan {
+            by_sender: vec![vec![0]],
+            route_sender: vec![0],
+            graph_hops: vec![Some(2)],
+            amount: Dist::Fixed { value: 1000.0 },
+            seed: 1,
+            stats: NetworkStats::new(&["alice".to_string()]),
+        };
+        plan.record(0, Recorded::Ok(Duration::from_millis(5), Some(2)));
+        plan.record(0, Recorded::Indeterminate);
+        plan.record(0, Recorded::Indeterminate);
+        let no_route = FailureKind::Node(FailureReason::NoRoute);
+        plan.record(0, Recorded::Failed(no_route));
+        let (name, alice) = &plan.stats.per_sender()[0];
+        assert_eq!(name, "alice");
+        assert_eq!((alice.ok, alice.failed, alice.indeterminate), (1, 1, 2));
+        assert_eq!(alice.failures.values().sum::<u64>(), 1);
+        let (hops, by_length) = &plan.stats.by_hops()[0];
+        assert_eq!(
+            (*hops, by_length.indeterminate, by_length.failed),
+            (2, 2, 1)
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use super::schedule::Arrivals;
 use super::{EngineError, Route};
+use crate::node::Invoice;
 use crate::scenario::{Load, StopCondition};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::task::JoinSet;
@@ -16,14 +17,14 @@ const PARALLEL: usize = 16;
 /// Invoices of one route, taken in order without a lock.
 #[derive(Debug, Default)]
 pub(super) struct InvoicePool {
-    bolt11: Vec<String>,
+    invoices: Vec<Invoice>,
     next: AtomicUsize,
 }
 
 impl InvoicePool {
-    pub(super) fn take(&self) -> Option<&str> {
+    pub(super) fn take(&self) -> Option<&Invoice> {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
-        self.bolt11.get(i).map(String::as_str)
+        self.invoices.get(i)
     }
 }
 
@@ -72,12 +73,12 @@ pub(super) async fn pregenerate(
             tasks.spawn(async move {
                 let mut made = Vec::with_capacity(count);
                 for _ in 0..count {
-                    made.push(receiver.create_invoice(amount_msat).await?.bolt11);
+                    made.push(receiver.create_invoice(amount_msat).await?);
                 }
                 Ok::<_, crate::node::NodeError>(made)
             });
         }
-        let mut bolt11 = Vec::with_capacity(per_route);
+        let mut invoices = Vec::with_capacity(per_route);
         while let Some(joined) = tasks.join_next().await {
             let made = joined
                 .map_err(EngineError::TaskPanicked)?
@@ -85,10 +86,10 @@ pub(super) async fn pregenerate(
                     node: route.receiver.name().to_string(),
                     source,
                 })?;
-            bolt11.extend(made);
+            invoices.extend(made);
         }
         pools.push(InvoicePool {
-            bolt11,
+            invoices,
             next: AtomicUsize::new(0),
         });
     }

@@ -1,9 +1,10 @@
 //! The one payment loop. Closed and open loop differ only in where tickets come
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
+use super::activity::Recorded;
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
-use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use crate::node::{FailureReason, NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
 use crate::scenario::PaymentKind;
 use std::future::Future;
 use std::pin::pin;
@@ -118,7 +119,9 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             ),
         };
         let started = Instant::now();
-        let settled = settle(pay(&ctx, route, amount_msat), &ctx, &mut batch).await;
+        let mut hash = None;
+        let payment = pay(&ctx, route, amount_msat, &mut hash);
+        let settled = settle(payment, &ctx, &mut batch).await;
         now = Instant::now();
         if !ticket.warm_up {
             batch.set_stage(ticket.stage);
@@ -126,6 +129,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         let paid = Paid {
             route,
             amount_msat,
+            hash,
             started,
             ended: now,
         };
@@ -136,6 +140,9 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 batch.warm_up();
             } else {
                 batch.indeterminate();
+                if let Some(activity) = &ctx.activity {
+                    activity.record(route, Recorded::Indeterminate);
+                }
                 let row = PaymentResult::Indeterminate("abandoned");
                 log_payment(&ctx, &mut batch, &ticket, paid, row);
             }
@@ -208,7 +215,12 @@ fn count(
     let route = paid.route;
     log_payment(ctx, batch, ticket, paid, row);
     if let Some(activity) = &ctx.activity {
-        activity.record(route, counted);
+        let recorded = match counted {
+            Ok((latency, hops)) => Recorded::Ok(latency, hops),
+            Err(_) if verdict == Verdict::Indeterminate => Recorded::Indeterminate,
+            Err(kind) => Recorded::Failed(kind),
+        };
+        activity.record(route, recorded);
     }
 }
 
@@ -216,6 +228,8 @@ fn count(
 struct Paid {
     route: usize,
     amount_msat: u64,
+    /// The payment's hash, when the tool knows it.
+    hash: Option<PaymentHash>,
     started: Instant,
     ended: Instant,
 }
@@ -240,6 +254,7 @@ fn log_payment(
         receiver: route.receiver.name().to_string(),
         kind: kind_name(ctx.kind),
         amount_msat: paid.amount_msat,
+        payment_hash: paid.hash,
         result,
     };
     batch.payment(row);
@@ -331,24 +346,36 @@ async fn settle<T>(
     }
 }
 
-async fn pay(ctx: &Context, route: usize, amount_msat: u64) -> Attempt {
+/// Makes one payment; sets `hash` to its payment hash once the tool knows it (before
+/// the payment starts), so an abandoned payment can still be asked about.
+async fn pay(
+    ctx: &Context,
+    route: usize,
+    amount_msat: u64,
+    hash: &mut Option<PaymentHash>,
+) -> Attempt {
     let r = &ctx.routes[route];
+    let timeout = ctx.payment_timeout;
     let result = match ctx.kind {
         PaymentKind::Keysend => {
-            r.sender
-                .keysend(&r.receiver_pubkey, amount_msat, ctx.payment_timeout)
+            let (preimage, payment_hash) = fresh_preimage();
+            *hash = r.sender.keysend_takes_preimage().then_some(payment_hash);
+            (r.sender)
+                .keysend_with(&r.receiver_pubkey, amount_msat, preimage, timeout)
                 .await
         }
         PaymentKind::Invoice => match r.receiver.create_invoice(amount_msat).await {
             Ok(invoice) => {
-                r.sender
-                    .pay_invoice(&invoice.bolt11, ctx.payment_timeout)
-                    .await
+                *hash = Some(invoice.payment_hash);
+                r.sender.pay_invoice(&invoice.bolt11, timeout).await
             }
             Err(e) => Err(e),
         },
         PaymentKind::InvoicePregenerated => match ctx.invoices[route].take() {
-            Some(bolt11) => r.sender.pay_invoice(bolt11, ctx.payment_timeout).await,
+            Some(invoice) => {
+                *hash = Some(invoice.payment_hash);
+                r.sender.pay_invoice(&invoice.bolt11, timeout).await
+            }
             None => return Attempt::NoInvoice,
         },
     };

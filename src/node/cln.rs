@@ -418,6 +418,14 @@ impl LightningNode for ClnNode {
         self.ledger().await.map(Some)
     }
 
+    async fn sent_statuses(
+        &self,
+        hashes: &[super::PaymentHash],
+    ) -> Result<Option<std::collections::HashMap<super::PaymentHash, super::SentStatus>>, NodeError>
+    {
+        self.statuses(hashes).await.map(Some)
+    }
+
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels = self
             .client

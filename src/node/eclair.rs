@@ -522,6 +522,14 @@ impl LightningNode for EclairNode {
         self.ledger().await.map(Some)
     }
 
+    async fn sent_statuses(
+        &self,
+        hashes: &[super::PaymentHash],
+    ) -> Result<Option<std::collections::HashMap<super::PaymentHash, super::SentStatus>>, NodeError>
+    {
+        self.statuses(hashes).await.map(Some)
+    }
+
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels: Vec<Value> = self.call("channels", &[]).await?;
         Ok(channels.iter().map(channel_info).collect())

@@ -9,12 +9,16 @@
 //! Like a real node, a fake one keeps its own ledger ([`LightningNode::payment_ledger`]):
 //! a payment with a latency runs on as a task of its own when the tool stops waiting
 //! for it, and is credited to its receiver when the nodes share a [`FakeNetwork`].
+//! It keeps the status, by hash, of the payments whose end its caller did not see
+//! (abandoned, or timed out), the ones the tool asks about
+//! ([`LightningNode::sent_statuses`]); the others are forgotten, so memory stays flat.
 
 use super::{
-    FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentLedger,
-    PaymentOutcome, WalletBalance,
+    FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentHash,
+    PaymentLedger, PaymentOutcome, SentStatus, WalletBalance,
 };
 use async_trait::async_trait;
+use bitcoin::hashes::{Hash, sha256};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -113,6 +117,8 @@ struct Inner {
     invoices: AtomicU64,
     capacity: Option<Semaphore>,
     ledger: Mutex<PaymentLedger>,
+    /// By hash: payments in flight, and those whose end the caller did not see.
+    statuses: Mutex<HashMap<PaymentHash, SentStatus>>,
 }
 
 /// splitmix64: a cheap, well-mixed hash, good enough to draw per-call randomness.
@@ -140,6 +146,7 @@ impl FakeNode {
                 invoices: AtomicU64::new(0),
                 capacity,
                 ledger: Mutex::new(PaymentLedger::default()),
+                statuses: Mutex::new(HashMap::new()),
             }),
         };
         if let Some(network) = &node.inner.config.network {
@@ -150,6 +157,13 @@ impl FakeNode {
 
     fn ledger(&self) -> std::sync::MutexGuard<'_, PaymentLedger> {
         self.inner.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn statuses(&self) -> std::sync::MutexGuard<'_, HashMap<PaymentHash, SentStatus>> {
+        self.inner
+            .statuses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn credit(&self, amount_msat: u64) {
@@ -182,34 +196,66 @@ impl FakeNode {
         }
     }
 
-    /// One payment to `dest` (a public key): drawn, waited for, and booked on both
-    /// ledgers. With a latency it runs as a task of its own, so a caller that stops
-    /// waiting leaves it to finish, as a real node would.
-    async fn pay(&self, dest: &str, amount_msat: u64) -> Result<PaymentOutcome, NodeError> {
+    /// One payment to `dest` (a public key) with `hash`: drawn, waited for, and
+    /// booked on both ledgers. With a latency it runs as a task of its own, so a
+    /// caller that stops waiting leaves it to finish, as a real node would, and its
+    /// status stays known by hash.
+    async fn pay(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        hash: PaymentHash,
+    ) -> Result<PaymentOutcome, NodeError> {
         let n = self.inner.payments.fetch_add(1, Ordering::Relaxed);
         let draw = mix(self.inner.config.seed ^ mix(n));
         self.ledger().sent_in_flight += 1;
-        if self.latency(draw).is_zero() && self.inner.capacity.is_none() {
-            return self.complete(draw, dest, amount_msat).await;
-        }
-        let (node, dest) = (self.clone(), dest.to_string());
-        let task = tokio::spawn(async move { node.complete(draw, &dest, amount_msat).await });
-        task.await.unwrap_or_else(|e| {
-            Err(NodeError::Rpc {
-                node: self.inner.config.name.clone(),
-                call: "pay",
-                status: format!("fake payment task ended: {e}"),
+        let result = if self.latency(draw).is_zero() && self.inner.capacity.is_none() {
+            self.complete(draw, dest, amount_msat, None).await
+        } else {
+            self.statuses().insert(hash, SentStatus::InFlight);
+            let (node, dest) = (self.clone(), dest.to_string());
+            let task = async move { node.complete(draw, &dest, amount_msat, Some(hash)).await };
+            tokio::spawn(task).await.unwrap_or_else(|e| {
+                Err(NodeError::Rpc {
+                    node: self.inner.config.name.clone(),
+                    call: "pay",
+                    status: format!("fake payment task ended: {e}"),
+                })
             })
-        })
+        };
+        // The caller sees this end: only a timed-out payment is asked about later.
+        let mut statuses = self.statuses();
+        statuses.remove(&hash);
+        if let Ok(PaymentOutcome::Failed {
+            reason: FailureReason::Timeout,
+        }) = result
+        {
+            statuses.insert(hash, SentStatus::Failed);
+        }
+        drop(statuses);
+        result
     }
 
+    /// Ends a payment: its outcome on the ledgers and, when `hash` is given (it runs
+    /// as a task its caller may have left), its status by hash.
     async fn complete(
         &self,
         draw: u64,
         dest: &str,
         amount_msat: u64,
+        hash: Option<PaymentHash>,
     ) -> Result<PaymentOutcome, NodeError> {
         let result = self.outcome(draw).await;
+        if let Some(hash) = hash {
+            let mut statuses = self.statuses();
+            match &result {
+                Ok(PaymentOutcome::Succeeded { .. }) => {
+                    statuses.insert(hash, SentStatus::Succeeded)
+                }
+                Ok(PaymentOutcome::Failed { .. }) => statuses.insert(hash, SentStatus::Failed),
+                Err(_) => statuses.remove(&hash),
+            };
+        }
         let mut ledger = self.ledger();
         ledger.sent_in_flight -= 1;
         match &result {
@@ -266,6 +312,12 @@ impl FakeNode {
 
 /// The routing fee every fake payment pays, so fees add up to something checkable.
 pub const FEE_MSAT: u64 = 1;
+
+/// A fake invoice's payment hash: the hash of its text (the receiver's seed in the
+/// text keeps two nodes' invoices apart).
+fn invoice_hash(bolt11: &str) -> PaymentHash {
+    sha256::Hash::hash(bolt11.as_bytes()).to_byte_array()
+}
 
 /// The receiver's public key and the amount written into a fake invoice.
 fn parse_invoice(bolt11: &str) -> (&str, u64) {
@@ -325,11 +377,14 @@ impl LightningNode for FakeNode {
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
         let n = self.inner.invoices.fetch_add(1, Ordering::Relaxed);
-        let hash = mix(self.inner.config.seed ^ n);
-        let mut payment_hash = [0u8; 32];
-        payment_hash[..8].copy_from_slice(&hash.to_le_bytes());
+        let bolt11 = format!(
+            "lnbcrt{amount_msat}fake{n}x{:x}-to-{}",
+            mix(self.inner.config.seed),
+            self.inner.pubkey
+        );
+        let payment_hash = invoice_hash(&bolt11);
         Ok(Invoice {
-            bolt11: format!("lnbcrt{amount_msat}fake{n}-to-{}", self.inner.pubkey),
+            bolt11,
             payment_hash,
         })
     }
@@ -338,9 +393,26 @@ impl LightningNode for FakeNode {
         &self,
         dest: &str,
         amount_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let (preimage, _) = super::fresh_preimage();
+        self.keysend_with(dest, amount_msat, preimage, timeout)
+            .await
+    }
+
+    fn keysend_takes_preimage(&self) -> bool {
+        true
+    }
+
+    async fn keysend_with(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        preimage: [u8; 32],
         _timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
-        self.pay(dest, amount_msat).await
+        let hash = sha256::Hash::hash(&preimage).to_byte_array();
+        self.pay(dest, amount_msat, hash).await
     }
 
     async fn pay_invoice(
@@ -349,7 +421,18 @@ impl LightningNode for FakeNode {
         _timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
         let (dest, amount_msat) = parse_invoice(bolt11);
-        self.pay(dest, amount_msat).await
+        self.pay(dest, amount_msat, invoice_hash(bolt11)).await
+    }
+
+    async fn sent_statuses(
+        &self,
+        hashes: &[PaymentHash],
+    ) -> Result<Option<HashMap<PaymentHash, SentStatus>>, NodeError> {
+        let statuses = self.statuses();
+        let known = (hashes.iter())
+            .filter_map(|h| statuses.get(h).map(|s| (*h, *s)))
+            .collect();
+        Ok(Some(known))
     }
 
     async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
@@ -437,6 +520,57 @@ mod tests {
         let received = bob.payment_ledger().await.unwrap().unwrap();
         // Two received, one left out by the test hook; the amounts are both kept.
         assert_eq!((received.received, received.received_msat), (1, 12));
+    }
+
+    /// The payments whose end the caller did not see are known by hash: a timed-out
+    /// one as failed, an abandoned one as it ended; the others are forgotten.
+    #[tokio::test(start_paused = true)]
+    async fn the_status_of_unseen_ends_is_kept_by_hash() {
+        let slow = |seed, failures| {
+            FakeNode::new(FakeConfig {
+                seed,
+                latency: FakeLatency::Fixed(Duration::from_millis(10)),
+                failures,
+                ..FakeConfig::instant("s")
+            })
+        };
+        let (ok, timing_out) = (
+            slow(1, vec![]),
+            slow(2, vec![(FailureReason::Timeout, 1.0)]),
+        );
+        let [seen, abandoned, timed_out] = [1u8, 2, 3];
+        let pay = |node: &FakeNode, p: u8| {
+            let (node, preimage) = (node.clone(), [p; 32]);
+            async move {
+                node.keysend_with("x", 1, preimage, Duration::from_secs(1))
+                    .await
+            }
+        };
+        pay(&ok, seen).await.unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(1), pay(&ok, abandoned))
+                .await
+                .is_err()
+        );
+        let hash = |p: u8| sha256::Hash::hash(&[p; 32]).to_byte_array();
+        let asked = [hash(seen), hash(abandoned), hash(timed_out), [9; 32]];
+        let in_flight = ok.sent_statuses(&asked).await.unwrap().unwrap();
+        assert_eq!(
+            in_flight,
+            HashMap::from([(hash(abandoned), SentStatus::InFlight)])
+        );
+        pay(&timing_out, timed_out).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let ended = ok.sent_statuses(&asked).await.unwrap().unwrap();
+        assert_eq!(
+            ended,
+            HashMap::from([(hash(abandoned), SentStatus::Succeeded)])
+        );
+        let failed = timing_out.sent_statuses(&asked).await.unwrap().unwrap();
+        assert_eq!(
+            failed,
+            HashMap::from([(hash(timed_out), SentStatus::Failed)])
+        );
     }
 
     #[tokio::test(start_paused = true)]

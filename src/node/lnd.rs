@@ -20,7 +20,6 @@ use crate::tls;
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, sha256};
 use bitcoin::hex::DisplayHex;
-use rand::RngCore;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -222,14 +221,13 @@ fn timeout_seconds(timeout: Duration) -> i32 {
     i32::try_from(timeout.as_secs().max(1)).unwrap_or(i32::MAX)
 }
 
-/// A keysend request with a fresh random preimage.
+/// A keysend request carrying `preimage`.
 fn keysend_request(
     dest: Vec<u8>,
     amount_msat: u64,
+    preimage: [u8; 32],
     timeout: Duration,
 ) -> routerrpc::SendPaymentRequest {
-    let mut preimage = [0u8; 32];
-    rand::rng().fill_bytes(&mut preimage);
     let payment_hash = sha256::Hash::hash(&preimage).to_byte_array();
     let amt_msat = i64::try_from(amount_msat).unwrap_or(i64::MAX);
     routerrpc::SendPaymentRequest {
@@ -383,6 +381,13 @@ impl LightningNode for LndNode {
         self.ledger().await.map(Some)
     }
 
+    async fn sent_statuses(
+        &self,
+        hashes: &[super::PaymentHash],
+    ) -> Result<Option<HashMap<super::PaymentHash, super::SentStatus>>, NodeError> {
+        self.statuses(hashes).await.map(Some)
+    }
+
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels = self
             .lightning
@@ -464,9 +469,25 @@ impl LightningNode for LndNode {
         amount_msat: u64,
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
-        let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
-        self.send_payment(keysend_request(dest, amount_msat, timeout), timeout)
+        let (preimage, _) = crate::node::fresh_preimage();
+        self.keysend_with(dest, amount_msat, preimage, timeout)
             .await
+    }
+
+    fn keysend_takes_preimage(&self) -> bool {
+        true
+    }
+
+    async fn keysend_with(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        preimage: [u8; 32],
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
+        let request = keysend_request(dest, amount_msat, preimage, timeout);
+        self.send_payment(request, timeout).await
     }
 
     async fn pay_invoice(

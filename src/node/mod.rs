@@ -19,6 +19,7 @@ pub use driver::{NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -224,6 +225,26 @@ impl PaymentLedger {
     }
 }
 
+/// What a sender's own records say became of one payment it sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentStatus {
+    Succeeded,
+    Failed,
+    InFlight,
+}
+
+/// A payment's hash.
+pub type PaymentHash = [u8; 32];
+
+/// A fresh random keysend preimage and its payment hash.
+pub fn fresh_preimage() -> ([u8; 32], PaymentHash) {
+    use bitcoin::hashes::{Hash, sha256};
+    use rand::RngCore;
+    let mut preimage = [0u8; 32];
+    rand::rng().fill_bytes(&mut preimage);
+    (preimage, sha256::Hash::hash(&preimage).to_byte_array())
+}
+
 /// An error talking to a node (connection, RPC status, malformed answer).
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
@@ -326,6 +347,23 @@ pub trait LightningNode: Send + Sync {
         amount_msat: u64,
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError>;
+    /// Whether [`LightningNode::keysend_with`] sends the preimage it is given, so the
+    /// tool knows the payment's hash before it starts.
+    fn keysend_takes_preimage(&self) -> bool {
+        false
+    }
+    /// Like [`LightningNode::keysend`], with the preimage the tool chose where the
+    /// client can send it ([`LightningNode::keysend_takes_preimage`]); others make
+    /// their own.
+    async fn keysend_with(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        _preimage: [u8; 32],
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        self.keysend(dest, amount_msat, timeout).await
+    }
     /// Pay a BOLT 11 invoice and wait for the final result.
     async fn pay_invoice(
         &self,
@@ -335,6 +373,15 @@ pub trait LightningNode: Send + Sync {
     /// The node's own record of payments sent and received, for reconciling the
     /// tool's counts after a load; None when the client cannot read it.
     async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
+        Ok(None)
+    }
+    /// The node's own record of what became of the payments it sent with these
+    /// hashes, for resolving the payments the tool left indeterminate one by one;
+    /// hashes the node does not know are left out. None when the client cannot read it.
+    async fn sent_statuses(
+        &self,
+        _hashes: &[PaymentHash],
+    ) -> Result<Option<HashMap<PaymentHash, SentStatus>>, NodeError> {
         Ok(None)
     }
 }

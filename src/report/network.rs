@@ -40,6 +40,9 @@ pub struct GroupFigures {
     pub group: String,
     pub ok: u64,
     pub failed: u64,
+    /// Timed out, or in flight when the load ended: in neither ok nor failed (the
+    /// reconciliation resolves them in the senders' counts).
+    pub indeterminate: u64,
     /// Successful payments per second over the timed load.
     pub tps: f64,
     pub p50_ms: Option<f64>,
@@ -54,6 +57,7 @@ impl GroupFigures {
             group,
             ok: c.ok,
             failed: c.failed,
+            indeterminate: c.indeterminate,
             tps: if seconds > 0.0 {
                 c.ok as f64 / seconds
             } else {
@@ -182,12 +186,14 @@ pub fn markdown(network: &NetworkReport) -> String {
         network.route_length_from_graph,
     );
     md.push_str(
-        "| route length | ok | failed | TPS | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n",
+        "| route length | ok | failed | indeterminate | TPS | p50 ms | p99 ms |\n|---|---|---|---|---|---|---|\n",
     );
     for g in &network.by_route_length {
         md.push_str(&row(g));
     }
-    md.push_str("\n| sender | ok | failed | TPS | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n");
+    md.push_str(
+        "\n| sender | ok | failed | indeterminate | TPS | p50 ms | p99 ms |\n|---|---|---|---|---|---|---|\n",
+    );
     for g in &network.per_sender {
         md.push_str(&row(g));
     }
@@ -197,12 +203,33 @@ pub fn markdown(network: &NetworkReport) -> String {
 fn row(g: &GroupFigures) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     format!(
-        "| {} | {} | {} | {:.2} | {} | {} |\n",
+        "| {} | {} | {} | {} | {:.2} | {} | {} |\n",
         g.group,
         g.ok,
         g.failed,
+        g.indeterminate,
         g.tps,
         ms(g.p50_ms),
         ms(g.p99_ms)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_senders_row_shows_its_indeterminate_payments_apart_from_failures() {
+        let g = GroupFigures {
+            group: "alice".into(),
+            ok: 7,
+            failed: 1,
+            indeterminate: 2,
+            tps: 3.5,
+            p50_ms: Some(12.0),
+            p99_ms: None,
+            failures_by_reason: BTreeMap::from([("no_route", 1)]),
+        };
+        assert_eq!(row(&g), "| alice | 7 | 1 | 2 | 3.50 | 12.0 | - |\n");
+    }
 }

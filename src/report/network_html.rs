@@ -59,7 +59,7 @@ fn ms(v: Option<f64>) -> String {
 
 fn groups_table(what: &str, groups: &[GroupFigures]) -> String {
     let mut t = format!(
-        "<table>\n<tr><th>{what}</th><th>ok</th><th>failed</th><th>TPS</th><th>p50</th><th>p99</th><th>failures</th></tr>\n"
+        "<table>\n<tr><th>{what}</th><th>ok</th><th>failed</th><th>indeterminate</th><th>TPS</th><th>p50</th><th>p99</th><th>failures</th></tr>\n"
     );
     for g in groups {
         let failures: Vec<String> = (g.failures_by_reason.iter())
@@ -68,10 +68,11 @@ fn groups_table(what: &str, groups: &[GroupFigures]) -> String {
         let group = if g.group == "0" { "unknown" } else { &g.group };
         let _ = writeln!(
             t,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             escape(group),
             g.ok,
             g.failed,
+            g.indeterminate,
             g.tps,
             ms(g.p50_ms),
             ms(g.p99_ms),
@@ -118,22 +119,26 @@ fn node_table(network: &NetworkReport, report: &Report) -> String {
         }
         let _ = writeln!(
             html,
-            "<table class=\"by-{id}\">\n<tr><th>node</th><th>links</th><th>sent ok</th><th>failed</th><th>TPS</th><th>p50</th><th>p99</th><th>CPU avg</th><th>memory peak</th></tr>"
+            "<table class=\"by-{id}\">\n<tr><th>node</th><th>links</th><th>sent ok</th><th>failed</th><th>indeterminate</th><th>TPS</th><th>p50</th><th>p99</th><th>CPU avg</th><th>memory peak</th></tr>"
         );
         for r in sorted {
-            let (ok, failed, tps, p50, p99) = match r.sent {
+            let (ok, failed, indeterminate, tps, p50, p99) = match r.sent {
                 Some(g) => (
                     g.ok.to_string(),
                     g.failed.to_string(),
+                    g.indeterminate.to_string(),
                     format!("{:.2}", g.tps),
                     ms(g.p50_ms),
                     ms(g.p99_ms),
                 ),
-                None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
+                None => {
+                    let dash = || "-".to_string();
+                    (dash(), dash(), dash(), dash(), dash(), dash())
+                }
             };
             let _ = writeln!(
                 html,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{ok}</td><td class=\"num\">{failed}</td><td class=\"num\">{tps}</td><td class=\"num\">{p50}</td><td class=\"num\">{p99}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{ok}</td><td class=\"num\">{failed}</td><td class=\"num\">{indeterminate}</td><td class=\"num\">{tps}</td><td class=\"num\">{p50}</td><td class=\"num\">{p99}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 escape(r.name),
                 r.degree,
                 r.cpu.map_or("-".into(), |c| format!("{c:.1}%")),

@@ -2,10 +2,13 @@
 //! did (read before and after it), the indeterminate payments resolved where the
 //! senders know their fate, and every disagreement counted as a mismatch.
 //!
-//! Resolution is by count: a sender whose ledger shows `k` more successes than the
-//! tool counted resolves `k` of its indeterminate payments to ok (they have no exact
-//! latency, so they are counted but stay out of TPS and the percentiles); the rest
-//! resolve to failed unless the sender still has payments in flight.
+//! Resolution is by payment hash first: an indeterminate payment whose hash the tool
+//! knows and its sender has a record of becomes ok or failed as the sender says (or
+//! stays unresolved while in flight). The others are resolved by count: a sender
+//! whose ledger shows `k` more successes than the tool counted (and than resolved by
+//! hash) resolves `k` of them to ok; the rest resolve to failed unless the sender
+//! still has payments in flight. Late successes have no exact latency, so they are
+//! counted but stay out of TPS and the percentiles.
 
 use crate::metrics::RouteCount;
 use crate::node::PaymentLedger;
@@ -36,6 +39,10 @@ pub struct Reconciliation {
     pub resolved_ok: u64,
     pub resolved_failed: u64,
     pub unresolved: u64,
+    /// Of the resolved, those resolved one by one by their payment hash (the rest
+    /// by count).
+    #[serde(default)]
+    pub resolved_by_hash: u64,
     /// Routing fees paid, summed from the senders' ledgers (msat); absent when no
     /// sender's ledger was read.
     pub fees_paid_msat: Option<u64>,
@@ -60,7 +67,19 @@ pub struct SenderCheck {
     pub resolved_ok: u64,
     pub resolved_failed: u64,
     pub unresolved: u64,
+    /// Of the resolved, those resolved by their payment hash.
+    #[serde(default)]
+    pub resolved_by_hash: u64,
     pub mismatches: u64,
+}
+
+/// What a sender's records say of its indeterminate payments asked about by hash
+/// (those it has no record of are not counted here).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByHash {
+    pub ok: u64,
+    pub failed: u64,
+    pub in_flight: u64,
 }
 
 /// One receiver: the successes the tool counted to it and the payments it settled.
@@ -92,7 +111,14 @@ fn by_node(routes: &[RouteCount], end: fn(&RouteCount) -> &str) -> BTreeMap<&str
     nodes
 }
 
-fn sender(node: &str, tool: &RouteCount, ledger: Option<&PaymentLedger>) -> SenderCheck {
+fn sender(
+    node: &str,
+    tool: &RouteCount,
+    ledger: Option<&PaymentLedger>,
+    hashed: ByHash,
+) -> SenderCheck {
+    // By hash first; what is left over is resolved by count.
+    let rest = (tool.indeterminate).saturating_sub(hashed.ok + hashed.failed + hashed.in_flight);
     let mut check = SenderCheck {
         node: node.to_string(),
         tool_ok: tool.ok,
@@ -102,18 +128,22 @@ fn sender(node: &str, tool: &RouteCount, ledger: Option<&PaymentLedger>) -> Send
         node_failed: ledger.map(|l| l.sent_failed),
         node_in_flight: ledger.map(|l| l.sent_in_flight),
         fees_paid_msat: ledger.map(|l| l.fees_paid_msat),
-        resolved_ok: 0,
-        resolved_failed: 0,
-        unresolved: tool.indeterminate,
+        resolved_ok: hashed.ok,
+        resolved_failed: hashed.failed,
+        unresolved: hashed.in_flight + rest,
+        resolved_by_hash: hashed.ok + hashed.failed,
         mismatches: 0,
     };
     if let Some(l) = ledger {
-        let high = tool.ok + tool.indeterminate;
-        check.mismatches = outside(l.sent_succeeded, tool.ok, high);
-        check.resolved_ok = l.sent_succeeded.clamp(tool.ok, high) - tool.ok;
-        let left = tool.indeterminate - check.resolved_ok;
-        check.unresolved = left.min(l.sent_in_flight);
-        check.resolved_failed = left - check.unresolved;
+        let low = tool.ok + hashed.ok;
+        let high = low + rest;
+        check.mismatches = outside(l.sent_succeeded, low, high);
+        let by_count_ok = l.sent_succeeded.clamp(low, high) - low;
+        let left = rest - by_count_ok;
+        let in_flight = left.min(l.sent_in_flight.saturating_sub(hashed.in_flight));
+        check.resolved_ok += by_count_ok;
+        check.resolved_failed += left - in_flight;
+        check.unresolved = hashed.in_flight + in_flight;
     }
     check
 }
@@ -131,7 +161,13 @@ fn receiver(node: &str, tool: &RouteCount, ledger: Option<&PaymentLedger>) -> Re
 }
 
 /// Checks the tool's per-route counts against the nodes' ledgers over the load.
-pub fn reconcile(routes: &[RouteCount], ledgers: &BTreeMap<String, LedgerRead>) -> Reconciliation {
+/// `by_hash` holds, per sender, what its records say of the indeterminate payments
+/// asked about by hash.
+pub fn reconcile(
+    routes: &[RouteCount],
+    ledgers: &BTreeMap<String, LedgerRead>,
+    by_hash: &BTreeMap<String, ByHash>,
+) -> Reconciliation {
     let mut unread = Vec::new();
     let mut ledger = |name: &str| match ledgers.get(name) {
         Some(LedgerRead::Read(l)) => Some(*l),
@@ -148,7 +184,10 @@ pub fn reconcile(routes: &[RouteCount], ledgers: &BTreeMap<String, LedgerRead>) 
         }
     };
     let senders: Vec<SenderCheck> = (by_node(routes, |r| &r.sender).iter())
-        .map(|(name, tool)| sender(name, tool, ledger(name).as_ref()))
+        .map(|(name, tool)| {
+            let hashed = by_hash.get(*name).copied().unwrap_or_default();
+            sender(name, tool, ledger(name).as_ref(), hashed)
+        })
         .collect();
     let receivers: Vec<ReceiverCheck> = (by_node(routes, |r| &r.receiver).iter())
         .map(|(name, tool)| receiver(name, tool, ledger(name).as_ref()))
@@ -161,6 +200,7 @@ pub fn reconcile(routes: &[RouteCount], ledgers: &BTreeMap<String, LedgerRead>) 
         resolved_ok: sum(|s| s.resolved_ok),
         resolved_failed: sum(|s| s.resolved_failed),
         unresolved: sum(|s| s.unresolved),
+        resolved_by_hash: sum(|s| s.resolved_by_hash),
         fees_paid_msat: (!fees.is_empty()).then(|| fees.iter().sum()),
         senders,
         receivers,
@@ -177,12 +217,14 @@ impl Reconciliation {
             .map_or_else(|| "unknown".to_string(), |f| format!("{f} msat"));
         let mut lines = vec![format!(
             "reconciliation: {} mismatches; {} indeterminate: {} resolved ok (counted, \
-             without latency), {} resolved failed, {} unresolved; fees paid {fees}",
+             without latency), {} resolved failed, {} unresolved ({} resolved by payment \
+             hash, the rest by count); fees paid {fees}",
             self.mismatches,
             self.indeterminate,
             self.resolved_ok,
             self.resolved_failed,
-            self.unresolved
+            self.unresolved,
+            self.resolved_by_hash
         )];
         for s in self.senders.iter().filter(|s| s.mismatches > 0) {
             lines.push(format!(
@@ -234,8 +276,8 @@ pub fn rows(r: &Reconciliation) -> Vec<[String; 7]> {
                 known(s.node_in_flight)
             ),
             format!(
-                "{} ok, {} failed, {} unresolved",
-                s.resolved_ok, s.resolved_failed, s.unresolved
+                "{} ok, {} failed, {} unresolved ({} by hash)",
+                s.resolved_ok, s.resolved_failed, s.unresolved, s.resolved_by_hash
             ),
             s.fees_paid_msat
                 .map_or_else(|| "?".to_string(), |f| format!("{f} msat")),
@@ -313,7 +355,7 @@ mod tests {
             ("b".to_string(), read(5, 0, 0)),
             ("c".to_string(), read(0, 0, 17)),
         ]);
-        let r = reconcile(&routes, &ledgers);
+        let r = reconcile(&routes, &ledgers, &BTreeMap::new());
         assert_eq!(r.mismatches, 0);
         assert_eq!(
             (r.indeterminate, r.resolved_ok, r.resolved_failed),
@@ -325,13 +367,63 @@ mod tests {
     }
 
     #[test]
+    fn indeterminate_payments_known_by_hash_resolve_one_by_one() {
+        // Two indeterminate payments: one settled, one failed at the sender.
+        let routes = [route("a", "c", 10, 0, 2)];
+        let ledgers = BTreeMap::from([
+            ("a".to_string(), read(11, 0, 0)),
+            ("c".to_string(), read(0, 0, 11)),
+        ]);
+        let hashed = ByHash {
+            ok: 1,
+            failed: 1,
+            in_flight: 0,
+        };
+        let by_hash = BTreeMap::from([("a".to_string(), hashed)]);
+        let r = reconcile(&routes, &ledgers, &by_hash);
+        assert_eq!((r.resolved_ok, r.resolved_failed, r.unresolved), (1, 1, 0));
+        assert_eq!((r.resolved_by_hash, r.mismatches), (2, 0));
+    }
+
+    #[test]
+    fn a_hash_the_sender_says_succeeded_beyond_its_count_is_a_mismatch() {
+        // The sender says by hash that both succeeded, but its ledger counts one.
+        let routes = [route("a", "c", 10, 0, 2)];
+        let ledgers = BTreeMap::from([("a".to_string(), read(11, 0, 0))]);
+        let hashed = ByHash {
+            ok: 2,
+            ..ByHash::default()
+        };
+        let by_hash = BTreeMap::from([("a".to_string(), hashed)]);
+        let r = reconcile(&routes, &ledgers, &by_hash);
+        assert_eq!(r.senders[0].mismatches, 1);
+        assert_eq!(r.resolved_ok, 2);
+    }
+
+    #[test]
+    fn hashes_in_flight_stay_unresolved_and_the_rest_resolve_by_count() {
+        // Four indeterminate: one in flight by hash, three the sender has no record
+        // of by hash, of which its counts show one more success.
+        let routes = [route("a", "c", 5, 0, 4)];
+        let ledgers = BTreeMap::from([("a".to_string(), read(6, 1, 0))]);
+        let hashed = ByHash {
+            in_flight: 1,
+            ..ByHash::default()
+        };
+        let by_hash = BTreeMap::from([("a".to_string(), hashed)]);
+        let r = reconcile(&routes, &ledgers, &by_hash);
+        assert_eq!((r.resolved_ok, r.resolved_failed, r.unresolved), (1, 2, 1));
+        assert_eq!((r.resolved_by_hash, r.mismatches), (0, 0));
+    }
+
+    #[test]
     fn a_lost_or_extra_payment_is_a_mismatch() {
         let routes = [route("a", "c", 10, 0, 1)];
         let ledgers = BTreeMap::from([
             ("a".to_string(), read(13, 0, 0)),
             ("c".to_string(), read(0, 0, 8)),
         ]);
-        let r = reconcile(&routes, &ledgers);
+        let r = reconcile(&routes, &ledgers, &BTreeMap::new());
         // The sender has 2 successes beyond ok + indeterminate, the receiver 2 short.
         assert_eq!((r.senders[0].mismatches, r.receivers[0].mismatches), (2, 2));
         assert_eq!(r.mismatches, 4);
@@ -350,7 +442,7 @@ mod tests {
             ("a".to_string(), read(5, 1, 0)),
             ("c".to_string(), LedgerRead::Unsupported),
         ]);
-        let r = reconcile(&routes, &ledgers);
+        let r = reconcile(&routes, &ledgers, &BTreeMap::new());
         assert_eq!((r.resolved_ok, r.resolved_failed, r.unresolved), (1, 1, 1));
         assert_eq!(r.receivers[0].node_received, None);
         assert_eq!(r.unread.len(), 1, "{:?}", r.unread);

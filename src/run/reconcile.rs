@@ -4,9 +4,10 @@
 
 use super::bring_up::Network;
 use crate::metrics::Summary;
-use crate::node::{LightningNode, PaymentLedger};
-use crate::report::reconciliation::{self, LedgerRead, Reconciliation};
-use std::collections::BTreeMap;
+use crate::metrics::payments::Resolution;
+use crate::node::{LightningNode, PaymentHash, PaymentLedger, SentStatus};
+use crate::report::reconciliation::{self, ByHash, LedgerRead, Reconciliation};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,9 +97,52 @@ pub(super) async fn after_load(
             (name, read)
         })
         .collect();
-    let checked = reconciliation::reconcile(&summary.routes, &ledgers);
+    let (by_hash, resolved) = ask_by_hash(&nodes, summary).await;
+    if let Some(log) = &summary.payment_log
+        && let Err(e) = log.write_resolutions(&resolved)
+    {
+        crate::lines::errln!("warning: the resolutions in {}: {e}", log.path.display());
+    }
+    let checked = reconciliation::reconcile(&summary.routes, &ledgers, &by_hash);
     summary.mismatches = Some(checked.mismatches);
     Some(checked)
+}
+
+/// Asks each sender what became of its indeterminate payments whose hash the tool
+/// knows (from the payment log): per sender the counts, and per hash the
+/// resolution. A sender that cannot tell leaves them to the count.
+async fn ask_by_hash(
+    nodes: &[(String, Arc<dyn LightningNode>)],
+    summary: &Summary,
+) -> (BTreeMap<String, ByHash>, HashMap<PaymentHash, Resolution>) {
+    let mut asked: BTreeMap<&str, Vec<PaymentHash>> = BTreeMap::new();
+    for p in (summary.payment_log.iter()).flat_map(|log| &log.indeterminate) {
+        asked.entry(&p.sender).or_default().push(p.payment_hash);
+    }
+    let reads = (nodes.iter())
+        .filter_map(|(name, node)| Some((name, node, asked.get(name.as_str())?)))
+        .map(|(name, node, hashes)| async move {
+            let read = node.sent_statuses(hashes).await;
+            if let Err(e) = &read {
+                crate::lines::errln!("warning: {name}: payments by hash not read: {e:#}");
+            }
+            (name.clone(), read.ok().flatten().unwrap_or_default())
+        });
+    let mut by_hash = BTreeMap::new();
+    let mut resolved = HashMap::new();
+    for (name, statuses) in futures::future::join_all(reads).await {
+        let counts: &mut ByHash = by_hash.entry(name).or_default();
+        for (hash, status) in statuses {
+            let resolution = match status {
+                SentStatus::Succeeded => (&mut counts.ok, Resolution::Ok),
+                SentStatus::Failed => (&mut counts.failed, Resolution::Failed),
+                SentStatus::InFlight => (&mut counts.in_flight, Resolution::InFlight),
+            };
+            *resolution.0 += 1;
+            resolved.insert(hash, resolution.1);
+        }
+    }
+    (by_hash, resolved)
 }
 
 fn in_flight(ledgers: &Marks) -> bool {

@@ -3,11 +3,12 @@
 //! keysend received appears there as an invoice CLN creates), each read whole.
 
 use super::ClnNode;
-use crate::node::{NodeError, PaymentLedger};
+use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
 use cln_grpc::pb::{
     self, listinvoices_invoices::ListinvoicesInvoicesStatus as Invoice,
     listpays_pays::ListpaysPaysStatus as Pay,
 };
+use std::collections::{HashMap, HashSet};
 
 fn msat(amount: Option<&pb::Amount>) -> u64 {
     amount.map_or(0, |a| a.msat)
@@ -17,19 +18,15 @@ impl ClnNode {
     pub(super) async fn ledger(&self) -> Result<PaymentLedger, NodeError> {
         let mut client = self.client.clone();
         let mut ledger = PaymentLedger::default();
-        let pays = (client.list_pays(pb::ListpaysRequest::default()).await)
-            .map_err(self.rpc("ListPays"))?
-            .into_inner()
-            .pays;
-        for p in &pays {
-            match Pay::try_from(p.status) {
-                Ok(Pay::Complete) => {
+        for p in &self.pays().await? {
+            match status(p) {
+                SentStatus::Succeeded => {
                     ledger.sent_succeeded += 1;
                     let sent = msat(p.amount_sent_msat.as_ref());
                     ledger.fees_paid_msat += sent.saturating_sub(msat(p.amount_msat.as_ref()));
                 }
-                Ok(Pay::Failed) => ledger.sent_failed += 1,
-                _ => ledger.sent_in_flight += 1,
+                SentStatus::Failed => ledger.sent_failed += 1,
+                SentStatus::InFlight => ledger.sent_in_flight += 1,
             }
         }
         let invoices = (client
@@ -43,5 +40,41 @@ impl ClnNode {
             ledger.received_msat += msat(i.amount_received_msat.as_ref());
         }
         Ok(ledger)
+    }
+
+    /// The status of each payment sent with one of `hashes`.
+    pub(super) async fn statuses(
+        &self,
+        hashes: &[PaymentHash],
+    ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
+        let wanted: HashSet<&[u8]> = hashes.iter().map(|h| &h[..]).collect();
+        let pays = self.pays().await?;
+        let found = (pays.iter())
+            .filter(|p| wanted.contains(p.payment_hash.as_slice()))
+            .filter_map(|p| {
+                Some((
+                    PaymentHash::try_from(p.payment_hash.as_slice()).ok()?,
+                    status(p),
+                ))
+            })
+            .collect();
+        Ok(found)
+    }
+
+    /// Every payment sent (`listpays`: one entry per payment, its parts merged).
+    async fn pays(&self) -> Result<Vec<pb::ListpaysPays>, NodeError> {
+        let mut client = self.client.clone();
+        Ok((client.list_pays(pb::ListpaysRequest::default()).await)
+            .map_err(self.rpc("ListPays"))?
+            .into_inner()
+            .pays)
+    }
+}
+
+fn status(p: &pb::ListpaysPays) -> SentStatus {
+    match Pay::try_from(p.status) {
+        Ok(Pay::Complete) => SentStatus::Succeeded,
+        Ok(Pay::Failed) => SentStatus::Failed,
+        _ => SentStatus::InFlight,
     }
 }

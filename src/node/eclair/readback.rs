@@ -5,8 +5,10 @@
 //! indeterminate payments of an Eclair sender that did not succeed resolve as failed.
 
 use super::EclairNode;
-use crate::node::{NodeError, PaymentLedger};
+use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
+use bitcoin::hex::DisplayHex;
 use serde::Deserialize;
+use std::collections::HashMap;
 
 #[derive(Deserialize)]
 struct Audit {
@@ -62,6 +64,52 @@ impl EclairNode {
     }
 }
 
+/// One attempt of a payment as `getsentinfo` lists it.
+#[derive(Deserialize)]
+struct SentInfo {
+    status: SentInfoStatus,
+}
+
+#[derive(Deserialize)]
+struct SentInfoStatus {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+impl EclairNode {
+    /// The status of each payment sent with one of `hashes`, from `getsentinfo` (one
+    /// call per hash: the hashes asked about are the few the tool left indeterminate).
+    pub(super) async fn statuses(
+        &self,
+        hashes: &[PaymentHash],
+    ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
+        let mut found = HashMap::new();
+        for hash in hashes {
+            let fields = [("paymentHash", hash.to_lower_hex_string())];
+            let attempts: Vec<SentInfo> = self.call("getsentinfo", &fields).await?;
+            if let Some(status) = status_of(&attempts) {
+                found.insert(*hash, status);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A payment's status from its attempts: succeeded if one was sent, in flight while
+/// one is pending, failed when all failed; None when Eclair has no attempt.
+fn status_of(attempts: &[SentInfo]) -> Option<SentStatus> {
+    let any = |kind: &str| attempts.iter().any(|a| a.status.kind == kind);
+    if attempts.is_empty() {
+        None
+    } else if any("sent") {
+        Some(SentStatus::Succeeded)
+    } else if any("pending") {
+        Some(SentStatus::InFlight)
+    } else {
+        Some(SentStatus::Failed)
+    }
+}
+
 fn ledger_of(audit: &Audit) -> PaymentLedger {
     PaymentLedger {
         sent_succeeded: audit.sent.len() as u64,
@@ -100,5 +148,22 @@ mod tests {
         assert_eq!((ledger.sent_succeeded, ledger.fees_paid_msat), (2, 5));
         assert_eq!((ledger.received, ledger.received_msat), (1, 700));
         assert_eq!(ledger.sent_in_flight, 0);
+    }
+
+    #[test]
+    fn a_payment_is_sent_if_an_attempt_was_and_unknown_without_attempts() {
+        let attempts = |text: &str| serde_json::from_str::<Vec<SentInfo>>(text).unwrap();
+        let failed = r#"{"id": "a", "status": {"type": "failed", "failures": []}}"#;
+        let sent = r#"{"id": "b", "status": {"type": "sent", "feesPaid": 1}}"#;
+        let pending = r#"{"id": "c", "status": {"type": "pending"}}"#;
+        let both = attempts(&format!("[{failed}, {sent}]"));
+        assert_eq!(status_of(&both), Some(SentStatus::Succeeded));
+        let waiting = attempts(&format!("[{failed}, {pending}]"));
+        assert_eq!(status_of(&waiting), Some(SentStatus::InFlight));
+        assert_eq!(
+            status_of(&attempts(&format!("[{failed}]"))),
+            Some(SentStatus::Failed)
+        );
+        assert_eq!(status_of(&[]), None);
     }
 }

@@ -256,6 +256,9 @@ pub struct PageToken {
 /// `types.Payment` as listed: the fields of [`Payment`] and its kind and direction.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ListedPayment {
+    /// The payment's id, hex: for a BOLT 11 payment sent, its payment hash.
+    #[prost(string, tag = "1")]
+    pub id: String,
     #[prost(message, optional, tag = "2")]
     pub kind: Option<PaymentKind>,
     #[prost(uint64, optional, tag = "3")]

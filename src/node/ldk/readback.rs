@@ -4,23 +4,65 @@
 
 use super::LdkNode;
 use super::proto::{self, PaymentDirection, PaymentStatus};
-use crate::node::{NodeError, PaymentLedger};
+use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
+use bitcoin::hex::DisplayHex;
+use std::collections::HashMap;
 
 impl LdkNode {
     pub(super) async fn ledger(&self) -> Result<PaymentLedger, NodeError> {
         let mut ledger = PaymentLedger::default();
+        self.each_payment(|p| add(&mut ledger, p)).await?;
+        Ok(ledger)
+    }
+
+    /// The status of each outbound payment whose id is one of `hashes` (ldk-node
+    /// gives a BOLT 11 payment it sends its payment hash as id; a keysend's id is
+    /// its own, so keysends are not found here).
+    pub(super) async fn statuses(
+        &self,
+        hashes: &[PaymentHash],
+    ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
+        let wanted: HashMap<String, PaymentHash> = (hashes.iter())
+            .map(|h| (h.to_lower_hex_string(), *h))
+            .collect();
+        let mut found = HashMap::new();
+        self.each_payment(|p| {
+            if let (Some(hash), Some(status)) = (wanted.get(&p.id.to_lowercase()), sent(p)) {
+                found.insert(*hash, status);
+            }
+        })
+        .await?;
+        Ok(found)
+    }
+
+    async fn each_payment(
+        &self,
+        mut visit: impl FnMut(&proto::ListedPayment),
+    ) -> Result<(), NodeError> {
         let mut request = proto::ListPaymentsRequest::default();
         loop {
             let page: proto::ListPaymentsResponse = self.request("ListPayments", &request).await?;
-            for p in &page.payments {
-                add(&mut ledger, p);
-            }
+            page.payments.iter().for_each(&mut visit);
             match page.next_page_token {
                 Some(token) if !page.payments.is_empty() => request.page_token = Some(token),
-                _ => return Ok(ledger),
+                _ => return Ok(()),
             }
         }
     }
+}
+
+/// An outbound Lightning payment's status; None for others.
+fn sent(p: &proto::ListedPayment) -> Option<SentStatus> {
+    if p.kind.as_ref().is_some_and(|k| k.onchain.is_some())
+        || PaymentDirection::try_from(p.direction) != Ok(PaymentDirection::Outbound)
+    {
+        return None;
+    }
+    Some(match PaymentStatus::try_from(p.status) {
+        Ok(PaymentStatus::Succeeded) => SentStatus::Succeeded,
+        Ok(PaymentStatus::Failed) => SentStatus::Failed,
+        _ => SentStatus::InFlight,
+    })
 }
 
 fn add(ledger: &mut PaymentLedger, p: &proto::ListedPayment) {
@@ -52,6 +94,7 @@ mod tests {
     fn lightning_payments_are_counted_by_direction_and_status_and_on_chain_ones_left_out() {
         let payment = |direction: PaymentDirection, status: PaymentStatus, onchain: bool| {
             proto::ListedPayment {
+                id: String::new(),
                 kind: Some(proto::PaymentKind {
                     onchain: onchain.then_some(proto::Onchain {}),
                 }),

@@ -3,7 +3,9 @@
 //! a page at a time by index offset.
 
 use super::LndNode;
-use crate::node::{NodeError, PaymentLedger};
+use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
+use bitcoin::hex::DisplayHex;
+use std::collections::HashMap;
 use voltage_tonic_lnd::lnrpc::{self, invoice::InvoiceState, payment::PaymentStatus};
 
 /// Entries per page.
@@ -18,6 +20,37 @@ impl LndNode {
     }
 
     async fn add_payments(&self, ledger: &mut PaymentLedger) -> Result<(), NodeError> {
+        self.each_payment(|p| match status(p) {
+            SentStatus::Succeeded => {
+                ledger.sent_succeeded += 1;
+                ledger.fees_paid_msat += u64::try_from(p.fee_msat).unwrap_or(0);
+            }
+            SentStatus::Failed => ledger.sent_failed += 1,
+            SentStatus::InFlight => ledger.sent_in_flight += 1,
+        })
+        .await
+    }
+
+    /// The status of each payment sent with one of `hashes`.
+    pub(super) async fn statuses(
+        &self,
+        hashes: &[PaymentHash],
+    ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
+        let wanted: HashMap<String, PaymentHash> = (hashes.iter())
+            .map(|h| (h.to_lower_hex_string(), *h))
+            .collect();
+        let mut found = HashMap::new();
+        self.each_payment(|p| {
+            if let Some(hash) = wanted.get(&p.payment_hash) {
+                found.insert(*hash, status(p));
+            }
+        })
+        .await?;
+        Ok(found)
+    }
+
+    /// Calls `visit` on every payment the node sent, incomplete ones included.
+    async fn each_payment(&self, mut visit: impl FnMut(&lnrpc::Payment)) -> Result<(), NodeError> {
         let mut offset = 0;
         loop {
             let page = (self.lightning.clone())
@@ -31,16 +64,7 @@ impl LndNode {
                 .await
                 .map_err(self.rpc("ListPayments"))?
                 .into_inner();
-            for p in &page.payments {
-                match PaymentStatus::try_from(p.status) {
-                    Ok(PaymentStatus::Succeeded) => {
-                        ledger.sent_succeeded += 1;
-                        ledger.fees_paid_msat += u64::try_from(p.fee_msat).unwrap_or(0);
-                    }
-                    Ok(PaymentStatus::Failed) => ledger.sent_failed += 1,
-                    _ => ledger.sent_in_flight += 1,
-                }
-            }
+            page.payments.iter().for_each(&mut visit);
             if page.payments.is_empty() || page.last_index_offset <= offset {
                 return Ok(());
             }
@@ -71,5 +95,14 @@ impl LndNode {
             }
             offset = page.last_index_offset;
         }
+    }
+}
+
+/// A payment's status as the ledger counts it: anything not ended is in flight.
+fn status(p: &lnrpc::Payment) -> SentStatus {
+    match PaymentStatus::try_from(p.status) {
+        Ok(PaymentStatus::Succeeded) => SentStatus::Succeeded,
+        Ok(PaymentStatus::Failed) => SentStatus::Failed,
+        _ => SentStatus::InFlight,
     }
 }

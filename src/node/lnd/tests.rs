@@ -76,8 +76,18 @@ fn failure_and_in_flight_updates() {
 #[test]
 fn keysend_request_carries_the_preimage_of_its_hash() {
     let dest = vec![2u8; 33];
-    let a = keysend_request(dest.clone(), 1_000, Duration::from_millis(1500));
-    let b = keysend_request(dest.clone(), 1_000, Duration::from_secs(60));
+    let a = keysend_request(
+        dest.clone(),
+        1_000,
+        crate::node::fresh_preimage().0,
+        Duration::from_millis(1500),
+    );
+    let b = keysend_request(
+        dest.clone(),
+        1_000,
+        crate::node::fresh_preimage().0,
+        Duration::from_secs(60),
+    );
     let preimage = &a.dest_custom_records[&KEYSEND_RECORD];
     assert_eq!(preimage.len(), 32);
     assert_eq!(

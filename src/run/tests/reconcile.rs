@@ -96,6 +96,15 @@ async fn payments_in_flight_at_a_signal_are_indeterminate_then_resolved_not_fail
         "{r}"
     );
     assert_eq!(u(&r["mismatches"]), 0, "{r}");
+    // The tool knew their invoices' hashes: each was asked about and resolved alone.
+    assert_eq!(u(&r["resolved_by_hash"]), 2, "{r}");
+    let csv = std::fs::read_to_string(dirs.opts.report_dir.as_ref().unwrap().join("payments.csv"))
+        .unwrap();
+    let resolutions: Vec<&str> = (csv.lines())
+        .filter(|l| l.contains(",indeterminate,"))
+        .map(|l| l.rsplit_once(',').unwrap().1)
+        .collect();
+    assert_eq!(resolutions, ["ok", "ok"], "{csv}");
     // Late successes are counted by the reconciliation, not measured.
     let ok = u(&results["ok"]);
     assert_eq!(u(&results["latency"]["count"]), ok);
