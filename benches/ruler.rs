@@ -16,7 +16,7 @@
 //! It exits non-zero when a stack makes fewer than 1,000 payments per second per core of
 //! the tool's CPU (payments divided by the tool's CPU seconds), or when a payment fails.
 //! On a slow machine set another floor with `LNBENCH_RULER_MIN_PER_CORE=<payments/s>`;
-//! `LNBENCH_RULER_PAYMENTS` sets the payments of each measured round (default 20,000).
+//! `LNBENCH_RULER_PAYMENTS` sets the payments of each measured round (default 100,000).
 //! Without `--bench` (as `cargo test --benches` runs it, a debug build) it makes a few
 //! hundred payments per stack and holds them to no floor.
 
@@ -39,7 +39,7 @@ const SERVE: &str = "LNBENCH_RULER_SERVE";
 const MIN_PER_CORE: &str = "LNBENCH_RULER_MIN_PER_CORE";
 const PAYMENTS: &str = "LNBENCH_RULER_PAYMENTS";
 const DEFAULT_MIN_PER_CORE: f64 = 1_000.0;
-const DEFAULT_PAYMENTS: u64 = 20_000;
+const DEFAULT_PAYMENTS: u64 = 100_000;
 const ROUNDS: usize = 3;
 const SMOKE_PAYMENTS: u64 = 300;
 const WORKERS: u32 = 64;
