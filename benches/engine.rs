@@ -2,53 +2,18 @@
 //! once: the tool's own cost per payment. Run with `cargo bench --bench engine`.
 //! Prints numbers; see docs/benchmarks.md for recorded figures.
 
-use lnbench_tui::engine::{self, Plan, Route};
-use lnbench_tui::metrics::Recorder;
+mod common;
+
 use lnbench_tui::metrics::process::ProcessStats;
 use lnbench_tui::node::fake::{FakeConfig, FakeNode};
-use lnbench_tui::scenario::{Load, PaymentKind, StopCondition};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 
 const WORKERS: u32 = 64;
 
-fn plan(payments: u64) -> Plan {
-    let sender = FakeNode::new(FakeConfig::instant("alice"));
-    let receiver = FakeNode::new(FakeConfig::instant("bob"));
-    Plan {
-        routes: vec![Route {
-            sender: Arc::new(sender),
-            receiver_pubkey: receiver.pubkey().to_string(),
-            receiver: Arc::new(receiver),
-        }],
-        kind: PaymentKind::Keysend,
-        amount_msat: 1_000,
-        load: Load::Closed {
-            concurrency: WORKERS,
-        },
-        stop: StopCondition {
-            payments: Some(payments),
-            duration: None,
-        },
-        payment_timeout: Duration::from_secs(60),
-    }
-}
-
 async fn measure(payments: u64) -> (f64, f64) {
-    let (recorder, _snapshots) = Recorder::new();
-    let (_commands, commands_rx) = tokio::sync::mpsc::unbounded_channel();
-    let started = Instant::now();
-    let outcome = engine::run(
-        plan(payments),
-        recorder,
-        commands_rx,
-        CancellationToken::new(),
-    )
-    .await
-    .expect("engine runs");
-    let wall = started.elapsed().as_secs_f64();
-    let s = &outcome.summary;
+    let sender = Arc::new(FakeNode::new(FakeConfig::instant("alice")));
+    let plan = common::closed_keysend(sender, WORKERS, payments);
+    let (s, wall) = common::run(plan).await.expect("engine runs");
     assert_eq!(s.ok, payments, "every fake payment succeeds");
     (
         payments as f64 / wall,

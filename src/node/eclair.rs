@@ -9,8 +9,8 @@
 
 mod driver;
 mod events;
-#[cfg(test)]
-mod fake_api;
+#[doc(hidden)]
+pub mod fake_api;
 mod readback;
 mod wait;
 

@@ -6,6 +6,8 @@
 //! `driver.rs` holds the rest of what the tool knows about LND.
 
 mod driver;
+#[doc(hidden)]
+pub mod fake_grpc;
 mod readback;
 
 pub use driver::{DEFAULT_VERSION, LND, LndCredentials};

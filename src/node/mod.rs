@@ -9,8 +9,8 @@ pub mod completion;
 pub mod driver;
 pub mod eclair;
 pub mod fake;
-#[cfg(test)]
-mod fake_http;
+#[doc(hidden)]
+pub mod fake_http;
 pub mod ldk;
 pub mod lnd;
 

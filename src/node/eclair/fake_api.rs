@@ -1,11 +1,14 @@
-//! A fake Eclair API for tests, on loopback: `sendtonode` answers a payment id and
-//! pushes the payment's `payment-sent` on the websocket after a delay the test chose;
-//! `getsentinfo` answers pending, or sent once told to. It records when it got each
+//! A fake Eclair API for tests and the `ruler` bench, on loopback: `sendtonode` answers
+//! a payment id and pushes the payment's `payment-sent` on the websocket after a delay
+//! the test chose; `getsentinfo` answers pending, or sent once told to; `getinfo` and
+//! `channels` answer enough for the driver to connect. It records when it got each
 //! payment and when it pushed its event: the truth a measured latency is held to.
 
+use crate::node::{Credentials, Implementation, NodeEndpoint};
 use futures::{SinkExt, StreamExt};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -17,12 +20,17 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 
 pub const PASSWORD: &str = "fake-password";
+/// The node key the fake gives in `getinfo` (secp256k1's generator, a valid point).
+pub const NODE_ID: &str = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798";
+const GET_INFO: &str = r#"{"version":"fake","nodeId":"0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798","alias":"fake-eclair","blockHeight":1}"#;
 
 #[derive(Default)]
 pub struct Script {
     /// The delay of each payment's event, in the order of `sendtonode` calls; none left:
-    /// no event at all.
+    /// no event at all, unless `then_at_once`.
     pub delays: Mutex<VecDeque<Duration>>,
+    /// Once `delays` ran out, push every payment's event right after answering.
+    pub then_at_once: AtomicBool,
     /// Push the event before answering `sendtonode`.
     pub event_first: AtomicBool,
     /// `getsentinfo` answers "sent" (else "pending").
@@ -77,6 +85,13 @@ impl FakeEclair {
         }
     }
 
+    /// The endpoint the tool's Eclair driver connects to; writes the API password file
+    /// into `dir`.
+    pub fn endpoint(&self, name: &str, dir: &Path) -> std::io::Result<NodeEndpoint> {
+        std::fs::write(dir.join(super::API_PASSWORD_FILE), PASSWORD)?;
+        Ok(endpoint(name, self.addr, dir))
+    }
+
     /// When `sendtonode` for `id` came and when its event was pushed.
     pub fn truth(&self, id: &str) -> Option<(Instant, Option<Instant>)> {
         self.state.truth.lock().unwrap().get(id).copied()
@@ -93,6 +108,23 @@ impl FakeEclair {
     /// Closes the open websockets (Eclair restarting, a proxy dropping them).
     pub fn close_sockets(&self) {
         self.state.close.notify_waiters();
+    }
+}
+
+/// The endpoint of a fake listening on `addr` whose password file
+/// [`FakeEclair::endpoint`] wrote into `dir` (the fake may run in another process).
+pub fn endpoint(name: &str, addr: SocketAddr, dir: &Path) -> NodeEndpoint {
+    NodeEndpoint {
+        name: name.into(),
+        implementation: Implementation::Eclair,
+        rpc_addr: addr.to_string(),
+        p2p_addr: "127.0.0.1:2".into(),
+        credentials: Credentials::Eclair(super::EclairCredentials {
+            api_password: dir.join(super::API_PASSWORD_FILE),
+        }),
+        data_dir: dir.to_path_buf(),
+        binary: "eclair-node".into(),
+        pid: None,
     }
 }
 
@@ -175,6 +207,8 @@ async fn http(mut stream: TcpStream, state: Arc<State>) {
             match path.as_str() {
                 "/sendtonode" => ("200 OK", send(&state)),
                 "/getsentinfo" => ("200 OK", sent_info(&state)),
+                "/getinfo" => ("200 OK", GET_INFO.to_string()),
+                "/channels" => ("200 OK", "[]".to_string()),
                 _ => ("404 Not Found", r#"{"error":"no such call"}"#.to_string()),
             }
         };
@@ -198,7 +232,10 @@ fn send(state: &Arc<State>) -> String {
         .lock()
         .unwrap()
         .insert(id.clone(), (received, None));
-    let delay = state.script.delays.lock().unwrap().pop_front();
+    let delay =
+        state.script.delays.lock().unwrap().pop_front().or_else(|| {
+            (state.script.then_at_once.load(Ordering::Relaxed)).then_some(Duration::ZERO)
+        });
     if state.script.event_first.load(Ordering::SeqCst) {
         push_event(state, &id);
     } else if let Some(delay) = delay {

@@ -1,25 +1,13 @@
-use super::super::fake_api::{FakeEclair, PASSWORD};
+use super::super::fake_api::FakeEclair;
 use super::*;
+use crate::node::LightningNode;
 use crate::node::completion::Method;
-use crate::node::{Credentials, Implementation, LightningNode, NodeEndpoint};
 use std::sync::atomic::Ordering;
 
 const DEST: &str = "02abababababababababababababababababababababababababababababababab";
 
 async fn node(fake: &FakeEclair, dir: &std::path::Path) -> super::super::EclairNode {
-    std::fs::write(dir.join("api_password"), PASSWORD).unwrap();
-    let endpoint = NodeEndpoint {
-        name: "carol".into(),
-        implementation: Implementation::Eclair,
-        rpc_addr: fake.addr.to_string(),
-        p2p_addr: "127.0.0.1:2".into(),
-        credentials: Credentials::Eclair(super::super::EclairCredentials {
-            api_password: dir.join("api_password"),
-        }),
-        data_dir: dir.to_path_buf(),
-        binary: "eclair-node".into(),
-        pid: None,
-    };
+    let endpoint = fake.endpoint("carol", dir).unwrap();
     let mut node = super::super::EclairNode::connect("carol", &endpoint)
         .await
         .unwrap();
