@@ -81,6 +81,10 @@ invalid_fixtures! {
     bad_threshold_percent: "bad-threshold-percent" at "20:21", "thresholds max_failure_rate \"150%\" is not a fraction from 0 to 1 or a percentage from 0% to 100%", hint "max_failure_rate: 1% or max_failure_rate: 0.01";
     negative_threshold: "negative-threshold" at "20:12", "thresholds min_tps is -5 payments/s", hint "min_tps: 20";
     bad_threshold_latency: "bad-threshold-latency" at "20:16", "thresholds p99_latency \"2\" is not a duration (time unit needed", hint "p99_latency: 2s or 500ms";
+    duplicate_workload: "duplicate-workload" at "20:1", "`workload` appears twice in the same mapping", hint "give `workload:` once; merge the two blocks";
+    amount_as_list: "amount-as-list" at "16:16", "this must be a single value (a word or a number), not a list or a mapping", hint "docs/scenario-format.md";
+    kind_as_list: "kind-as-list" at "13:9", "this must be one name, not a list or a mapping", hint "write one of the names";
+    control_in_name: "control-in-name" at "2:7", "name \"a\\u{1b}[2Jb\\u{202e}c\" is not allowed", hint "starting with a letter or digit";
     threshold_unknown_phase: "threshold-unknown-phase" at "28:12", "thresholds phase: steady is not a phase of this workload (its measured phases: ramp, hold)", hint "write one of: ramp, hold";
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
     restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
