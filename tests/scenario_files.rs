@@ -85,6 +85,9 @@ invalid_fixtures! {
     amount_as_list: "amount-as-list" at "16:16", "this must be a single value (a word or a number), not a list or a mapping", hint "docs/scenario-format.md";
     kind_as_list: "kind-as-list" at "13:9", "this must be one name, not a list or a mapping", hint "write one of the names";
     control_in_name: "control-in-name" at "2:7", "name \"a\\u{1b}[2Jb\\u{202e}c\" is not allowed", hint "starting with a letter or digit";
+    empty_threshold: "empty-threshold" at "22:5", "a thresholds entry sets no threshold, so it would check nothing", hint "remove the empty entry";
+    fault_after_load: "fault-after-load" at "22:9", "this fault is at: 10m, but the load stops at 30s (stop: duration:)", hint "write an at: below 30s";
+    fault_after_last_payment: "fault-after-last-payment" at "21:21", "this fault is after_payments: 100, but the load stops after 100 payments", hint "write an after_payments: below 100";
     threshold_unknown_phase: "threshold-unknown-phase" at "28:12", "thresholds phase: steady is not a phase of this workload (its measured phases: ramp, hold)", hint "write one of: ramp, hold";
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
     restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
