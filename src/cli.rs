@@ -130,6 +130,6 @@ pub struct RunArgs {
     pub repeat: Option<u32>,
 
     /// Stop after this long, e.g. `30s` or `5m` (overrides `stop.duration`).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = "Load")]
+    #[arg(long, value_name = "DURATION", value_parser = crate::scenario::duration_flag, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,
 }

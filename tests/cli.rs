@@ -326,3 +326,14 @@ fn a_fifo_or_a_device_as_the_scenario_is_refused_unread() {
             .stderr(predicate::str::contains("not a regular file"));
     }
 }
+
+/// `--duration` is read by the rules of `stop: duration:`: 0s is refused (exit 2).
+#[test]
+fn a_zero_duration_flag_is_refused_like_the_field() {
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .args(["--duration", "0s", "--no-tui"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("above zero"));
+}
