@@ -327,6 +327,40 @@ fn a_fifo_or_a_device_as_the_scenario_is_refused_unread() {
     }
 }
 
+/// Without a Docker engine (or a cluster), `down` still cleans and reports the run
+/// directories and says what it could not look at; it never asks to edit a scenario.
+#[test]
+fn down_without_a_docker_engine_says_what_it_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lnbench()
+        .args(["down", "--run-dir"])
+        .arg(dir.path())
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", dir.path().join("dead.sock").display()),
+        )
+        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stdout.contains("no Docker engine answers"), "{stdout}");
+    assert!(
+        stdout.contains("no container, network or volume was looked for"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&dir.path().display().to_string()),
+        "{stdout}"
+    );
+    assert!(
+        !format!("{stdout}{stderr}").contains("in the scenario"),
+        "{stdout}{stderr}"
+    );
+}
+
 /// `--duration` is read by the rules of `stop: duration:`: 0s is refused (exit 2).
 #[test]
 fn a_zero_duration_flag_is_refused_like_the_field() {
