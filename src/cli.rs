@@ -42,7 +42,8 @@ pub enum Command {
     /// Compare two or more runs side by side: writes DIR/compare.html and
     /// DIR/compare.md and prints the markdown table. The first run is the baseline.
     Compare {
-        /// Report directories or report.json files; the first is the baseline.
+        /// Report directories or report.json files; the first is the baseline. Sweep
+        /// directories are compared point by point (matched by label, DIR/<label>/).
         #[arg(required = true, value_name = "REPORT")]
         inputs: Vec<PathBuf>,
         /// Write compare.html and compare.md into this directory.
