@@ -39,6 +39,7 @@ invalid_fixtures! {
     eclair_on_btcd: "eclair-on-btcd" at "9:21", "node bob is eclair, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     topology_bad_shape: "topology-bad-shape" at "4:10", "unknown value `hexagon`", hint "write one of: star, ring, line, complete, random, scale-free";
     topology_degree_too_high: "topology-degree-too-high" at "6:11", "degree: 8 does not fit 6 nodes", hint "write a degree from 1 to 5";
+    activity_bad_amount: "activity-bad-amount" at "12:18", "activity amount_msat is not a distribution of values between 0 and 10000000000: { uniform: [5000, 1000] }", hint "{ uniform: [LOW, HIGH] }";
     activity_bad_share: "activity-bad-share" at "10:14", "activity senders: 1.5 is not a share of the nodes", hint "write senders: all, or a share above 0 and at most 1";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `nomad`", hint "write one of: auto, docker, local, external, kubernetes";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
