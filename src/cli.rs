@@ -7,8 +7,9 @@ use std::path::PathBuf;
 ///
 /// `lnbench-tui SCENARIO` brings up a regtest chain and the scenario's nodes, funds
 /// them, opens channels, drives payments and reports throughput, latency
-/// percentiles and failures. With `--report DIR` it runs headless and writes
-/// DIR/report.json.
+/// percentiles and failures. `--report DIR` writes DIR/report.json (and the HTML
+/// report); a terminal still shows the live view, and without one (scripts, CI) or
+/// with `--no-tui` the run prints progress lines instead.
 #[derive(Debug, Parser)]
 #[command(name = "lnbench-tui", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {

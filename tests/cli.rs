@@ -371,3 +371,16 @@ fn a_zero_duration_flag_is_refused_like_the_field() {
         .code(2)
         .stderr(predicate::str::contains("above zero"));
 }
+
+/// The help says what `--report` does as the README does: it writes the report; the
+/// terminal (or its absence, or --no-tui) decides between live view and progress lines.
+#[test]
+fn help_does_not_call_report_headless() {
+    let out = lnbench().arg("--help").assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!help.contains("runs headless"), "{help}");
+    assert!(
+        help.contains("a terminal still shows the live view"),
+        "{help}"
+    );
+}
