@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds the lnbench-tui container image (Dockerfile) and checks that it runs.
+# Builds the lnbench-tui container image from the release binary built here
+# (Dockerfile.package) and checks that it runs.
 #
 #   scripts/build-tool-image.sh [TAG]        (default tag: lnbench-tui:dev)
 #
-# The image packages the release binary built here. Its base is BASE (default
+# This is the path for machines without a registry: the Dockerfile's default
+# `docker build .` compiles in a Rust builder image it must pull; this script pulls
+# nothing it cannot make. Its base is BASE (default
 # debian:bookworm-slim) when that image is present or can be pulled; on a machine that
 # cannot reach a registry, set LNBENCH_LOCAL_BASE=1 (CI does) and a minimal Debian
 # bookworm base is made locally with debootstrap and `docker import`, tagged
@@ -41,7 +44,8 @@ echo "building the release binary..." >&2
 cargo build --release --locked --bin lnbench-tui
 echo "building $tag from $base..." >&2
 # The legacy builder never pulls a base image that is present locally.
-DOCKER_BUILDKIT=0 docker build --quiet --build-arg "BASE=$base" -t "$tag" . >/dev/null
+DOCKER_BUILDKIT=0 docker build --quiet -f Dockerfile.package --build-arg "BASE=$base" \
+  -t "$tag" . >/dev/null
 # The image must run: print the help.
 docker run --rm "$tag" --help >/dev/null
 echo "$tag"

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 ///
 /// `lnbench-tui SCENARIO` brings up a regtest chain and the scenario's nodes, funds
 /// them, opens channels, drives payments and reports throughput, latency
-/// percentiles and failures. With `--report DIR` it runs headless and writes
-/// DIR/report.json.
+/// percentiles and failures. `--report DIR` writes DIR/report.json (and the HTML
+/// report); a terminal still shows the live view, and without one (scripts, CI) or
+/// with `--no-tui` the run prints progress lines instead.
 #[derive(Debug, Parser)]
 #[command(name = "lnbench-tui", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -42,7 +43,8 @@ pub enum Command {
     /// Compare two or more runs side by side: writes DIR/compare.html and
     /// DIR/compare.md and prints the markdown table. The first run is the baseline.
     Compare {
-        /// Report directories or report.json files; the first is the baseline.
+        /// Report directories or report.json files; the first is the baseline. Sweep
+        /// directories are compared point by point (matched by label, DIR/<label>/).
         #[arg(required = true, value_name = "REPORT")]
         inputs: Vec<PathBuf>,
         /// Write compare.html and compare.md into this directory.
@@ -130,6 +132,6 @@ pub struct RunArgs {
     pub repeat: Option<u32>,
 
     /// Stop after this long, e.g. `30s` or `5m` (overrides `stop.duration`).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = "Load")]
+    #[arg(long, value_name = "DURATION", value_parser = crate::scenario::duration_flag, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,
 }

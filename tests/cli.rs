@@ -326,3 +326,61 @@ fn a_fifo_or_a_device_as_the_scenario_is_refused_unread() {
             .stderr(predicate::str::contains("not a regular file"));
     }
 }
+
+/// Without a Docker engine (or a cluster), `down` still cleans and reports the run
+/// directories and says what it could not look at; it never asks to edit a scenario.
+#[test]
+fn down_without_a_docker_engine_says_what_it_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lnbench()
+        .args(["down", "--run-dir"])
+        .arg(dir.path())
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", dir.path().join("dead.sock").display()),
+        )
+        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stdout.contains("no Docker engine answers"), "{stdout}");
+    assert!(
+        stdout.contains("no container, network or volume was looked for"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&dir.path().display().to_string()),
+        "{stdout}"
+    );
+    assert!(
+        !format!("{stdout}{stderr}").contains("in the scenario"),
+        "{stdout}{stderr}"
+    );
+}
+
+/// `--duration` is read by the rules of `stop: duration:`: 0s is refused (exit 2).
+#[test]
+fn a_zero_duration_flag_is_refused_like_the_field() {
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .args(["--duration", "0s", "--no-tui"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("above zero"));
+}
+
+/// The help says what `--report` does as the README does: it writes the report; the
+/// terminal (or its absence, or --no-tui) decides between live view and progress lines.
+#[test]
+fn help_does_not_call_report_headless() {
+    let out = lnbench().arg("--help").assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!help.contains("runs headless"), "{help}");
+    assert!(
+        help.contains("a terminal still shows the live view"),
+        "{help}"
+    );
+}

@@ -405,3 +405,57 @@ fn a_run_from_before_sampling_is_not_sampled_and_two_have_no_machine_row() {
     let md = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     assert!(!md.contains("| machine |"), "{md}");
 }
+
+/// Writes a sweep directory (no repeats) with one report per label, from `report`.
+fn write_sweep(dir: &Path, labels: &[&str], report: &serde_json::Value) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let points: Vec<serde_json::Value> = labels
+        .iter()
+        .map(|l| {
+            write_report(dir, l, report);
+            serde_json::json!({ "label": l })
+        })
+        .collect();
+    let sweep = serde_json::json!({ "schema_version": 2, "points": points });
+    std::fs::write(dir.join("sweep.json"), sweep.to_string()).unwrap();
+    dir.to_path_buf()
+}
+
+/// The quick start's output is a sweep directory: two of them are compared point by
+/// point, matched by label, and a point in only one is listed, not compared.
+#[test]
+fn two_sweeps_are_compared_point_by_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write_sweep(
+        &tmp.path().join("a"),
+        &["concurrency=1", "concurrency=4"],
+        &fixture_json(BASE),
+    );
+    let b = write_sweep(
+        &tmp.path().join("b"),
+        &["concurrency=4", "concurrency=1", "concurrency=7"],
+        &fixture_json(NEW),
+    );
+    let out = tmp.path().join("out");
+    let assert = compare()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    for label in ["concurrency=1", "concurrency=4"] {
+        assert!(stdout.contains(&format!("## {label}")), "{stdout}");
+        let md = std::fs::read_to_string(out.join(label).join("compare.md")).unwrap();
+        assert!(md.contains("| TPS (avg) | 82.0 | 112.0 |"), "{md}");
+    }
+    assert!(!out.join("concurrency=7").exists());
+    let index = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(
+        index.contains("[concurrency=4](concurrency=4/compare.md)"),
+        "{index}"
+    );
+    assert!(index.contains("not compared: concurrency=7"), "{index}");
+}

@@ -146,5 +146,8 @@ fn a_kubernetes_block_waits_for_a_kubeconfig() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let measured = std::fs::read_to_string(&page).unwrap();
-    assert!(!measured.contains("old") && measured.contains("| all | 3 |"), "{measured}");
+    assert!(
+        !measured.contains("old") && measured.contains("| all | 3 |"),
+        "{measured}"
+    );
 }

@@ -39,6 +39,7 @@ invalid_fixtures! {
     eclair_on_btcd: "eclair-on-btcd" at "9:21", "node bob is eclair, which cannot run on chain btcd (it runs on bitcoind)", hint "chain: { implementation: bitcoind }";
     topology_bad_shape: "topology-bad-shape" at "4:10", "unknown value `hexagon`", hint "write one of: star, ring, line, complete, random, scale-free";
     topology_degree_too_high: "topology-degree-too-high" at "6:11", "degree: 8 does not fit 6 nodes", hint "write a degree from 1 to 5";
+    activity_bad_amount: "activity-bad-amount" at "12:18", "activity amount_msat is not a distribution of values between 0 and 10000000000: { uniform: [5000, 1000] }", hint "{ uniform: [LOW, HIGH] }";
     activity_bad_share: "activity-bad-share" at "10:14", "activity senders: 1.5 is not a share of the nodes", hint "write senders: all, or a share above 0 and at most 1";
     bad_runtime: "bad-runtime" at "3:10", "unknown value `nomad`", hint "write one of: auto, docker, local, external, kubernetes";
     bad_chain: "bad-chain" at "4:19", "unknown value `bitcoin-core`", hint "write one of: btcd, bitcoind";
@@ -81,6 +82,13 @@ invalid_fixtures! {
     bad_threshold_percent: "bad-threshold-percent" at "20:21", "thresholds max_failure_rate \"150%\" is not a fraction from 0 to 1 or a percentage from 0% to 100%", hint "max_failure_rate: 1% or max_failure_rate: 0.01";
     negative_threshold: "negative-threshold" at "20:12", "thresholds min_tps is -5 payments/s", hint "min_tps: 20";
     bad_threshold_latency: "bad-threshold-latency" at "20:16", "thresholds p99_latency \"2\" is not a duration (time unit needed", hint "p99_latency: 2s or 500ms";
+    duplicate_workload: "duplicate-workload" at "20:1", "`workload` appears twice in the same mapping", hint "give `workload:` once; merge the two blocks";
+    amount_as_list: "amount-as-list" at "16:16", "this must be a single value (a word or a number), not a list or a mapping", hint "docs/scenario-format.md";
+    kind_as_list: "kind-as-list" at "13:9", "this must be one name, not a list or a mapping", hint "write one of the names";
+    control_in_name: "control-in-name" at "2:7", "name \"a\\u{1b}[2Jb\\u{202e}c\" is not allowed", hint "starting with a letter or digit";
+    empty_threshold: "empty-threshold" at "22:5", "a thresholds entry sets no threshold, so it would check nothing", hint "remove the empty entry";
+    fault_after_load: "fault-after-load" at "22:9", "this fault is at: 10m, but the load stops at 30s (stop: duration:)", hint "write an at: below 30s";
+    fault_after_last_payment: "fault-after-last-payment" at "21:21", "this fault is after_payments: 100, but the load stops after 100 payments", hint "write an after_payments: below 100";
     threshold_unknown_phase: "threshold-unknown-phase" at "28:12", "thresholds phase: steady is not a phase of this workload (its measured phases: ramp, hold)", hint "write one of: ramp, hold";
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
     restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";

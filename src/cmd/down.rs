@@ -57,13 +57,30 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
     // The cluster first: a missing Docker engine ends `down` with its error.
     let kube = match rt.block_on(runtime::kube::down_all(all, only)) {
         Ok(found) => found.unwrap_or_default(),
+        Err(runtime::RuntimeError::NoCluster { detail }) => {
+            println!("no Kubernetes cluster answers ({detail}), so no namespace was looked for");
+            runtime::shared::Down::default()
+        }
         Err(e) => {
             eprintln!("kubernetes namespaces not checked: {e}");
             runtime::shared::Down::default()
         }
     };
     print_down(&kube);
-    let down = rt.block_on(runtime::docker::down_all(all, only))?;
+    // Without an engine there is nothing of docker runs to remove: say what was
+    // looked at and go on (the run directories above were still cleaned).
+    let down = match rt.block_on(runtime::docker::down_all(all, only)) {
+        Ok(down) => down,
+        Err(runtime::RuntimeError::NoEngine { detail }) => {
+            println!(
+                "no Docker engine answers ({detail}), so no container, network or volume \
+                 was looked for; start the engine and run `lnbench-tui down` again if docker \
+                 runs were left behind"
+            );
+            runtime::shared::Down::default()
+        }
+        Err(e) => return Err(e.into()),
+    };
     if stale.is_empty()
         && kube.removed.is_empty()
         && kube.kept.is_empty()
@@ -73,8 +90,8 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         && down.kept.is_empty()
     {
         println!(
-            "nothing to remove: no run directory of a finished tool in {}, and no namespace, \
-             container, network or volume labelled lnbench.run",
+            "nothing to remove: no run directory (lnbench-*) of a finished tool in {}, and \
+             no namespace, container, network or volume labelled lnbench.run where looked",
             parent.display()
         );
     }

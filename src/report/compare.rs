@@ -8,6 +8,7 @@ pub mod flames;
 pub mod input;
 pub mod machine;
 pub mod repeats;
+pub mod sweeps;
 pub mod table;
 
 use anyhow::{Context, Result};
@@ -50,6 +51,14 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     if !noise_pct.is_finite() || noise_pct < 0.0 {
         eprintln!("Error: --noise-pct {noise_pct} is not a percentage; give 0 or more, e.g. 5");
         return Ok(Outcome::BadInput);
+    }
+    // Sweeps (without repeats) are compared point by point.
+    let sweeps: Vec<Vec<String>> = inputs
+        .iter()
+        .map_while(|i| sweeps::point_labels(i))
+        .collect();
+    if sweeps.len() == inputs.len() {
+        return sweeps::run(inputs, &sweeps, out, noise_pct);
     }
     let mut runs = Vec::with_capacity(inputs.len());
     let mut repeated = Vec::with_capacity(inputs.len());

@@ -121,12 +121,26 @@ impl Dist {
         }
         Err(ctx.error(
             at,
-            format!("{what} is not a distribution of values between 0 and {max}: {dist:?}"),
+            format!(
+                "{what} is not a distribution of values between 0 and {max}: {}",
+                dist.written()
+            ),
             format!(
                 "write a number above 0, {{ uniform: [LOW, HIGH] }} with 0 < LOW <= HIGH <= {max}, \
                  or {{ log_normal: {{ median: M, sigma: S }} }} with M above 0 and S from 0 to {MAX_SIGMA}"
             ),
         ))
+    }
+
+    /// As a scenario writes it: `1000`, `{ uniform: [1, 5] }`.
+    fn written(&self) -> String {
+        match *self {
+            Dist::Fixed { value } => format!("{value}"),
+            Dist::Uniform { low, high } => format!("{{ uniform: [{low}, {high}] }}"),
+            Dist::LogNormal { median, sigma } => {
+                format!("{{ log_normal: {{ median: {median}, sigma: {sigma} }} }}")
+            }
+        }
     }
 
     /// One sample.

@@ -37,7 +37,7 @@ pub use faults::{
     LinkShape, LinkSpec,
 };
 pub use kube::{KubeSettings, object_name_ok};
-pub use overrides::Overrides;
+pub use overrides::{Overrides, duration_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use resources::{Envelope, Resources, cpuset_cpus};

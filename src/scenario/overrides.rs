@@ -26,6 +26,25 @@ impl Scenario {
     }
 }
 
+/// Reads `--duration` by the rules of `stop: duration:` in a file: above zero, at most
+/// 30 days. (The flag overrides the field, so it must not let through what the field
+/// refuses.)
+pub fn duration_flag(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{e}; write a duration with its unit, e.g. 30s, 5m or 1h30m"))?;
+    if d.is_zero() {
+        return Err(
+            "a load of 0s sends nothing; write a duration above zero, e.g. 30s or 5m \
+             (as stop: duration: in a scenario)"
+                .into(),
+        );
+    }
+    if d > super::workload::MAX_DURATION {
+        return Err("longer than 30 days; write at most 30d, e.g. 5m or 24h".into());
+    }
+    Ok(d)
+}
+
 fn apply(scenario: &mut Scenario, o: &Overrides) {
     let stop = &mut scenario.workload.stop;
     stop.payments = o.payments.or(stop.payments);
@@ -39,6 +58,14 @@ fn apply(scenario: &mut Scenario, o: &Overrides) {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn duration_flag_refuses_what_stop_duration_refuses() {
+        assert_eq!(duration_flag("30s"), Ok(Duration::from_secs(30)));
+        assert!(duration_flag("0s").unwrap_err().contains("above zero"));
+        assert!(duration_flag("31days").unwrap_err().contains("30 days"));
+        assert!(duration_flag("5").unwrap_err().contains("30s, 5m"));
+    }
 
     #[test]
     fn overrides_reach_the_scenario_and_every_point() {

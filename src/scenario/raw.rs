@@ -27,7 +27,7 @@ pub(super) struct RawScenario {
     pub channels: Vec<Spanned<RawChannel>>,
     pub workload: Spanned<RawWorkload>,
     #[serde(default)]
-    pub thresholds: Option<RawThresholdBlocks>,
+    pub thresholds: Option<Spanned<RawThresholdBlocks>>,
     #[serde(default)]
     pub sweep: Option<Spanned<super::sweep::RawSweep>>,
     /// `repeat: 5` or `repeat: { count: 5, ... }`.
@@ -330,7 +330,10 @@ pub(super) struct RawStop {
 /// validator, so `2s`, `1%` and `0.01` all keep their location.
 /// `thresholds:` as one block, or a list of blocks (each may name its `phase:`).
 #[derive(Debug)]
-pub(super) struct RawThresholdBlocks(pub Vec<RawThresholds>);
+pub(super) struct RawThresholdBlocks(
+    pub Vec<RawThresholds>,
+    pub Vec<Option<serde_saphyr::Location>>,
+);
 
 impl<'de> Deserialize<'de> for RawThresholdBlocks {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -353,18 +356,20 @@ impl<'de> Deserialize<'de> for RawThresholdBlocks {
                 // locations and unknown-field errors stay as precise as elsewhere.
                 let block =
                     RawThresholds::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(RawThresholdBlocks(vec![block]))
+                Ok(RawThresholdBlocks(vec![block], vec![None]))
             }
 
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
             ) -> Result<RawThresholdBlocks, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
+                // Each entry's own location, for an entry with nothing in it.
+                let (mut blocks, mut at) = (Vec::new(), Vec::new());
+                while let Some(block) = seq.next_element::<Spanned<RawThresholds>>()? {
+                    blocks.push(block.value);
+                    at.push(Some(block.referenced));
                 }
-                Ok(RawThresholdBlocks(blocks))
+                Ok(RawThresholdBlocks(blocks, at))
             }
         }
 

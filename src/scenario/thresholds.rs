@@ -71,12 +71,24 @@ const LATENCY_HINT: &str =
 
 pub(super) fn validate(
     ctx: &Ctx,
-    raw: Option<&RawThresholdBlocks>,
+    raw: Option<&Spanned<RawThresholdBlocks>>,
     load: &Load,
 ) -> Result<Validated, ScenarioError> {
     let (mut whole, mut phased) = (Vec::new(), Vec::new());
-    for block in raw.map_or(&[][..], |b| b.0.as_slice()) {
+    let (blocks, entries) = raw.map_or((&[][..], &[][..]), |b| (&b.value.0[..], &b.value.1[..]));
+    for (block, entry) in blocks.iter().zip(entries) {
         let thresholds = block_thresholds(ctx, block)?;
+        if let (true, Some(raw)) = (thresholds.is_empty(), raw) {
+            // An empty block would pass every run: say so where it is.
+            let at = (block.phase.as_ref().map(|p| &p.referenced))
+                .or(entry.as_ref())
+                .unwrap_or(&raw.referenced);
+            return Err(ctx.error(
+                at,
+                "a thresholds entry sets no threshold, so it would check nothing",
+                "add one, e.g. p99_latency: 500ms or min_tps: 20, or remove the empty entry",
+            ));
+        }
         match &block.phase {
             None => whole.extend(thresholds),
             Some(name) => {

@@ -163,8 +163,7 @@ pub(super) fn validate(
     }
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
     let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
-    let (links, faults) =
-        super::faults::validate(&ctx, &groups, raw.links.as_ref(), raw.faults.as_ref())?;
+    let (links, faults) = super::faults::validate(&ctx, &groups, &raw, &workload.stop)?;
     check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;

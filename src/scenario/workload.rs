@@ -14,7 +14,7 @@ const DEFAULT_AMOUNT_MSAT: u64 = 1_000;
 const DEFAULT_PAYMENT_TIMEOUT: Duration = Duration::from_secs(60);
 const DURATION_HINT: &str = "write a number and a unit, e.g. 30s, 5m or 1h30m";
 /// The longest duration a scenario may give (a stop, a phase, a timeout).
-const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(super) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The highest open-loop rate, payments/s: far above any node, low enough that the
 /// schedule's offsets stay apart.
 const MAX_RATE: f64 = 100_000.0;

@@ -64,12 +64,14 @@ const FAULT_HINT: &str = "give each fault one of kill:, restart:, pause:, link: 
                           - { at: 20s, kill: bob, restart_after: 5s }";
 
 /// Reads `links:` and `faults:`; `instances` are the scenario's node instances.
+/// Faults the load ends before are refused (`stop` is when it ends).
 pub(in crate::scenario) fn validate(
     ctx: &Ctx,
     groups: &Groups,
-    links: Option<&Spanned<Vec<Spanned<RawLink>>>>,
-    faults: Option<&Spanned<Vec<Spanned<RawFault>>>>,
+    raw: &crate::scenario::raw::RawScenario,
+    stop: &crate::scenario::StopCondition,
 ) -> Result<(Vec<LinkSpec>, Vec<Fault>), ScenarioError> {
+    let (links, faults) = (raw.links.as_ref(), raw.faults.as_ref());
     let mut out_links = Vec::new();
     for raw in links.iter().flat_map(|l| &l.value) {
         let pair = pair(ctx, groups, &raw.value.between, "links: between:")?;
@@ -92,7 +94,38 @@ pub(in crate::scenario) fn validate(
     for raw in faults.iter().flat_map(|f| &f.value) {
         out.push(fault(ctx, groups, raw)?);
     }
+    check_reachable(ctx, faults, &out, stop)?;
     Ok((out_links, out))
+}
+
+/// A fault the load ends before can never fire: refused where it is written, as a
+/// scenario that validates must do what it says. The load ends at `stop.duration` at
+/// the latest and after `stop.payments` payments at the most.
+fn check_reachable(
+    ctx: &Ctx,
+    raw: Option<&Spanned<Vec<Spanned<RawFault>>>>,
+    faults: &[Fault],
+    stop: &crate::scenario::StopCondition,
+) -> Result<(), ScenarioError> {
+    for (raw, fault) in raw.iter().flat_map(|f| &f.value).zip(faults) {
+        let late = match fault.trigger {
+            FaultTrigger::At(t) => stop.duration.filter(|end| t >= *end).map(|end| {
+                let at = raw.value.at.as_ref().map_or(&raw.referenced, |a| &a.referenced);
+                let end = humantime::format_duration(end);
+                (at, format!("this fault is at: {}, but the load stops at {end} (stop: duration:)", humantime::format_duration(t)),
+                 format!("write an at: below {end}, or a longer stop: duration:"))
+            }),
+            FaultTrigger::AfterPayments(n) => stop.payments.filter(|last| n >= *last).map(|last| {
+                let at = raw.value.after_payments.as_ref().map_or(&raw.referenced, |a| &a.referenced);
+                (at, format!("this fault is after_payments: {n}, but the load stops after {last} payments (stop: payments:)"),
+                 format!("write an after_payments: below {last}, or more stop: payments:"))
+            }),
+        };
+        if let Some((at, message, hint)) = late {
+            return Err(ctx.error(at, message, hint));
+        }
+    }
+    Ok(())
 }
 
 fn fault(ctx: &Ctx, groups: &Groups, raw: &Spanned<RawFault>) -> Result<Fault, ScenarioError> {

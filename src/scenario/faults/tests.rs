@@ -22,7 +22,7 @@ workload:
   receiver: bob
   concurrency: 2
   stop:
-    payments: 10
+    payments: 1000
 ";
 
 fn parsed(block: &str) -> Result<(Vec<LinkSpec>, Vec<Fault>), String> {

@@ -1,0 +1,105 @@
+//! `compare A B` on sweep directories without repeats (what the quick start writes):
+//! their points are matched by label and each matched pair is compared on its own,
+//! into `OUT/<label>/`, with an index in `OUT/compare.md`.
+
+use super::{Outcome, repeats};
+use anyhow::Result;
+use serde::Deserialize;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Deserialize)]
+struct SweepPoints {
+    #[serde(default)]
+    points: Vec<Point>,
+    #[serde(default)]
+    spread: Vec<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Point {
+    label: String,
+}
+
+/// The labels of the points with a report, when `arg` is a sweep directory whose
+/// points were not repeated; `None` for anything else (a repeated sweep is compared
+/// by its repeats, a run by its report).
+pub fn point_labels(arg: &Path) -> Option<Vec<String>> {
+    let (dir, None) = repeats::sweep_target(arg)? else {
+        return None;
+    };
+    let text = std::fs::read_to_string(dir.join(crate::report::sweep::JSON_FILE)).ok()?;
+    let sweep: SweepPoints = serde_json::from_str(&text).ok()?;
+    if !sweep.spread.is_empty() {
+        return None;
+    }
+    // A label names a folder of the sweep: one plain path component, nothing else.
+    let plain = |l: &str| {
+        matches!(
+            Path::new(l).components().collect::<Vec<_>>()[..],
+            [Component::Normal(_)]
+        )
+    };
+    Some(
+        (sweep.points.into_iter().map(|p| p.label))
+            .filter(|l| plain(l) && dir.join(l).join(crate::report::json::FILE_NAME).is_file())
+            .collect(),
+    )
+}
+
+/// Compares the sweeps in `dirs` point by point (`labels[i]` are those of `dirs[i]`);
+/// points that are not in every sweep are listed, not compared.
+pub fn run(
+    dirs: &[PathBuf],
+    labels: &[Vec<String>],
+    out: &Path,
+    noise_pct: f64,
+) -> Result<Outcome> {
+    let in_all = |l: &String| labels.iter().all(|ls| ls.contains(l));
+    let common: Vec<&String> = labels[0].iter().filter(|l| in_all(l)).collect();
+    if common.is_empty() {
+        let held: Vec<String> = (dirs.iter().zip(labels))
+            .map(|(d, l)| {
+                format!(
+                    "{} has {}",
+                    d.display(),
+                    if l.is_empty() {
+                        "no point with a report".into()
+                    } else {
+                        l.join(", ")
+                    }
+                )
+            })
+            .collect();
+        eprintln!(
+            "Error: these sweeps have no point in common ({}); compare sweeps over the same \
+             values, or give one point's folder of each (DIR/<label>)",
+            held.join("; ")
+        );
+        return Ok(Outcome::BadInput);
+    }
+    crate::files::check_writable(out, "--out")?;
+    let mut index = String::from("# Sweeps compared point by point\n\n");
+    for label in &common {
+        let points: Vec<PathBuf> = dirs.iter().map(|d| d.join(label)).collect();
+        println!("## {label}\n");
+        if super::run(&points, &out.join(label), noise_pct)? == Outcome::BadInput {
+            return Ok(Outcome::BadInput);
+        }
+        println!();
+        index.push_str(&format!("- [{label}]({label}/compare.md)\n"));
+    }
+    let mut unmatched: Vec<&String> = labels.iter().flatten().filter(|l| !in_all(l)).collect();
+    unmatched.sort();
+    unmatched.dedup();
+    if !unmatched.is_empty() {
+        let list = unmatched
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        index.push_str(&format!("\nNot in every sweep, so not compared: {list}\n"));
+        println!("not in every sweep, so not compared: {list}");
+    }
+    crate::report::write_file(out, super::MARKDOWN_FILE_NAME, &index)?;
+    Ok(Outcome::Written)
+}
