@@ -236,6 +236,15 @@ pub enum SentStatus {
 /// A payment's hash.
 pub type PaymentHash = [u8; 32];
 
+/// The hashes asked about, keyed by their lower-case hex (as node APIs list them).
+pub(crate) fn hashes_by_hex(hashes: &[PaymentHash]) -> HashMap<String, PaymentHash> {
+    use bitcoin::hex::DisplayHex;
+    hashes
+        .iter()
+        .map(|h| (h.to_lower_hex_string(), *h))
+        .collect()
+}
+
 /// A fresh random keysend preimage and its payment hash.
 pub fn fresh_preimage() -> ([u8; 32], PaymentHash) {
     use bitcoin::hashes::{Hash, sha256};

@@ -5,7 +5,6 @@
 use super::LdkNode;
 use super::proto::{self, PaymentDirection, PaymentStatus};
 use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
-use bitcoin::hex::DisplayHex;
 use std::collections::HashMap;
 
 impl LdkNode {
@@ -22,9 +21,7 @@ impl LdkNode {
         &self,
         hashes: &[PaymentHash],
     ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
-        let wanted: HashMap<String, PaymentHash> = (hashes.iter())
-            .map(|h| (h.to_lower_hex_string(), *h))
-            .collect();
+        let wanted = crate::node::hashes_by_hex(hashes);
         let mut found = HashMap::new();
         self.each_payment(|p| {
             if let (Some(hash), Some(status)) = (wanted.get(&p.id.to_lowercase()), sent(p)) {

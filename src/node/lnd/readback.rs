@@ -4,7 +4,6 @@
 
 use super::LndNode;
 use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
-use bitcoin::hex::DisplayHex;
 use std::collections::HashMap;
 use voltage_tonic_lnd::lnrpc::{self, invoice::InvoiceState, payment::PaymentStatus};
 
@@ -36,9 +35,7 @@ impl LndNode {
         &self,
         hashes: &[PaymentHash],
     ) -> Result<HashMap<PaymentHash, SentStatus>, NodeError> {
-        let wanted: HashMap<String, PaymentHash> = (hashes.iter())
-            .map(|h| (h.to_lower_hex_string(), *h))
-            .collect();
+        let wanted = crate::node::hashes_by_hex(hashes);
         let mut found = HashMap::new();
         self.each_payment(|p| {
             if let Some(hash) = wanted.get(&p.payment_hash) {
