@@ -20,6 +20,10 @@ pub struct RunContainers {
     pub ips: Vec<String>,
 }
 
+/// The `comm` of every process [`works_for_run`] can count: only these have their
+/// command line read.
+const ENGINE_COMMS: [&str; 4] = ["dockerd", "containerd", "containerd-shim", "docker-proxy"];
+
 /// True when the process (its `/proc/<pid>/comm` and NUL-separated `cmdline`) works
 /// for the run: the engine's daemons, or a shim or proxy of one of its containers.
 pub fn works_for_run(comm: &str, cmdline: &str, run: &RunContainers) -> bool {
@@ -56,6 +60,9 @@ pub fn read_proc(run: &RunContainers) -> HashMap<u32, f64> {
         .filter_map(|e| {
             let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            if !ENGINE_COMMS.contains(&comm.trim_end()) {
+                return None;
+            }
             let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).ok()?;
             works_for_run(&comm, &cmdline, run)
                 .then(|| Some((pid, cpu_seconds(&read_stat(pid)?)?)))?
