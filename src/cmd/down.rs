@@ -66,6 +66,11 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
             runtime::shared::Down::default()
         }
     };
+    #[cfg(not(feature = "kubernetes"))]
+    println!(
+        "{}, so no namespace was looked for",
+        runtime::kube::NOT_BUILT
+    );
     print_down(&kube);
     // Without an engine there is nothing of docker runs to remove: say what was
     // looked at and go on (the run directories above were still cleaned).

@@ -8,6 +8,11 @@ mod auto;
 pub mod docker;
 pub mod external;
 pub mod fake;
+#[cfg(feature = "kubernetes")]
+pub mod kube;
+/// Stands in for the kubernetes runtime in a build without the `kubernetes` feature.
+#[cfg(not(feature = "kubernetes"))]
+#[path = "kube_absent.rs"]
 pub mod kube;
 pub mod local;
 mod registry;
@@ -143,6 +148,7 @@ pub enum RuntimeError {
          the scenario"
     )]
     NoCluster { detail: String },
+    #[cfg(feature = "kubernetes")]
     #[error("kubernetes: {what}")]
     Kube {
         what: String,

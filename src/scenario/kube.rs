@@ -65,6 +65,15 @@ pub(super) fn validate(
             None => Ok(None),
         };
     }
+    if !cfg!(feature = "kubernetes") {
+        let at = block.map_or(&raw.name.referenced, |b| &b.referenced);
+        return Err(ctx.error(
+            at,
+            "runtime: kubernetes, but this lnbench-tui was built without Kubernetes support",
+            "rebuild it with the default features (`cargo build --release`), or write \
+             runtime: local or runtime: docker",
+        ));
+    }
     for (group, node) in &raw.nodes.value.0 {
         let instances = groups.instances(&group.value).unwrap_or_default();
         if let Some(bad) = instances.iter().find(|n| !object_name_ok(n)) {
@@ -138,9 +147,12 @@ pub(super) fn validate(
 
 #[cfg(test)]
 mod tests {
+    #[cfg(feature = "kubernetes")]
     use super::super::RuntimeKind;
     use crate::scenario::parse_error as error_of;
+    #[cfg(feature = "kubernetes")]
     use crate::scenario::tests::parse;
+    #[cfg(feature = "kubernetes")]
     use std::path::Path;
 
     const NODES: &str = "\
@@ -164,6 +176,7 @@ workload:
   stop: { payments: 10 }
 ";
 
+    #[cfg(feature = "kubernetes")]
     #[test]
     fn kubernetes_settings_take_placement_and_pins_of_groups() {
         let text = format!(
@@ -185,6 +198,7 @@ workload:
         assert_eq!(plain.kubernetes.unwrap(), super::KubeSettings::default());
     }
 
+    #[cfg(feature = "kubernetes")]
     #[test]
     fn what_a_cluster_cannot_run_is_refused_at_its_place() {
         let e = error_of(&format!("{NODES}kubernetes:\n  placement: everywhere\n"));
@@ -230,5 +244,18 @@ workload:
             e.contains("kubernetes: is set but the runtime is not kubernetes"),
             "{e}"
         );
+    }
+
+    /// `cargo test --no-default-features --lib scenario::kube` (CI runs it).
+    #[cfg(not(feature = "kubernetes"))]
+    #[test]
+    fn a_build_without_kubernetes_refuses_the_runtime_at_its_place() {
+        let e = error_of(&format!("{NODES}kubernetes:\n  placement: spread\n"));
+        assert!(
+            e.starts_with("t.yaml:20:3: runtime: kubernetes, but"),
+            "{e}"
+        );
+        assert!(e.contains("built without Kubernetes support"), "{e}");
+        assert!(e.contains("runtime: local"), "{e}");
     }
 }

@@ -1,0 +1,34 @@
+//! The kubernetes runtime in a build without the `kubernetes` feature: scenario
+//! validation refuses `runtime: kubernetes` with its place and what to do, so these
+//! only keep the runtime table and `down` whole.
+
+use crate::scenario::{Capabilities, Scenario, Support};
+use futures::future::BoxFuture;
+
+/// What a build without Kubernetes support says, wherever it is asked for.
+pub const NOT_BUILT: &str = "this lnbench-tui was built without Kubernetes support (the \
+                             `kubernetes` cargo feature, on by default)";
+
+pub const CAPABILITIES: Capabilities = Capabilities {
+    name: "kubernetes",
+    links_and_faults: Support::Never(NOT_BUILT),
+    starts_nodes: true,
+};
+
+fn prepare(_: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn super::Prepared>>> {
+    Box::pin(async { anyhow::bail!("{NOT_BUILT}: rebuild with the default features") })
+}
+
+pub(super) const REGISTRATION: super::Registration = super::Registration {
+    capabilities: &CAPABILITIES,
+    prepare,
+    preflight: super::registry::no_preflight,
+};
+
+/// No cluster is looked at (`down` says so, as for a machine without a kubeconfig).
+pub async fn down_all(
+    _all: bool,
+    _only: Option<&str>,
+) -> Result<Option<super::shared::Down>, super::RuntimeError> {
+    Ok(None)
+}
