@@ -88,6 +88,9 @@ pub(super) async fn measure(
     let write_snapshot = snapshot_writer(&point);
     let exporter = point.metrics.clone();
     let (recorder, snapshots) = metrics::Recorder::new();
+    // Until the report is written, a second signal still writes what was recorded.
+    let forced_exit = (point.report_dir.as_ref())
+        .map(|dir| signals.on_forced_exit(forced_exit_report(&point, recorder.clone(), dir)));
     let mut faults = (!scenario.faults.is_empty()).then(|| {
         crate::faults::FaultRunner::new(
             scenario.faults.clone(),
@@ -161,6 +164,7 @@ pub(super) async fn measure(
             load_err.get_or_insert(e);
         }
     }
+    drop(forced_exit);
     let cpu_pct_avg = scenario
         .nodes
         .iter()
@@ -180,6 +184,42 @@ pub(super) async fn measure(
         cpu_pct_avg,
         nodes,
     }
+}
+
+/// What a second signal (a forced exit) writes before the report is: the report of
+/// what the load recorded until then, so that it is not lost. It says so in
+/// `interrupted_by`: payments in flight and the workers' last unmerged batches are not
+/// in it, and nothing was reconciled with the nodes, as the tool exits at once.
+fn forced_exit_report(
+    point: &Point<'_>,
+    recorder: metrics::Recorder,
+    dir: &Path,
+) -> crate::run::signals::ForcedExit {
+    let none = metrics::Recorder::new().0.finish();
+    let facts = (point.scenario, point.facts, point.log);
+    let mut report = build_report(
+        facts.0,
+        facts.1,
+        facts.2,
+        none,
+        point.started_at,
+        false,
+        None,
+    );
+    let dir = dir.to_path_buf();
+    Box::new(move |first: &str| {
+        report.results = recorder.summary_now();
+        report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        report.interrupted_by = Some(format!(
+            "{first}, then a second signal: the tool exited at once, with the figures \
+             recorded until then (payments in flight left out, nothing reconciled with \
+             the nodes, no node resources)"
+        ));
+        match report::write_all(&report, &dir) {
+            Ok(_) => crate::lines::errln!("report (partial, forced exit): {}", dir.display()),
+            Err(e) => crate::lines::errln!("partial report not written: {e:#}"),
+        }
+    })
 }
 
 /// `r` in the live view: the report so far, into <report dir>/snapshots/<s>/ (or

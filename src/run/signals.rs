@@ -6,7 +6,7 @@
 
 use crate::lines::errln;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// The run's cancellation token, cancelled by SIGINT, SIGTERM or SIGHUP, and which came.
@@ -15,7 +15,28 @@ pub(crate) struct Signals {
     which: Arc<OnceLock<&'static str>>,
     /// A live view owns the terminal: a signal is shown there, not as a line.
     live_view: Arc<AtomicBool>,
+    last_words: LastWords,
     task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What a forced exit (a second signal) still does before the tool ends: write the
+/// partial report of the load in progress, when one is not written yet.
+type LastWords = Arc<Mutex<Option<ForcedExit>>>;
+
+/// Called with the first signal's name.
+pub(crate) type ForcedExit = Box<dyn FnOnce(&str) + Send>;
+
+/// Keeps [`Signals::on_forced_exit`]'s work registered until dropped.
+pub(crate) struct LastWordsGuard(LastWords);
+
+impl Drop for LastWordsGuard {
+    fn drop(&mut self) {
+        take(&self.0);
+    }
+}
+
+fn take(words: &LastWords) -> Option<ForcedExit> {
+    words.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 impl Signals {
@@ -38,6 +59,7 @@ impl Signals {
             signals.cancel.clone(),
             signals.which.clone(),
             signals.live_view.clone(),
+            signals.last_words.clone(),
         )));
         signals
     }
@@ -48,6 +70,7 @@ impl Signals {
             cancel: CancellationToken::new(),
             which: Arc::new(OnceLock::new()),
             live_view: Arc::new(AtomicBool::new(false)),
+            last_words: Arc::default(),
             task: None,
         }
     }
@@ -59,6 +82,28 @@ impl Signals {
         move || {
             let _ = which.set(name);
             cancel.cancel();
+        }
+    }
+
+    /// Registers what a forced exit does first (until the guard is dropped): the load's
+    /// partial report, so that a second signal before the report is written does not
+    /// lose what the load recorded.
+    pub fn on_forced_exit(&self, words: ForcedExit) -> LastWordsGuard {
+        *self
+            .last_words
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(words);
+        LastWordsGuard(self.last_words.clone())
+    }
+
+    /// Does what a second signal after `first` does before the tool exits (tests).
+    #[cfg(test)]
+    pub fn forcer(&self, first: &'static str) -> impl Fn() + Send + Sync + 'static {
+        let words = self.last_words.clone();
+        move || {
+            if let Some(words) = take(&words) {
+                words(first);
+            }
         }
     }
 
@@ -94,6 +139,7 @@ async fn watch_signals(
     cancel: CancellationToken,
     which: Arc<OnceLock<&'static str>>,
     live_view: Arc<AtomicBool>,
+    last_words: LastWords,
 ) {
     let mut next = async || {
         tokio::select! {
@@ -116,6 +162,9 @@ async fn watch_signals(
         "\nsecond signal ({again}): exiting now without waiting for teardown; local nodes \
          stop with the tool, and `lnbench-tui down` removes any container left"
     );
+    if let Some(words) = take(&last_words) {
+        words(name);
+    }
     std::process::exit(crate::exit::Exit::for_signal(again) as i32);
 }
 

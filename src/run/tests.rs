@@ -329,6 +329,44 @@ async fn sigterm_during_the_load_exits_143_with_a_partial_report() {
     assert_eq!(Exit::Terminated as u8, 143);
 }
 
+/// A second signal during the load exits at once; what was recorded until then is
+/// still written, as a schema-valid partial report that says so.
+#[tokio::test]
+async fn a_second_signal_during_the_load_still_writes_what_was_recorded() {
+    let dirs = Dirs::new();
+    let signals = Signals::manual();
+    let (force, raise) = (signals.forcer("SIGINT"), signals.raiser("SIGINT"));
+    let dir = dirs.opts.report_dir.clone().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    let hook: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        force();
+        *keep.lock().unwrap() = std::fs::read_to_string(dir.join("report.json")).ok();
+        raise();
+    });
+    let runtimes = fakes(move |_| {
+        Ok(long(FakeScript {
+            hook: Some((Phase::Load(Duration::from_millis(100)), hook.clone())),
+            ..FakeScript::default()
+        }))
+    });
+    execute_with(long_scenario(), &dirs.opts, &runtimes, signals)
+        .await
+        .unwrap();
+    let text = seen
+        .lock()
+        .unwrap()
+        .take()
+        .expect("no report at the forced exit");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    matches_schema(&report, "docs/report.schema.json");
+    assert_eq!(report["complete"], false);
+    let why = report["interrupted_by"].as_str().unwrap();
+    assert!(why.starts_with("SIGINT, then a second signal"), "{why}");
+    let ok = report["results"]["ok"].as_u64().unwrap();
+    assert!(ok > 0 && ok < 400, "{ok} payments");
+}
+
 #[tokio::test]
 async fn ctrl_c_during_teardown_keeps_the_complete_report_and_exits_interrupted() {
     let dirs = Dirs::new();
