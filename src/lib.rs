@@ -66,6 +66,12 @@ fn printed(written: std::io::Result<()>) -> Result<Exit> {
     }
 }
 
+/// The line printed for an error that ended the run, redacted: errors quote the last
+/// lines of a node's log, and a terminal's output is pasted into issues too.
+pub fn error_message(err: &anyhow::Error) -> String {
+    redact::redact_text(&format!("Error: {err:#}"))
+}
+
 /// The exit code for an error that ended the run: bad input (2) when any error in
 /// the chain is the user's input (a scenario, a flag, a directory named on the
 /// command line that cannot be written), otherwise the environment (3).
@@ -79,5 +85,27 @@ pub fn exit_code_for(err: &anyhow::Error) -> Exit {
         Exit::BadInput
     } else {
         Exit::Environment
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_printed_at_the_end_is_redacted() {
+        let secret = "9d41c7e2b8a0f6e3";
+        redact::register_secret(secret);
+        let err = anyhow::anyhow!(
+            "bob exited early; last lines of its log:\n[DBG] key {secret}\n--rpcpass hunter2"
+        )
+        .context("the load failed");
+        let printed = super::error_message(&err);
+        assert!(
+            printed.starts_with("Error: the load failed: bob exited early"),
+            "{printed}"
+        );
+        assert!(!printed.contains(secret), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
     }
 }

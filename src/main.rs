@@ -15,7 +15,11 @@ fn main() -> ExitCode {
         Err(err) => {
             // Ignoring a write error: a reader that went away must not turn the exit
             // code into a panic's.
-            let _ = writeln!(std::io::stderr().lock(), "Error: {err:#}");
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{}",
+                lnbench_tui::error_message(&err)
+            );
             lnbench_tui::exit_code_for(&err).into()
         }
     }

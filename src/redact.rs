@@ -7,6 +7,10 @@
 //! and DSNs (`password: x`, `"rpcpass": "x"`, `password=x`), and URLs with user info
 //! (`postgres://user:x@host`).
 
+mod known;
+
+pub use known::{MIN_SECRET_LEN, register_secret};
+
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -35,8 +39,11 @@ pub fn redact_scenario_text(text: &str) -> String {
 /// - keys: `rpcpassword: x`, `"password": "x"`, `password=x` (YAML, JSON, config files,
 ///   key-value DSNs);
 /// - URLs with user info: `postgres://lnd:x@db/lnd` keeps the user, not the password.
+///
+/// Before the shapes, every value registered with [`register_secret`] is replaced
+/// wherever it stands.
 pub fn redact_text(text: &str) -> String {
-    redact_urls(&redact_keys(&redact_flags(text)))
+    redact_urls(&redact_keys(&redact_flags(&known::redact_known(text))))
 }
 
 /// Every string of a JSON document (object keys stay), through [`redact_text`].
@@ -92,11 +99,7 @@ fn redact_flags(text: &str) -> String {
         };
         match value {
             Some(start) => {
-                let end = start
-                    + bytes[start..]
-                        .iter()
-                        .take_while(|b| !ends_value(**b))
-                        .count();
+                let end = value_end(text, start);
                 if end > start {
                     out.push_str(&text[copied..start]);
                     out.push_str(REDACTED);
@@ -126,14 +129,20 @@ fn redact_keys(text: &str) -> String {
         let name_end = i + bytes[i..].iter().take_while(|b| is_name_byte(**b)).count();
         let name = text[i..name_end].to_ascii_lowercase();
         let mut j = name_end;
-        // A quoted key closes its quote; then the separator.
-        if matches!(bytes.get(j), Some(b'"' | b'\'')) {
+        // A quoted key closes its quote; then the separator, with or without spaces
+        // before it (`key = value` of TOML and HOCON).
+        let quoted = matches!(bytes.get(j), Some(b'"' | b'\''));
+        if quoted {
+            j += 1;
+        }
+        while matches!(bytes.get(j), Some(b' ' | b'\t')) {
             j += 1;
         }
         let separated = match bytes.get(j) {
             Some(b'=') => true,
-            // YAML / JSON: a colon followed by a space (not `host:port`).
-            Some(b':') => matches!(bytes.get(j + 1), Some(b' ' | b'\t')),
+            // YAML / JSON: a colon followed by a space (not `host:port`), or after a
+            // quoted key (compact JSON, `"password":"x"`).
+            Some(b':') => quoted || matches!(bytes.get(j + 1), Some(b' ' | b'\t')),
             _ => false,
         };
         if !separated || !is_secret(&name) {
@@ -144,7 +153,10 @@ fn redact_keys(text: &str) -> String {
         while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'"' | b'\'') {
             j += 1;
         }
-        let end = j + bytes[j..].iter().take_while(|b| !ends_value(**b)).count();
+        if name.ends_with("authorization") {
+            j = after_auth_scheme(bytes, j);
+        }
+        let end = value_end(text, j);
         if end > j {
             out.push_str(&text[copied..j]);
             out.push_str(REDACTED);
@@ -184,6 +196,37 @@ fn redact_urls(text: &str) -> String {
     out
 }
 
+/// Where a value starting at `start` ends: at [`ends_value`], or after a
+/// [`REDACTED`] already there (redacting twice changes nothing).
+fn value_end(text: &str, start: usize) -> usize {
+    if text[start..].starts_with(REDACTED) {
+        return start + REDACTED.len();
+    }
+    start
+        + (text.as_bytes()[start..].iter())
+            .take_while(|b| !ends_value(**b))
+            .count()
+}
+
+/// The start of the credential in an `Authorization` header's value: after its
+/// scheme (`Basic`, `Bearer`, ...), which stays, when one is there.
+fn after_auth_scheme(bytes: &[u8], start: usize) -> usize {
+    let word = bytes[start..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphabetic())
+        .count();
+    let space = start + word;
+    let credential_follows = bytes.get(space) == Some(&b' ')
+        && bytes
+            .get(space + 1)
+            .is_some_and(|b| !b.is_ascii_whitespace());
+    if word > 0 && credential_follows {
+        space + 1
+    } else {
+        start
+    }
+}
+
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
@@ -202,17 +245,24 @@ fn ends_value(b: u8) -> bool {
 /// or of a block list (`- --rpcpass` then `- x` on the next line).
 fn next_argument(bytes: &[u8], mut i: usize) -> Option<usize> {
     // Close the flag's element: its quote, then the separator.
+    let flag_end = i;
     while i < bytes.len() && matches!(bytes[i], b'"' | b'\'') {
         i += 1;
     }
-    let flow = {
-        let mut j = i;
-        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
-            j += 1;
+    let quoted = i > flag_end;
+    let mut j = i;
+    while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
+        j += 1;
+    }
+    let flow = bytes.get(j) == Some(&b',');
+    let line_ends = matches!(bytes.get(j), None | Some(b'\n' | b'\r'));
+    if !flow && !line_ends {
+        // A command line: `--rpcpass x`, the value after a space on the same line.
+        if quoted || j == i {
+            return None;
         }
-        bytes.get(j) == Some(&b',')
-    };
-    if flow {
+        i = j;
+    } else if flow {
         i = bytes[i..].iter().position(|b| *b == b',')? + i + 1;
         while i < bytes.len()
             && (bytes[i].is_ascii_whitespace() || matches!(bytes[i], b'"' | b'\''))
@@ -374,6 +424,65 @@ mod tests {
             redacted.starts_with("bob exited during the load"),
             "{redacted}"
         );
+    }
+
+    #[test]
+    fn redacts_config_keys_written_with_spaces_around_the_equals_sign() {
+        // eclair.conf (HOCON) and ldk-server's TOML, as the tool writes them.
+        assert_eq!(
+            redact_text("eclair.api.password = \"hunter2hunter2\"\n"),
+            "eclair.api.password = \"[REDACTED]\"\n"
+        );
+        assert_eq!(
+            redact_text("api_key = \"0a1b2c3d\"\nrpc_password = \"hunter2\"\nport = 3002\n"),
+            "api_key = \"[REDACTED]\"\nrpc_password = \"[REDACTED]\"\nport = 3002\n"
+        );
+    }
+
+    #[test]
+    fn redacts_compact_json() {
+        assert_eq!(
+            redact_text("{\"password\":\"hunter2\",\"user\":\"me\"}"),
+            "{\"password\":\"[REDACTED]\",\"user\":\"me\"}"
+        );
+    }
+
+    #[test]
+    fn redacts_a_flag_value_after_a_space_on_a_command_line() {
+        assert_eq!(
+            redact_text("exec bitcoin-cli --rpcpass hunter2 -regtest getinfo"),
+            "exec bitcoin-cli --rpcpass [REDACTED] -regtest getinfo"
+        );
+        // A flag without a value stays as written.
+        assert_eq!(
+            redact_text("lnd --no-macaroons --noseedbackup"),
+            "lnd --no-macaroons --noseedbackup"
+        );
+    }
+
+    #[test]
+    fn redacts_the_credential_of_an_authorization_header() {
+        assert_eq!(
+            redact_text("> Authorization: Basic Omh1bnRlcjJodW50ZXIy\n> Accept: */*"),
+            "> Authorization: Basic [REDACTED]\n> Accept: */*"
+        );
+        assert_eq!(
+            redact_text("authorization: Bearer abc.def.ghi"),
+            "authorization: Bearer [REDACTED]"
+        );
+    }
+
+    #[test]
+    fn redaction_twice_is_redaction_once() {
+        for text in [
+            "password=hunter2",
+            "--rpcpass=hunter2",
+            "rpcpassword: hunter2",
+            "postgres://u:hunter2@h/d",
+        ] {
+            let once = redact_text(text);
+            assert_eq!(redact_text(&once), once);
+        }
     }
 
     #[test]

@@ -347,3 +347,76 @@ fn html_shows_the_resource_table_and_charts() {
 fn summary_markdown_with_resources_is_stable() {
     insta::assert_snapshot!(report::markdown::render(&report_with_resources()));
 }
+
+/// Text of node-supplied origin in the faults, resources and profiles sections of
+/// summary.md is printed as text: a link, an image, an HTML tag or a code span of
+/// theirs does not become markdown in a summary pasted into an issue.
+#[test]
+fn summary_md_shows_node_text_in_faults_resources_and_profiles_as_text() {
+    use lnbench_tui::metrics::{EnvelopeReading, KernelCounters};
+    use lnbench_tui::profile::{ProfileReport, ProfilingReport};
+    const EVIL: &str = "see [x](http://evil) ![](http://evil/p.png) <img src=x> `rm -rf` *b*";
+    let mut report = common::sample_report("name: t\n", summary());
+    report.faults = vec![lnbench_tui::faults::FaultRecord {
+        label: "kill alice".into(),
+        kind: "kill".into(),
+        target: "alice".into(),
+        began_s: Some(1.0),
+        ended_s: Some(2.0),
+        links: None,
+        node_back: None,
+        error: Some(EVIL.into()),
+        windows: Default::default(),
+    }];
+    report.channel_health = vec![lnbench_tui::faults::NodeHealth {
+        node: "alice".into(),
+        health: None,
+        error: Some(EVIL.into()),
+    }];
+    report.nodes[0].resources.envelope = Some(EnvelopeReading {
+        name: "alice".into(),
+        cpus: Some(1.0),
+        memory_bytes: None,
+        cpuset: None,
+        applied_by: "cgroup v2".into(),
+        kernel: KernelCounters::default(),
+        not_available: EVIL.into(),
+    });
+    let profile = |kind: &str, not_profiled: Option<&str>, note: Option<&str>| ProfileReport {
+        node: "alice".into(),
+        implementation: "lnd".into(),
+        kind: kind.into(),
+        profiler: "pprof".into(),
+        not_profiled: not_profiled.map(str::to_string),
+        note: note.map(str::to_string),
+        start_s: Some(1.0),
+        seconds: Some(5.0),
+        total: 10,
+        unit: "samples".into(),
+        files: vec!["alice.cpu.svg".into()],
+        top_functions: Vec::new(),
+        svg: None,
+    };
+    report.profiling = Some(ProfilingReport {
+        start_s: 1.0,
+        seconds: 5.0,
+        tps_in_window: None,
+        tps_after_window: None,
+        profiles: vec![
+            profile("cpu", None, Some(EVIL)),
+            profile("heap", Some(EVIL), None),
+        ],
+    });
+    let md = report::markdown::render(&report);
+    // Each section shows the text (escaped) ...
+    assert!(md.contains("Fault kill alice went wrong"), "{md}");
+    assert!(md.contains("Channels at the end"), "{md}");
+    assert!(md.contains("not available"), "{md}");
+    assert!(md.contains("not profiled"), "{md}");
+    assert!(md.contains("Note: "), "{md}");
+    assert_eq!(md.matches(r"\[x\](http://evil)").count(), 5, "{md}");
+    // ... and none of it as markdown.
+    for raw in ["[x](", "![](", " <img", "`rm -rf`", "*b*"] {
+        assert!(!md.contains(raw), "summary.md holds {raw}:\n{md}");
+    }
+}

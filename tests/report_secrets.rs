@@ -216,3 +216,53 @@ async fn report_json_redacts_every_string_field() {
     assert!(json.contains("postgres://lnd:[REDACTED]@127.0.0.1/bob"));
     assert!(json.contains("bob exited during the load"));
 }
+
+/// A secret the run registered (a generated RPC password, an API key) is replaced
+/// wherever a report quotes it, in every format: here in a fault's error and a
+/// node's channel-health error that quote its log, under no secret-looking name,
+/// and in the reason the run was interrupted. The shapes are redacted in report.html
+/// and summary.md too, not only in report.json.
+#[tokio::test]
+async fn registered_secrets_and_secret_shapes_are_redacted_in_every_format() {
+    const REGISTERED: &str = "5f3c9a0e7b1d4f2a8c6e0b9d3a7f1e5c";
+    const BASIC: &str = "OjVmM2M5YTBlN2IxZDRmMmE4YzZlMGI5ZDNhN2YxZTVj";
+    const SHAPED: &str = "hunter2hunter2";
+    lnbench_tui::redact::register_secret(REGISTERED);
+    let tail = format!(
+        "bob did not come back; last lines of its log:\n\
+         2026-11-26 [DBG] dialing bitcoind with {REGISTERED}\n\
+         > Authorization: Basic {BASIC}\n\
+         eclair.api.password = \"{SHAPED}\""
+    );
+    let mut sample = common::sample_report("name: t\n", fake_results().await);
+    sample.complete = false;
+    sample.interrupted_by = Some(tail.clone());
+    sample.faults = vec![lnbench_tui::faults::FaultRecord {
+        label: "kill bob".into(),
+        kind: "kill".into(),
+        target: "bob".into(),
+        began_s: Some(1.0),
+        ended_s: Some(2.0),
+        links: None,
+        node_back: None,
+        error: Some(tail.clone()),
+        windows: Default::default(),
+    }];
+    sample.channel_health = vec![lnbench_tui::faults::NodeHealth {
+        node: "bob".into(),
+        health: None,
+        error: Some(tail),
+    }];
+    let dir = tempfile::tempdir().unwrap();
+    report::write_all(&sample, dir.path()).unwrap();
+    for file in ["report.json", "report.html", "summary.md"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(
+            text.contains("bob did not come back"),
+            "{file} quotes the error"
+        );
+        for secret in [REGISTERED, BASIC, SHAPED] {
+            assert!(!text.contains(secret), "{file} holds {secret}");
+        }
+    }
+}

@@ -213,7 +213,8 @@ impl FaultRunner {
     }
 
     fn failed(&mut self, i: usize, what: &str, e: impl std::fmt::Display) {
-        let msg = format!("{what}: {e:#}");
+        // The warning line and the record quote the runtime's error (a log tail).
+        let msg = crate::redact::redact_text(&format!("{what}: {e:#}"));
         tracing::warn!(fault = %self.records[i].label, "{msg}");
         let r = &mut self.records[i];
         r.error = Some(match r.error.take() {

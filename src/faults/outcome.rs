@@ -91,7 +91,8 @@ pub fn describe(r: &FaultRecord) -> String {
         );
     }
     if let Some(e) = &r.error {
-        line += &format!("; error: {e}");
+        // Printed on the terminal at the end: errors quote node logs.
+        line += &format!("; error: {}", crate::redact::redact_text(e));
     }
     line
 }

@@ -266,4 +266,17 @@ mod tests {
         fill(&mut early, &s, 60.0);
         assert!(early[0].windows.before.is_none());
     }
+
+    #[test]
+    fn the_line_printed_for_a_fault_shows_no_secret_of_the_run() {
+        let secret = "3e8b1f0c6a2d9e47";
+        crate::redact::register_secret(secret);
+        let mut r = record(1.0, Some(3.0));
+        r.error = Some(format!(
+            "restart: bob did not start; last lines: key {secret}"
+        ));
+        let line = crate::faults::describe(&r);
+        assert!(line.contains("error: restart: bob did not start"), "{line}");
+        assert!(!line.contains(secret), "{line}");
+    }
 }

@@ -102,8 +102,11 @@ impl LndNode {
             endpoint: endpoint.rpc_addr.clone(),
             source,
         };
-        let macaroon: AsciiMetadataValue = MetadataValue::try_from(macaroon.to_lower_hex_string())
-            .map_err(|e| connect_err(Box::new(e)))?;
+        let macaroon_hex = macaroon.to_lower_hex_string();
+        // The hex is what an HTTP dump or a log line would show.
+        crate::redact::register_secret(&macaroon_hex);
+        let macaroon: AsciiMetadataValue =
+            MetadataValue::try_from(macaroon_hex).map_err(|e| connect_err(Box::new(e)))?;
         let config = tls::grpc_client_config(cert).map_err(|e| connect_err(Box::new(e)))?;
         let channel = Endpoint::from_shared(format!("http://{}", endpoint.rpc_addr))
             .map_err(|e| connect_err(Box::new(e)))?

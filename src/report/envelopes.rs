@@ -1,6 +1,7 @@
 //! The envelope table of report.html and summary.md (`resources:`): each node's (the
 //! chain's, a database server's) limits and what the kernel counted against them.
 
+use super::markdown::cell;
 use super::resources::UNKNOWN;
 use super::resources_charts::with_resources;
 use super::{Report, format};
@@ -72,16 +73,17 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
-            r.name.replace('|', "\\|"),
-            r.limits,
-            r.applied_by,
+            cell(&r.name),
+            cell(&r.limits),
+            cell(&r.applied_by),
             r.throttled,
             r.memory_peak,
             r.oom_kills
         );
     }
+    // Why a counter is missing quotes the kernel or the engine: text, never markdown.
     for r in rows.iter().filter(|r| !r.note.is_empty()) {
-        let _ = writeln!(out, "\n{}: not available: {}", r.name, r.note);
+        let _ = writeln!(out, "\n{}: not available: {}", cell(&r.name), cell(&r.note));
     }
     out
 }

@@ -3,6 +3,7 @@
 //! the links of `links:`; and the channels at the end (pending HTLCs, force closes).
 
 use super::Report;
+use super::markdown::cell;
 use crate::faults::FaultRecord;
 use crate::faults::windows::Window;
 use serde::Serialize;
@@ -124,10 +125,11 @@ pub fn markdown(report: &Report) -> String {
     let Some(v) = view(report) else {
         return String::new();
     };
+    // Errors quote the nodes: every text is printed as text ([`cell`]).
     let mut out = String::new();
     if !v.links.is_empty() {
         out.push_str("\nLinks (through the fault proxy): ");
-        out.push_str(&v.links.join("; "));
+        out.push_str(&cell(&v.links.join("; ")));
         out.push('\n');
     }
     if !v.rows.is_empty() {
@@ -137,28 +139,33 @@ pub fn markdown(report: &Report) -> String {
              |---|---|---|---|---|---|---|---|---|---|\n",
         );
         for r in &v.rows {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.label,
-                r.began,
-                r.ended,
-                r.before,
-                r.during,
-                r.after,
-                r.recovered,
-                r.failures,
-                r.unknown,
-                r.node_back
-            );
+            let cells = [
+                &r.label,
+                &r.began,
+                &r.ended,
+                &r.before,
+                &r.during,
+                &r.after,
+                &r.recovered,
+                &r.failures,
+                &r.unknown,
+                &r.node_back,
+            ]
+            .map(|c| cell(c));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         for r in v.rows.iter().filter(|r| !r.error.is_empty()) {
-            let _ = writeln!(out, "\nFault {} went wrong: {}", r.label, r.error);
+            let _ = writeln!(
+                out,
+                "\nFault {} went wrong: {}",
+                cell(&r.label),
+                cell(&r.error)
+            );
         }
     }
     if !v.channels.is_empty() {
         out.push_str("\nChannels at the end: ");
-        out.push_str(&v.channels.join("; "));
+        out.push_str(&cell(&v.channels.join("; ")));
         out.push('\n');
     }
     out

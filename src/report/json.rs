@@ -12,7 +12,8 @@ pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
         .with_context(|| format!("cannot create report directory {}", dir.display()))?;
     let path = dir.join(FILE_NAME);
     let tmp = dir.join(format!(".{FILE_NAME}.tmp"));
-    // Every string passes through redaction (error texts quote node logs).
+    // Every string passes through redaction (error texts quote node logs), also the
+    // names `scrub::redacted` leaves: redacting twice changes nothing.
     let text = super::redact::redacted_json(report).context("serializing the report")?;
     std::fs::write(&tmp, text + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;

@@ -23,6 +23,7 @@ pub mod reconciliation;
 pub use crate::redact;
 pub mod resources;
 pub mod resources_charts;
+pub mod scrub;
 pub mod spectrum;
 pub mod spread;
 pub mod stats;
@@ -42,8 +43,10 @@ pub use thresholds::ThresholdResult;
 
 /// Writes every format of the report into `dir` (created if needed): report.json,
 /// report.html, one `.svg` per chart and summary.md. Returns the paths written,
-/// report.json first.
+/// report.json first. The model is redacted once ([`scrub::redacted`]) before any
+/// format is written.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+    let report = &scrub::redacted(report);
     let mut paths = vec![json::write(report, dir)?, csv::write(report, dir)?];
     let mut charts = charts::render_all(&report.results)?;
     charts.extend(resources_charts::render_all(report)?);

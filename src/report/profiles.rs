@@ -3,6 +3,7 @@
 //! were not profiled and why, and what profiling cost the run.
 
 use super::Report;
+use super::markdown::cell;
 use crate::profile::{ProfileReport, ProfilingReport, flame};
 use serde::Serialize;
 use std::fmt::Write;
@@ -123,7 +124,13 @@ pub fn markdown(report: &Report) -> String {
     let mut out = format!("\n### Profiles\n\n{}; {}.\n", window(p), overhead(p));
     for g in &p.profiles {
         if let Some(why) = &g.not_profiled {
-            let _ = writeln!(out, "\n{} {}: not profiled ({why}).", g.node, g.kind);
+            let _ = writeln!(
+                out,
+                "\n{} {}: not profiled ({}).",
+                cell(&g.node),
+                cell(&g.kind),
+                cell(why)
+            );
             continue;
         }
         if g.kind != "cpu" {
@@ -132,17 +139,20 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(
             out,
             "\n{} (flame graph: `{}`){}\n\n| function | self | total |\n|---|---|---|",
-            title(g),
-            g.files.last().map_or("", String::as_str),
+            cell(&title(g)),
+            g.files.last().map_or("", String::as_str).replace('`', "'"),
             g.note
                 .as_ref()
-                .map_or(String::new(), |n| format!(". Note: {n}"))
+                .map_or(String::new(), |n| format!(". Note: {}", cell(n)))
         );
         for t in g.top_functions.iter().take(MARKDOWN_ROWS) {
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} |",
-                t.function.replace('|', "\\|").replace('`', "'"),
+                t.function
+                    .replace('|', "\\|")
+                    .replace('`', "'")
+                    .replace(['\n', '\r'], " "),
                 pct(t.self_pct),
                 pct(t.total_pct)
             );

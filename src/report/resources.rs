@@ -1,6 +1,7 @@
 //! The per-node resource table of report.html and summary.md: average and peak CPU,
 //! peak memory, data-dir size and growth, and bytes per successful payment.
 
+use super::markdown::cell;
 use super::resources_charts::{signed_bytes, with_resources};
 use super::{Report, format};
 use serde::Serialize;
@@ -59,7 +60,7 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} |",
-            r.name.replace('|', "\\|"),
+            cell(&r.name),
             r.cpu_avg,
             r.cpu_peak,
             r.mem_peak,
@@ -127,8 +128,8 @@ pub fn restart_markdown(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} ({}) |",
-                r.name.replace('|', "\\|"),
-                r.data_dir,
+                cell(&r.name),
+                cell(&r.data_dir),
                 r.stop,
                 r.rpc,
                 r.channels,

@@ -27,7 +27,7 @@ pub use super::shared::container::{chain_access, chain_command, node_command};
 pub use images::RunImages;
 
 use super::shared::container::{CHAIN_CERT_IN_NODE, DATA};
-use super::shared::{self, random_hex, write_private};
+use super::shared::{self, new_password, write_private};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
@@ -267,7 +267,7 @@ impl Runtime for DockerRuntime {
         let image = self.images.chain.clone();
         std::fs::create_dir_all(&self.run_dir).map_err(Self::io_err(&self.run_dir))?;
         let dir = self.cred_dir(CHAIN_NAME)?;
-        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (user, pass) = ("lnbench".to_string(), new_password());
         let (mut cmd, configs) = chain_command(spec.kind, &user, &pass, mining_addr);
         cmd.extend(spec.args.iter().cloned());
         let ports = driver.ports();

@@ -26,7 +26,7 @@ pub use cluster::{Prepared, configured, connect, preflight};
 
 use super::shared::container::{chain_access, chain_command, node_command};
 use super::shared::images::RunImages;
-use super::shared::{self, random_hex, write_private};
+use super::shared::{self, new_password, write_private};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
@@ -272,7 +272,7 @@ impl Runtime for KubeRuntime {
         let mut listen = vec![ports.rpc, ports.p2p];
         listen.extend(ports.zmq.iter().flat_map(|&(b, t)| [b, t]));
         let ip = self.service(CHAIN_NAME, &listen).await?;
-        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (user, pass) = ("lnbench".to_string(), new_password());
         let (mut args, mut files) = chain_command(spec.kind, &user, &pass, mining_addr);
         args.extend(spec.args.iter().cloned());
         let rpc_cert = if driver.rpc_tls() {

@@ -15,7 +15,7 @@ pub(crate) mod process;
 pub mod stats;
 
 /// Also read by the docker runtime for its saved container logs.
-use super::shared::{self, random_hex, tail};
+use super::shared::{self, new_password, tail};
 use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
 pub use crate::cache::cache_bin_dir;
 use crate::chain::{ChainAccess, ChainLaunch};
@@ -206,7 +206,7 @@ impl Runtime for LocalRuntime {
         let addr = |i: usize| format!("127.0.0.1:{}", ports[i]);
         let (rpc_addr, p2p_listen) = (addr(0), addr(1));
         let zmq = zmq.then(|| (addr(2), addr(3)));
-        let (user, pass) = ("lnbench".to_string(), random_hex(16));
+        let (user, pass) = ("lnbench".to_string(), new_password());
         let rpc_cert = if driver.rpc_tls() {
             let cert = dir.join("rpc.cert");
             write_rpc_cert(&cert, &dir.join("rpc.key"))?;

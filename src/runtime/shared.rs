@@ -14,7 +14,9 @@ use rand::RngCore;
 use std::io::Write;
 use std::path::Path;
 
-/// The last `lines` lines of a log file (empty if it cannot be read).
+/// The last `lines` lines of a log file (empty if it cannot be read), redacted
+/// ([`crate::redact::redact_text`]): errors quote it, and errors reach the terminal
+/// and the report.
 pub fn tail(path: &Path, lines: usize) -> String {
     let Ok(bytes) = std::fs::read(path) else {
         return String::new();
@@ -23,7 +25,15 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let start = bytes.len().saturating_sub(64 * 1024);
     let text = String::from_utf8_lossy(&bytes[start..]);
     let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    crate::redact::redact_text(&all[all.len().saturating_sub(lines)..].join("\n"))
+}
+
+/// A new random password (16 bytes in hex), registered as a secret of the run, so
+/// that no report, error or log tail the tool prints shows it.
+pub fn new_password() -> String {
+    let password = random_hex(16);
+    crate::redact::register_secret(&password);
+    password
 }
 
 /// `bytes` random bytes as lowercase hex (run ids, passwords).
@@ -160,6 +170,21 @@ mod tests {
         assert_eq!(tail(&log, 2), "3\n4");
         assert_eq!(tail(&log, 10), "1\n2\n3\n4");
         assert_eq!(tail(&dir.path().join("none"), 3), "");
+    }
+
+    #[test]
+    fn a_log_tail_shows_no_secret_of_the_run() {
+        let password = new_password();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("output.log");
+        let text = format!(
+            "[INF] starting\n[DBG] rpc auth with {password}\n[DBG] rpcpass = hunter2hunter2\n"
+        );
+        std::fs::write(&log, text).unwrap();
+        let tail = tail(&log, 10);
+        assert!(tail.starts_with("[INF] starting"), "{tail}");
+        assert!(!tail.contains(&password), "{tail}");
+        assert!(!tail.contains("hunter2hunter2"), "{tail}");
     }
 
     #[test]

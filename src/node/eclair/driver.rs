@@ -40,7 +40,9 @@ impl EclairCredentials {
 /// The API password of node `name` ([`node_secret`], 16 bytes in hex).
 pub(crate) fn api_password(chain: &ChainAccess, name: &str) -> String {
     let secret = node_secret(chain, "lnbench eclair api password", name);
-    bitcoin::hex::DisplayHex::to_lower_hex_string(&secret[..16])
+    let password = bitcoin::hex::DisplayHex::to_lower_hex_string(&secret[..16]);
+    crate::redact::register_secret(&password);
+    password
 }
 
 /// `(user, host, port, database)` of `postgres://user@host:port/database?options`.
@@ -349,6 +351,17 @@ mod tests {
                 "-Declair.bitcoind.host=chain",
                 "-Declair.bitcoind.zmqblock=tcp://chain:28332",
             ],
+        );
+    }
+
+    #[test]
+    fn the_api_password_is_a_secret_of_the_run() {
+        let chain = bitcoind("127.0.0.1:1", "127.0.0.1");
+        let api = api_password(&chain, "erin");
+        let line = format!("GET /getinfo (password {api})");
+        assert_eq!(
+            crate::redact::redact_text(&line),
+            format!("GET /getinfo (password {})", crate::redact::REDACTED)
         );
     }
 

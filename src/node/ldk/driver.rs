@@ -52,15 +52,19 @@ impl LdkCredentials {
                 path: self.api_key.clone(),
                 source,
             })?;
+        // A key given for an external node is a secret of the run too.
+        crate::redact::register_secret(&text);
         Ok(text.trim().to_string())
     }
 }
 
 /// The node's API key ([`node_secret`], in hex).
 fn api_key(chain: &ChainAccess, name: &str) -> String {
-    bitcoin::hex::DisplayHex::to_lower_hex_string(
+    let key = bitcoin::hex::DisplayHex::to_lower_hex_string(
         &node_secret(chain, "lnbench ldk-server api key", name)[..],
-    )
+    );
+    crate::redact::register_secret(&key);
+    key
 }
 
 /// A TOML basic string.
@@ -318,6 +322,17 @@ mod tests {
         for other in ["[esplora]", "[electrum]"] {
             assert!(!config.contains(other), "exactly one chain source");
         }
+    }
+
+    #[test]
+    fn the_api_key_is_a_secret_of_the_run() {
+        let chain = bitcoind("127.0.0.1:18443");
+        let key = api_key(&chain, "frank");
+        let line = format!("HTTP 401 for key {key}");
+        assert_eq!(
+            crate::redact::redact_text(&line),
+            format!("HTTP 401 for key {}", crate::redact::REDACTED)
+        );
     }
 
     #[test]
