@@ -469,7 +469,6 @@ impl LightningNode for ClnNode {
         })
     }
 
-    /// Core Lightning makes the keysend preimage itself.
     async fn keysend_capped(
         &self,
         dest: &str,

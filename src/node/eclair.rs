@@ -410,9 +410,8 @@ impl EclairNode {
         }
     }
 
-    /// The fee limit fields: Eclair's budget is the larger of a flat part (whole
-    /// sat) and a percentage. Under the caps' `max_fee_msat` the flat part is the cap
-    /// rounded down to whole sat (never above the default) and the percentage 0.
+    /// The fee budget: a flat part (sat) and a percentage; under `max_fee_msat`, the
+    /// cap rounded down to whole sat (at most the default) and no percentage.
     fn fee_fields(&self, max_fee_msat: Option<u64>) -> [(&'static str, String); 2] {
         let (flat_sat, pct) = match max_fee_msat {
             None => (FEE_LIMIT_BASE_SAT, FEE_LIMIT_PERCENT),
@@ -567,7 +566,6 @@ impl LightningNode for EclairNode {
         })
     }
 
-    /// Eclair makes the keysend preimage itself.
     async fn keysend_capped(
         &self,
         dest: &str,

@@ -56,9 +56,7 @@ pub struct FakeConfig {
     /// Test hook: this many payments received are left out of the ledger, as if the
     /// node had lost them (a mismatch for reconciliation to find).
     pub unrecorded_receipts: u64,
-    /// The routing fee each payment pays ([`FEE_MSAT`] unless set). A payment whose
-    /// fee limit is below it fails with `no_route`, as a node finds no route within
-    /// the budget.
+    /// Each payment's routing fee; a payment with a lower fee limit fails (`no_route`).
     pub fee_msat: u64,
 }
 
@@ -190,14 +188,11 @@ impl FakeNode {
         self.inner.invoices.load(Ordering::Relaxed)
     }
 
-    /// A payment whose fee limit is below this node's fee finds no route: never
-    /// started, booked nowhere.
+    /// A payment whose fee limit is below this node's fee finds no route (not started).
     fn over_fee_limit(&self, max_fee_msat: Option<u64>) -> Option<PaymentOutcome> {
-        (max_fee_msat.is_some_and(|limit| limit < self.inner.config.fee_msat)).then_some(
-            PaymentOutcome::Failed {
-                reason: FailureReason::NoRoute,
-            },
-        )
+        let reason = FailureReason::NoRoute;
+        let over = max_fee_msat.is_some_and(|limit| limit < self.inner.config.fee_msat);
+        over.then_some(PaymentOutcome::Failed { reason })
     }
 
     fn latency(&self, draw: u64) -> Duration {

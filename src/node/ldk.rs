@@ -571,13 +571,11 @@ impl LightningNode for LdkNode {
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         const CALL: &str = "Bolt11Send";
+        let fee_limit = super::fee_limit_msat(FEE_LIMIT_MSAT, max_fee_msat);
         let request = proto::Bolt11SendRequest {
             invoice: bolt11.to_string(),
             route_parameters: Some(proto::RouteParametersConfig {
-                max_total_routing_fee_msat: Some(super::fee_limit_msat(
-                    FEE_LIMIT_MSAT,
-                    max_fee_msat,
-                )),
+                max_total_routing_fee_msat: Some(fee_limit),
                 // LDK's defaults (DEFAULT_MAX_TOTAL_CLTV_EXPIRY_DELTA, MAX_PATH_COUNT,
                 // DEFAULT_MAX_CHANNEL_SATURATION_POW_HALF): a config replaces them all.
                 max_total_cltv_expiry_delta: 1008,
