@@ -50,6 +50,7 @@ fn main() {
                 duration: None,
             },
             payment_timeout: Duration::from_secs(5),
+            ledger: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -93,6 +93,7 @@ invalid_fixtures! {
     threshold_phase_warm_up: "threshold-phase-warm-up" at "28:12", "thresholds phase: warm-up is not measured", hint "use one of the measured phases: ramp, hold";
     restart_unknown_node: "restart-unknown-node" at "20:20", "after_load restart: names node \"carol\", which is not defined under nodes: (defined: alice, bob)", hint "use one of alice, bob";
     restart_not_a_list: "restart-not-a-list" at "20:12", "restart: \"alice\" is neither all nor a list of nodes", hint "restart: [alice, bob]";
+    mainnet_repeats_over_total: "mainnet-repeats-over-total" at "6:19", "20 runs (points × repeats) of 100 payments of 1000 msat make 2000000 msat, above max_total_msat: 100000", hint "the caps hold for the whole run";
     threshold_phase_closed_loop: "threshold-phase-closed-loop" at "20:10", "thresholds phase: hold is set, but the load is closed-loop (concurrency:), which has no phases", hint "remove phase: to check the whole run";
 }
 

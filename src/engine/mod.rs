@@ -14,6 +14,7 @@ pub mod activity;
 mod control;
 mod dispatch;
 mod invoices;
+pub mod ledger;
 pub mod schedule;
 mod worker;
 
@@ -64,6 +65,10 @@ pub struct Plan {
     pub load: Load,
     pub stop: StopCondition,
     pub payment_timeout: Duration,
+    /// Mainnet caps: every payment (warm-up included) is reserved here first, and
+    /// the load stops when the next one would cross the total. Shared by the run's
+    /// loads, so the total holds across points and repeats.
+    pub ledger: Option<Arc<ledger::SpendLedger>>,
 }
 
 /// Why the load ended.
@@ -80,6 +85,8 @@ pub enum StopReason {
     Cancelled,
     /// Invoice-pregenerated: the invoices made before the run were used up.
     InvoicesExhausted,
+    /// Mainnet caps: the next payment would have crossed `max_total_msat`.
+    CapReached,
 }
 
 #[derive(Debug, Clone)]
@@ -120,6 +127,7 @@ struct Context {
     kind: PaymentKind,
     amount_msat: u64,
     payment_timeout: Duration,
+    ledger: Option<Arc<ledger::SpendLedger>>,
     invoices: Vec<InvoicePool>,
     /// Each route's payments as counted (index of `routes`).
     tally: Vec<worker::RouteTally>,
@@ -197,6 +205,7 @@ pub async fn run_with_activity(
         kind: plan.kind,
         amount_msat: plan.amount_msat,
         payment_timeout: plan.payment_timeout,
+        ledger: plan.ledger,
         invoices,
         tickets,
         control: Control::new(workers_at_start),
@@ -449,5 +458,7 @@ async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
     }
 }
 
+#[cfg(test)]
+mod cap_tests;
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         load,
         stop,
         payment_timeout: Duration::from_secs(60),
+        ledger: None,
     }
 }
 

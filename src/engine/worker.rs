@@ -2,6 +2,7 @@
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
 use super::activity::Recorded;
+use super::ledger::{Reservation, Settled};
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
 use crate::node::{FailureReason, NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
@@ -118,10 +119,19 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
                 ctx.amount_msat,
             ),
         };
+        // Mainnet caps: the amount clamped and reserved, or the load ends here.
+        let Some((amount_msat, reservation)) = reserve(&ctx, amount_msat) else {
+            ctx.end(StopReason::CapReached);
+            break;
+        };
         let started = Instant::now();
         let mut hash = None;
-        let payment = pay(&ctx, route, amount_msat, &mut hash);
+        let max_fee_msat = reservation.map(|r| r.max_fee_msat);
+        let payment = pay(&ctx, route, (amount_msat, max_fee_msat), &mut hash);
         let settled = settle(payment, &ctx, &mut batch).await;
+        if let (Some(ledger), Some(r)) = (&ctx.ledger, reservation) {
+            ledger.settle(r, spend_of(settled.as_ref()));
+        }
         now = Instant::now();
         if !ticket.warm_up {
             batch.set_stage(ticket.stage);
@@ -346,12 +356,40 @@ async fn settle<T>(
     }
 }
 
+/// Under mainnet caps, the amount (clamped to the per-payment cap) and its
+/// reservation, or None when the caps refuse it; without caps, the amount as is.
+fn reserve(ctx: &Context, amount_msat: u64) -> Option<(u64, Option<Reservation>)> {
+    let Some(ledger) = &ctx.ledger else {
+        return Some((amount_msat, None));
+    };
+    let amount_msat = ledger.clamp(amount_msat);
+    ledger.reserve(amount_msat).map(|r| (amount_msat, Some(r)))
+}
+
+/// What an attempt spent, for the caps: only a success or a failure the node
+/// reported is known; anything else (abandoned, timed out, an RPC error) may
+/// still be paid.
+fn spend_of(attempt: Option<&Attempt>) -> Settled {
+    match attempt {
+        Some(Attempt::Answered(Ok(PaymentOutcome::Succeeded { fee_msat, .. }))) => Settled::Paid {
+            fee_msat: *fee_msat,
+        },
+        Some(Attempt::Answered(Ok(PaymentOutcome::Failed { reason })))
+            if *reason != FailureReason::Timeout =>
+        {
+            Settled::Failed
+        }
+        Some(Attempt::NoInvoice) => Settled::Failed,
+        _ => Settled::Unknown,
+    }
+}
+
 /// Makes one payment; sets `hash` to its payment hash once the tool knows it (before
 /// the payment starts), so an abandoned payment can still be asked about.
 async fn pay(
     ctx: &Context,
     route: usize,
-    amount_msat: u64,
+    (amount_msat, max_fee_msat): (u64, Option<u64>),
     hash: &mut Option<PaymentHash>,
 ) -> Attempt {
     let r = &ctx.routes[route];
@@ -360,21 +398,26 @@ async fn pay(
         PaymentKind::Keysend => {
             let (preimage, payment_hash) = fresh_preimage();
             *hash = r.sender.keysend_takes_preimage().then_some(payment_hash);
+            let dest = &r.receiver_pubkey;
             (r.sender)
-                .keysend_with(&r.receiver_pubkey, amount_msat, preimage, timeout)
+                .keysend_capped(dest, amount_msat, preimage, timeout, max_fee_msat)
                 .await
         }
         PaymentKind::Invoice => match r.receiver.create_invoice(amount_msat).await {
             Ok(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                r.sender.pay_invoice(&invoice.bolt11, timeout).await
+                (r.sender)
+                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
+                    .await
             }
             Err(e) => Err(e),
         },
         PaymentKind::InvoicePregenerated => match ctx.invoices[route].take() {
             Some(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                r.sender.pay_invoice(&invoice.bolt11, timeout).await
+                (r.sender)
+                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
+                    .await
             }
             None => return Attempt::NoInvoice,
         },

@@ -469,17 +469,20 @@ impl LightningNode for ClnNode {
         })
     }
 
-    async fn keysend(
+    async fn keysend_capped(
         &self,
         dest: &str,
         amount_msat: u64,
+        _preimage: [u8; 32],
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         const CALL: &str = "Xkeysend";
+        let default = amount_msat / 10 + FEE_LIMIT_BASE_MSAT;
         let request = pb::XkeysendRequest {
             destination: self.pubkey_bytes(CALL, dest)?,
             amount_msat: msat(amount_msat),
-            maxfee: msat(amount_msat / 10 + FEE_LIMIT_BASE_MSAT),
+            maxfee: msat(super::fee_limit_msat(default, max_fee_msat)),
             retry_for: retry_for(timeout),
             ..Default::default()
         };
@@ -490,14 +493,15 @@ impl LightningNode for ClnNode {
         .await
     }
 
-    async fn pay_invoice(
+    async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         let request = pb::XpayRequest {
             invstring: bolt11.to_string(),
-            maxfee: msat(FEE_LIMIT_BASE_MSAT),
+            maxfee: msat(super::fee_limit_msat(FEE_LIMIT_BASE_MSAT, max_fee_msat)),
             retry_for: retry_for(timeout),
             ..Default::default()
         };

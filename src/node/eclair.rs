@@ -411,10 +411,16 @@ impl EclairNode {
         }
     }
 
-    fn fee_fields(&self) -> [(&'static str, String); 2] {
+    /// The fee budget: a flat part (sat) and a percentage; under `max_fee_msat`, the
+    /// cap rounded down to whole sat (at most the default) and no percentage.
+    fn fee_fields(&self, max_fee_msat: Option<u64>) -> [(&'static str, String); 2] {
+        let (flat_sat, pct) = match max_fee_msat {
+            None => (FEE_LIMIT_BASE_SAT, FEE_LIMIT_PERCENT),
+            Some(cap) => ((cap / 1000).min(FEE_LIMIT_BASE_SAT), 0),
+        };
         [
-            ("maxFeeFlatSat", FEE_LIMIT_BASE_SAT.to_string()),
-            ("maxFeePct", FEE_LIMIT_PERCENT.to_string()),
+            ("maxFeeFlatSat", flat_sat.to_string()),
+            ("maxFeePct", pct.to_string()),
         ]
     }
 }
@@ -561,11 +567,13 @@ impl LightningNode for EclairNode {
         })
     }
 
-    async fn keysend(
+    async fn keysend_capped(
         &self,
         dest: &str,
         amount_msat: u64,
+        _preimage: [u8; 32],
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         const CALL: &str = "sendtonode";
         super::pubkey_bytes(&self.name, CALL, dest)?;
@@ -573,17 +581,18 @@ impl LightningNode for EclairNode {
             ("nodeId", dest.to_string()),
             ("amountMsat", amount_msat.to_string()),
         ];
-        fields.extend(self.fee_fields());
+        fields.extend(self.fee_fields(max_fee_msat));
         self.pay(CALL, &fields, timeout).await
     }
 
-    async fn pay_invoice(
+    async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         let mut fields = vec![("invoice", bolt11.to_string())];
-        fields.extend(self.fee_fields());
+        fields.extend(self.fee_fields(max_fee_msat));
         self.pay("payinvoice", &fields, timeout).await
     }
 }

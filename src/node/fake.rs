@@ -56,6 +56,8 @@ pub struct FakeConfig {
     /// Test hook: this many payments received are left out of the ledger, as if the
     /// node had lost them (a mismatch for reconciliation to find).
     pub unrecorded_receipts: u64,
+    /// Each payment's routing fee; a payment with a lower fee limit fails (`no_route`).
+    pub fee_msat: u64,
 }
 
 /// The fake nodes of one network, by public key: a payment's receiver is found here.
@@ -98,6 +100,7 @@ impl FakeConfig {
             capacity: None,
             network: None,
             unrecorded_receipts: 0,
+            fee_msat: FEE_MSAT,
         }
     }
 }
@@ -183,6 +186,13 @@ impl FakeNode {
 
     pub fn invoices_created(&self) -> u64 {
         self.inner.invoices.load(Ordering::Relaxed)
+    }
+
+    /// A payment whose fee limit is below this node's fee finds no route (not started).
+    fn over_fee_limit(&self, max_fee_msat: Option<u64>) -> Option<PaymentOutcome> {
+        let reason = FailureReason::NoRoute;
+        let over = max_fee_msat.is_some_and(|limit| limit < self.inner.config.fee_msat);
+        over.then_some(PaymentOutcome::Failed { reason })
     }
 
     fn latency(&self, draw: u64) -> Duration {
@@ -304,13 +314,13 @@ impl FakeNode {
             roll -= probability;
         }
         Ok(PaymentOutcome::Succeeded {
-            fee_msat: FEE_MSAT,
+            fee_msat: self.inner.config.fee_msat,
             hops: 1,
         })
     }
 }
 
-/// The routing fee every fake payment pays, so fees add up to something checkable.
+/// The routing fee a fake payment pays by default, so fees add up to something checkable.
 pub const FEE_MSAT: u64 = 1;
 
 /// A fake invoice's payment hash: the hash of its text (the receiver's seed in the
@@ -389,37 +399,34 @@ impl LightningNode for FakeNode {
         })
     }
 
-    async fn keysend(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError> {
-        let (preimage, _) = super::fresh_preimage();
-        self.keysend_with(dest, amount_msat, preimage, timeout)
-            .await
-    }
-
     fn keysend_takes_preimage(&self) -> bool {
         true
     }
 
-    async fn keysend_with(
+    async fn keysend_capped(
         &self,
         dest: &str,
         amount_msat: u64,
         preimage: [u8; 32],
         _timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
+        if let Some(refused) = self.over_fee_limit(max_fee_msat) {
+            return Ok(refused);
+        }
         let hash = sha256::Hash::hash(&preimage).to_byte_array();
         self.pay(dest, amount_msat, hash).await
     }
 
-    async fn pay_invoice(
+    async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         _timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
+        if let Some(refused) = self.over_fee_limit(max_fee_msat) {
+            return Ok(refused);
+        }
         let (dest, amount_msat) = parse_invoice(bolt11);
         self.pay(dest, amount_msat, invoice_hash(bolt11)).await
     }

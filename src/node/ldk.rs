@@ -550,11 +550,13 @@ impl LightningNode for LdkNode {
 
     /// Validation refuses keysend with an LDK node (`NodeDriver::keysend_missing`);
     /// reaching here is a bug of the tool, said as an error.
-    async fn keysend(
+    async fn keysend_capped(
         &self,
         _dest: &str,
         _amount_msat: u64,
+        _preimage: [u8; 32],
         _timeout: Duration,
+        _max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         Err(self.protocol(
             "SpontaneousSend",
@@ -562,16 +564,18 @@ impl LightningNode for LdkNode {
         ))
     }
 
-    async fn pay_invoice(
+    async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         const CALL: &str = "Bolt11Send";
+        let fee_limit = super::fee_limit_msat(FEE_LIMIT_MSAT, max_fee_msat);
         let request = proto::Bolt11SendRequest {
             invoice: bolt11.to_string(),
             route_parameters: Some(proto::RouteParametersConfig {
-                max_total_routing_fee_msat: Some(FEE_LIMIT_MSAT),
+                max_total_routing_fee_msat: Some(fee_limit),
                 // LDK's defaults (DEFAULT_MAX_TOTAL_CLTV_EXPIRY_DELTA, MAX_PATH_COUNT,
                 // DEFAULT_MAX_CHANNEL_SATURATION_POW_HALF): a config replaces them all.
                 max_total_cltv_expiry_delta: 1008,

@@ -226,12 +226,14 @@ fn timeout_seconds(timeout: Duration) -> i32 {
     i32::try_from(timeout.as_secs().max(1)).unwrap_or(i32::MAX)
 }
 
-/// A keysend request carrying `preimage`.
+/// A keysend request carrying `preimage`, paying at most `max_fee_msat` in fees when
+/// given (below the default limit).
 fn keysend_request(
     dest: Vec<u8>,
     amount_msat: u64,
     preimage: [u8; 32],
     timeout: Duration,
+    max_fee_msat: Option<u64>,
 ) -> routerrpc::SendPaymentRequest {
     let payment_hash = sha256::Hash::hash(&preimage).to_byte_array();
     let amt_msat = i64::try_from(amount_msat).unwrap_or(i64::MAX);
@@ -241,12 +243,19 @@ fn keysend_request(
         payment_hash: payment_hash.to_vec(),
         dest_custom_records: HashMap::from([(KEYSEND_RECORD, preimage.to_vec())]),
         timeout_seconds: timeout_seconds(timeout),
-        fee_limit_msat: amt_msat / 10 + FEE_LIMIT_BASE_MSAT,
+        fee_limit_msat: fee_limit(amt_msat / 10 + FEE_LIMIT_BASE_MSAT, max_fee_msat),
         // Keysend has no payment address, so it cannot be split.
         max_parts: 1,
         no_inflight_updates: true,
         ..Default::default()
     }
+}
+
+/// LND's `fee_limit_msat` (an i64): the default, lowered to the caps' limit if given.
+fn fee_limit(default_msat: i64, max_fee_msat: Option<u64>) -> i64 {
+    let default_msat = u64::try_from(default_msat).unwrap_or(0);
+    let limit = crate::node::fee_limit_msat(default_msat, max_fee_msat);
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 /// `txid:index` of a channel point; LND's txid bytes are in internal (reversed) order.
@@ -468,42 +477,33 @@ impl LightningNode for LndNode {
         })
     }
 
-    async fn keysend(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError> {
-        let (preimage, _) = crate::node::fresh_preimage();
-        self.keysend_with(dest, amount_msat, preimage, timeout)
-            .await
-    }
-
     fn keysend_takes_preimage(&self) -> bool {
         true
     }
 
-    async fn keysend_with(
+    async fn keysend_capped(
         &self,
         dest: &str,
         amount_msat: u64,
         preimage: [u8; 32],
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
-        let request = keysend_request(dest, amount_msat, preimage, timeout);
+        let request = keysend_request(dest, amount_msat, preimage, timeout, max_fee_msat);
         self.send_payment(request, timeout).await
     }
 
-    async fn pay_invoice(
+    async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         let request = routerrpc::SendPaymentRequest {
             payment_request: bolt11.to_string(),
             timeout_seconds: timeout_seconds(timeout),
-            fee_limit_msat: FEE_LIMIT_BASE_MSAT,
+            fee_limit_msat: fee_limit(FEE_LIMIT_BASE_MSAT, max_fee_msat),
             no_inflight_updates: true,
             ..Default::default()
         };

@@ -233,6 +233,12 @@ pub enum SentStatus {
     InFlight,
 }
 
+/// The fee limit a client gives its node: its own `default_msat`, lowered to
+/// `max_fee_msat` when given (mainnet caps), never raised by it.
+pub fn fee_limit_msat(default_msat: u64, max_fee_msat: Option<u64>) -> u64 {
+    max_fee_msat.map_or(default_msat, |cap| cap.min(default_msat))
+}
+
 /// A payment's hash.
 pub type PaymentHash = [u8; 32];
 
@@ -349,13 +355,18 @@ pub trait LightningNode: Send + Sync {
         Ok(None)
     }
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError>;
-    /// Pay `amount_msat` to `dest` by keysend and wait for the final result.
+    /// Pay `amount_msat` to `dest` by keysend and wait for the final result, with the
+    /// client's own fee limit.
     async fn keysend(
         &self,
         dest: &str,
         amount_msat: u64,
         timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError>;
+    ) -> Result<PaymentOutcome, NodeError> {
+        let (preimage, _) = fresh_preimage();
+        self.keysend_capped(dest, amount_msat, preimage, timeout, None)
+            .await
+    }
     /// Whether [`LightningNode::keysend_with`] sends the preimage it is given, so the
     /// tool knows the payment's hash before it starts.
     fn keysend_takes_preimage(&self) -> bool {
@@ -368,16 +379,38 @@ pub trait LightningNode: Send + Sync {
         &self,
         dest: &str,
         amount_msat: u64,
-        _preimage: [u8; 32],
+        preimage: [u8; 32],
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
-        self.keysend(dest, amount_msat, timeout).await
+        self.keysend_capped(dest, amount_msat, preimage, timeout, None)
+            .await
     }
-    /// Pay a BOLT 11 invoice and wait for the final result.
+    /// Like [`LightningNode::keysend_with`], paying at most `max_fee_msat` in routing
+    /// fees when given ([`fee_limit_msat`]: never above the client's own limit).
+    async fn keysend_capped(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        preimage: [u8; 32],
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
+    ) -> Result<PaymentOutcome, NodeError>;
+    /// Pay a BOLT 11 invoice and wait for the final result, with the client's own
+    /// fee limit.
     async fn pay_invoice(
         &self,
         bolt11: &str,
         timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        self.pay_invoice_capped(bolt11, timeout, None).await
+    }
+    /// Like [`LightningNode::pay_invoice`], paying at most `max_fee_msat` in routing
+    /// fees when given ([`fee_limit_msat`]).
+    async fn pay_invoice_capped(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError>;
     /// The node's own record of payments sent and received, for reconciling the
     /// tool's counts after a load; None when the client cannot read it.

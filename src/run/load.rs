@@ -17,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 /// A report snapshot being written on a blocking thread: the directory, when done.
 pub(super) type SnapshotWrite = tokio::task::JoinHandle<Result<PathBuf>>;
 
+/// With `activity:`, the routes over the network and how payments spread on them.
+type NetworkLoad = Option<(Vec<Route>, std::sync::Arc<engine::activity::ActivityPlan>)>;
+
 /// Runs the workload; returns the summary of whatever was done, and the error that
 /// ended the load early, if any.
 #[allow(
@@ -30,7 +33,10 @@ pub(super) async fn run_load(
         metrics::Recorder,
         tokio::sync::watch::Receiver<metrics::Snapshot>,
     ),
-    network_load: Option<(Vec<Route>, std::sync::Arc<engine::activity::ActivityPlan>)>,
+    (network_load, ledger): (
+        NetworkLoad,
+        Option<std::sync::Arc<engine::ledger::SpendLedger>>,
+    ),
     cancel: CancellationToken,
     view: Option<(&mut tui::session::Session, tui::TuiInfo)>,
     interval_log: Option<PathBuf>,
@@ -60,6 +66,7 @@ pub(super) async fn run_load(
         load: w.load.clone(),
         stop: w.stop,
         payment_timeout: w.payment_timeout,
+        ledger: ledger.clone(),
     };
     if let Some((x, readings)) = exporter {
         recorder.export_to(x.clone());
@@ -141,6 +148,9 @@ pub(super) async fn run_load(
             }
         }
     };
+    if let Some(ledger) = &ledger {
+        say_spent(ledger, res.as_ref().ok().map(|o| o.stop_reason));
+    }
     let (summary, err) = match res {
         Ok(outcome) => (outcome.summary, None),
         Err(e) => (recorder.finish(), Some(anyhow::Error::from(e))),
@@ -150,6 +160,26 @@ pub(super) async fn run_load(
         let _ = printer.await;
     }
     (summary, err)
+}
+
+/// Mainnet caps: what the run spent so far, and why the load stopped if the caps
+/// stopped it.
+fn say_spent(ledger: &engine::ledger::SpendLedger, stop: Option<engine::StopReason>) {
+    let spent = ledger.spent();
+    if stop == Some(engine::StopReason::CapReached) {
+        crate::lines::errln!(
+            "==> mainnet cap reached: the next payment would cross max_total_msat: {}; \
+             the load stopped",
+            ledger.max_total_msat()
+        );
+    }
+    crate::lines::errln!(
+        "==> mainnet spend so far: {} msat paid (amounts and fees), {} msat not known \
+         (counted as paid), {} amount(s) lowered to max_payment_msat",
+        spent.paid_msat,
+        spent.unknown_msat,
+        spent.clamped
+    );
 }
 
 /// Runs the load while watching the started processes: a node (or the chain) that

@@ -70,6 +70,8 @@ struct Ctx<'a> {
     run_token: String,
     /// How many networks have a point to run.
     networks: usize,
+    /// Mainnet caps: what every load of the run spent, against the caps.
+    ledger: Option<std::sync::Arc<crate::engine::ledger::SpendLedger>>,
 }
 
 /// [`execute`] with the runtimes and the signals given (the tests' fake runtime and
@@ -94,6 +96,7 @@ pub(crate) async fn execute_with(
         started_at: SystemTime::now(),
         run_token: network::run_token(),
         networks: networks.len(),
+        ledger: spend_ledger(&plan.scenario),
     };
     let mut tally = sweep::Tally::new(plan.len());
     for (position, points) in networks.iter().enumerate() {
@@ -104,4 +107,16 @@ pub(crate) async fn execute_with(
     }
     let started_at = ctx.started_at;
     tally.finish(&plan, opts, signals, started_at)
+}
+
+/// One ledger for the whole run when mainnet is allowed (every point and repeat
+/// spends against the same caps); None otherwise.
+fn spend_ledger(scenario: &Scenario) -> Option<std::sync::Arc<crate::engine::ledger::SpendLedger>> {
+    let settings = scenario.external.as_ref().filter(|e| e.allow_mainnet)?;
+    Some(std::sync::Arc::new(
+        crate::engine::ledger::SpendLedger::new(
+            settings.max_payment_msat.unwrap_or(0),
+            settings.max_total_msat.unwrap_or(0),
+        ),
+    ))
 }

@@ -172,6 +172,7 @@ async fn run_points(
             label,
             run_dir: net.run_dir.to_path_buf(),
             metrics: ctx.exporter.cloned(),
+            ledger: ctx.ledger.clone(),
         };
         let (signals, session) = (ctx.signals, view.session.as_mut());
         let measured = measure(point, net.network, runtime, signals, &mut view.out, session).await;

@@ -34,6 +34,8 @@ pub(crate) struct Point<'a> {
     pub run_dir: PathBuf,
     /// `--metrics-listen`'s exporter, fed during the load.
     pub metrics: Option<crate::metrics::export::Exporter>,
+    /// Mainnet caps: the run's spend ledger, shared by its points.
+    pub ledger: Option<std::sync::Arc<crate::engine::ledger::SpendLedger>>,
 }
 
 /// What one load measured and how it ended.
@@ -105,7 +107,7 @@ pub(super) async fn measure(
         scenario,
         network,
         (recorder, snapshots),
-        network_load.clone(),
+        (network_load.clone(), point.ledger.clone()),
         cancel.clone(),
         view,
         hlog,

@@ -563,4 +563,5 @@ async fn junit_has_a_suite_per_point_and_a_case_per_threshold() {
     }
 }
 
+mod caps;
 mod reconcile;

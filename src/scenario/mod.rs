@@ -4,6 +4,7 @@
 
 mod activity;
 mod capabilities;
+mod caps;
 mod dist;
 mod duration;
 mod error;
@@ -99,13 +100,18 @@ pub(crate) fn parse_with_repeat(
     let at = (raw_repeat.as_ref().map(|r| r.referenced))
         .or(raw.sweep.as_ref().map(|s| s.referenced))
         .unwrap_or(raw.name.referenced);
+    let total_at = (raw.external.as_ref())
+        .and_then(|e| e.value.max_total_msat.as_ref())
+        .map(|t| t.referenced);
     let mut scenario = match raw.sweep.is_some() {
         // Each point is the file with the point's values put in, validated on its own.
         true => sweep::expand(path, text, raw, runtimes)?,
         false => validate::validate(path, text, raw, runtimes)?,
     };
     scenario.repeat = repeat;
-    repeat::expand(&ctx, scenario, &at)
+    let scenario = repeat::expand(&ctx, scenario, &at)?;
+    caps::check_run_total(&ctx, &scenario, total_at)?;
+    Ok(scenario)
 }
 
 /// Members `etcd: { members: N }` may ask for: a quorum needs an odd count. The

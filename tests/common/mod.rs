@@ -289,6 +289,7 @@ pub fn fake_plan(
         load,
         stop,
         payment_timeout: std::time::Duration::from_secs(5),
+        ledger: None,
     }
 }
 

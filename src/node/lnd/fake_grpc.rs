@@ -282,8 +282,13 @@ mod tests {
 
     #[test]
     fn a_preimage_that_does_not_hash_to_the_payment_hash_fails_the_payment() {
-        let mut request =
-            super::super::keysend_request(vec![2; 33], 1_000, [7; 32], Duration::from_secs(1));
+        let mut request = super::super::keysend_request(
+            vec![2; 33],
+            1_000,
+            [7; 32],
+            Duration::from_secs(1),
+            None,
+        );
         assert_eq!(
             super::super::final_outcome(&final_update(&request)),
             Some(PaymentOutcome::Succeeded {

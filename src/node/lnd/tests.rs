@@ -81,12 +81,14 @@ fn keysend_request_carries_the_preimage_of_its_hash() {
         1_000,
         crate::node::fresh_preimage().0,
         Duration::from_millis(1500),
+        None,
     );
     let b = keysend_request(
         dest.clone(),
         1_000,
         crate::node::fresh_preimage().0,
         Duration::from_secs(60),
+        None,
     );
     let preimage = &a.dest_custom_records[&KEYSEND_RECORD];
     assert_eq!(preimage.len(), 32);
@@ -128,4 +130,16 @@ fn starting_up_is_recognised() {
         "Unknown: the RPC server is in the process of starting up, but not yet ready to accept calls"
     )));
     assert!(!is_starting_up(&rpc("Unknown: permission denied")));
+}
+
+/// Under mainnet caps the request carries the caps' fee limit when it is below LND's
+/// default, and the default otherwise (a cap never raises it).
+#[test]
+fn keysend_request_takes_the_lower_of_the_default_and_the_caps_fee_limit() {
+    let request = |cap| keysend_request(vec![2; 33], 1_000, [7; 32], Duration::from_secs(1), cap);
+    let default = request(None).fee_limit_msat;
+    assert!(default > 500, "the default is generous: {default}");
+    assert_eq!(request(Some(500)).fee_limit_msat, 500);
+    assert_eq!(request(Some(0)).fee_limit_msat, 0);
+    assert_eq!(request(Some(u64::MAX)).fee_limit_msat, default);
 }
