@@ -18,8 +18,10 @@ use tonic::transport::Endpoint;
 pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(60);
 /// HTTP/2 pings on a connection with calls in flight: a peer that stops answering
 /// them is given up after the keep-alive timeout, and its calls fail. No pings on an
-/// idle connection: LND's default refuses them (it closes a connection that pings
-/// without a call in flight), and an idle connection's next call has its deadline.
+/// idle connection: a gRPC-Go server (LND) by default counts those as abuse and closes
+/// the connection (LND's `grpc.client-allow-ping-without-stream`), and an idle
+/// connection's next call has its deadline anyway. The interval is well above LND's
+/// default minimum between pings (`grpc.client-ping-min-wait`).
 const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
 const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
