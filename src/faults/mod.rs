@@ -7,6 +7,7 @@
 //! the report says about each fault.
 
 mod outcome;
+mod samples;
 pub mod windows;
 
 pub use outcome::{NodeHealth, channel_health, describe};
@@ -98,7 +99,7 @@ pub struct FaultRunner {
     net: FaultNetwork,
     started: Instant,
     /// Once a second: the cumulative counts, for the windows.
-    samples: Vec<Sample>,
+    samples: samples::Samples,
     last_sample: Option<Instant>,
     backs: tokio::task::JoinSet<(usize, anyhow::Result<NodeBack>)>,
     /// Paused nodes, to resume whatever happens.
@@ -122,7 +123,7 @@ impl FaultRunner {
             snapshots,
             net,
             started: Instant::now(),
-            samples: Vec::new(),
+            samples: samples::Samples::default(),
             last_sample: None,
             backs: tokio::task::JoinSet::new(),
             paused: Vec::new(),
@@ -138,18 +139,15 @@ impl FaultRunner {
         let due = self
             .last_sample
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-        if !due || self.samples.len() >= windows::MAX_SAMPLES {
+        if !due {
             return;
         }
-        self.sample_now();
+        self.sample_now(false);
     }
 
     /// Samples whatever the time since the last one (at a fault's edges: the
     /// recorder has just published fresh counts with the event).
-    fn sample_now(&mut self) {
-        if self.samples.len() >= windows::MAX_SAMPLES {
-            return;
-        }
+    fn sample_now(&mut self, edge: bool) {
         self.last_sample = Some(Instant::now());
         let snap = self.snapshots.borrow();
         let failures: BTreeMap<String, u64> = (snap.failures.iter())
@@ -157,12 +155,14 @@ impl FaultRunner {
             .collect();
         let (ok, failed) = (snap.ok, snap.failed);
         drop(snap);
-        self.samples.push(Sample {
-            at_s: self.now_s(),
+        let at_s = self.now_s();
+        let sample = Sample {
+            at_s,
             ok,
             failed,
             failures,
-        });
+        };
+        self.samples.push(sample, edge);
     }
 
     /// Begins the faults that are due and lifts those whose time is up. Errors of one
@@ -204,7 +204,7 @@ impl FaultRunner {
             EventKind::FaultEnded { fault }
         };
         let at = self.events.event(kind).unwrap_or_else(|| self.now_s());
-        self.sample_now();
+        self.sample_now(true);
         if began {
             self.records[i].began_s = Some(at);
         } else {
@@ -429,7 +429,7 @@ impl FaultRunner {
         }
         self.backs.abort_all();
         let mut records = self.records;
-        windows::fill(&mut records, &self.samples, end_s);
+        windows::fill(&mut records, self.samples.as_slice(), end_s);
         records
     }
 }

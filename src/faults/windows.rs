@@ -16,7 +16,8 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Most samples kept (10 hours at one a second).
+/// Most samples kept (10 hours at one a second; a longer run thins its older ones,
+/// see `samples.rs`).
 pub const MAX_SAMPLES: usize = 36_000;
 /// Seconds before a fault that give its baseline.
 pub const BEFORE: f64 = 10.0;

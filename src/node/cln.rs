@@ -16,6 +16,7 @@ mod readback;
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
 
 use super::Credentials;
+use super::deadline::{self, Deadline};
 use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
@@ -59,8 +60,11 @@ mod code {
 #[derive(Clone)]
 pub struct ClnNode {
     name: Arc<str>,
-    client: NodeClient<Channel>,
+    client: NodeClient<Deadline<Channel>>,
 }
+
+/// The calls with a deadline of their own (the payment's), left out of the per-call one.
+const OWN_DEADLINE: &[&str] = &["/cln.Node/Xpay", "/cln.Node/Xkeysend"];
 
 /// The mutual-TLS client config from CLN's credential files.
 fn client_config(name: &str, c: &ClnCredentials) -> Result<rustls::ClientConfig, NodeError> {
@@ -87,6 +91,7 @@ fn client_config(name: &str, c: &ClnCredentials) -> Result<rustls::ClientConfig,
 impl ClnNode {
     /// Reads the CA, client certificate and key once and connects to the gRPC listener.
     /// The connection is made here, so an unreachable node fails now, not on first use.
+    /// Every call but the payments has [`deadline::DEFAULT_CALL_DEADLINE`].
     pub async fn connect(name: &str, endpoint: &NodeEndpoint) -> Result<ClnNode, NodeError> {
         let Credentials::Cln(credentials) = &endpoint.credentials else {
             return Err(NodeError::Protocol {
@@ -106,13 +111,18 @@ impl ClnNode {
         let channel = Endpoint::from_shared(format!("http://{}", endpoint.rpc_addr))
             .map_err(|e| connect_err(Box::new(e)))?
             .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true)
+            .tcp_nodelay(true);
+        let channel = deadline::keep_alive(channel)
             .connect_with_connector(tls::RustlsConnector::new(config).with_server_name(server_name))
             .await
             .map_err(|e| connect_err(Box::new(e)))?;
         Ok(ClnNode {
             name: Arc::from(name),
-            client: NodeClient::new(channel),
+            client: NodeClient::new(Deadline::new(
+                channel,
+                deadline::DEFAULT_CALL_DEADLINE,
+                OWN_DEADLINE,
+            )),
         })
     }
 

@@ -13,6 +13,7 @@ mod readback;
 pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
 
 use super::Credentials;
+use super::deadline::{self, Deadline};
 use super::driver::NodeEndpoint;
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
@@ -60,7 +61,10 @@ impl tonic::service::Interceptor for MacaroonInterceptor {
     }
 }
 
-type Service = InterceptedService<Channel, MacaroonInterceptor>;
+type Service = InterceptedService<Deadline<Channel>, MacaroonInterceptor>;
+
+/// The calls with a deadline of their own (the payment's), left out of the per-call one.
+const OWN_DEADLINE: &[&str] = &["/routerrpc.Router/SendPaymentV2"];
 
 /// One LND node. Clones share the HTTP/2 connection.
 #[derive(Clone)]
@@ -74,6 +78,15 @@ impl LndNode {
     /// Reads `tls.cert` and `admin.macaroon` once and connects to the gRPC listener.
     /// The connection is made here, so an unreachable node fails now, not on first use.
     pub async fn connect(name: &str, endpoint: &NodeEndpoint) -> Result<LndNode, NodeError> {
+        Self::connect_with_deadline(name, endpoint, deadline::DEFAULT_CALL_DEADLINE).await
+    }
+
+    /// As [`LndNode::connect`], with `call_deadline` on every call but the payments.
+    pub async fn connect_with_deadline(
+        name: &str,
+        endpoint: &NodeEndpoint,
+        call_deadline: Duration,
+    ) -> Result<LndNode, NodeError> {
         let credentials = |what, path: &std::path::Path, source| NodeError::Credentials {
             node: name.to_string(),
             what,
@@ -111,10 +124,12 @@ impl LndNode {
         let channel = Endpoint::from_shared(format!("http://{}", endpoint.rpc_addr))
             .map_err(|e| connect_err(Box::new(e)))?
             .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true)
+            .tcp_nodelay(true);
+        let channel = deadline::keep_alive(channel)
             .connect_with_connector(tls::RustlsConnector::new(config))
             .await
             .map_err(|e| connect_err(Box::new(e)))?;
+        let channel = Deadline::new(channel, call_deadline, OWN_DEADLINE);
         let interceptor = MacaroonInterceptor { macaroon };
         Ok(LndNode {
             name: Arc::from(name),

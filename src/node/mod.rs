@@ -6,6 +6,7 @@
 
 pub mod cln;
 pub mod completion;
+pub mod deadline;
 pub mod driver;
 pub mod eclair;
 pub mod fake;

@@ -4,9 +4,11 @@
 
 use super::Exporter;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 
 /// The host a bare port (`--metrics-listen 9464`) listens on.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -14,6 +16,13 @@ pub const DEFAULT_HOST: &str = "127.0.0.1";
 const MAX_HEAD: usize = 8 * 1024;
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may take to take the answer.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections served at once; more are answered 503 and closed at once, so clients
+/// that open connections and send nothing cannot pile up tasks and sockets.
+const MAX_CONNECTIONS: usize = 16;
+const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// `--metrics-listen`'s value: `HOST:PORT`, `[v6]:PORT`, or a bare `PORT` on loopback.
@@ -32,15 +41,22 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 
 /// Answers scrapes on `listener` until the task is dropped or aborted.
 pub async fn serve(listener: TcpListener, exporter: Exporter) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok((stream, _peer)) = listener.accept().await else {
             // Out of file descriptors and the like: try again shortly.
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            // Best effort and never waiting: the socket's buffer takes these bytes.
+            let _ = stream.try_write(BUSY);
+            continue;
+        };
         let exporter = exporter.clone();
         tokio::spawn(async move {
             let _ = answer(stream, &exporter).await;
+            drop(slot);
         });
     }
 }
@@ -92,8 +108,14 @@ async fn answer(mut stream: TcpStream, exporter: &Exporter) -> std::io::Result<(
     if method != "HEAD" {
         response.extend_from_slice(body.as_bytes());
     }
-    stream.write_all(&response).await?;
-    stream.shutdown().await
+    let write = async {
+        stream.write_all(&response).await?;
+        stream.shutdown().await
+    };
+    match tokio::time::timeout(WRITE_TIMEOUT, write).await {
+        Ok(written) => written,
+        Err(_) => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +134,46 @@ mod tests {
         );
         assert_eq!(parse_listen("[::1]:9").unwrap(), "[::1]:9".parse().unwrap());
         assert!(parse_listen("localhost").is_err());
+    }
+
+    async fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        // A refused connection may be closed before the request is written.
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let _ = s.write_all(request.as_bytes()).await;
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out).await;
+        out
+    }
+
+    /// Clients that connect and send half a request hold at most MAX_CONNECTIONS slots:
+    /// the next connection is closed at once, not served, and one of the held ones that finally
+    /// sends its request is still answered.
+    #[tokio::test]
+    async fn connections_past_the_cap_are_refused_and_held_ones_still_answered() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(serve(listener, Exporter::new("demo")));
+        let mut idle = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(b"GET /metr").await.unwrap();
+            idle.push(s);
+        }
+        let refused = tokio::time::timeout(Duration::from_secs(20), get(addr, "/metrics"))
+            .await
+            .expect("the connection past the cap was neither answered nor closed");
+        // The 503 is best effort: a close with the request unread may reset it away.
+        assert!(
+            refused.is_empty() || refused.starts_with("HTTP/1.1 503"),
+            "{refused}"
+        );
+        let mut held = idle.pop().unwrap();
+        held.write_all(b"ics HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut out = String::new();
+        held.read_to_string(&mut out).await.unwrap();
+        assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+        server.abort();
     }
 
     #[tokio::test]

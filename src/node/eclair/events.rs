@@ -34,6 +34,9 @@ const RECONNECT_MAX: Duration = Duration::from_secs(2);
 const PING_EVERY: Duration = Duration::from_secs(15);
 /// How long `open` waits for the first connection.
 const FIRST_CONNECT: Duration = Duration::from_secs(10);
+/// How long one attempt may take to open the socket (a node that took the connection
+/// and does not answer); then the reader tries again.
+const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// The end of a payment as an event told it.
 #[derive(Debug)]
@@ -264,7 +267,13 @@ impl Reader {
         request
             .headers_mut()
             .insert(http::header::AUTHORIZATION, auth);
-        let (socket, _) = tokio_tungstenite::connect_async(request).await?;
+        let handshake = tokio::time::timeout(HANDSHAKE, tokio_tungstenite::connect_async(request));
+        let (socket, _) = handshake.await.map_err(|_| {
+            tokio_tungstenite::tungstenite::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no websocket handshake within {HANDSHAKE:?}"),
+            ))
+        })??;
         if let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = socket.get_ref() {
             let _ = tcp.set_nodelay(true);
         }

@@ -18,7 +18,7 @@ use std::future::{Ready, ready};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tonic::Status;
@@ -42,6 +42,8 @@ struct State {
     /// The macaroon a call must carry, hex (as the client sends it).
     macaroon: String,
     payments: AtomicU64,
+    /// Calls are taken and never answered (a node that stopped answering).
+    hang: AtomicBool,
 }
 
 impl FakeLnd {
@@ -60,6 +62,7 @@ impl FakeLnd {
         let state = Arc::new(State {
             macaroon: secret.to_lower_hex_string(),
             payments: AtomicU64::new(0),
+            hang: AtomicBool::new(false),
         });
         tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
         Ok(FakeLnd {
@@ -68,6 +71,11 @@ impl FakeLnd {
             dir: dir.to_path_buf(),
             state,
         })
+    }
+
+    /// From now on, calls on open and new connections are taken and never answered.
+    pub fn hang(&self) {
+        self.state.hang.store(true, Ordering::Relaxed);
     }
 
     /// Payments (`SendPaymentV2` calls) answered so far.
@@ -139,6 +147,9 @@ async fn answer(
     state: Arc<State>,
     request: http::Request<Incoming>,
 ) -> Result<http::Response<tonic::body::Body>, Infallible> {
+    if state.hang.load(Ordering::Relaxed) {
+        std::future::pending::<()>().await;
+    }
     let macaroon = request.headers().get("macaroon").map(|v| v.as_bytes());
     if macaroon != Some(state.macaroon.as_bytes()) {
         return Ok(Status::unauthenticated("verification failed: signature mismatch").into_http());
@@ -278,6 +289,33 @@ mod tests {
         let refused = node.keysend(PUBKEY, 1_000, Duration::from_secs(10)).await;
         assert!(refused.is_err(), "{refused:?}");
         assert_eq!(fake.payments(), 0);
+    }
+
+    /// A node that took the connection and stopped answering: a call fails with the
+    /// deadline's message instead of waiting forever (the outer timeout only turns a
+    /// hang into a failure of this test).
+    #[tokio::test]
+    async fn a_call_to_a_node_that_stopped_answering_fails_at_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeLnd::start(dir.path()).await.unwrap();
+        let deadline = Duration::from_millis(300);
+        let node = crate::node::lnd::LndNode::connect_with_deadline(
+            "alice",
+            &fake.endpoint("alice"),
+            deadline,
+        )
+        .await
+        .unwrap();
+        fake.hang();
+        let call = tokio::time::timeout(Duration::from_secs(20), node.get_info()).await;
+        let err = call
+            .expect("the call hung past the test's outer timeout")
+            .unwrap_err();
+        assert!(
+            matches!(&err, NodeError::Rpc { status, .. }
+                if status.contains(&format!("call deadline of {deadline:?}"))),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -150,9 +150,14 @@ pub struct PodSpec<'a> {
     pub spread: bool,
     /// The cluster node it must run on.
     pub pin: Option<&'a str>,
-    /// Its share (`resources:`): requests = limits, so the pod is Guaranteed.
+    /// Its share (`resources:`): requests = limits (the file reader's too), so the pod
+    /// is Guaranteed; without one, small requests and no limits.
     pub envelope: Option<&'a crate::scenario::Envelope>,
 }
+
+/// The node's requests without an envelope (no limits then).
+const DEFAULT_CPU_REQUEST: &str = "100m";
+const DEFAULT_MEMORY_REQUEST: &str = "256Mi";
 
 /// Requests and limits alike for an envelope's CPU and memory (a pod spec cannot pin
 /// CPUs: `cpuset:` is left to the kubelet's CPU manager).
@@ -169,7 +174,35 @@ fn resources(envelope: Option<&crate::scenario::Envelope>) -> serde_json::Value 
             amounts.insert("memory".into(), json!(bytes.to_string()));
         }
     }
+    let mut requests = amounts.clone();
+    requests
+        .entry("cpu")
+        .or_insert_with(|| json!(DEFAULT_CPU_REQUEST));
+    requests
+        .entry("memory")
+        .or_insert_with(|| json!(DEFAULT_MEMORY_REQUEST));
+    json!({ "requests": requests, "limits": amounts })
+}
+
+/// The file reader's share: requests = limits (it sleeps, and runs `cat` now and then).
+fn files_resources() -> serde_json::Value {
+    let amounts = json!({ "cpu": "50m", "memory": "32Mi" });
     json!({ "requests": amounts, "limits": amounts })
+}
+
+/// A container's confinement. Not `runAsNonRoot`: the node images run as root (no
+/// `USER`), and the file reader reads the node's root-owned, mode 0600 credentials.
+/// With every capability dropped, root in the container is root only over its own
+/// files; the two containers' processes (same user, same capabilities) can still
+/// signal and read each other, which the restart and the file reader need.
+fn security_context(read_only_root: bool) -> serde_json::Value {
+    json!({
+        "privileged": false,
+        "allowPrivilegeEscalation": false,
+        "capabilities": { "drop": ["ALL"] },
+        "seccompProfile": { "type": "RuntimeDefault" },
+        "readOnlyRootFilesystem": read_only_root,
+    })
 }
 
 pub fn pod(p: &PodSpec) -> Pod {
@@ -207,6 +240,9 @@ pub fn pod(p: &PodSpec) -> Pod {
                 "ports": ports,
                 "volumeMounts": mounts,
                 "resources": resources(p.envelope),
+                // The root filesystem stays writable: not every node keeps to its data
+                // directory (a JVM writes /tmp, for one).
+                "securityContext": security_context(false),
             },
             {
                 "name": FILES_CONTAINER,
@@ -214,8 +250,11 @@ pub fn pod(p: &PodSpec) -> Pod {
                 "imagePullPolicy": p.pull,
                 "command": ["/bin/sleep", "2147483647"],
                 "volumeMounts": [{ "name": "data", "mountPath": DATA, "readOnly": true }],
+                "resources": files_resources(),
+                "securityContext": security_context(true),
             },
         ],
+        "securityContext": { "seccompProfile": { "type": "RuntimeDefault" } },
         "volumes": [
             { "name": "data", "emptyDir": {} },
             { "name": "config", "secret": { "secretName": format!("{}-config", p.name), "defaultMode": 0o600 } },
@@ -359,6 +398,43 @@ mod tests {
             envelope: None,
         }))
         .unwrap()
+    }
+
+    /// Both containers: no privilege escalation, no capabilities, the runtime's
+    /// default seccomp profile; the file reader's root filesystem is read-only.
+    #[test]
+    fn containers_are_confined() {
+        let v = pod_value(false, None);
+        assert_eq!(
+            v["spec"]["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
+        for c in v["spec"]["containers"].as_array().unwrap() {
+            let sc = &c["securityContext"];
+            assert_eq!(sc["allowPrivilegeEscalation"], false, "{c}");
+            assert_eq!(sc["capabilities"]["drop"], json!(["ALL"]), "{c}");
+            assert_eq!(sc["seccompProfile"]["type"], "RuntimeDefault", "{c}");
+            assert_eq!(sc["privileged"], false, "{c}");
+        }
+        let files = &v["spec"]["containers"][1];
+        assert_eq!(files["name"], FILES_CONTAINER);
+        assert_eq!(files["securityContext"]["readOnlyRootFilesystem"], true);
+    }
+
+    /// Without an envelope each container still requests a little CPU and memory (and
+    /// sets no limit on the node); the file reader's requests equal its limits, so an
+    /// enveloped pod is Guaranteed as a whole.
+    #[test]
+    fn every_container_requests_resources() {
+        let v = pod_value(false, None);
+        let node = &v["spec"]["containers"][0]["resources"];
+        assert_eq!(node["requests"]["cpu"], DEFAULT_CPU_REQUEST, "{node}");
+        assert_eq!(node["requests"]["memory"], DEFAULT_MEMORY_REQUEST, "{node}");
+        assert_eq!(node["limits"], json!({}), "{node}");
+        let files = &v["spec"]["containers"][1]["resources"];
+        assert!(files["requests"]["cpu"].is_string(), "{files}");
+        assert!(files["requests"]["memory"].is_string(), "{files}");
+        assert_eq!(files["requests"], files["limits"], "{files}");
     }
 
     #[test]

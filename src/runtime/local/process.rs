@@ -2,10 +2,14 @@
 
 use super::super::RuntimeError;
 use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+/// How often `wait_or_kill` looks whether the leader has exited.
+const EXIT_POLL: Duration = Duration::from_millis(20);
 
 /// A process this runtime started. It leads its own process group, so signals reach
 /// anything it starts too.
@@ -59,19 +63,38 @@ impl Proc {
         })
     }
 
-    /// `Some(status)` if the process has exited.
+    /// `Some(status)` if the process has exited. It is not reaped here: an exited
+    /// leader stays a zombie, so its pid (its group's id) cannot go to another process
+    /// until teardown has signalled the group and reaps it.
     pub fn exited(&mut self) -> Option<String> {
-        match self.child.try_wait() {
-            Ok(Some(status)) => Some(status.to_string()),
-            Ok(None) => None,
+        let Some(pid) = self.child.id() else {
+            // Reaped already; tokio keeps the status.
+            return match self.child.try_wait() {
+                Ok(Some(status)) => Some(status.to_string()),
+                Ok(None) => None,
+                Err(e) => Some(format!("unknown status: {e}")),
+            };
+        };
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        match waitid(Id::Pid(Pid::from_raw(pid as i32)), flags) {
+            Ok(WaitStatus::Exited(_, code)) => Some(format!("exit status: {code}")),
+            Ok(WaitStatus::Signaled(_, signal, _)) => {
+                Some(format!("signal: {} ({signal})", signal as i32))
+            }
+            Ok(_) => None,
             Err(e) => Some(format!("unknown status: {e}")),
         }
     }
 
+    /// Signals the group by the leader's pid while the leader is not reaped (running,
+    /// or a zombie): then that pid is still its own. Once reaped, nothing is sent, as
+    /// the pid may be another process's by now.
     fn signal_group(&self, signal: Signal) {
-        let pid = i32::try_from(self.pid).expect("pids fit in i32");
+        let Some(pid) = self.child.id() else {
+            return;
+        };
         // ESRCH: the group is gone already, which is what we want.
-        let _ = killpg(Pid::from_raw(pid), signal);
+        let _ = killpg(Pid::from_raw(pid as i32), signal);
     }
 
     /// SIGTERM to the group (and SIGCONT, so a paused group can act on it).
@@ -98,18 +121,24 @@ impl Proc {
     /// Waits until the process exits, or `deadline` passes; then SIGKILLs the group and
     /// reaps the process. Returns true if it stopped by itself.
     pub async fn wait_or_kill(&mut self, deadline: tokio::time::Instant) -> bool {
-        if tokio::time::timeout_at(deadline, self.child.wait())
-            .await
-            .is_ok()
-        {
-            // The leader is gone; make sure nothing else in its group lingers.
-            self.signal_group(Signal::SIGKILL);
-            return true;
+        // Watched without reaping, so the group can be signalled by the leader's pid.
+        let stopped = loop {
+            if self.exited().is_some() {
+                break true;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                break false;
+            }
+            tokio::time::sleep((deadline - now).min(EXIT_POLL)).await;
+        };
+        if !stopped {
+            tracing::warn!(process = %self.name, pid = self.pid, "did not stop in time; killing it");
         }
-        tracing::warn!(process = %self.name, pid = self.pid, "did not stop in time; killing it");
+        // Whether the leader stopped or not, nothing else of its group may linger.
         self.signal_group(Signal::SIGKILL);
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
-        false
+        stopped
     }
 
     /// SIGKILL to the group, without waiting (for `Drop`).
@@ -127,9 +156,8 @@ impl Proc {
 impl Drop for Proc {
     /// `kill_on_drop` only reaches the leader; take its whole group down with it.
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.signal_group(Signal::SIGKILL);
-        }
+        // A no-op once reaped; a zombie leader's group still gets it.
+        self.signal_group(Signal::SIGKILL);
     }
 }
 
@@ -196,6 +224,52 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "grandchild survived");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// A leader that exited on its own, leaving a grandchild in its group: `exited`
+    /// reports it without reaping it, so its pid stays its own (a zombie) and the group
+    /// is still signalled by it; teardown reaps it.
+    #[tokio::test]
+    async fn an_exited_leader_is_not_reaped_before_its_group_is_signalled() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("child.pid");
+        let script = format!("sleep 300 & echo $! > '{}'; exit 3", pid_file.display());
+        let mut proc = Proc::spawn(
+            "sh",
+            "test shell",
+            Path::new("/bin/sh"),
+            &["-c".into(), script],
+            dir.path().join("output.log"),
+        )
+        .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = proc.exited() {
+                break status;
+            }
+            assert!(std::time::Instant::now() < deadline, "sh did not exit");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert!(status.contains('3'), "{status}");
+        let leader = i32::try_from(proc.pid).unwrap();
+        let state = crate::metrics::process::read_stat(leader)
+            .and_then(|stat| crate::metrics::process::state(&stat));
+        assert_eq!(state, Some('Z'), "the exited leader was reaped already");
+        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        proc.terminate();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while alive(grandchild) {
+            assert!(std::time::Instant::now() < deadline, "grandchild survived");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            proc.wait_or_kill(tokio::time::Instant::now() + Duration::from_secs(5))
+                .await
+        );
     }
 
     fn alive(pid: i32) -> bool {

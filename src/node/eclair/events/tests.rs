@@ -220,3 +220,40 @@ fn early_events_are_kept_a_while_and_at_most_so_many() {
     assert_eq!(table.early.len(), EARLY_MAX);
     assert_eq!(table.early_order.len(), EARLY_MAX);
 }
+
+/// A server that takes the connection and never answers the websocket handshake: the
+/// reader's attempt fails at its deadline (and the reader tries again), instead of
+/// waiting forever. The outer timeout only turns a hang into a failure of this test.
+#[tokio::test(start_paused = true)]
+async fn a_handshake_that_is_never_answered_fails_at_its_deadline() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let (connected, _) = watch::channel(false);
+    let reader = Reader {
+        node: "carol".into(),
+        url: format!("ws://{addr}/ws"),
+        auth: basic_auth("x"),
+        shared: Arc::new(Shared {
+            table: Mutex::default(),
+            connected,
+            drops: AtomicU64::new(0),
+            polled_down: AtomicU64::new(0),
+            polled_up: AtomicU64::new(0),
+            lag_max_us: AtomicU64::new(0),
+            lags: AtomicU64::new(0),
+        }),
+        stop: CancellationToken::new(),
+    };
+    let attempt = tokio::time::timeout(Duration::from_secs(600), reader.connect()).await;
+    let err = attempt.expect("the handshake hung").unwrap_err();
+    assert!(
+        err.to_string().contains("websocket handshake within"),
+        "{err}"
+    );
+}
