@@ -1,10 +1,13 @@
 //! Who owns what a run leaves, and `lnbench-tui down`'s local part. Everything a run
-//! creates carries its owner, `<hostname>/<pid>` of the lnbench-tui that made it: a
-//! Docker label on containers, networks and volumes, and a file in the run directory.
-//! `down` removes only what a tool that is gone made, so a run still going (someone
-//! else's, on a shared machine) is left alone; and only the current user's runs (the
-//! uid: a Docker label, the run directory's owner), unless `--all`, which says whose it
-//! removes.
+//! creates carries its owner, `<hostname>/<pid>` of the lnbench-tui that made it (for
+//! messages), and a lock that tool holds while it lives (see [`lock`]): a file in the
+//! run directory, whose `flock` the tool holds; for Docker and Kubernetes, a token label
+//! naming a lock file in the cache. `down` removes only what a tool that is gone made,
+//! so a run still going (someone else's, on a shared machine) is left alone; and only
+//! the current user's runs (the uid: a Docker label, the run directory's owner), unless
+//! `--all`, which says whose it removes.
+
+pub mod lock;
 
 use crate::metrics::process::{read_stat, state};
 use std::path::{Path, PathBuf};
@@ -74,6 +77,49 @@ pub enum Owner {
     Gone,
     /// Made from another host: whether its tool still runs cannot be told from here.
     OtherHost(String),
+    /// Its lock is not on this machine (made from another host or container).
+    Unseen,
+}
+
+impl Owner {
+    /// Why `down` leaves a run of this owner alone (`None`: it does not).
+    pub fn why_kept(&self) -> Option<String> {
+        match self {
+            Owner::Gone => None,
+            Owner::Running(pid) => Some(format!("its lnbench-tui (pid {pid}) is still running")),
+            Owner::OtherHost(h) => Some(format!("it was started from another host ({h})")),
+            Owner::Unseen => Some(
+                "its owner's lock is not on this machine (started from another host or \
+                 container?)"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+/// The pid an owner (`<hostname>/<pid>`) names, 0 if none: for messages only.
+fn recorded_pid(owner: Option<&str>) -> u32 {
+    owner
+        .and_then(|o| o.trim().rsplit_once('/'))
+        .and_then(|(_, pid)| pid.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Judges an owner by its token's lock (see [`lock`]) when it has one, else (objects
+/// made before tokens, or without a cache directory) by host name and pid.
+pub fn judge(
+    owner: Option<&str>,
+    token: Option<&str>,
+    host: &str,
+    probe: impl Fn(&str) -> lock::Lock,
+    is_tool: impl Fn(u32) -> bool,
+) -> Owner {
+    match token.map(probe) {
+        Some(lock::Lock::Held) => Owner::Running(recorded_pid(owner)),
+        Some(lock::Lock::Free) => Owner::Gone,
+        Some(lock::Lock::Missing) => Owner::Unseen,
+        None => owner_of(owner, host, is_tool),
+    }
 }
 
 /// Judges an owner: `host` is this host's name, `is_tool(pid)` whether that process
@@ -103,14 +149,19 @@ pub fn is_live_tool(pid: u32) -> bool {
     named && !zombie
 }
 
-/// Marks `run_dir` as this process's.
+/// Marks `run_dir` as this process's: its owner file, whose lock this process holds
+/// until it exits.
 pub fn claim(run_dir: &Path) -> std::io::Result<()> {
-    std::fs::write(run_dir.join(OWNER_FILE), owner())
+    let path = run_dir.join(OWNER_FILE);
+    std::fs::write(&path, owner())?;
+    lock::hold(&path)
 }
 
 /// Gives `run_dir` up: it was kept on purpose (`--keep`), and `down` leaves it.
 pub fn release(run_dir: &Path) {
-    let _ = std::fs::remove_file(run_dir.join(OWNER_FILE));
+    let path = run_dir.join(OWNER_FILE);
+    let _ = std::fs::remove_file(&path);
+    lock::drop_lock(&path);
 }
 
 /// A run directory whose tool is gone, and what belongs to it.
@@ -155,17 +206,16 @@ pub fn stale_socket_dirs(temp: &Path, is_tool: impl Fn(u32) -> bool) -> Vec<Path
     stale
 }
 
-/// The current user's run directories under `parent` whose owner is gone (with `all`:
-/// every one that has an owner, whoever's), with their PostgreSQL data directories in
-/// `pg_parent`; `kept` gets the ones still in use or another user's, with why.
+/// The current user's run directories under `parent` whose owner is gone, that is
+/// whose owner file's lock nobody holds (with `all`: every one that has an owner,
+/// whoever's), with their PostgreSQL data directories in `pg_parent`; `kept` gets the
+/// ones still in use or another user's, with why.
 pub fn stale_runs(
     parent: &Path,
     pg_parent: &Path,
     all: bool,
-    is_tool: impl Fn(u32) -> bool,
     kept: &mut Vec<(PathBuf, String)>,
 ) -> Vec<Stale> {
-    let host = hostname();
     let Ok(entries) = std::fs::read_dir(parent) else {
         return Vec::new();
     };
@@ -184,16 +234,17 @@ pub fn stale_runs(
             use std::os::unix::fs::MetadataExt;
             foreign(std::fs::symlink_metadata(&dir).ok().map(|m| m.uid()))
         };
-        match owner_of(Some(&owner), &host, &is_tool) {
+        let judged = match lock::probe(&dir.join(OWNER_FILE)) {
+            lock::Lock::Free | lock::Lock::Missing => Owner::Gone,
+            lock::Lock::Held => Owner::Running(recorded_pid(Some(&owner))),
+        };
+        match judged.why_kept() {
             _ if all => stale.push(Stale::of(dir, &name, pg_parent, user)),
             _ if user.is_some() => {
                 kept.push((dir, format!("it belongs to {}", user.unwrap_or_default())))
             }
-            Owner::Gone => stale.push(Stale::of(dir, &name, pg_parent, None)),
-            Owner::Running(pid) => {
-                kept.push((dir, format!("its lnbench-tui (pid {pid}) is still running")))
-            }
-            Owner::OtherHost(h) => kept.push((dir, format!("it was made from another host ({h})"))),
+            None => stale.push(Stale::of(dir, &name, pg_parent, None)),
+            Some(why) => kept.push((dir, why)),
         }
     }
     stale.sort_by(|a, b| a.run_dir.cmp(&b.run_dir));
@@ -236,7 +287,6 @@ mod tests {
             ("lnbench-gone", Some(format!("{host}/7"))),
             ("lnbench-live", Some(format!("{host}/42"))),
             ("lnbench-kept", None),
-            ("lnbench-remote", Some("elsewhere/7".to_string())),
             ("other-gone", Some(format!("{host}/7"))),
         ] {
             std::fs::create_dir_all(runs.join(name)).unwrap();
@@ -244,9 +294,11 @@ mod tests {
                 std::fs::write(runs.join(name).join(OWNER_FILE), o).unwrap();
             }
         }
+        // The live one's tool holds its lock (here: this test).
+        lock::hold(&runs.join("lnbench-live").join(OWNER_FILE)).unwrap();
         std::fs::create_dir_all(pg.join("lnbench-pg-lnbench-gone")).unwrap();
         let mut kept = Vec::new();
-        let stale = stale_runs(&runs, &pg, false, |pid| pid == 42, &mut kept);
+        let stale = stale_runs(&runs, &pg, false, &mut kept);
         assert_eq!(
             stale,
             [Stale {
@@ -257,15 +309,14 @@ mod tests {
         );
         let kept: Vec<&Path> = kept.iter().map(|(p, _)| p.as_path()).collect();
         kept.iter().for_each(|p| assert!(p.starts_with(&runs)));
-        assert_eq!(kept.len(), 2, "{kept:?}");
-        assert!(kept.contains(&runs.join("lnbench-live").as_path()));
-        assert!(kept.contains(&runs.join("lnbench-remote").as_path()));
+        assert_eq!(kept, [runs.join("lnbench-live").as_path()]);
 
         // --all: every directory with an owner, none left alone.
         let mut kept = Vec::new();
-        let all = stale_runs(&runs, &pg, true, |pid| pid == 42, &mut kept);
-        assert_eq!(all.len(), 3, "{all:?}");
+        let all = stale_runs(&runs, &pg, true, &mut kept);
+        assert_eq!(all.len(), 2, "{all:?}");
         assert!(kept.is_empty());
+        release(&runs.join("lnbench-live"));
     }
 
     /// Another user's run is theirs to remove: `down` leaves it and says whose it is;
@@ -283,12 +334,12 @@ mod tests {
         std::fs::write(theirs.join(OWNER_FILE), format!("{}/7", hostname())).unwrap();
         std::os::unix::fs::chown(&theirs, Some(54321), Some(54321)).unwrap();
         let mut kept = Vec::new();
-        let stale = stale_runs(&runs, &pg, false, |_| false, &mut kept);
+        let stale = stale_runs(&runs, &pg, false, &mut kept);
         assert!(stale.is_empty(), "{stale:?}");
         assert_eq!(kept.len(), 1, "{kept:?}");
         assert!(kept[0].1.contains("uid 54321"), "{kept:?}");
         let mut kept = Vec::new();
-        let all = stale_runs(&runs, &pg, true, |_| false, &mut kept);
+        let all = stale_runs(&runs, &pg, true, &mut kept);
         assert_eq!(all.len(), 1, "{all:?}");
         assert!(all[0].user.as_deref().unwrap().contains("uid 54321"));
         assert!(kept.is_empty());
@@ -319,6 +370,68 @@ mod tests {
         }
         let stale = stale_socket_dirs(tmp.path(), |pid| pid == 42);
         assert_eq!(stale, [tmp.path().join("lnbench-pg-7-25000")]);
+    }
+
+    /// A live tool holds its run directory's lock, so its run is left alone whatever
+    /// pid the owner file names: 1 (the tool in a container) or a dead one.
+    #[test]
+    fn a_run_whose_lock_is_held_is_alive_whatever_its_pid() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (runs, pg) = (tmp.path().join("runs"), tmp.path().join("tmp"));
+        let host = hostname();
+        for (name, pid) in [("lnbench-pid1", 1), ("lnbench-dead", 4_000_000)] {
+            let dir = runs.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            claim(&dir).unwrap();
+            // Same file (and lock), another recorded owner.
+            std::fs::write(dir.join(OWNER_FILE), format!("{host}/{pid}")).unwrap();
+        }
+        let mut kept = Vec::new();
+        let stale = stale_runs(&runs, &pg, false, &mut kept);
+        assert!(stale.is_empty(), "a live run judged gone: {stale:?}");
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(
+            kept.iter().all(|(_, why)| why.contains("still running")),
+            "{kept:?}"
+        );
+        for name in ["lnbench-pid1", "lnbench-dead"] {
+            release(&runs.join(name));
+        }
+    }
+
+    /// Nobody holds the lock of a run directory: its tool is gone, even if a live
+    /// lnbench-tui now has the pid it recorded.
+    #[test]
+    fn a_run_whose_lock_is_free_is_a_leftover() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (runs, pg) = (tmp.path().join("runs"), tmp.path().join("tmp"));
+        let dir = runs.join("lnbench-free");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(OWNER_FILE), format!("{}/42", hostname())).unwrap();
+        let mut kept = Vec::new();
+        let stale = stale_runs(&runs, &pg, false, &mut kept);
+        assert_eq!(stale.len(), 1, "kept: {kept:?}");
+        assert_eq!(stale[0].run_dir, dir);
+        assert!(kept.is_empty(), "{kept:?}");
+    }
+
+    /// Docker and Kubernetes runs: a token's lock decides, not the recorded pid; an
+    /// owner without a token (made before tokens) is judged by host name and pid.
+    #[test]
+    fn a_token_lock_decides_over_the_recorded_pid() {
+        use lock::Lock;
+        let dead = |_: u32| false;
+        let live = |_: u32| true;
+        let owner = Some("box/1");
+        let judged = |token, lock: Lock, is_tool: &dyn Fn(u32) -> bool| {
+            judge(owner, token, "box", |_| lock, is_tool)
+        };
+        assert_eq!(judged(Some("t"), Lock::Held, &dead), Owner::Running(1));
+        assert_eq!(judged(Some("t"), Lock::Free, &live), Owner::Gone);
+        assert_eq!(judged(Some("t"), Lock::Missing, &dead), Owner::Unseen);
+        assert!(Owner::Unseen.why_kept().is_some());
+        assert_eq!(judged(None, Lock::Held, &dead), Owner::Gone);
+        assert_eq!(judged(None, Lock::Free, &live), Owner::Running(1));
     }
 
     #[test]

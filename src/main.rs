@@ -10,7 +10,10 @@ fn main() -> ExitCode {
     }
     lnbench_tui::headless::set_verbosity(cli.verbose);
     install_log(cli.verbose);
-    match lnbench_tui::run(cli) {
+    let result = lnbench_tui::run(cli);
+    // A clean end: the owner lock's file goes, unless a teardown left something.
+    lnbench_tui::leftovers::lock::let_go();
+    match result {
         Ok(code) => code.into(),
         Err(err) => {
             // Ignoring a write error: a reader that went away must not turn the exit

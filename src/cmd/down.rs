@@ -13,8 +13,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
     let temp = std::env::temp_dir();
     let parent = run_dir.unwrap_or_else(|| temp.clone());
     let mut kept_dirs = Vec::new();
-    let mut stale =
-        leftovers::stale_runs(&parent, &temp, all, leftovers::is_live_tool, &mut kept_dirs);
+    let mut stale = leftovers::stale_runs(&parent, &temp, all, &mut kept_dirs);
     if let Some(id) = only {
         let dir_name = format!("lnbench-{id}");
         let is_it = |d: &Path| d.file_name().is_some_and(|n| n == dir_name.as_str());

@@ -149,6 +149,11 @@ pub trait NodeDriver: Send + Sync {
     fn etcd_args(&self, _hosts: &str, _namespace: &str) -> Vec<String> {
         Vec::new()
     }
+    /// The config file lines that give the node etcd's `user` and `password` (never its
+    /// command line), merged into its config file of that path.
+    fn etcd_config(&self, _user: &str, _password: &str) -> Option<crate::chain::ConfigFile> {
+        None
+    }
     /// Words in flag names whose values are this implementation's credentials, kept
     /// out of reports (besides the generic ones: passwords, secrets, tokens).
     fn secret_words(&self) -> &'static [&'static str];

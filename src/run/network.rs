@@ -312,7 +312,11 @@ fn report_down(down: &Result<(), crate::runtime::RuntimeError>, run_dir: &Path, 
         Ok(()) => {
             crate::lines::errln!("    all processes (or containers) stopped, run directory removed")
         }
-        Err(e) => crate::lines::errln!("    teardown: {e:#}"),
+        Err(e) => {
+            // What is left carries this process's token: its lock file stays for `down`.
+            crate::leftovers::lock::left_behind();
+            crate::lines::errln!("    teardown: {e:#}")
+        }
     }
 }
 

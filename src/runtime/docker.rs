@@ -64,6 +64,9 @@ pub const LABEL_NODE: &str = "lnbench.node";
 pub const LABEL_OWNER: &str = "lnbench.owner";
 /// The uid of the user whose lnbench-tui made it.
 pub const LABEL_USER: &str = "lnbench.user";
+/// The token whose lock the run's lnbench-tui holds while it lives (see
+/// `leftovers::lock`): `down` judges the run by that lock, not by the pid.
+pub const LABEL_TOKEN: &str = "lnbench.token";
 
 /// How long the engine may take to answer a ping.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);

@@ -172,12 +172,14 @@ impl KubeRuntime {
         // From here on the cluster may hold something of the run.
         self.clean = false;
         let owner = crate::leftovers::owner();
+        let token = crate::leftovers::lock::token();
         let ns = objects::namespace(
             &self.namespace,
             &objects::Owner {
                 run_id: &self.run_id,
                 scenario: &self.scenario,
                 owner: &owner,
+                token: token.as_deref(),
                 uid: crate::leftovers::uid(),
             },
         );

@@ -328,7 +328,14 @@ impl Runtime for LocalRuntime {
             };
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
-            write_config_files(&dir, &driver.config_files(&launch))?;
+            let mut files = driver.config_files(&launch);
+            if let Some(e) = self.etcd.as_ref().filter(|_| shared::etcd::wants(spec)) {
+                let extra = driver.etcd_config(shared::etcd::USER, &e.password);
+                extra
+                    .into_iter()
+                    .for_each(|f| config_files::merge(&mut files, f));
+            }
+            write_config_files(&dir, &files)?;
             postgres::reachable_by(spec)?;
             if let Some(pg) = self
                 .postgres

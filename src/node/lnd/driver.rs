@@ -217,6 +217,14 @@ impl NodeDriver for Lnd {
         ]
     }
 
+    /// In `lnd.conf`, the `[etcd]` group's options.
+    fn etcd_config(&self, user: &str, password: &str) -> Option<ConfigFile> {
+        Some(ConfigFile {
+            path: "lnd.conf",
+            content: format!("[etcd]\ndb.etcd.user={user}\ndb.etcd.pass={password}\n"),
+        })
+    }
+
     fn secret_words(&self) -> &'static [&'static str] {
         &["macaroon"]
     }
@@ -361,6 +369,20 @@ mod tests {
                 "--db.etcd.disabletls"
             ])
         );
+    }
+
+    /// etcd's password goes into `lnd.conf`, under the `[etcd]` group, not on the
+    /// command line.
+    #[test]
+    fn the_etcd_password_is_in_lnd_conf_not_in_the_args() {
+        let file = LND.etcd_config("root", "s3cret").unwrap();
+        assert_eq!(file.path, "lnd.conf");
+        assert_eq!(
+            file.content,
+            "[etcd]\ndb.etcd.user=root\ndb.etcd.pass=s3cret\n"
+        );
+        let args = LND.etcd_args("127.0.0.1:1", "alice");
+        assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Removal of everything labelled with a run id: at the end of a run, from `Drop`
 //! after a panic, and for `lnbench-tui down` after a run that was killed.
 
-use super::{LABEL_OWNER, LABEL_RUN, LABEL_USER, connect};
-use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
+use super::{LABEL_OWNER, LABEL_RUN, LABEL_TOKEN, LABEL_USER, connect};
+use crate::leftovers::{foreign, hostname, is_live_tool, judge, lock};
 use crate::runtime::RuntimeError;
 use crate::runtime::shared::{Down, Removed};
 use bollard::Docker;
@@ -213,14 +213,19 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeErro
     };
     let items = Labelled::list(&docker, &label).await?;
     // Each run's owner, from the first of its items that names one.
-    let mut owners: HashMap<&str, (Option<&str>, Option<u32>)> = HashMap::new();
+    // Each run's owner, token and user.
+    type Whose<'a> = (Option<&'a str>, Option<&'a str>, Option<u32>);
+    let mut owners: HashMap<&str, Whose> = HashMap::new();
     for labels in items.labels() {
         let Some(run) = labels.get(LABEL_RUN) else {
             continue;
         };
-        let (owner, user) = owners.entry(run).or_default();
+        let (owner, token, user) = owners.entry(run).or_default();
         if owner.is_none() {
             *owner = labels.get(LABEL_OWNER).map(String::as_str);
+        }
+        if token.is_none() {
+            *token = labels.get(LABEL_TOKEN).map(String::as_str);
         }
         if user.is_none() {
             *user = labels.get(LABEL_USER).and_then(|u| u.parse().ok());
@@ -229,17 +234,17 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Down, RuntimeErro
     let host = hostname();
     let mut kept: Vec<(String, String)> = Vec::new();
     let mut others: Vec<(String, String)> = Vec::new();
-    for (run, (owner, user)) in owners {
+    for (run, (owner, token, user)) in owners {
         let whose = foreign(user);
-        let why = match owner_of(owner, &host, is_live_tool) {
+        let judged = judge(owner, token, &host, lock::probe_token, is_live_tool);
+        let why = match judged.why_kept() {
             _ if all => {
                 others.extend(whose.map(|w| (run.to_string(), w)));
                 continue;
             }
             _ if whose.is_some() => format!("it belongs to {}", whose.unwrap_or_default()),
-            Owner::Gone => continue,
-            Owner::Running(pid) => format!("its lnbench-tui (pid {pid}) is still running"),
-            Owner::OtherHost(h) => format!("it was started from another host ({h})"),
+            None => continue,
+            Some(why) => why,
         };
         kept.push((run.to_string(), why));
     }
@@ -272,8 +277,14 @@ pub fn remove_run_blocking(run_id: String, limit: Duration) {
             eprintln!("removed {} leftovers of the run", removed.len());
         }
         Some(Ok(_)) => {}
-        Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
-        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+        Some(Err(e)) => {
+            crate::leftovers::lock::left_behind();
+            eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers")
+        }
+        None => {
+            crate::leftovers::lock::left_behind();
+            eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
+        }
     }
 }
 

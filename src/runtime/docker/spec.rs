@@ -1,7 +1,7 @@
 //! What the engine is asked to create: names, labels and the container body. Pure, so
 //! the loopback-only port bindings and the labels are tested without an engine.
 
-use super::{LABEL_NODE, LABEL_OWNER, LABEL_RUN, LABEL_SCENARIO, LABEL_USER};
+use super::{LABEL_NODE, LABEL_OWNER, LABEL_RUN, LABEL_SCENARIO, LABEL_TOKEN, LABEL_USER};
 use bollard::models::{
     ContainerCreateBody, EndpointSettings, HostConfig, NetworkingConfig, PortBinding,
 };
@@ -36,6 +36,9 @@ pub fn labels(run_id: &str, scenario: &str, node: Option<&str>) -> HashMap<Strin
     ]);
     if let Some(n) = node {
         labels.insert(LABEL_NODE.to_string(), n.to_string());
+    }
+    if let Some(token) = crate::leftovers::lock::token() {
+        labels.insert(LABEL_TOKEN.to_string(), token);
     }
     labels
 }

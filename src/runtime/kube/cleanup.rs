@@ -3,8 +3,8 @@
 //! everything in it; the cluster takes a few seconds to finish, and removal waits for
 //! that, so "removed" means gone.
 
-use super::objects::{ANNOTATION_OWNER, ANNOTATION_RUN, LABEL_RUN, LABEL_USER};
-use crate::leftovers::{Owner, foreign, hostname, is_live_tool, owner_of};
+use super::objects::{ANNOTATION_OWNER, ANNOTATION_RUN, ANNOTATION_TOKEN, LABEL_RUN, LABEL_USER};
+use crate::leftovers::{foreign, hostname, is_live_tool, judge, lock};
 use crate::runtime::RuntimeError;
 use crate::runtime::shared::{Down, Removed};
 use k8s_openapi::api::core::v1::Namespace;
@@ -96,15 +96,14 @@ pub async fn down_all(all: bool, only: Option<&str>) -> Result<Option<Down>, Run
         }
         let whose = foreign(labels.get(LABEL_USER).and_then(|u| u.parse().ok()));
         let owner = annotations.get(ANNOTATION_OWNER).map(String::as_str);
-        let why = match owner_of(owner, &host, is_live_tool) {
+        let token = annotations.get(ANNOTATION_TOKEN).map(String::as_str);
+        let why = match judge(owner, token, &host, lock::probe_token, is_live_tool).why_kept() {
             _ if all => {
                 down.others.extend(whose.map(|w| (run.clone(), w)));
                 None
             }
             _ if whose.is_some() => Some(format!("it belongs to {}", whose.unwrap_or_default())),
-            Owner::Gone => None,
-            Owner::Running(pid) => Some(format!("its lnbench-tui (pid {pid}) is still running")),
-            Owner::OtherHost(h) => Some(format!("it was started from another host ({h})")),
+            why => why,
         };
         if let Some(why) = why {
             down.kept.push((run, why));
@@ -131,8 +130,14 @@ pub fn delete_blocking(context: Option<String>, namespace: String, limit: Durati
         });
     match result {
         Some(Ok(())) => {}
-        Some(Err(e)) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
-        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+        Some(Err(e)) => {
+            crate::leftovers::lock::left_behind();
+            eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers")
+        }
+        None => {
+            crate::leftovers::lock::left_behind();
+            eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
+        }
     }
 }
 

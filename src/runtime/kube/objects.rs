@@ -17,6 +17,9 @@ pub const LABEL_USER: &str = "lnbench.user";
 pub const ANNOTATION_RUN: &str = "lnbench.run/id";
 pub const ANNOTATION_OWNER: &str = "lnbench.run/owner";
 pub const ANNOTATION_SCENARIO: &str = "lnbench.run/scenario";
+/// The token whose lock the run's lnbench-tui holds (see `leftovers::lock`); empty when
+/// it has none.
+pub const ANNOTATION_TOKEN: &str = "lnbench.run/token";
 
 /// The node's container, and the file reader beside it.
 pub const NODE_CONTAINER: &str = "node";
@@ -72,11 +75,13 @@ pub struct Owner<'a> {
     pub scenario: &'a str,
     /// `<hostname>/<pid>`.
     pub owner: &'a str,
+    /// The token of the owner's lock, if it has one.
+    pub token: Option<&'a str>,
     pub uid: u32,
 }
 
 pub fn namespace(name: &str, who: &Owner) -> Namespace {
-    from(json!({
+    let mut ns = json!({
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {
@@ -91,7 +96,11 @@ pub fn namespace(name: &str, who: &Owner) -> Namespace {
                 ANNOTATION_SCENARIO: who.scenario,
             },
         },
-    }))
+    });
+    if let Some(token) = who.token {
+        ns["metadata"]["annotations"][ANNOTATION_TOKEN] = json!(token);
+    }
+    from(ns)
 }
 
 fn labels(run_id: &str, node: &str) -> serde_json::Value {

@@ -24,6 +24,19 @@ pub(in crate::runtime) fn write_rpc_cert(
     Ok(())
 }
 
+/// Adds `extra` to `files`: appended to the file of the same path, else a file of its own.
+pub(super) fn merge(files: &mut Vec<crate::chain::ConfigFile>, extra: crate::chain::ConfigFile) {
+    match files.iter_mut().find(|f| f.path == extra.path) {
+        Some(f) => {
+            if !f.content.ends_with('\n') && !f.content.is_empty() {
+                f.content.push('\n');
+            }
+            f.content.push_str(&extra.content);
+        }
+        None => files.push(extra),
+    }
+}
+
 /// Writes each config file into `dir`, readable by the owner only, refusing a path that
 /// exists (a planted file or symlink is never written through).
 pub(super) fn write_config_files(
@@ -54,4 +67,27 @@ pub(super) fn write_config_files(
 pub(super) fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
     let path = chain_binary.with_file_name(cli?);
     path.is_file().then(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::ConfigFile;
+
+    #[test]
+    fn a_file_of_the_same_path_gets_the_lines_appended() {
+        let file = |path, content: &str| ConfigFile {
+            path,
+            content: content.to_string(),
+        };
+        let mut files = vec![file("lnd.conf", "[Btcd]\nbtcd.rpcpass=x")];
+        merge(&mut files, file("lnd.conf", "[etcd]\ndb.etcd.pass=y\n"));
+        merge(&mut files, file("other.conf", "a=b\n"));
+        assert_eq!(files.len(), 2);
+        assert_eq!(
+            files[0].content,
+            "[Btcd]\nbtcd.rpcpass=x\n[etcd]\ndb.etcd.pass=y\n"
+        );
+        assert_eq!(files[1].path, "other.conf");
+    }
 }

@@ -2,14 +2,15 @@
 //! run, or a cluster of `etcd: { members: N }` members, each a process of its own
 //! (its process group, its data and log in `<run_dir>/<member>/`, stopped by `down`
 //! after the nodes). Every node gets its own key prefix (its name as the namespace).
-//! Client and peer URLs are on 127.0.0.1 only, plain HTTP. The binary is the build
+//! Client and peer URLs are on 127.0.0.1 only, plain HTTP; clients need the run's
+//! password (etcd's user auth, turned on once the members are healthy). The binary is the build
 //! cache's (`scripts/build-nodes.sh`) or the one on PATH (Debian's `etcd-server`).
 //! The command line and member names are shared with the docker runtime
 //! (`shared::etcd`).
 
 use super::super::RuntimeError;
 pub use super::super::shared::etcd::NAME;
-use super::super::shared::etcd::{Member, args, member_names};
+use super::super::shared::etcd::{Member, args, enable_auth, member_names};
 use super::process::Proc;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -54,6 +55,9 @@ pub struct Etcd {
     pub procs: Vec<Proc>,
     pub members: Vec<Member>,
     pub version: String,
+    /// The password of the [`USER`](super::super::shared::etcd::USER) every client
+    /// needs (16 random bytes, hex): no request without it is served.
+    pub password: String,
 }
 
 impl Etcd {
@@ -101,8 +105,17 @@ impl Etcd {
             procs,
             members: cluster,
             version,
+            password: format!("{:032x}", rand::random::<u128>()),
         };
         etcd.wait_healthy().await?;
+        let first = &etcd.members[0];
+        enable_auth(&first.client, &etcd.password)
+            .await
+            .map_err(|why| RuntimeError::Unsupported {
+                what: format!("etcd member {}", first.name),
+                why: format!("turning its authentication on failed: {why}"),
+                hint: "an etcd of version 3.4 or later is needed".into(),
+            })?;
         Ok(etcd)
     }
 
@@ -139,10 +152,56 @@ async fn version_of(binary: &PathBuf) -> String {
 mod tests {
     use super::*;
 
+    use super::super::super::shared::etcd::{USER, post};
+
     #[test]
     fn the_version_is_read_from_its_first_line() {
         let out = "etcd Version: 3.4.23\nGit SHA: Not provided\nGo Version: go1.19.8\n";
         assert_eq!(version_in(out).as_deref(), Some("3.4.23"));
         assert_eq!(version_in("nothing"), None);
+    }
+
+    /// The run's etcd holds LND's wallet and macaroon root key: a client on the machine
+    /// without the run's credentials can neither write nor read a key.
+    #[tokio::test]
+    async fn a_client_without_the_credentials_is_refused() {
+        if super::super::find_binary(None, BINARY, "etcd", HINT).is_err() {
+            eprintln!("not run: no etcd binary (install etcd-server)");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let ports = super::super::ports::free_ports(2).unwrap();
+        let etcd = Etcd::start(tmp.path(), "auth-test", 1, &ports)
+            .await
+            .unwrap();
+        let addr = etcd.members[0].client.clone();
+        // key "k", value "v" (base64).
+        let put = r#"{"key":"aw==","value":"dg=="}"#;
+        let answer = post(&addr, "/v3/kv/put", put, None).await.unwrap();
+        assert!(
+            !answer.starts_with("HTTP/1.0 200"),
+            "a put without credentials was accepted: {answer}"
+        );
+        let answer = post(&addr, "/v3/kv/range", r#"{"key":"aw=="}"#, None)
+            .await
+            .unwrap();
+        assert!(
+            !answer.starts_with("HTTP/1.0 200"),
+            "a read without credentials was answered: {answer}"
+        );
+        // A wrong password gets no token; the run's password does, and its token writes.
+        let login = |pass: &str| serde_json::json!({ "name": USER, "password": pass }).to_string();
+        let wrong = post(&addr, "/v3/auth/authenticate", &login("wrong"), None)
+            .await
+            .unwrap();
+        assert!(!wrong.starts_with("HTTP/1.0 200"), "{wrong}");
+        let right = post(&addr, "/v3/auth/authenticate", &login(&etcd.password), None)
+            .await
+            .unwrap();
+        let body = right.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let token: serde_json::Value = serde_json::from_str(body).expect(&right);
+        let token = token["token"].as_str().expect(&right);
+        let answer = post(&addr, "/v3/kv/put", put, Some(token)).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
     }
 }

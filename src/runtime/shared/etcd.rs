@@ -6,6 +6,62 @@ use crate::scenario::NodeSpec;
 
 /// The name of a single server (and the prefix of a cluster's members).
 pub const NAME: &str = "etcd";
+/// The user the nodes connect as. etcd's auth needs a `root` user with the `root`
+/// role before it can be enabled; the run makes no other.
+pub const USER: &str = "root";
+
+/// One HTTP/1.0 POST of the JSON `body` to etcd's gateway at `addr` (`host:port`),
+/// with an `Authorization` token if given; the whole answer.
+pub async fn post(
+    addr: &str,
+    path: &str,
+    body: &str,
+    auth: Option<&str>,
+) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ask = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let auth = auth
+            .map(|t| format!("Authorization: {t}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "POST {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await?;
+        Ok::<_, std::io::Error>(answer)
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(10), ask).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(e)) => Err(format!("etcd at {addr}: {path}: {e}")),
+        Err(_) => Err(format!("etcd at {addr}: {path}: no answer within 10 s")),
+    }
+}
+
+/// Turns etcd's authentication on (for the whole cluster, through the member at
+/// `addr`): the `root` role, the [`USER`] with `password` and that role, then auth.
+/// From then on every request without a valid token is refused.
+pub async fn enable_auth(addr: &str, password: &str) -> Result<(), String> {
+    let user = serde_json::json!({ "name": USER, "password": password }).to_string();
+    let grant = serde_json::json!({ "user": USER, "role": "root" }).to_string();
+    let steps = [
+        ("/v3/auth/role/add", r#"{"name":"root"}"#.to_string()),
+        ("/v3/auth/user/add", user),
+        ("/v3/auth/user/grant", grant),
+        ("/v3/auth/enable", "{}".to_string()),
+    ];
+    for (path, body) in steps {
+        let answer = post(addr, path, &body, None).await?;
+        if !answer.starts_with("HTTP/1.0 200") && !answer.starts_with("HTTP/1.1 200") {
+            let status = answer.lines().next().unwrap_or_default();
+            return Err(format!("etcd at {addr}: {path}: {status}"));
+        }
+    }
+    Ok(())
+}
 
 /// Whether any of `nodes` needs etcd from the runtime (its driver says so from its
 /// arguments).
