@@ -26,7 +26,7 @@ pub use events::{EventKind, MAX_EVENTS, RunEvent};
 pub use hlog::{IntervalLog, IntervalLogFile};
 pub use host::{MachineLoad, MachineLog, MachineNow};
 pub use payments::{PaymentLog, PaymentLogFile, PaymentResult, PaymentRow};
-pub use recorder::{Recorder, RecorderEvents, WorkerRecorder};
+pub use recorder::{Recorder, RecorderEvents, WeakRecorder, WorkerRecorder};
 pub use resources::{
     NodeResources, ResourceLog, ResourceReading, ResourceSample, TOOL_READING, tool_reading,
 };

@@ -56,6 +56,19 @@ pub struct Recorder {
     shared: Arc<Shared>,
 }
 
+/// A [`Recorder`] that does not keep the run's metrics alive (their followers end
+/// when the last [`Recorder`] goes): see [`Recorder::downgrade`].
+#[derive(Debug, Clone)]
+pub struct WeakRecorder(std::sync::Weak<Shared>);
+
+impl WeakRecorder {
+    /// [`Recorder::summary_now`], while the recorder lives.
+    pub fn summary_now(&self) -> Option<Summary> {
+        let shared = self.0.upgrade()?;
+        Some(Recorder { shared }.summary_now())
+    }
+}
+
 /// See [`Recorder::events`].
 #[derive(Debug, Clone)]
 pub struct RecorderEvents {
@@ -292,6 +305,11 @@ impl Recorder {
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A handle that does not keep the recorder alive.
+    pub fn downgrade(&self) -> WeakRecorder {
+        WeakRecorder(Arc::downgrade(&self.shared))
     }
 
     /// A batch for one worker; it merges itself when full, on `flush`, and on drop.

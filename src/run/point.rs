@@ -17,6 +17,7 @@ use crate::setup::StepLog;
 use crate::{headless, tui};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
@@ -91,8 +92,11 @@ pub(super) async fn measure(
     let exporter = point.metrics.clone();
     let (recorder, snapshots) = metrics::Recorder::new();
     // Until the report is written, a second signal still writes what was recorded.
-    let forced_exit = (point.report_dir.as_ref())
-        .map(|dir| signals.on_forced_exit(forced_exit_report(&point, recorder.clone(), dir)));
+    let loaded = Arc::new(OnceLock::new());
+    let forced_exit = (point.report_dir.as_ref()).map(|dir| {
+        let words = forced_exit_report(&point, (recorder.downgrade(), loaded.clone()), dir);
+        signals.on_forced_exit(words)
+    });
     let mut faults = (!scenario.faults.is_empty()).then(|| {
         crate::faults::FaultRunner::new(
             scenario.faults.clone(),
@@ -125,6 +129,7 @@ pub(super) async fn measure(
         faults.as_mut(),
     )
     .await;
+    let _ = loaded.set(summary.clone());
     let timeout = scenario.workload.payment_timeout;
     let reconciliation = reconcile::after_load(network, &marks, &mut summary, timeout).await;
     let after = after_load(
@@ -194,7 +199,7 @@ pub(super) async fn measure(
 /// in it, and nothing was reconciled with the nodes, as the tool exits at once.
 fn forced_exit_report(
     point: &Point<'_>,
-    recorder: metrics::Recorder,
+    (recorder, loaded): (metrics::WeakRecorder, Arc<OnceLock<Summary>>),
     dir: &Path,
 ) -> crate::run::signals::ForcedExit {
     let none = metrics::Recorder::new().0.finish();
@@ -210,7 +215,11 @@ fn forced_exit_report(
     );
     let dir = dir.to_path_buf();
     Box::new(move |first: &str| {
-        report.results = recorder.summary_now();
+        // The load's summary once it ended (the recorder is gone then), else so far.
+        let Some(results) = loaded.get().cloned().or_else(|| recorder.summary_now()) else {
+            return;
+        };
+        report.results = results;
         report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         report.interrupted_by = Some(format!(
             "{first}, then a second signal: the tool exited at once, with the figures \
