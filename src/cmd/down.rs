@@ -61,6 +61,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         Ok(found) => found.unwrap_or_default(),
         Err(runtime::RuntimeError::NoCluster { detail }) => {
             println!("no Kubernetes cluster answers ({detail}), so no namespace was looked for");
+            every_place_seen = false;
             runtime::shared::Down::default()
         }
         Err(e) => {
