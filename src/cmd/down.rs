@@ -54,14 +54,19 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         .build()
         .context("cannot start the async runtime")?;
     // The cluster first: a missing Docker engine ends `down` with its error.
+    // A token's lock file goes only once every place its run's objects may be in was
+    // looked at: with the file gone, `down` could no longer tell that run is over.
+    let mut every_place_seen = only.is_none();
     let kube = match rt.block_on(runtime::kube::down_all(all, only)) {
         Ok(found) => found.unwrap_or_default(),
         Err(runtime::RuntimeError::NoCluster { detail }) => {
             println!("no Kubernetes cluster answers ({detail}), so no namespace was looked for");
+            every_place_seen = false;
             runtime::shared::Down::default()
         }
         Err(e) => {
             eprintln!("kubernetes namespaces not checked: {e}");
+            every_place_seen = false;
             runtime::shared::Down::default()
         }
     };
@@ -81,6 +86,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
                  was looked for; start the engine and run `lnbench-tui down` again if docker \
                  runs were left behind"
             );
+            every_place_seen = false;
             runtime::shared::Down::default()
         }
         Err(e) => return Err(e.into()),
@@ -100,6 +106,13 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         );
     }
     print_down(&down);
+    if every_place_seen && let Some(dir) = leftovers::lock::owners_dir() {
+        // Free: their tools are gone, and their runs were removed above or left
+        // nothing (a run left alone is one whose token is held or not here).
+        for file in leftovers::lock::remove_free_tokens_in(&dir) {
+            println!("removed token lock file {}", file.display());
+        }
+    }
     Ok(Exit::Ok)
 }
 

@@ -63,9 +63,52 @@ pub fn drop_lock(path: &Path) {
 }
 
 /// The directory of the token lock files: `<cache>/owners` (the cache of
-/// [`crate::cache::cache_bin_dir`]).
+/// [`crate::cache::cache_bin_dir`]). Unit tests get a directory of their own instead,
+/// removed when the test process exits, so a test run leaves nothing in the cache.
 pub fn owners_dir() -> Option<PathBuf> {
+    #[cfg(test)]
+    return Some(test_owners_dir());
+    #[cfg(not(test))]
     Some(crate::cache::cache_bin_dir()?.parent()?.join("owners"))
+}
+
+/// The unit tests' token directory: one per user in the temporary directory, swept
+/// of the free token files of earlier test processes when a test process first uses it.
+#[cfg(test)]
+fn test_owners_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("lnbench-test-owners-{}", super::uid()));
+        remove_free_tokens_in(&dir);
+        dir
+    })
+    .clone()
+}
+
+/// Removes the token lock files in `dir` that nobody holds (their tools are gone),
+/// each while holding its lock; returns the files removed. Other files stay.
+pub fn remove_free_tokens_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let token = name.to_str().and_then(|n| n.strip_suffix(".lock"));
+        let Some(path) = token.and_then(|t| token_file(dir, t)) else {
+            continue;
+        };
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        if let Ok(_held) = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+            && std::fs::remove_file(&path).is_ok()
+        {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
 }
 
 /// A token's lock file in `dir`; `None` for a token that is not 32 hex digits (a label
@@ -181,5 +224,22 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&held.path), 0o600);
+    }
+
+    #[test]
+    fn only_free_token_files_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let held = new_token_in(tmp.path()).unwrap();
+        let free = new_token_in(tmp.path()).unwrap();
+        let free_path = free.path.clone();
+        drop(free);
+        let other = tmp.path().join("notes.lock");
+        std::fs::write(&other, "").unwrap();
+        assert_eq!(remove_free_tokens_in(tmp.path()), vec![free_path.clone()]);
+        assert!(!free_path.exists());
+        assert!(held.path.exists(), "a held token's file was removed");
+        assert!(other.exists(), "a file that is no token's was removed");
+        assert_eq!(probe_token_in(tmp.path(), &held.token), Lock::Held);
+        assert!(remove_free_tokens_in(&tmp.path().join("absent")).is_empty());
     }
 }

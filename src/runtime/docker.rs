@@ -174,6 +174,8 @@ pub struct DockerRuntime {
     /// started.
     etcd_members: u32,
     etcd_image: Option<String>,
+    /// The password of etcd's user (its auth is on), once started.
+    etcd_password: Option<String>,
     /// The database servers started for the nodes, for the report.
     services: Vec<super::Service>,
     /// `resources:` of each node and the chain by name (None: not limited), and of
@@ -221,6 +223,7 @@ impl DockerRuntime {
             not_ours: false,
             etcd_members: 1,
             etcd_image: None,
+            etcd_password: None,
             services: Vec::new(),
             envelopes: Vec::new(),
             database_envelope: None,
@@ -384,7 +387,9 @@ impl Runtime for DockerRuntime {
             let driver = crate::node::driver(spec.implementation);
             let ports = driver.ports();
             let dir = self.cred_dir(&spec.name)?;
-            let (mut cmd, configs) = node_command(spec.implementation, &spec.name, &chain.access);
+            let (mut cmd, mut configs) =
+                node_command(spec.implementation, &spec.name, &chain.access);
+            self.add_etcd_config(spec, &mut configs);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
                 cmd.extend(driver.postgres_args(&self.database_for(&spec.name).await?));

@@ -5,7 +5,7 @@
 
 mod binaries;
 pub(crate) mod cgroup;
-mod config_files;
+pub(super) mod config_files;
 mod envelopes;
 pub mod etcd;
 mod faults;

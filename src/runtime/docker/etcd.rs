@@ -5,12 +5,16 @@
 //! (log follower, exit watcher, stats and size followers: its resources are read like
 //! a node's). The image is `lnbench/etcd:<version>`, built by `scripts/build-images.sh`
 //! from the etcd binary (never pulled). No port is published: only the nodes on the
-//! run's network reach it (plain HTTP, no auth). Data stays in the container's
+//! run's network reach it (plain HTTP). Once the members serve, the run turns etcd's
+//! user auth on with a password of its own (from the host, through the run's bridge);
+//! the nodes get it in their config files, never on a command line. Data stays in the container's
 //! writable layer; it stops after the nodes, with the chain.
 
 use super::super::RuntimeError;
 use super::super::shared::etcd::{self as shape, Member};
 use super::DockerRuntime;
+use crate::chain::ConfigFile;
+use crate::scenario::NodeSpec;
 use bollard::Docker;
 use bollard::query_parameters::ListImagesOptionsBuilder;
 use std::collections::HashMap;
@@ -138,7 +142,49 @@ impl DockerRuntime {
                 tokio::time::sleep(POLL).await;
             }
         }
+        self.enable_etcd_auth(&cluster[0]).await?;
         Ok(cluster)
+    }
+
+    /// Adds etcd's user and password to the config files of `spec`'s node, if it uses
+    /// the run's etcd.
+    pub(super) fn add_etcd_config(&self, spec: &NodeSpec, configs: &mut Vec<ConfigFile>) {
+        let Some(password) = (self.etcd_password.as_deref()).filter(|_| shape::wants(spec)) else {
+            return;
+        };
+        let driver = crate::node::driver(spec.implementation);
+        if let Some(file) = driver.etcd_config(shape::USER, password) {
+            super::super::local::config_files::merge(configs, file);
+        }
+    }
+
+    /// Turns the cluster's authentication on through `first` (at its address on the
+    /// run's network, which the host reaches through the bridge) with a new password
+    /// of the run, kept for the nodes' config files.
+    async fn enable_etcd_auth(&mut self, first: &Member) -> Result<(), RuntimeError> {
+        let what = format!("etcd member {}", first.name);
+        let id = (self.containers.iter())
+            .find(|c| c.name == first.name)
+            .map(|c| c.id.clone())
+            .unwrap_or_default();
+        let ip = self
+            .network_ip(&id)
+            .await
+            .ok_or_else(|| RuntimeError::Unsupported {
+                what: what.clone(),
+                why: "the engine told no address of it on the run's network".into(),
+                hint: "the host must reach the run's bridge network".into(),
+            })?;
+        let password = super::super::shared::new_password();
+        shape::enable_auth(&format!("{ip}:{CLIENT_PORT}"), &password)
+            .await
+            .map_err(|why| RuntimeError::Unsupported {
+                what,
+                why: format!("turning its authentication on failed: {why}"),
+                hint: "an etcd of version 3.4 or later is needed".into(),
+            })?;
+        self.etcd_password = Some(password);
+        Ok(())
     }
 }
 
@@ -172,6 +218,55 @@ mod tests {
             Some("lnbench/etcd:3.5.12".into())
         );
         assert_eq!(newest(&tags(&["lnbench/etcd:dev"])), None);
+    }
+
+    /// The run's etcd holds LND's wallet and macaroon root key: a client on the host
+    /// reaching the container through the run's bridge without the run's password can
+    /// neither write nor read a key.
+    #[tokio::test]
+    async fn a_client_on_the_host_without_the_credentials_is_refused() {
+        let Ok(docker) = super::super::connect().await else {
+            eprintln!("not run: no Docker engine answers");
+            return;
+        };
+        if image(&docker).await.is_err() {
+            eprintln!("not run: no lnbench/etcd image (scripts/build-images.sh)");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let images = super::super::RunImages {
+            chain: String::new(),
+            nodes: Vec::new(),
+            postgres: None,
+        };
+        let run = format!("etcd-auth-{:08x}", rand::random::<u32>());
+        let mut rt = DockerRuntime::new(docker, images, &run, "t", tmp.path().into(), false);
+        let started = rt.start_etcd().await;
+        let id = rt.containers.iter().find(|c| c.name == shape::NAME);
+        let ip = match id {
+            Some(c) => rt.network_ip(&c.id).await,
+            None => None,
+        };
+        let ask = |path: &'static str, body: &'static str| {
+            let addr = format!("{}:{CLIENT_PORT}", ip.clone().unwrap_or_default());
+            async move { shape::post(&addr, path, body, None).await }
+        };
+        // key "k", value "v" (base64).
+        let put = ask("/v3/kv/put", r#"{"key":"aw==","value":"dg=="}"#).await;
+        let range = ask("/v3/kv/range", r#"{"key":"aw=="}"#).await;
+        super::super::Runtime::down(&mut rt).await.unwrap();
+        started.unwrap();
+        assert!(ip.is_some(), "the member has no address on the run network");
+        let put = put.unwrap();
+        assert!(
+            !put.starts_with("HTTP/1.1 200") && !put.starts_with("HTTP/1.0 200"),
+            "a put without credentials was accepted: {put}"
+        );
+        let range = range.unwrap();
+        assert!(
+            !range.starts_with("HTTP/1.1 200") && !range.starts_with("HTTP/1.0 200"),
+            "a read without credentials was answered: {range}"
+        );
     }
 
     #[test]

@@ -187,4 +187,21 @@ mod tests {
         assert_eq!(host.cpuset_cpus.as_deref(), Some("0-1"));
         assert_eq!(host.network_mode.as_deref(), Some("lnbench-r1"));
     }
+
+    /// The labels carry the process's token; a test run must not leave its lock file in
+    /// the user's cache (`<cache>/owners/`), where `down` would judge it.
+    #[test]
+    fn the_token_lock_of_a_test_is_not_in_the_user_cache() {
+        let token = labels("r1", "s", None).remove(LABEL_TOKEN);
+        let token = token.expect("the labels carry a token");
+        let user_owners =
+            crate::cache::cache_bin_dir().and_then(|bin| Some(bin.parent()?.join("owners")));
+        if let Some(dir) = user_owners {
+            let file = crate::leftovers::lock::token_file(&dir, &token).unwrap();
+            assert!(!file.exists(), "{} was made by a test", file.display());
+        }
+        let dir = crate::leftovers::lock::owners_dir().unwrap();
+        let file = crate::leftovers::lock::token_file(&dir, &token).unwrap();
+        assert!(file.exists(), "the token has no lock file");
+    }
 }

@@ -25,7 +25,10 @@ pub(in crate::runtime) fn write_rpc_cert(
 }
 
 /// Adds `extra` to `files`: appended to the file of the same path, else a file of its own.
-pub(super) fn merge(files: &mut Vec<crate::chain::ConfigFile>, extra: crate::chain::ConfigFile) {
+pub(in crate::runtime) fn merge(
+    files: &mut Vec<crate::chain::ConfigFile>,
+    extra: crate::chain::ConfigFile,
+) {
     match files.iter_mut().find(|f| f.path == extra.path) {
         Some(f) => {
             if !f.content.ends_with('\n') && !f.content.is_empty() {
