@@ -25,6 +25,7 @@ pub mod restart;
 pub mod run;
 pub mod runtime;
 pub mod scenario;
+pub mod secrets;
 pub mod setup;
 pub mod tls;
 pub mod tui;

@@ -7,12 +7,7 @@
 //! and DSNs (`password: x`, `"rpcpass": "x"`, `password=x`), and URLs with user info
 //! (`postgres://user:x@host`).
 
-mod known;
-
-pub use known::{MIN_SECRET_LEN, register_secret};
-
-/// What replaces a redacted value.
-pub const REDACTED: &str = "[REDACTED]";
+pub use crate::secrets::{MIN_SECRET_LEN, REDACTED, register_secret};
 
 /// Parts of a flag name that mark its value as a credential: passwords, runes (Core
 /// Lightning), secrets, tokens and RPC auth strings. Each node driver adds the words of
@@ -43,7 +38,9 @@ pub fn redact_scenario_text(text: &str) -> String {
 /// Before the shapes, every value registered with [`register_secret`] is replaced
 /// wherever it stands.
 pub fn redact_text(text: &str) -> String {
-    redact_urls(&redact_keys(&redact_flags(&known::redact_known(text))))
+    redact_urls(&redact_keys(&redact_flags(&crate::secrets::redact_known(
+        text,
+    ))))
 }
 
 /// Every string of a JSON document (object keys stay), through [`redact_text`].

@@ -280,7 +280,7 @@ impl EclairNode {
                 path: credentials.api_password.clone(),
                 source,
             })?;
-        crate::redact::register_secret(&password);
+        crate::secrets::register_secret(&password);
         // reqwest needs the process's provider even for plain HTTP (main installs it;
         // tests may not have).
         crate::tls::install_crypto_provider();

@@ -117,7 +117,7 @@ impl LndNode {
         };
         let macaroon_hex = macaroon.to_lower_hex_string();
         // The hex is what an HTTP dump or a log line would show.
-        crate::redact::register_secret(&macaroon_hex);
+        crate::secrets::register_secret(&macaroon_hex);
         let macaroon: AsciiMetadataValue =
             MetadataValue::try_from(macaroon_hex).map_err(|e| connect_err(Box::new(e)))?;
         let config = tls::grpc_client_config(cert).map_err(|e| connect_err(Box::new(e)))?;

@@ -41,7 +41,7 @@ impl EclairCredentials {
 pub(crate) fn api_password(chain: &ChainAccess, name: &str) -> String {
     let secret = node_secret(chain, "lnbench eclair api password", name);
     let password = bitcoin::hex::DisplayHex::to_lower_hex_string(&secret[..16]);
-    crate::redact::register_secret(&password);
+    crate::secrets::register_secret(&password);
     password
 }
 

@@ -53,7 +53,7 @@ impl LdkCredentials {
                 source,
             })?;
         // A key given for an external node is a secret of the run too.
-        crate::redact::register_secret(&text);
+        crate::secrets::register_secret(&text);
         Ok(text.trim().to_string())
     }
 }
@@ -63,7 +63,7 @@ fn api_key(chain: &ChainAccess, name: &str) -> String {
     let key = bitcoin::hex::DisplayHex::to_lower_hex_string(
         &node_secret(chain, "lnbench ldk-server api key", name)[..],
     );
-    crate::redact::register_secret(&key);
+    crate::secrets::register_secret(&key);
     key
 }
 

@@ -1,6 +1,6 @@
 //! The secrets the run knows, redacted by value: the chain's RPC password, the
 //! passwords and API keys the tool derives for Eclair and ldk-server, the LND
-//! macaroon it reads. Shapes ([`super::redact_text`]) catch a secret next to its
+//! macaroon it reads. Shapes ([`crate::redact::redact_text`]) catch a secret next to its
 //! name; a value quoted without its name (a node's log line, an HTTP dump, an error
 //! message) is caught here.
 //!
@@ -15,6 +15,10 @@
 use std::collections::BTreeSet;
 use std::sync::RwLock;
 
+/// What replaces a redacted value (here, at the bottom of the house, so that node
+/// clients can register what they learn without depending on the redaction shapes).
+pub const REDACTED: &str = "[REDACTED]";
+
 /// Shorter values are not registered: replacing a short common string (`lnbench`,
 /// `admin`) everywhere would deface the report without protecting anything.
 pub const MIN_SECRET_LEN: usize = 8;
@@ -22,7 +26,7 @@ pub const MIN_SECRET_LEN: usize = 8;
 static KNOWN: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
 
 /// Registers `value` (trimmed) as a secret of this run: from now on every text
-/// through [`super::redact_text`] has it replaced by [`super::REDACTED`]. Values
+/// through [`crate::redact::redact_text`] has it replaced by [`REDACTED`]. Values
 /// shorter than [`MIN_SECRET_LEN`] characters are ignored.
 pub fn register_secret(value: &str) {
     let value = value.trim();
@@ -39,7 +43,7 @@ pub fn register_secret(value: &str) {
 
 /// `text` with every registered value replaced, the longest first (a value that
 /// contains another is replaced whole).
-pub(super) fn redact_known(text: &str) -> String {
+pub(crate) fn redact_known(text: &str) -> String {
     let known = KNOWN
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -50,15 +54,15 @@ pub(super) fn redact_known(text: &str) -> String {
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     let mut out = text.to_string();
     for value in values {
-        out = out.replace(value.as_str(), super::REDACTED);
+        out = out.replace(value.as_str(), REDACTED);
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{REDACTED, redact_text};
     use super::*;
+    use crate::redact::redact_text;
 
     #[test]
     fn a_registered_value_is_replaced_wherever_it_stands() {
