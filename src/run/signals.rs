@@ -1,6 +1,7 @@
 //! SIGINT, SIGTERM and SIGHUP (an SSH session that dropped): they cancel the run's
 //! token, and the run says which came. A second one while the run stops (a teardown
-//! that hangs) ends the tool at once: the local runtime's processes die with it
+//! that hangs) ends the tool without waiting, once the load's partial report is
+//! written if it was not yet (`Signals::on_forced_exit`): the local runtime's processes die with it
 //! (their parent-death signal); what a docker run leaves is said, for
 //! `lnbench-tui down`.
 
