@@ -28,6 +28,17 @@ pub fn tail(path: &Path, lines: usize) -> String {
     crate::redact::redact_text(&all[all.len().saturating_sub(lines)..].join("\n"))
 }
 
+/// A cleanup at drop that failed (`Some(error)`) or did not finish in time (`None`):
+/// what is left carries this process's token, so its lock file stays for `down`, and
+/// the user is told to run it.
+pub(crate) fn cleanup_left_behind(error: Option<&dyn std::fmt::Display>) {
+    crate::leftovers::lock::left_behind();
+    match error {
+        Some(e) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
+        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+    }
+}
+
 /// A new random password (16 bytes in hex), registered as a secret of the run, so
 /// that no report, error or log tail the tool prints shows it.
 pub fn new_password() -> String {

@@ -277,14 +277,8 @@ pub fn remove_run_blocking(run_id: String, limit: Duration) {
             eprintln!("removed {} leftovers of the run", removed.len());
         }
         Some(Ok(_)) => {}
-        Some(Err(e)) => {
-            crate::leftovers::lock::left_behind();
-            eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers")
-        }
-        None => {
-            crate::leftovers::lock::left_behind();
-            eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
-        }
+        Some(Err(e)) => crate::runtime::shared::cleanup_left_behind(Some(&e)),
+        None => crate::runtime::shared::cleanup_left_behind(None),
     }
 }
 

@@ -130,14 +130,8 @@ pub fn delete_blocking(context: Option<String>, namespace: String, limit: Durati
         });
     match result {
         Some(Ok(())) => {}
-        Some(Err(e)) => {
-            crate::leftovers::lock::left_behind();
-            eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers")
-        }
-        None => {
-            crate::leftovers::lock::left_behind();
-            eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers")
-        }
+        Some(Err(e)) => crate::runtime::shared::cleanup_left_behind(Some(&e)),
+        None => crate::runtime::shared::cleanup_left_behind(None),
     }
 }
 
