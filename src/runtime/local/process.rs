@@ -187,16 +187,7 @@ mod tests {
     async fn terminate_stops_the_whole_group() {
         let dir = tempfile::tempdir().unwrap();
         // A shell that starts a grandchild in the same group, then waits.
-        let pid_file = dir.path().join("child.pid");
-        let script = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
-        let mut proc = Proc::spawn(
-            "sh",
-            "test shell",
-            Path::new("/bin/sh"),
-            &["-c".into(), script],
-            dir.path().join("output.log"),
-        )
-        .unwrap();
+        let (mut proc, pid_file) = shell_with_grandchild(dir.path(), "wait");
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while !pid_file.exists()
             || std::fs::read_to_string(&pid_file)
@@ -207,11 +198,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "shell did not start");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let grandchild: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let grandchild = read_pid(&pid_file);
         assert!(proc.exited().is_none());
         proc.terminate();
         let stopped = proc
@@ -232,16 +219,7 @@ mod tests {
     #[tokio::test]
     async fn an_exited_leader_is_not_reaped_before_its_group_is_signalled() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("child.pid");
-        let script = format!("sleep 300 & echo $! > '{}'; exit 3", pid_file.display());
-        let mut proc = Proc::spawn(
-            "sh",
-            "test shell",
-            Path::new("/bin/sh"),
-            &["-c".into(), script],
-            dir.path().join("output.log"),
-        )
-        .unwrap();
+        let (mut proc, pid_file) = shell_with_grandchild(dir.path(), "exit 3");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let status = loop {
             if let Some(status) = proc.exited() {
@@ -255,11 +233,7 @@ mod tests {
         let state = crate::metrics::process::read_stat(leader)
             .and_then(|stat| crate::metrics::process::state(&stat));
         assert_eq!(state, Some('Z'), "the exited leader was reaped already");
-        let grandchild: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let grandchild = read_pid(&pid_file);
         proc.terminate();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while alive(grandchild) {
@@ -270,6 +244,30 @@ mod tests {
             proc.wait_or_kill(tokio::time::Instant::now() + Duration::from_secs(5))
                 .await
         );
+    }
+
+    /// `sh` that starts `sleep 300` in its group, writes its pid to the file returned,
+    /// then runs `then`.
+    fn shell_with_grandchild(dir: &Path, then: &str) -> (Proc, std::path::PathBuf) {
+        let pid_file = dir.join("child.pid");
+        let script = format!("sleep 300 & echo $! > '{}'; {then}", pid_file.display());
+        let proc = Proc::spawn(
+            "sh",
+            "test shell",
+            Path::new("/bin/sh"),
+            &["-c".into(), script],
+            dir.join("output.log"),
+        )
+        .unwrap();
+        (proc, pid_file)
+    }
+
+    fn read_pid(file: &Path) -> i32 {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     fn alive(pid: i32) -> bool {
