@@ -30,3 +30,18 @@ fn a_report_without_payments_is_written_and_marked_partial() {
         "the HTML says the report is partial"
     );
 }
+
+/// A symlink planted in a shared report directory (at the name a fixed temporary
+/// file of report.json would have) does not redirect the write of report.json.
+#[test]
+fn a_planted_symlink_does_not_redirect_report_json() {
+    let r = sample_report("name: sample\n", Recorder::new().0.finish());
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(".report.json.tmp")).unwrap();
+    report::json::write(&r, dir.path()).expect("report.json written");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    let json = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    assert!(json.ends_with("}\n"), "{json}");
+}
