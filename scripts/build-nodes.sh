@@ -28,6 +28,9 @@
 # no keysend), or a clone of upstream at that commit under LNBENCH_CLONE=1.
 # Arguments: scenario files whose `lnd@<version>` sweep values name LND releases to build
 # besides the pinned one (also $LND_VERSIONS).
+# LNBENCH_QUICK=1 (scripts/setup.sh without --dev) builds only what the quick start runs:
+# lnd (without its PostgreSQL and etcd backends) and btcd; lncli, btcctl,
+# toxiproxy-server and the backends wait for a run without it.
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -39,6 +42,8 @@ CACHE="${LNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lnbench-tui}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
 
+quick=false
+[ "${LNBENCH_QUICK:-}" = 1 ] && quick=true
 command -v go >/dev/null || { echo "error: Go is needed to build lnd and btcd (install Go 1.23 or newer)" >&2; exit 3; }
 
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -trimpath"
@@ -52,17 +57,33 @@ module_dir() {
   go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
 
+# The quick start's lnd leaves out the PostgreSQL and etcd backends (a fifth of lnd's Go
+# packages); lnbench-tui refuses a node that asks for one with that lnd (it reads the
+# stamp below), and a build without LNBENCH_QUICK replaces it with the full one.
+LND_QUICK_TAGS="signrpc walletrpc chainrpc invoicesrpc routerrpc peersrpc kvdb_sqlite"
 # The tags lnd was built with are stamped apart (`.lnd.tags`), so adding one rebuilds it.
-lnd_tags_fresh() { [ "$(cat "$BIN/.lnd.tags" 2>/dev/null)" = "$LND_TAGS" ]; }
+lnd_tags_fresh() {
+  local have
+  have=$(cat "$BIN/.lnd.tags" 2>/dev/null || true)
+  [ "$have" = "$LND_TAGS" ] || { $quick && [ "$have" = "$LND_QUICK_TAGS" ]; }
+}
+lnd_build_tags=$LND_TAGS
+if $quick; then lnd_build_tags=$LND_QUICK_TAGS; fi
 
-if ! fresh lnd "$LND_VERSION" || ! fresh lncli "$LND_VERSION" || ! lnd_tags_fresh; then
-  echo "building lnd and lncli $LND_VERSION (a few minutes the first time)..." >&2
+if ! fresh lnd "$LND_VERSION" || ! lnd_tags_fresh; then
+  echo "building lnd $LND_VERSION (a few minutes the first time)..." >&2
   dir=$(module_dir github.com/lightningnetwork/lnd "$LND_VERSION")
   # Built beside the cache and moved in, so a run using the cached lnd never sees half a file.
-  (cd "$dir" && nice go build -tags="$LND_TAGS" -ldflags "-s -w -X github.com/lightningnetwork/lnd/build.Commit=$LND_VERSION" -o "$BIN/.lnd.new" ./cmd/lnd)
+  (cd "$dir" && nice go build -tags="$lnd_build_tags" -ldflags "-s -w -X github.com/lightningnetwork/lnd/build.Commit=$LND_VERSION" -o "$BIN/.lnd.new" ./cmd/lnd)
+  mv -f "$BIN/.lnd.new" "$BIN/lnd"
+  stamp lnd "$LND_VERSION"; echo "$lnd_build_tags" > "$BIN/.lnd.tags"
+fi
+if ! $quick && ! fresh lncli "$LND_VERSION"; then
+  echo "building lncli $LND_VERSION..." >&2
+  dir=$(module_dir github.com/lightningnetwork/lnd "$LND_VERSION")
   (cd "$dir" && nice go build -tags="$LND_TAGS" -ldflags "-s -w" -o "$BIN/.lncli.new" ./cmd/lncli)
-  mv -f "$BIN/.lnd.new" "$BIN/lnd"; mv -f "$BIN/.lncli.new" "$BIN/lncli"
-  stamp lnd "$LND_VERSION"; stamp lncli "$LND_VERSION"; echo "$LND_TAGS" > "$BIN/.lnd.tags"
+  mv -f "$BIN/.lncli.new" "$BIN/lncli"
+  stamp lncli "$LND_VERSION"
 fi
 
 # Further LND releases, for a sweep that compares them (`implementation: [lnd@v0.20.0-beta,
@@ -90,17 +111,22 @@ for v in $extra_lnd; do
   echo "$v" > "$vdir/.lnd.version"; echo "$LND_TAGS" > "$vdir/.lnd.tags"
 done
 
-if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then
-  echo "building btcd and btcctl $BTCD_VERSION..." >&2
+if ! fresh btcd "$BTCD_VERSION"; then
+  echo "building btcd $BTCD_VERSION..." >&2
   dir=$(module_dir github.com/btcsuite/btcd "$BTCD_VERSION")
-  (cd "$dir" && go build -ldflags "-s -w" -o "$BIN/btcd" . && go build -ldflags "-s -w" -o "$BIN/btcctl" ./cmd/btcctl)
-  stamp btcd "$BTCD_VERSION"; stamp btcctl "$BTCD_VERSION"
+  (cd "$dir" && go build -ldflags "-s -w" -o "$BIN/btcd" .)
+  stamp btcd "$BTCD_VERSION"
+fi
+if ! $quick && ! fresh btcctl "$BTCD_VERSION"; then
+  dir=$(module_dir github.com/btcsuite/btcd "$BTCD_VERSION")
+  (cd "$dir" && go build -ldflags "-s -w" -o "$BIN/btcctl" ./cmd/btcctl)
+  stamp btcctl "$BTCD_VERSION"
 fi
 
 # Toxiproxy (the TCP fault proxy the scenario's `links:` and `faults:` drive), from the
 # Go module proxy; its server is installed as toxiproxy-server.
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.5.0}"
-if ! fresh toxiproxy-server "$TOXIPROXY_VERSION"; then
+if ! $quick && ! fresh toxiproxy-server "$TOXIPROXY_VERSION"; then
   echo "building toxiproxy-server $TOXIPROXY_VERSION..." >&2
   dir=$(module_dir github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION")
   (cd "$dir" && nice go build -ldflags "-s -w" -o "$BIN/.toxiproxy-server.new" ./cmd/server)
@@ -367,4 +393,12 @@ elif ! ldk_fresh; then
   fi
 fi
 
+if $quick; then
+  left_out=""
+  [ "$(cat "$BIN/.lnd.tags" 2>/dev/null)" != "$LND_QUICK_TAGS" ] || left_out="lnd's PostgreSQL and etcd backends"
+  for b in lncli btcctl toxiproxy-server; do
+    [ -x "$BIN/$b" ] || left_out="${left_out:+$left_out, }$b"
+  done
+  [ -z "$left_out" ] || echo "note: the quick start's build leaves out $left_out (toxiproxy-server: links: and faults:); scripts/build-nodes.sh builds them" >&2
+fi
 echo "$BIN"

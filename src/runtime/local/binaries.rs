@@ -157,6 +157,37 @@ fn find_binary_with(
     })
 }
 
+/// The lnd the quick start builds (`scripts/setup.sh` without `--dev`) leaves out the
+/// PostgreSQL and etcd backends, and its tags stamp (`.lnd.tags` beside it) says so: a
+/// node that asks for one of them is refused before anything starts, with the command
+/// that builds them in (lnd itself would exit with "postgres backend not available").
+fn lnd_backend_built(spec: &crate::scenario::NodeSpec, binary: &Path) -> Result<(), RuntimeError> {
+    if spec.implementation != crate::node::Implementation::Lnd {
+        return Ok(());
+    }
+    let stamp = binary.parent().map(|dir| dir.join(".lnd.tags"));
+    let Some(tags) = stamp.and_then(|s| std::fs::read_to_string(s).ok()) else {
+        return Ok(());
+    };
+    let backend = crate::node::driver(spec.implementation).database(spec.database, &spec.args);
+    let tag = match backend.as_str() {
+        "postgres" => "kvdb_postgres",
+        "etcd" => "kvdb_etcd",
+        _ => return Ok(()),
+    };
+    if tags.split_whitespace().any(|t| t == tag) {
+        return Ok(());
+    }
+    Err(RuntimeError::BinaryNotFound {
+        binary: format!("lnd with the {backend} backend"),
+        what: format!("node {}", spec.name),
+        looked: format!("{} (built without the {tag} tag)", binary.display()),
+        hint: "the quick start's lnd has no PostgreSQL or etcd backend: run \
+               scripts/build-nodes.sh (or scripts/setup.sh --dev), which rebuilds it with both"
+            .into(),
+    })
+}
+
 /// The first line a binary prints for `--version`, with the source commit the build
 /// cache recorded for it (binaries built from a source tree), for the report.
 pub(super) async fn version_of(binary: &Path) -> String {
@@ -200,7 +231,8 @@ pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<
         chain.build_hint(),
     )?;
     for node in &scenario.nodes {
-        find_node_binary(node)?;
+        let binary = find_node_binary(node)?;
+        lnd_backend_built(node, &binary)?;
         super::postgres::reachable_by(node)?;
     }
     super::envelopes::check(scenario)?;
@@ -250,6 +282,37 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_quick_start_lnd_is_refused_for_the_backends_it_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let lnd = dir.path().join("lnd");
+        executable(&lnd);
+        let node = |args: &[&str]| {
+            let mut spec = lnd_node(None);
+            spec.args = args.iter().map(|a| a.to_string()).collect();
+            spec
+        };
+        let postgres = node(&["--db.backend=postgres"]);
+        let etcd = node(&["--db.backend=etcd"]);
+        // No stamp (a binary on PATH, or built before stamps): taken as it is.
+        assert!(lnd_backend_built(&postgres, &lnd).is_ok());
+        let stamp = dir.path().join(".lnd.tags");
+        std::fs::write(&stamp, "signrpc routerrpc kvdb_sqlite\n").unwrap();
+        let err = lnd_backend_built(&postgres, &lnd).unwrap_err().to_string();
+        assert!(err.contains("lnd with the postgres backend"), "{err}");
+        assert!(
+            err.contains("kvdb_postgres") && err.contains("scripts/build-nodes.sh"),
+            "{err}"
+        );
+        let err = lnd_backend_built(&etcd, &lnd).unwrap_err().to_string();
+        assert!(err.contains("kvdb_etcd"), "{err}");
+        assert!(lnd_backend_built(&node(&[]), &lnd).is_ok());
+        assert!(lnd_backend_built(&node(&["--db.backend=sqlite"]), &lnd).is_ok());
+        std::fs::write(&stamp, "signrpc kvdb_sqlite kvdb_postgres kvdb_etcd\n").unwrap();
+        assert!(lnd_backend_built(&postgres, &lnd).is_ok());
+        assert!(lnd_backend_built(&etcd, &lnd).is_ok());
     }
 
     #[test]
