@@ -184,17 +184,11 @@ pub async fn run_with_activity(
     } = start_load(&plan.load)?;
     recorder.set_load(load_setting);
 
-    let invoices = if plan.kind == PaymentKind::InvoicePregenerated {
-        recorder.set_stage(Stage::Preparing);
-        let wanted = invoices::wanted(&plan.load, plan.stop);
-        tokio::select! {
-            _ = cancel.cancelled() => {
-                return Ok(EngineOutcome { stop_reason: StopReason::Cancelled, summary: recorder.finish() });
-            }
-            pools = invoices::pregenerate(&plan.routes, plan.amount_msat, wanted) => pools?,
-        }
-    } else {
-        Vec::new()
+    let Some(invoices) = pregenerated_invoices(&plan, &recorder, &cancel).await? else {
+        return Ok(EngineOutcome {
+            stop_reason: StopReason::Cancelled,
+            summary: recorder.finish(),
+        });
     };
 
     let closed = matches!(plan.load, Load::Closed { .. });
@@ -236,43 +230,113 @@ pub async fn run_with_activity(
         }
     };
 
-    let mut commands_open = true;
-    let mut panicked = None;
-    let duration_limit = if closed { plan.stop.duration } else { None };
-    loop {
-        let deadline = duration_limit.map(|d| ctx.start + d + ctx.control.completed_pause());
-        tokio::select! {
-            _ = cancel.cancelled() => {
-                ctx.end(StopReason::Cancelled);
-                break;
-            }
-            _ = ctx.stop.cancelled() => break,
-            _ = sleep_until_opt(deadline), if !ctx.control.is_paused() => {
-                ctx.end(StopReason::Duration);
-                break;
-            }
-            reason = async { dispatcher.as_mut().expect("guarded").await }, if dispatcher.is_some() => {
-                dispatcher = None;
-                let _ = ctx.stop_reason.set(reason.unwrap_or(StopReason::Cancelled));
-                break;
-            }
-            joined = workers.join_next() => match joined {
-                Some(Err(e)) if e.is_panic() => {
-                    panicked = Some(e);
+    let running = Running {
+        ctx: &ctx,
+        cancel: &cancel,
+        duration_limit: if closed { plan.stop.duration } else { None },
+    };
+    let panicked = running
+        .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
+        .await;
+    wind_down(
+        ctx,
+        closed,
+        plan.payment_timeout,
+        workers,
+        dispatcher,
+        ticker,
+        panicked,
+    )
+    .await
+}
+
+/// The load while it runs: what ends it.
+struct Running<'a> {
+    ctx: &'a Arc<Context>,
+    cancel: &'a CancellationToken,
+    /// A closed loop's `stop.duration` (the open loop's dispatcher keeps its own).
+    duration_limit: Option<Duration>,
+}
+
+impl Running<'_> {
+    /// Applies live commands until a stop condition, `cancel`, the dispatcher's end or
+    /// the end of every worker; returns a worker's panic, if one ended the load.
+    async fn drive(
+        &self,
+        workers: &mut JoinSet<()>,
+        spawned: &mut u32,
+        dispatcher: &mut Option<tokio::task::JoinHandle<StopReason>>,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) -> Option<tokio::task::JoinError> {
+        let ctx = self.ctx;
+        let mut commands_open = true;
+        loop {
+            let deadline =
+                (self.duration_limit).map(|d| ctx.start + d + ctx.control.completed_pause());
+            tokio::select! {
+                _ = self.cancel.cancelled() => {
                     ctx.end(StopReason::Cancelled);
-                    break;
+                    return None;
                 }
-                Some(_) => {}
-                // Every worker ended by itself (e.g. a closed-loop count was reached).
-                None => break,
-            },
-            command = commands.recv(), if commands_open => match command {
-                Some(command) => apply(command, &ctx, &recorder, &mut workers, &mut spawned),
-                None => commands_open = false,
-            },
+                _ = ctx.stop.cancelled() => return None,
+                _ = sleep_until_opt(deadline), if !ctx.control.is_paused() => {
+                    ctx.end(StopReason::Duration);
+                    return None;
+                }
+                reason = async { dispatcher.as_mut().expect("guarded").await }, if dispatcher.is_some() => {
+                    *dispatcher = None;
+                    let _ = ctx.stop_reason.set(reason.unwrap_or(StopReason::Cancelled));
+                    return None;
+                }
+                joined = workers.join_next() => match joined {
+                    Some(Err(e)) if e.is_panic() => {
+                        ctx.end(StopReason::Cancelled);
+                        return Some(e);
+                    }
+                    Some(_) => {}
+                    // Every worker ended by itself (e.g. a closed-loop count was reached).
+                    None => return None,
+                },
+                command = commands.recv(), if commands_open => match command {
+                    Some(command) => apply(command, ctx, &ctx.recorder, workers, spawned),
+                    None => commands_open = false,
+                },
+            }
         }
     }
+}
 
+/// The pregenerated invoices of an `InvoicePregenerated` plan (none for other kinds), or
+/// `None` when the run was cancelled while they were made.
+async fn pregenerated_invoices(
+    plan: &Plan,
+    recorder: &Recorder,
+    cancel: &CancellationToken,
+) -> Result<Option<Vec<InvoicePool>>, EngineError> {
+    if plan.kind != PaymentKind::InvoicePregenerated {
+        return Ok(Some(Vec::new()));
+    }
+    recorder.set_stage(Stage::Preparing);
+    let wanted = invoices::wanted(&plan.load, plan.stop);
+    tokio::select! {
+        _ = cancel.cancelled() => Ok(None),
+        pools = invoices::pregenerate(&plan.routes, plan.amount_msat, wanted) => Ok(Some(pools?)),
+    }
+}
+
+/// After the load's loop: stops new payments, waits for the workers (a grace period,
+/// then aborts them), counts what the open loop's queue still held, and totals the
+/// summary.
+async fn wind_down(
+    ctx: Arc<Context>,
+    closed: bool,
+    payment_timeout: Duration,
+    mut workers: JoinSet<()>,
+    dispatcher: Option<tokio::task::JoinHandle<StopReason>>,
+    ticker: tokio::task::JoinHandle<()>,
+    mut panicked: Option<tokio::task::JoinError>,
+) -> Result<EngineOutcome, EngineError> {
+    let recorder = &ctx.recorder;
     recorder.set_stage(Stage::Draining);
     // Open loop at its natural end keeps starting arrivals already due (within the
     // grace period); every other end stops new payments now.
@@ -283,10 +347,10 @@ pub async fn run_with_activity(
     if closed || !natural_end {
         ctx.stop.cancel();
     }
-    if let Some(d) = dispatcher.take() {
+    if let Some(d) = dispatcher {
         d.abort();
     }
-    let grace = stop_grace(plan.payment_timeout);
+    let grace = stop_grace(payment_timeout);
     let drained = tokio::time::timeout(grace, join_all(&mut workers, &mut panicked)).await;
     if drained.is_err() {
         ctx.abort.cancel();
