@@ -47,52 +47,13 @@ pub(super) async fn run_load(
     )>,
 ) -> (Summary, Option<anyhow::Error>) {
     let w = &scenario.workload;
-    let mut routes = Vec::new();
-    let (spread, activity) = network_load.unzip();
-    for sender in w.senders.iter().filter(|_| spread.is_none()) {
-        for receiver in &w.receivers {
-            let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
-            routes.push(Route {
-                sender: s.node.clone(),
-                receiver: r.node.clone(),
-                receiver_pubkey: r.info.pubkey.clone(),
-            });
-        }
-    }
-    let plan = Plan {
-        routes: spread.unwrap_or(routes),
-        kind: w.kind,
-        amount_msat: w.amount_msat,
-        load: w.load.clone(),
-        stop: w.stop,
-        payment_timeout: w.payment_timeout,
-        ledger: ledger.clone(),
-    };
+    let (plan, activity) = plan_of(scenario, network, network_load, ledger.clone());
     if let Some((x, readings)) = exporter {
         recorder.export_to(x.clone());
         x.follow(snapshots.clone(), readings);
     }
-    if let Some(path) = &interval_log {
-        // Beside the interval log in the run directory: a report keeps both.
-        let payments = path.with_file_name(metrics::payments::FILE_NAME);
-        match metrics::PaymentLog::create(&payments) {
-            Ok(log) => recorder.log_payments_to(log),
-            Err(e) => crate::lines::errln!(
-                "warning: no {}: cannot create {}: {e}",
-                metrics::payments::FILE_NAME,
-                payments.display()
-            ),
-        }
-    }
     if let Some(path) = interval_log {
-        match metrics::IntervalLog::create(&path, recorder.started_wall()) {
-            Ok(log) => recorder.log_intervals_to(log),
-            Err(e) => crate::lines::errln!(
-                "warning: no {}: cannot create {}: {e}",
-                metrics::hlog::FILE_NAME,
-                path.display()
-            ),
-        }
+        log_payments_and_intervals(&recorder, path);
     }
     let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
     // `r` in the live view asks for a report snapshot; the answer goes to its footer.
@@ -160,6 +121,61 @@ pub(super) async fn run_load(
         let _ = printer.await;
     }
     (summary, err)
+}
+
+/// The engine's plan: the scenario's routes (every sender to every receiver), or with
+/// `activity:` the routes over the network and how payments spread on them.
+fn plan_of(
+    scenario: &Scenario,
+    network: &Network,
+    network_load: NetworkLoad,
+    ledger: Option<std::sync::Arc<engine::ledger::SpendLedger>>,
+) -> (Plan, Option<std::sync::Arc<engine::activity::ActivityPlan>>) {
+    let w = &scenario.workload;
+    let mut routes = Vec::new();
+    let (spread, activity) = network_load.unzip();
+    for sender in w.senders.iter().filter(|_| spread.is_none()) {
+        for receiver in &w.receivers {
+            let (s, r) = (&network.nodes[sender], &network.nodes[receiver]);
+            routes.push(Route {
+                sender: s.node.clone(),
+                receiver: r.node.clone(),
+                receiver_pubkey: r.info.pubkey.clone(),
+            });
+        }
+    }
+    let plan = Plan {
+        routes: spread.unwrap_or(routes),
+        kind: w.kind,
+        amount_msat: w.amount_msat,
+        load: w.load.clone(),
+        stop: w.stop,
+        payment_timeout: w.payment_timeout,
+        ledger,
+    };
+    (plan, activity)
+}
+
+/// The interval log (latency.hlog) at `path` and the payment log beside it in the run
+/// directory, where a report keeps both; a file that cannot be made is a warning.
+fn log_payments_and_intervals(recorder: &metrics::Recorder, path: PathBuf) {
+    let payments = path.with_file_name(metrics::payments::FILE_NAME);
+    match metrics::PaymentLog::create(&payments) {
+        Ok(log) => recorder.log_payments_to(log),
+        Err(e) => crate::lines::errln!(
+            "warning: no {}: cannot create {}: {e}",
+            metrics::payments::FILE_NAME,
+            payments.display()
+        ),
+    }
+    match metrics::IntervalLog::create(&path, recorder.started_wall()) {
+        Ok(log) => recorder.log_intervals_to(log),
+        Err(e) => crate::lines::errln!(
+            "warning: no {}: cannot create {}: {e}",
+            metrics::hlog::FILE_NAME,
+            path.display()
+        ),
+    }
 }
 
 /// Mainnet caps: what the run spent so far, and why the load stopped if the caps

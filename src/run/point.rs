@@ -80,12 +80,7 @@ pub(super) async fn measure(
     let cancel = &signals.cancel;
     let (readings_tx, readings_rx) = tokio::sync::watch::channel(Vec::new());
     let (machine_tx, machine_rx) = tokio::sync::watch::channel(None);
-    let view = session.as_deref_mut().map(|s| {
-        let mut info = tui_info(scenario, facts, readings_rx);
-        info.machine = Some(machine_rx);
-        info.point = point.label.clone();
-        (s, info)
-    });
+    let view = (session.as_deref_mut()).map(|s| (s, live_info(&point, readings_rx, machine_rx)));
     // Streamed during the load, copied into the report at the end.
     let hlog = (point.report_dir.as_ref()).map(|_| point.run_dir.join(metrics::hlog::FILE_NAME));
     let write_snapshot = snapshot_writer(&point);
@@ -97,14 +92,7 @@ pub(super) async fn measure(
         let words = forced_exit_report(&point, (recorder.downgrade(), loaded.clone()), dir);
         signals.on_forced_exit(words)
     });
-    let mut faults = (!scenario.faults.is_empty()).then(|| {
-        crate::faults::FaultRunner::new(
-            scenario.faults.clone(),
-            &recorder,
-            snapshots.clone(),
-            fault_network(scenario, network),
-        )
-    });
+    let mut faults = fault_runner(scenario, network, &recorder, &snapshots);
     let network_load = activity::plan(scenario, network);
     let marks = reconcile::mark(network).await;
     let load = run_load(
@@ -139,16 +127,9 @@ pub(super) async fn measure(
         &mut load_err,
     )
     .await;
-    let interrupted_by = signals
-        .received()
-        .map(str::to_string)
-        .or_else(|| load_err.as_ref().map(|e| format!("{e:#}")))
-        .map(|why| crate::redact::redact_text(&why));
+    let interrupted_by = interruption(signals, load_err.as_ref());
     let complete = interrupted_by.is_none();
-    out.stdout(headless::summary_table(&summary));
-    for line in reconciliation.iter().flat_map(|r| r.lines()) {
-        out.stdout(line);
-    }
+    print_summary(out, &summary, reconciliation.as_ref());
     let thresholds = verdicts(scenario, &summary, out);
     let thresholds_passed = report::thresholds::all_passed(&thresholds);
     let nodes = node_figures(scenario, facts, &resources, &after.restarts, &summary);
@@ -172,16 +153,7 @@ pub(super) async fn measure(
         }
     }
     drop(forced_exit);
-    let cpu_pct_avg = scenario
-        .nodes
-        .iter()
-        .map(|n| n.name.as_str())
-        .chain(std::iter::once(crate::runtime::local::CHAIN_NAME))
-        .filter_map(|name| {
-            let avg = resources.report(name, summary.ok).cpu_pct_avg?;
-            Some((name.to_string(), avg))
-        })
-        .collect();
+    let cpu_pct_avg = cpu_pct_avg(scenario, &resources, summary.ok);
     Measured {
         summary,
         complete,
@@ -191,6 +163,70 @@ pub(super) async fn measure(
         cpu_pct_avg,
         nodes,
     }
+}
+
+/// What the live view shows of this point besides the load.
+fn live_info(
+    point: &Point<'_>,
+    readings: tokio::sync::watch::Receiver<Vec<metrics::ResourceReading>>,
+    machine: tokio::sync::watch::Receiver<Option<metrics::host::MachineNow>>,
+) -> tui::TuiInfo {
+    let mut info = tui_info(point.scenario, point.facts, readings);
+    info.machine = Some(machine);
+    info.point = point.label.clone();
+    info
+}
+
+/// The point's summary table and its reconciliation with the nodes, on stdout.
+fn print_summary(
+    out: &mut Output,
+    summary: &Summary,
+    reconciliation: Option<&report::reconciliation::Reconciliation>,
+) {
+    out.stdout(headless::summary_table(summary));
+    for line in reconciliation.iter().flat_map(|r| r.lines()) {
+        out.stdout(line);
+    }
+}
+
+/// The fault runner of a scenario with `faults:`.
+fn fault_runner(
+    scenario: &Scenario,
+    network: &Network,
+    recorder: &metrics::Recorder,
+    snapshots: &tokio::sync::watch::Receiver<metrics::Snapshot>,
+) -> Option<crate::faults::FaultRunner> {
+    (!scenario.faults.is_empty()).then(|| {
+        crate::faults::FaultRunner::new(
+            scenario.faults.clone(),
+            recorder,
+            snapshots.clone(),
+            fault_network(scenario, network),
+        )
+    })
+}
+
+/// Why the point did not finish, redacted: the signal received, else the error that
+/// ended the load.
+fn interruption(signals: &Signals, load_err: Option<&anyhow::Error>) -> Option<String> {
+    (signals.received().map(str::to_string))
+        .or_else(|| load_err.map(|e| format!("{e:#}")))
+        .map(|why| crate::redact::redact_text(&why))
+}
+
+/// Each node's and the chain's average CPU during the load, for the sweep's table.
+fn cpu_pct_avg(
+    scenario: &Scenario,
+    resources: &metrics::ResourceLog,
+    ok: u64,
+) -> Vec<(String, f64)> {
+    (scenario.nodes.iter().map(|n| n.name.as_str()))
+        .chain(std::iter::once(crate::runtime::local::CHAIN_NAME))
+        .filter_map(|name| {
+            let avg = resources.report(name, ok).cpu_pct_avg?;
+            Some((name.to_string(), avg))
+        })
+        .collect()
 }
 
 /// What a second signal (a forced exit) writes before the report is: the report of
