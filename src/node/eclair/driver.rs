@@ -260,6 +260,29 @@ impl NodeDriver for Eclair {
         ]
     }
 
+    /// The server, database, user and password in eclair.conf (HOCON), none of them on
+    /// the command line.
+    fn postgres_config(&self, dsn: &str) -> Option<ConfigFile> {
+        let (login, host, port, database) = dsn_parts(dsn)?;
+        let (user, password) = login.split_once(':').unwrap_or((login, ""));
+        let key = |k: &str, v: &str| format!("eclair.db.postgres.{k} = {}\n", hocon_string(v));
+        let mut content = [
+            ("host", host),
+            ("port", port),
+            ("database", database),
+            ("username", user),
+        ]
+        .map(|(k, v)| key(k, v))
+        .concat();
+        if !password.is_empty() {
+            content.push_str(&key("password", password));
+        }
+        Some(ConfigFile {
+            path: "eclair.conf",
+            content,
+        })
+    }
+
     fn secret_words(&self) -> &'static [&'static str] {
         &[]
     }
