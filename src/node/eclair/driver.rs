@@ -224,8 +224,8 @@ impl NodeDriver for Eclair {
                 .any(|a| a.starts_with("-Declair.db.postgres.host="))
     }
 
-    /// Eclair takes no DSN: the server's host, port, database and user apart. The
-    /// runtime's server trusts its own network, so there is no password.
+    /// Eclair takes no DSN: the server's host, port, database and user apart (the
+    /// password, if the DSN has one, only in [`NodeDriver::postgres_config`]).
     fn postgres_arg(&self, dsn: &str) -> String {
         self.postgres_args(dsn).join(" ")
     }
@@ -256,7 +256,11 @@ impl NodeDriver for Eclair {
             prop("db.postgres.host", host),
             prop("db.postgres.port", port),
             prop("db.postgres.database", database),
-            prop("db.postgres.username", user),
+            // Never a password on the command line.
+            prop(
+                "db.postgres.username",
+                user.split(':').next().unwrap_or(user),
+            ),
         ]
     }
 
@@ -436,6 +440,10 @@ mod tests {
                 "-Declair.db.postgres.username=lnbench",
             ]
         );
+        // A DSN with a password: the password stays off the command line.
+        let with_password = "postgres://lnbench:s3cret@postgres:5432/bob?sslmode=disable";
+        let args = ECLAIR.postgres_args(with_password);
+        assert!(!args.concat().contains("s3cret"), "{args:?}");
     }
 
     #[test]
