@@ -34,8 +34,12 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// Arguments to the image's entrypoint (`postgres -D ... -c listen_addresses=* ...`).
 pub fn command() -> Vec<String> {
-    // Each LND node keeps up to 50 connections by default.
-    vec!["-c".into(), "max_connections=500".into()]
+    // Each LND node keeps up to 50 connections by default. Each connection's user,
+    // database and authentication method go to the server's log (kept with the run).
+    ["max_connections=500", "log_connections=on"]
+        .into_iter()
+        .flat_map(|setting| ["-c".to_string(), setting.to_string()])
+        .collect()
 }
 
 /// The DSN of node `node`'s database on the run's network, with the run's password

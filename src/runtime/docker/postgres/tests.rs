@@ -21,7 +21,7 @@ fn the_container_publishes_nothing_and_carries_the_run_labels() {
     assert_eq!(body.image.as_deref(), Some("lnbench/postgres:15"));
     assert_eq!(
         body.cmd.unwrap(),
-        vec!["-c".to_string(), "max_connections=500".into()]
+        ["-c", "max_connections=500", "-c", "log_connections=on"]
     );
 }
 
