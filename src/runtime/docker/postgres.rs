@@ -273,7 +273,13 @@ impl DockerRuntime {
             if let Some(status) = self.exit_of(NAME) {
                 return Err(RuntimeError::exited(what, status, &self.log_path(NAME)));
             }
-            match exec(&self.docker, id, cmd, stdin).await {
+            let attempt = exec(&self.docker, id, cmd, stdin).await;
+            if let Ok((_, out)) | Err(out) = &attempt
+                && let Some(stale) = stale_image(&what, cmd[0], out)
+            {
+                return Err(stale);
+            }
+            match attempt {
                 Ok((0, _)) => return Ok(()),
                 Ok((_, out)) | Err(out) if Instant::now() >= deadline => {
                     return Err(RuntimeError::NotReady {
@@ -292,6 +298,19 @@ impl DockerRuntime {
             }
         }
     }
+}
+
+/// The error for an image built before the runtime ran `tool` in it (the exec's output
+/// `out` says the engine found no such file): retrying would not help.
+fn stale_image(what: &str, tool: &str, out: &str) -> Option<RuntimeError> {
+    out.contains("executable file not found")
+        .then(|| RuntimeError::Image {
+            what: what.to_string(),
+            detail: format!(
+                "the {REPOSITORY} image has no {tool} (it predates the run's password, \
+                 which the runtime sets with psql): rebuild it with scripts/build-images.sh"
+            ),
+        })
 }
 
 /// Stopped after the nodes, with the chain: LND can hang while its database is gone.

@@ -34,6 +34,22 @@ fn each_node_gets_its_own_database_at_the_postgres_alias() {
     assert_ne!(dsn("alice", "pw"), dsn("bob", "pw"));
 }
 
+/// An image built before psql was in it fails at once, saying to rebuild it, instead of
+/// being retried until the start-up deadline.
+#[test]
+fn an_image_without_psql_is_named_stale() {
+    let out = "OCI runtime exec failed: exec failed: unable to start container process: \
+               exec: \"psql\": executable file not found in $PATH: unknown";
+    let err = stale_image("PostgreSQL", "psql", out).map(|e| e.to_string());
+    let err = err.unwrap_or_default();
+    assert!(
+        err.contains("scripts/build-images.sh") && err.contains("psql"),
+        "{err}"
+    );
+    let starting = "psql: error: connection to server on socket \"/tmp/.s.PGSQL.5432\" failed";
+    assert!(stale_image("PostgreSQL", "psql", starting).is_none());
+}
+
 /// The statement that sets the password is not logged when it fails (the server's log
 /// is kept in the run directory), and psql ends after it.
 #[test]
