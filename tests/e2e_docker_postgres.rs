@@ -10,10 +10,12 @@
 
 mod common;
 
+use bollard::query_parameters::ListContainersOptionsBuilder;
 use common::docker::{block_on, engine, labelled};
 use common::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob-postgres.yaml";
 const CLN_SCENARIO: &str = "tests/fixtures/scenarios/valid/cln-pays-cln.yaml";
@@ -44,22 +46,70 @@ fn run_dir(parent: &Path) -> PathBuf {
     dirs[0].clone()
 }
 
-/// Runs the scenario at `scenario` with 100 payments, keeping its run directory: the
-/// report and the run directory. Nothing of the run is left in the engine.
-fn run_kept(scenario: &Path, work: &Path) -> (serde_json::Value, PathBuf) {
+/// What `docker inspect` shows of the command line and environment of the containers
+/// of nodes `nodes` of the run of scenario `name`, read while the run goes on (until
+/// each was seen, or `child` exits).
+fn node_commands(name: &str, nodes: &[&str], child: &mut Child) -> Vec<String> {
+    let docker = engine().unwrap();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    while seen.len() < nodes.len() && child.try_wait().unwrap().is_none() {
+        let label = format!("lnbench.scenario={name}");
+        let filters = HashMap::from([("label", vec![label.as_str()])]);
+        let options = ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let listed = block_on(docker.list_containers(Some(options))).unwrap_or_default();
+        for c in listed {
+            let labels = c.labels.unwrap_or_default();
+            let node = labels.get("lnbench.node").cloned().unwrap_or_default();
+            if !nodes.contains(&node.as_str()) || seen.contains_key(&node) {
+                continue;
+            }
+            let id = c.id.unwrap_or_default();
+            if let Ok(inspected) = block_on(docker.inspect_container(&id, None)) {
+                let config = inspected.config.unwrap_or_default();
+                let shown = format!("{:?} {:?} {:?}", config.cmd, config.env, inspected.args);
+                seen.insert(node, shown);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(
+        seen.len(),
+        nodes.len(),
+        "not every node's container was seen: {seen:?}"
+    );
+    seen.into_values().collect()
+}
+
+/// Runs the scenario `name` at `scenario` with 100 payments, keeping its run directory:
+/// the report and the run directory. Nothing of the run is left in the engine, and no
+/// node's container has its database's DSN on its command line or in its environment.
+fn run_kept(name: &str, scenario: &Path, work: &Path) -> (serde_json::Value, PathBuf) {
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report_dir = work.join("report");
-    let out = Command::new(lnbench())
+    let stderr_path = work.join("stderr");
+    let mut child = Command::new(lnbench())
         .arg(scenario)
         .args(["--payments", "100", "--no-tui", "--keep", "--report"])
         .arg(&report_dir)
         .arg("--run-dir")
         .arg(&runs)
-        .output()
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
         .expect("run lnbench-tui");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let commands = node_commands(name, &["alice", "bob"], &mut child);
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    for shown in &commands {
+        assert!(
+            !shown.contains("postgres://") && !shown.contains("lnbench:"),
+            "a DSN on a node's command line: {shown}"
+        );
+    }
     let run_id = stderr
         .lines()
         .find_map(|l| l.strip_prefix("run ")?.split(':').next())
@@ -104,7 +154,8 @@ fn alice_pays_bob_with_both_nodes_on_a_postgres_container() {
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    let (report, dir) = run_kept(&repo_file(SCENARIO), work.path());
+    let name = "docker-alice-pays-bob-postgres";
+    let (report, dir) = run_kept(name, &repo_file(SCENARIO), work.path());
     let runtime = report["runtime"].as_str().unwrap();
     assert!(
         runtime.starts_with("docker (") && runtime.contains(&pg_image),
@@ -145,7 +196,7 @@ fn cln_pays_cln_on_a_postgres_container() {
     let work = tempfile::tempdir().unwrap();
     let scenario = work.path().join("cln-on-postgres.yaml");
     std::fs::write(&scenario, text).unwrap();
-    let (report, dir) = run_kept(&scenario, work.path());
+    let (report, dir) = run_kept("cln-pays-cln", &scenario, work.path());
     let runtime = report["runtime"].as_str().unwrap();
     assert!(runtime.contains(&pg_image), "{runtime}");
     assert_nodes_authenticated(&dir, &["alice", "bob"]);
