@@ -64,11 +64,12 @@ DOCKERFILE
 
 # lnbench/postgres:<major>: FROM scratch with the host's server binaries, the shared
 # libraries they (and the server's modules) load, the loader, the share directory, and
-# dash (initdb runs the server through /bin/sh). The cluster is made at build time
-# (RUN, exec form, as the non-root postgres user PostgreSQL insists on), so a container
-# is a fresh cluster that starts in a second with no entrypoint script. Trust auth for
-# the container itself and its own network only (pg_hba "samenet": the run's private
-# bridge); the docker runtime publishes no port for it.
+# dash (initdb runs the server through /bin/sh), and psql (the runtime sets the run's
+# password with it). The cluster is made at build time (RUN, exec form, as the non-root
+# postgres user PostgreSQL insists on), so a container is a fresh cluster that starts in
+# a second with no entrypoint script. Only the unix socket inside the container trusts
+# (the runtime's createdb and psql, through docker exec); every TCP client needs the
+# password the runtime sets for the run (scram-sha-256); no port is published.
 build_postgres() {
   local initdb pgbin major ctx root f
   initdb=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
@@ -86,7 +87,7 @@ build_postgres() {
     "$root/bin" "$root/etc/postgresql" "$root/data" "$root/tmp"
   chmod 0777 "$root/data"
   chmod 1777 "$root/tmp"
-  cp "$pgbin/postgres" "$pgbin/initdb" "$pgbin/createdb" "$root$pgbin/"
+  cp "$pgbin/postgres" "$pgbin/initdb" "$pgbin/createdb" "$pgbin/psql" "$root$pgbin/"
   # The server's loadable modules (plpgsql, snowball, encoding conversions, ...), not
   # the LLVM JIT (large, and off unless asked for).
   for f in "/usr/lib/postgresql/$major/lib"/*.so; do
@@ -104,11 +105,11 @@ build_postgres() {
   printf 'root:x:0:0:root:/root:/bin/sh\npostgres:x:999:999:PostgreSQL:/data:/bin/sh\n' > "$root/etc/passwd"
   printf 'root:x:0:\npostgres:x:999:\n' > "$root/etc/group"
   cat > "$root/etc/postgresql/pg_hba.conf" <<'HBA'
-# lnbench/postgres: no passwords, so only the container itself and its own network
-# (the run's private bridge) may connect.
-local all all              trust
-host  all all 127.0.0.1/32 trust
-host  all all samenet      trust
+# lnbench/postgres: the unix socket (docker exec inside the container) without a
+# password; every TCP client with the run's password only.
+local all all           trust
+host  all all 0.0.0.0/0 scram-sha-256
+host  all all ::/0      scram-sha-256
 HBA
   cat > "$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
@@ -119,7 +120,7 @@ USER postgres
 RUN ["$pgbin/initdb", "--pgdata=/data/pgdata", "--username=lnbench", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]
 LABEL org.opencontainers.image.title="postgres" org.opencontainers.image.version="$major" lnbench.image="1"
 EXPOSE 5432
-ENTRYPOINT ["$pgbin/postgres", "-D", "/data/pgdata", "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "hba_file=/etc/postgresql/pg_hba.conf"]
+ENTRYPOINT ["$pgbin/postgres", "-D", "/data/pgdata", "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "hba_file=/etc/postgresql/pg_hba.conf", "-c", "password_encryption=scram-sha-256"]
 DOCKERFILE
   echo "building $tag ..." >&2
   docker_build "$tag" "$ctx"

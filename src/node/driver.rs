@@ -139,6 +139,13 @@ pub trait NodeDriver: Send + Sync {
     fn postgres_args(&self, dsn: &str) -> Vec<String> {
         vec![self.postgres_arg(dsn)]
     }
+    /// The config file lines that point the node at its PostgreSQL database `dsn`
+    /// (which carries the run's password), merged into its config file of that path, so
+    /// that the password is never on its command line. `None` for an implementation that
+    /// takes its database on the command line only.
+    fn postgres_config(&self, _dsn: &str) -> Option<crate::chain::ConfigFile> {
+        None
+    }
     /// True when the node's arguments ask for an etcd server the runtime provides.
     /// Implementations without an etcd backend keep the default.
     fn wants_etcd(&self, _args: &[String]) -> bool {

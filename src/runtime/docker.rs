@@ -176,6 +176,8 @@ pub struct DockerRuntime {
     etcd_image: Option<String>,
     /// The password of etcd's user (its auth is on), once started.
     etcd_password: Option<String>,
+    /// The password of PostgreSQL's user (every TCP client needs it), once started.
+    postgres_password: Option<String>,
     /// The database servers started for the nodes, for the report.
     services: Vec<super::Service>,
     /// `resources:` of each node and the chain by name (None: not limited), and of
@@ -224,6 +226,7 @@ impl DockerRuntime {
             etcd_members: 1,
             etcd_image: None,
             etcd_password: None,
+            postgres_password: None,
             services: Vec::new(),
             envelopes: Vec::new(),
             database_envelope: None,
@@ -392,7 +395,8 @@ impl Runtime for DockerRuntime {
             self.add_etcd_config(spec, &mut configs);
             cmd.extend(spec.args.iter().cloned());
             if wants_db(spec) {
-                cmd.extend(driver.postgres_args(&self.database_for(&spec.name).await?));
+                let dsn = self.database_for(&spec.name).await?;
+                postgres::point_at(spec.implementation, &dsn, &mut configs)?;
             }
             if let Some(members) = etcd_members
                 .as_deref()

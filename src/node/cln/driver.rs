@@ -196,6 +196,14 @@ impl NodeDriver for Cln {
         format!("--wallet={dsn}")
     }
 
+    /// lightningd reads `config` in its lightning directory.
+    fn postgres_config(&self, dsn: &str) -> Option<crate::chain::ConfigFile> {
+        Some(crate::chain::ConfigFile {
+            path: "config",
+            content: format!("wallet={dsn}\n"),
+        })
+    }
+
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let own = args.iter().any(|a| a.starts_with("--wallet=postgres"));
         if database == crate::node::Database::Postgres || own {

@@ -224,8 +224,8 @@ impl NodeDriver for Eclair {
                 .any(|a| a.starts_with("-Declair.db.postgres.host="))
     }
 
-    /// Eclair takes no DSN: the server's host, port, database and user apart. The
-    /// runtime's server trusts its own network, so there is no password.
+    /// Eclair takes no DSN: the server's host, port, database and user apart (the
+    /// password, if the DSN has one, only in [`NodeDriver::postgres_config`]).
     fn postgres_arg(&self, dsn: &str) -> String {
         self.postgres_args(dsn).join(" ")
     }
@@ -256,8 +256,35 @@ impl NodeDriver for Eclair {
             prop("db.postgres.host", host),
             prop("db.postgres.port", port),
             prop("db.postgres.database", database),
-            prop("db.postgres.username", user),
+            // Never a password on the command line.
+            prop(
+                "db.postgres.username",
+                user.split(':').next().unwrap_or(user),
+            ),
         ]
+    }
+
+    /// The server, database, user and password in eclair.conf (HOCON), none of them on
+    /// the command line.
+    fn postgres_config(&self, dsn: &str) -> Option<ConfigFile> {
+        let (login, host, port, database) = dsn_parts(dsn)?;
+        let (user, password) = login.split_once(':').unwrap_or((login, ""));
+        let key = |k: &str, v: &str| format!("eclair.db.postgres.{k} = {}\n", hocon_string(v));
+        let mut content = [
+            ("host", host),
+            ("port", port),
+            ("database", database),
+            ("username", user),
+        ]
+        .map(|(k, v)| key(k, v))
+        .concat();
+        if !password.is_empty() {
+            content.push_str(&key("password", password));
+        }
+        Some(ConfigFile {
+            path: "eclair.conf",
+            content,
+        })
     }
 
     fn secret_words(&self) -> &'static [&'static str] {
@@ -413,6 +440,10 @@ mod tests {
                 "-Declair.db.postgres.username=lnbench",
             ]
         );
+        // A DSN with a password: the password stays off the command line.
+        let with_password = "postgres://lnbench:s3cret@postgres:5432/bob?sslmode=disable";
+        let args = ECLAIR.postgres_args(with_password);
+        assert!(!args.concat().contains("s3cret"), "{args:?}");
     }
 
     #[test]

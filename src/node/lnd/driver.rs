@@ -189,6 +189,13 @@ impl NodeDriver for Lnd {
         Some(&[POSTGRES_BACKEND])
     }
 
+    fn postgres_config(&self, dsn: &str) -> Option<ConfigFile> {
+        Some(ConfigFile {
+            path: "lnd.conf",
+            content: format!("[postgres]\ndb.postgres.dsn={dsn}\n"),
+        })
+    }
+
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let chosen = args
             .iter()

@@ -3,9 +3,11 @@
 //! with the alias `postgres`), one database per node, made with `createdb` run in the
 //! container. The image is `lnbench/postgres:<major>`, built by
 //! `scripts/build-images.sh` from this machine's PostgreSQL server with its cluster
-//! made at build time (user `lnbench`, trust auth for the container and its own
-//! network only); no registry has it, so it is never pulled. No port is published:
-//! only the nodes on the run's network reach it. Its log goes to
+//! made at build time (user `lnbench`); no registry has it, so it is never pulled. Its
+//! unix socket (inside the container only: `createdb` and `psql` through `docker exec`)
+//! needs no password; every TCP client needs the password the run sets (scram-sha-256),
+//! given on psql's stdin, never in an argument. Nodes get it in their DSN, in their
+//! config file (never on their command line). No port is published. Its log goes to
 //! `<run dir>/postgres.log`; a server that exits ends the run like a node that exits.
 //! Its resources are read like a node's and reported under `services`.
 
@@ -21,22 +23,55 @@ use tokio::time::Instant;
 /// Container hostname, network alias and log name.
 pub const NAME: &str = crate::node::DATABASE_HOST;
 const PORT: u16 = 5432;
-/// The role the image's cluster was made with (trust auth, no password).
+/// The role the image's cluster was made with; the run gives it its password.
 const USER: &str = "lnbench";
 const REPOSITORY: &str = "lnbench/postgres";
-/// From start to the first database made (the image's cluster already exists).
+/// The server's unix socket directory (the image's `unix_socket_directories`).
+const SOCKET_DIR: &str = "/tmp";
+/// From start to the password set (the image's cluster already exists).
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(250);
 
 /// Arguments to the image's entrypoint (`postgres -D ... -c listen_addresses=* ...`).
 pub fn command() -> Vec<String> {
-    // Each LND node keeps up to 50 connections by default.
-    vec!["-c".into(), "max_connections=500".into()]
+    // Each LND node keeps up to 50 connections by default. Each connection's user,
+    // database and authentication method go to the server's log (kept with the run).
+    ["max_connections=500", "log_connections=on"]
+        .into_iter()
+        .flat_map(|setting| ["-c".to_string(), setting.to_string()])
+        .collect()
 }
 
-/// The DSN of node `node`'s database on the run's network.
-pub fn dsn(node: &str) -> String {
-    format!("postgres://{USER}@{NAME}:{PORT}/{node}?sslmode=disable")
+/// The DSN of node `node`'s database on the run's network, with the run's password
+/// (hex: nothing to escape).
+pub fn dsn(node: &str, password: &str) -> String {
+    format!("postgres://{USER}:{password}@{NAME}:{PORT}/{node}?sslmode=disable")
+}
+
+/// What psql reads on its stdin to give the role `password`: the statement is not
+/// logged even if it fails (the server's log is saved in the run directory).
+fn password_sql(password: &str) -> String {
+    format!("SET log_min_error_statement = panic;\nALTER ROLE {USER} PASSWORD '{password}';\n\\q\n")
+}
+
+/// Points the launch of a node of `implementation` at its database `dsn` (with the
+/// run's password): through its config file, never its command line.
+pub(super) fn point_at(
+    implementation: crate::node::Implementation,
+    dsn: &str,
+    configs: &mut Vec<crate::chain::ConfigFile>,
+) -> Result<(), RuntimeError> {
+    let file = crate::node::driver(implementation)
+        .postgres_config(dsn)
+        .ok_or_else(|| RuntimeError::Unsupported {
+            what: format!("{implementation:?} on the docker runtime's PostgreSQL"),
+            why: "its driver takes the database on the command line only, and the \
+                  server asks for a password"
+                .into(),
+            hint: "use runtime: local for it".into(),
+        })?;
+    super::super::local::config_files::merge(configs, file);
+    Ok(())
 }
 
 /// The image to use among the engine's tags: the highest major version of
@@ -95,13 +130,21 @@ pub fn body(
     })
 }
 
-/// Runs `cmd` in the container; its exit code and output.
-async fn exec(docker: &Docker, id: &str, cmd: &[&str]) -> Result<(i64, String), String> {
+/// Runs `cmd` in the container with `stdin` on its standard input (closed after it);
+/// its exit code and output.
+async fn exec(
+    docker: &Docker,
+    id: &str,
+    cmd: &[&str],
+    stdin: Option<&str>,
+) -> Result<(i64, String), String> {
+    use tokio::io::AsyncWriteExt;
     let exec = docker
         .create_exec(
             id,
             bollard::exec::CreateExecOptions {
                 cmd: Some(cmd.to_vec()),
+                attach_stdin: Some(stdin.is_some()),
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
                 ..Default::default()
@@ -110,11 +153,23 @@ async fn exec(docker: &Docker, id: &str, cmd: &[&str]) -> Result<(i64, String), 
         .await
         .map_err(|e| e.to_string())?;
     let mut text = Vec::new();
-    if let bollard::exec::StartExecResults::Attached { mut output, .. } = docker
+    if let bollard::exec::StartExecResults::Attached {
+        mut output,
+        mut input,
+    } = docker
         .start_exec(&exec.id, None)
         .await
         .map_err(|e| e.to_string())?
     {
+        if let Some(text) = stdin {
+            input
+                .write_all(text.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
+            // End of input (the text also ends psql by itself).
+            let _ = input.shutdown().await;
+        }
+        drop(input);
         while let Some(Ok(chunk)) = output.next().await {
             text.extend_from_slice(&chunk.into_bytes());
         }
@@ -159,6 +214,26 @@ impl DockerRuntime {
         });
         // Through `start`: its log, its exit, and its resources like a node's.
         self.start(NAME, &created.id).await?;
+        let password = super::super::shared::new_password();
+        let sql = password_sql(&password);
+        let psql = [
+            "psql",
+            "-X",
+            "-q",
+            "-w",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            SOCKET_DIR,
+            "-U",
+            USER,
+            "-d",
+            "postgres",
+        ];
+        let what = "PostgreSQL (setting the run's password)".to_string();
+        self.until_done(&created.id, &psql, Some(&sql), what)
+            .await?;
+        self.postgres_password = Some(password);
         self.services.push(super::super::Service {
             name: NAME.to_string(),
             implementation: "postgresql".into(),
@@ -167,40 +242,54 @@ impl DockerRuntime {
         Ok(())
     }
 
-    /// Creates node `node`'s database (retrying while the server starts) and returns
-    /// its DSN.
+    /// Creates node `node`'s database (over the server's unix socket) and returns its
+    /// DSN, with the run's password.
     pub(super) async fn database_for(&self, node: &str) -> Result<String, RuntimeError> {
         let what = format!("PostgreSQL (the database of node {node})");
-        let id = self
-            .containers
-            .iter()
-            .find(|c| c.name == NAME)
+        let not_started = || RuntimeError::Image {
+            what: what.clone(),
+            detail: "the PostgreSQL container was not started".into(),
+        };
+        let id = (self.containers.iter().find(|c| c.name == NAME))
             .map(|c| c.id.clone())
-            .ok_or_else(|| RuntimeError::Image {
-                what: what.clone(),
-                detail: "the PostgreSQL container was not started".into(),
-            })?;
+            .ok_or_else(not_started)?;
+        let password = self.postgres_password.clone().ok_or_else(not_started)?;
+        let createdb = ["createdb", "-h", SOCKET_DIR, "-U", USER, node];
+        self.until_done(&id, &createdb, None, what).await?;
+        Ok(dsn(node, &password))
+    }
+
+    /// Runs `cmd` in the server's container until it succeeds (retrying while the
+    /// server starts), else the error of `what`.
+    async fn until_done(
+        &self,
+        id: &str,
+        cmd: &[&str],
+        stdin: Option<&str>,
+        what: String,
+    ) -> Result<(), RuntimeError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Some(status) = self.exit_of(NAME) {
                 return Err(RuntimeError::exited(what, status, &self.log_path(NAME)));
             }
-            let attempt = exec(
-                &self.docker,
-                &id,
-                &["createdb", "-h", "127.0.0.1", "-U", USER, node],
-            )
-            .await;
+            let attempt = exec(&self.docker, id, cmd, stdin).await;
+            if let Ok((_, out)) | Err(out) = &attempt
+                && let Some(stale) = stale_image(&what, cmd[0], out)
+            {
+                return Err(stale);
+            }
             match attempt {
-                Ok((0, _)) => return Ok(dsn(node)),
+                Ok((0, _)) => return Ok(()),
                 Ok((_, out)) | Err(out) if Instant::now() >= deadline => {
                     return Err(RuntimeError::NotReady {
                         what,
                         secs: READY_TIMEOUT.as_secs(),
                         why: String::new(),
                         tail: format!(
-                            "{}\ncreatedb: {out}",
-                            crate::runtime::shared::tail(&self.log_path(NAME), 20)
+                            "{}\n{}: {out}",
+                            crate::runtime::shared::tail(&self.log_path(NAME), 20),
+                            cmd[0]
                         ),
                         log: self.log_path(NAME),
                     });
@@ -211,70 +300,23 @@ impl DockerRuntime {
     }
 }
 
+/// The error for an image built before the runtime ran `tool` in it (the exec's output
+/// `out` says the engine found no such file): retrying would not help.
+fn stale_image(what: &str, tool: &str, out: &str) -> Option<RuntimeError> {
+    out.contains("executable file not found")
+        .then(|| RuntimeError::Image {
+            what: what.to_string(),
+            detail: format!(
+                "the {REPOSITORY} image has no {tool} (it predates the run's password, \
+                 which the runtime sets with psql): rebuild it with scripts/build-images.sh"
+            ),
+        })
+}
+
 /// Stopped after the nodes, with the chain: LND can hang while its database is gone.
 pub(super) fn stops_last(name: &str) -> bool {
     name == NAME || name == crate::chain::CHAIN_NAME
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_container_publishes_nothing_and_carries_the_run_labels() {
-        let labels = spec::labels("r1", "s", Some(NAME));
-        let body = body("lnbench/postgres:15", "lnbench-r1", labels, None);
-        let host = body.host_config.unwrap();
-        // Trust auth: nothing may reach it from outside the run's network.
-        assert!(host.port_bindings.unwrap_or_default().is_empty());
-        assert!(body.exposed_ports.unwrap_or_default().is_empty());
-        assert_eq!(host.network_mode.as_deref(), Some("lnbench-r1"));
-        let aliases = body.networking_config.unwrap().endpoints_config.unwrap()["lnbench-r1"]
-            .aliases
-            .clone();
-        assert_eq!(aliases, Some(vec!["postgres".to_string()]));
-        assert_eq!(body.hostname.as_deref(), Some("postgres"));
-        let labels = body.labels.unwrap();
-        assert_eq!(labels["lnbench.run"], "r1");
-        assert_eq!(labels["lnbench.scenario"], "s");
-        assert_eq!(labels["lnbench.node"], "postgres");
-        assert_eq!(body.image.as_deref(), Some("lnbench/postgres:15"));
-        assert_eq!(
-            body.cmd.unwrap(),
-            vec!["-c".to_string(), "max_connections=500".into()]
-        );
-    }
-
-    #[test]
-    fn each_node_gets_its_own_database_at_the_postgres_alias() {
-        assert_eq!(
-            dsn("alice"),
-            "postgres://lnbench@postgres:5432/alice?sslmode=disable"
-        );
-        assert_ne!(dsn("alice"), dsn("bob"));
-    }
-
-    #[test]
-    fn the_highest_major_version_is_chosen() {
-        let tags = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            newest(&tags(&[
-                "lnbench/postgres:9",
-                "lnbench/postgres:15",
-                "lnbench/postgres:latest",
-                "lnbench/postgresql:99",
-                "other/postgres:17"
-            ])),
-            Some("lnbench/postgres:15".into())
-        );
-        assert_eq!(newest(&tags(&["lnbench/postgres:dev"])), None);
-        assert_eq!(newest(&[]), None);
-    }
-
-    #[test]
-    fn the_server_stops_after_the_nodes() {
-        assert!(stops_last("postgres"));
-        assert!(stops_last("chain"));
-        assert!(!stops_last("alice"));
-    }
-}
+mod tests;
