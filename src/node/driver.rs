@@ -28,6 +28,18 @@ pub struct NodeEndpoint {
     pub pid: Option<u32>,
 }
 
+/// A node's login to a PostgreSQL server over TCP with a password (the local runtime's
+/// server, for a client that speaks TCP only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresLogin {
+    pub host: String,
+    pub port: u16,
+    pub database: String,
+    pub user: String,
+    /// A secret of the run (registered for redaction).
+    pub password: String,
+}
+
 /// Where and how one node runs, in the terms of the place it runs in (a local directory
 /// and loopback ports, or a container's paths and ports).
 #[derive(Debug, Clone)]
@@ -128,8 +140,9 @@ pub trait NodeDriver: Send + Sync {
             Database::Default => "sqlite".into(),
         }
     }
-    /// True when the node can reach PostgreSQL over a unix socket (the local runtime's
-    /// server has no TCP listener); false for clients that speak TCP only.
+    /// True when the node can reach PostgreSQL over a unix socket; false for clients
+    /// that speak TCP only, for whom the local runtime's server also listens on
+    /// loopback TCP (their login through [`NodeDriver::postgres_config`]).
     fn postgres_over_unix_socket(&self) -> bool {
         true
     }
@@ -138,6 +151,12 @@ pub trait NodeDriver: Send + Sync {
     /// host, port, database and user apart).
     fn postgres_args(&self, dsn: &str) -> Vec<String> {
         vec![self.postgres_arg(dsn)]
+    }
+    /// The config file lines that point the node at its PostgreSQL database over TCP
+    /// with `login` (password included: never its command line), merged into its
+    /// config file of that path; `None` for implementations that only take a DSN.
+    fn postgres_config(&self, _login: &PostgresLogin) -> Option<crate::chain::ConfigFile> {
+        None
     }
     /// True when the node's arguments ask for an etcd server the runtime provides.
     /// Implementations without an etcd backend keep the default.

@@ -6,8 +6,8 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
-    split_host_port,
+    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, PostgresLogin, image_tag,
+    node_secret, split_host_port,
 };
 use crate::node::{Credentials, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -225,7 +225,8 @@ impl NodeDriver for Eclair {
     }
 
     /// Eclair takes no DSN: the server's host, port, database and user apart. The
-    /// runtime's server trusts its own network, so there is no password.
+    /// docker runtime's server trusts its own network, so there is no password (the
+    /// local runtime's login, password included, goes in `eclair.conf` instead).
     fn postgres_arg(&self, dsn: &str) -> String {
         self.postgres_args(dsn).join(" ")
     }
@@ -258,6 +259,25 @@ impl NodeDriver for Eclair {
             prop("db.postgres.database", database),
             prop("db.postgres.username", user),
         ]
+    }
+
+    /// In `eclair.conf`: the server, database, role and password (the local runtime's
+    /// server over loopback TCP).
+    fn postgres_config(&self, login: &PostgresLogin) -> Option<ConfigFile> {
+        let line = |key: &str, value: &str| {
+            format!("eclair.db.postgres.{key} = {}\n", hocon_string(value))
+        };
+        Some(ConfigFile {
+            path: "eclair.conf",
+            content: [
+                line("host", &login.host),
+                format!("eclair.db.postgres.port = {}\n", login.port),
+                line("database", &login.database),
+                line("username", &login.user),
+                line("password", &login.password),
+            ]
+            .concat(),
+        })
     }
 
     fn secret_words(&self) -> &'static [&'static str] {
@@ -412,6 +432,27 @@ mod tests {
                 "-Declair.db.postgres.database=bob",
                 "-Declair.db.postgres.username=lnbench",
             ]
+        );
+    }
+
+    #[test]
+    fn a_tcp_login_goes_in_eclair_conf_whole() {
+        let login = PostgresLogin {
+            host: "127.0.0.1".into(),
+            port: 40123,
+            database: "carol".into(),
+            user: "carol".into(),
+            password: "0123456789abcdef0123456789abcdef".into(),
+        };
+        let file = ECLAIR.postgres_config(&login).unwrap();
+        assert_eq!(file.path, "eclair.conf");
+        assert_eq!(
+            file.content,
+            "eclair.db.postgres.host = \"127.0.0.1\"\n\
+             eclair.db.postgres.port = 40123\n\
+             eclair.db.postgres.database = \"carol\"\n\
+             eclair.db.postgres.username = \"carol\"\n\
+             eclair.db.postgres.password = \"0123456789abcdef0123456789abcdef\"\n"
         );
     }
 

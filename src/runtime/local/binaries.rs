@@ -201,7 +201,6 @@ pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<
     )?;
     for node in &scenario.nodes {
         find_node_binary(node)?;
-        super::postgres::reachable_by(node)?;
     }
     super::envelopes::check(scenario)?;
     Ok(())
