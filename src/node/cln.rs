@@ -61,10 +61,12 @@ mod code {
 pub struct ClnNode {
     name: Arc<str>,
     client: NodeClient<Deadline<Channel>>,
+    /// The command that pays invoices.
+    engine: super::PaymentEngine,
 }
 
 /// The calls with a deadline of their own (the payment's), left out of the per-call one.
-const OWN_DEADLINE: &[&str] = &["/cln.Node/Xpay", "/cln.Node/Xkeysend"];
+const OWN_DEADLINE: &[&str] = &["/cln.Node/Xpay", "/cln.Node/Xkeysend", "/cln.Node/Pay"];
 
 /// The mutual-TLS client config from CLN's credential files.
 fn client_config(name: &str, c: &ClnCredentials) -> Result<rustls::ClientConfig, NodeError> {
@@ -123,6 +125,7 @@ impl ClnNode {
                 deadline::DEFAULT_CALL_DEADLINE,
                 OWN_DEADLINE,
             )),
+            engine: endpoint.payment_engine,
         })
     }
 
@@ -311,9 +314,13 @@ impl LightningNode for ClnNode {
         Implementation::Cln
     }
 
-    /// `xpay` / `xkeysend` answer when the payment ended.
+    /// `xpay` (or `pay`) and `xkeysend` answer when the payment ended.
     fn completion(&self) -> super::Completion {
-        super::Completion::exact(super::completion::Method::ReturnsAtEnd, "xpay / xkeysend")
+        let source = match self.engine {
+            super::PaymentEngine::Pay => "pay / xkeysend",
+            super::PaymentEngine::Xpay | super::PaymentEngine::Renepay => "xpay / xkeysend",
+        };
+        super::Completion::exact(super::completion::Method::ReturnsAtEnd, source)
     }
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError> {
@@ -503,23 +510,49 @@ impl LightningNode for ClnNode {
         .await
     }
 
+    /// Through the node's payment engine: `xpay` or `pay`, each with the same fee
+    /// budget and retry time.
+    // `pay` is deprecated in the gRPC interface (its fields say so).
+    #[allow(deprecated)]
     async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
-        let request = pb::XpayRequest {
-            invstring: bolt11.to_string(),
-            maxfee: msat(super::fee_limit_msat(FEE_LIMIT_BASE_MSAT, max_fee_msat)),
-            retry_for: retry_for(timeout),
-            ..Default::default()
-        };
+        let maxfee = msat(super::fee_limit_msat(FEE_LIMIT_BASE_MSAT, max_fee_msat));
         let mut client = self.client.clone();
-        self.settle("Xpay", client.xpay(request), timeout, |r| {
-            succeeded(r.amount_msat, r.amount_sent_msat)
-        })
-        .await
+        match self.engine {
+            super::PaymentEngine::Xpay => {
+                let request = pb::XpayRequest {
+                    invstring: bolt11.to_string(),
+                    maxfee,
+                    retry_for: retry_for(timeout),
+                    ..Default::default()
+                };
+                self.settle("Xpay", client.xpay(request), timeout, |r| {
+                    succeeded(r.amount_msat, r.amount_sent_msat)
+                })
+                .await
+            }
+            super::PaymentEngine::Pay => {
+                let request = pb::PayRequest {
+                    bolt11: bolt11.to_string(),
+                    maxfee,
+                    retry_for: retry_for(timeout),
+                    ..Default::default()
+                };
+                self.settle("Pay", client.pay(request), timeout, |r| {
+                    succeeded(r.amount_msat, r.amount_sent_msat)
+                })
+                .await
+            }
+            // Refused when the scenario is read: CLN's gRPC interface has no renepay call.
+            super::PaymentEngine::Renepay => Err(self.protocol(
+                "Renepay",
+                "renepay is not in Core Lightning's gRPC interface",
+            )),
+        }
     }
 }
 

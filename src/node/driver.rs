@@ -26,6 +26,8 @@ pub struct NodeEndpoint {
     /// The binary (or image) that was started, for the report.
     pub binary: PathBuf,
     pub pid: Option<u32>,
+    /// Core Lightning: the command its client pays invoices with.
+    pub payment_engine: super::PaymentEngine,
 }
 
 /// A node's login to a PostgreSQL server over TCP with a password (the local runtime's

@@ -345,6 +345,7 @@ impl Runtime for LocalRuntime {
                 data_dir: dir.clone(),
                 binary: binary.clone(),
                 pid: Some(proc.pid),
+                payment_engine: spec.payment_engine,
             };
             self.launches.push((binary, args, endpoint.clone()));
             endpoints.push(endpoint);

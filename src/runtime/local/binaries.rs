@@ -322,6 +322,7 @@ mod tests {
             binary: None,
             image: None,
             database: crate::node::Database::Default,
+            payment_engine: Default::default(),
             args: Vec::new(),
             external: None,
             resources: None,
