@@ -11,6 +11,7 @@
 //! APIs are allowed). `driver.rs` holds the rest of what the tool knows about CLN.
 
 mod driver;
+mod jsonrpc;
 mod readback;
 
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
@@ -63,6 +64,9 @@ pub struct ClnNode {
     client: NodeClient<Deadline<Channel>>,
     /// The command that pays invoices.
     engine: super::PaymentEngine,
+    /// Its `--lightning-dir` on this machine (`renepay` goes through the JSON-RPC
+    /// socket there).
+    lightning_dir: Arc<std::path::Path>,
 }
 
 /// The calls with a deadline of their own (the payment's), left out of the per-call one.
@@ -126,6 +130,7 @@ impl ClnNode {
                 OWN_DEADLINE,
             )),
             engine: endpoint.payment_engine,
+            lightning_dir: Arc::from(endpoint.data_dir.as_path()),
         })
     }
 
@@ -177,7 +182,12 @@ fn payment_failure(status: &tonic::Status) -> Option<FailureReason> {
         return None;
     }
     let message = status.message();
-    let code = rpc_error_code(message)?;
+    failure_of_code(rpc_error_code(message)?, message)
+}
+
+/// The failure reason of lightningd's error `code` with `message` for a payment; None
+/// for codes that are not about the payment.
+fn failure_of_code(code: i64, message: &str) -> Option<FailureReason> {
     let reason = match code {
         code::DESTINATION_PERM_FAIL => FailureReason::IncorrectPaymentDetails,
         code::ROUTE_NOT_FOUND | code::UNREACHABLE
@@ -314,11 +324,12 @@ impl LightningNode for ClnNode {
         Implementation::Cln
     }
 
-    /// `xpay` (or `pay`) and `xkeysend` answer when the payment ended.
+    /// `xpay` (or `pay`, `renepay`) and `xkeysend` answer when the payment ended.
     fn completion(&self) -> super::Completion {
         let source = match self.engine {
+            super::PaymentEngine::Xpay => "xpay / xkeysend",
             super::PaymentEngine::Pay => "pay / xkeysend",
-            super::PaymentEngine::Xpay | super::PaymentEngine::Renepay => "xpay / xkeysend",
+            super::PaymentEngine::Renepay => "renepay / xkeysend",
         };
         super::Completion::exact(super::completion::Method::ReturnsAtEnd, source)
     }
@@ -510,8 +521,8 @@ impl LightningNode for ClnNode {
         .await
     }
 
-    /// Through the node's payment engine: `xpay` or `pay`, each with the same fee
-    /// budget and retry time.
+    /// Through the node's payment engine: `xpay`, `pay` or `renepay`, each with the
+    /// same fee budget and retry time.
     // `pay` is deprecated in the gRPC interface (its fields say so).
     #[allow(deprecated)]
     async fn pay_invoice_capped(
@@ -547,11 +558,11 @@ impl LightningNode for ClnNode {
                 })
                 .await
             }
-            // Refused when the scenario is read: CLN's gRPC interface has no renepay call.
-            super::PaymentEngine::Renepay => Err(self.protocol(
-                "Renepay",
-                "renepay is not in Core Lightning's gRPC interface",
-            )),
+            // CLN's gRPC interface has no renepay call: its JSON-RPC socket does.
+            super::PaymentEngine::Renepay => {
+                let maxfee = maxfee.map_or(0, |a| a.msat);
+                jsonrpc::renepay(&self.name, &self.lightning_dir, bolt11, maxfee, timeout).await
+            }
         }
     }
 }

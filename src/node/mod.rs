@@ -89,10 +89,9 @@ pub enum Database {
 }
 
 /// Which of Core Lightning's commands pays an invoice (`payment_engine:` in the
-/// scenario): `xpay` (askrene routing, the default) or the older `pay` plugin.
-/// `renepay` is named so that it is refused where it is written: the node has the
-/// plugin, but the gRPC interface the tool drives has no call for it. Keysend goes
-/// through `xkeysend` whatever the engine.
+/// scenario): `xpay` (askrene routing, the default), the older `pay` plugin, or
+/// `renepay` (not in CLN's gRPC interface: through the node's JSON-RPC socket, so on
+/// the local runtime only). Keysend goes through `xkeysend` whatever the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PaymentEngine {

@@ -155,7 +155,8 @@ pub(super) fn validate(
         .transpose()?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
-    check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
+    let local = runtime == RuntimeKind::Local;
+    check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value, local)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let (external, mut endpoints) =

@@ -331,8 +331,8 @@ fn all_cln(kind: &str) -> String {
 fn payment_engines_are_set_on_every_core_lightning_node_of_a_point() {
     use crate::node::PaymentEngine;
     let text = format!(
-        "{}sweep:\n  payment_engine: [xpay, pay]\n",
-        all_cln("invoice")
+        "{}sweep:\n  payment_engine: [xpay, pay, renepay]\n",
+        all_cln("invoice").replace("name: t\n", "name: t\nruntime: local\n")
     );
     let sweep = parse(Path::new("t.yaml"), &text)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -340,16 +340,21 @@ fn payment_engines_are_set_on_every_core_lightning_node_of_a_point() {
         .unwrap();
     assert_eq!(
         labels(&sweep),
-        ["payment_engine=xpay", "payment_engine=pay"]
+        [
+            "payment_engine=xpay",
+            "payment_engine=pay",
+            "payment_engine=renepay"
+        ]
     );
     let engines: Vec<Vec<PaymentEngine>> = (sweep.points.iter())
         .map(|p| p.scenario.nodes.iter().map(|n| n.payment_engine).collect())
         .collect();
     assert_eq!(engines[0], [PaymentEngine::Xpay; 3]);
     assert_eq!(engines[1], [PaymentEngine::Pay; 3]);
+    assert_eq!(engines[2], [PaymentEngine::Renepay; 3]);
     // The clients are made with the network: each engine gets its own.
     let networks: Vec<usize> = sweep.points.iter().map(|p| p.network).collect();
-    assert_eq!(networks, [0, 1]);
+    assert_eq!(networks, [0, 1, 2]);
 }
 
 #[test]
@@ -382,19 +387,16 @@ fn a_payment_engine_where_it_does_not_apply_is_refused_where_it_is_written() {
         "{err}"
     );
     assert!(err.contains("kind: invoice"), "{err}");
-    // renepay: the node has it, the gRPC interface the tool drives does not.
+    // renepay: through the node's JSON-RPC socket, which only the local runtime reaches.
     let err = error_of(&format!(
         "{}sweep:\n  payment_engine: [xpay, renepay]\n",
         all_cln("invoice")
     ));
     assert!(
-        err.contains("t.yaml:24:26: sweep point payment_engine=renepay: payment_engine: renepay is not in Core Lightning's gRPC interface"),
+        err.contains("t.yaml:24:26: sweep point payment_engine=renepay: payment_engine: renepay goes through the node's JSON-RPC socket"),
         "{err}"
     );
-    assert!(
-        err.contains("write payment_engine: xpay or payment_engine: pay"),
-        "{err}"
-    );
+    assert!(err.contains("write runtime: local"), "{err}");
 }
 
 #[test]

@@ -262,12 +262,14 @@ pub(super) fn check_keysend(
     Ok(())
 }
 
-/// `payment_engine:` only on Core Lightning nodes, and other than `xpay` only when the
-/// workload pays invoices (keysend goes through `xkeysend` whatever the engine).
+/// `payment_engine:` only on Core Lightning nodes, other than `xpay` only when the
+/// workload pays invoices (keysend goes through `xkeysend` whatever the engine), and
+/// `renepay` only on the local runtime (`local`: its JSON-RPC socket is on this machine).
 pub(super) fn check_payment_engines(
     ctx: &Ctx,
     nodes: &[(Spanned<String>, RawNode)],
     w: &RawWorkload,
+    local: bool,
 ) -> Result<(), ScenarioError> {
     use crate::node::{Implementation, PaymentEngine};
     for (name, node) in nodes {
@@ -285,11 +287,11 @@ pub(super) fn check_payment_engines(
                 "remove payment_engine: from this node (it applies to implementation: cln only)",
             ));
         }
-        if engine.value == PaymentEngine::Renepay {
+        if engine.value == PaymentEngine::Renepay && !local {
             return Err(ctx.error(
                 &engine.referenced,
-                "payment_engine: renepay is not in Core Lightning's gRPC interface, which the tool drives (the node has the plugin, its gRPC server no call for it)",
-                "write payment_engine: xpay or payment_engine: pay",
+                "payment_engine: renepay goes through the node's JSON-RPC socket (Core Lightning's gRPC interface has no renepay call), which only runtime: local reaches",
+                "write runtime: local, or payment_engine: xpay or pay",
             ));
         }
         let keysend = matches!(w.kind.value, super::super::raw::RawPaymentKind::Keysend);
