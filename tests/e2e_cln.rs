@@ -231,6 +231,48 @@ fn cln_pays_cln_on_postgresql() {
     assert_nothing_left(&run.run_dir(), &log);
 }
 
+/// Core Lightning pays invoices with each payment engine (`payment_engine:` swept: xpay,
+/// pay, renepay), a network for each (the clients are made with it); each point's
+/// report names the command that paid. One payment in flight: at 10, renepay answered
+/// most payments with "no route" here (its own answer, counted as such by the tool).
+#[test]
+fn cln_pays_invoices_with_each_payment_engine() {
+    if !built("cln_pays_invoices_with_each_payment_engine") {
+        return;
+    }
+    let text = format!(
+        "{}sweep:\n  payment_engine: [xpay, pay, renepay]\n",
+        (fixture().replace("kind: keysend", "kind: invoice"))
+            .replace("concurrency: 10", "concurrency: 1")
+    );
+    let mut run = Run::start(&text, 20);
+    let (status, log) = run.running.wait_exit(Duration::from_secs(900));
+    assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
+    assert_eq!(
+        log.matches("==> chain up").count(),
+        3,
+        "a network each: {log}"
+    );
+    let report = run.run_dir().parent().unwrap().join("report");
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("sweep.json")).unwrap()).unwrap();
+    for engine in ["xpay", "pay", "renepay"] {
+        let label = format!("payment_engine={engine}");
+        let point = (sweep["points"].as_array().unwrap().iter())
+            .find(|p| p["label"] == label.as_str())
+            .unwrap_or_else(|| panic!("no point {label}: {sweep:#}"));
+        assert_eq!(point["status"], "done", "{point:#}");
+        assert_eq!(point["results"]["ok"], 20, "{point:#}");
+        assert_eq!(point["results"]["failed"], 0, "{point:#}");
+        let path = report.join(&label).join("report.json");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let source = node(&r, "alice")["completion"]["source"].clone();
+        assert_eq!(source, format!("{engine} / xkeysend"), "{label}");
+    }
+    assert_nothing_left(&run.run_dir(), &log);
+}
+
 /// Payments beyond what the channel can spend fail, and the report counts them by reason.
 #[test]
 fn cln_payments_beyond_capacity_are_counted_by_reason() {

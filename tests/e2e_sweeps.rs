@@ -367,3 +367,30 @@ fn lnd_db_backends_run_lnd_on_sqlite_and_on_a_postgres_the_runtime_starts() {
     let servers = processes_mentioning(Path::new("lnbench-pg-"));
     assert!(servers.is_empty(), "PostgreSQL still running: {servers:?}");
 }
+
+/// LND on SQLite and on PostgreSQL with its native SQL schema (`db_backend:
+/// sqlite-native, postgres-native`: the sweep adds `--db.use-native-sql`): the payments
+/// run and the report names the database.
+#[test]
+fn lnd_on_sqlite_and_postgres_with_native_sql_runs_payments() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (s, scenario) = Sweep::new(
+        "lnd-db-backends.yaml",
+        "db_backend: [bbolt, sqlite, postgres, etcd, etcd-cluster]",
+        "db_backend: [sqlite-native, postgres-native]",
+    );
+    let out = s.run(&scenario, "10");
+    assert_exit(&out, 0);
+    let sweep = s.sweep_json();
+    let backends = ["sqlite-native", "postgres-native"];
+    assert_eq!(labels(&sweep), backends.map(|b| format!("db_backend={b}")));
+    for (point, backend) in sweep["points"].as_array().unwrap().iter().zip(backends) {
+        assert_eq!(point["status"], "done", "{point:#}");
+        assert_eq!(point["results"]["ok"], 10, "{point:#}");
+        let report = s.point_report(&format!("db_backend={backend}"));
+        for node in report["nodes"].as_array().unwrap() {
+            assert_eq!(node["database"], backend, "{node:#}");
+        }
+    }
+    s.assert_nothing_left();
+}

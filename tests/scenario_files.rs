@@ -27,7 +27,7 @@ macro_rules! invalid_fixtures {
 }
 
 invalid_fixtures! {
-    unknown_field: "unknown-field" at "6:5", "unknown field `replcas`", hint "allowed here: implementation, version, binary, image, replicas, database, args";
+    unknown_field: "unknown-field" at "6:5", "unknown field `replcas`", hint "allowed here: implementation, version, binary, image, replicas, database, payment_engine, args";
     unknown_field_in_phase: "unknown-field-in-phase" at "17:37", "unknown field `burst`", hint "allowed here: rate, duration";
     yaml_syntax: "yaml-syntax" at "15:11", "illegal placement of ':' indicator", hint "an unclosed [ or {";
     missing_field: "missing-field" at "8:1", "missing field `workload`", hint "add `workload:`";

@@ -11,6 +11,7 @@
 //! APIs are allowed). `driver.rs` holds the rest of what the tool knows about CLN.
 
 mod driver;
+mod jsonrpc;
 mod readback;
 
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
@@ -61,10 +62,15 @@ mod code {
 pub struct ClnNode {
     name: Arc<str>,
     client: NodeClient<Deadline<Channel>>,
+    /// The command that pays invoices.
+    engine: super::PaymentEngine,
+    /// Its `--lightning-dir` on this machine (`renepay` goes through the JSON-RPC
+    /// socket there).
+    lightning_dir: Arc<std::path::Path>,
 }
 
 /// The calls with a deadline of their own (the payment's), left out of the per-call one.
-const OWN_DEADLINE: &[&str] = &["/cln.Node/Xpay", "/cln.Node/Xkeysend"];
+const OWN_DEADLINE: &[&str] = &["/cln.Node/Xpay", "/cln.Node/Xkeysend", "/cln.Node/Pay"];
 
 /// The mutual-TLS client config from CLN's credential files.
 fn client_config(name: &str, c: &ClnCredentials) -> Result<rustls::ClientConfig, NodeError> {
@@ -123,6 +129,8 @@ impl ClnNode {
                 deadline::DEFAULT_CALL_DEADLINE,
                 OWN_DEADLINE,
             )),
+            engine: endpoint.payment_engine,
+            lightning_dir: Arc::from(endpoint.data_dir.as_path()),
         })
     }
 
@@ -174,7 +182,12 @@ fn payment_failure(status: &tonic::Status) -> Option<FailureReason> {
         return None;
     }
     let message = status.message();
-    let code = rpc_error_code(message)?;
+    failure_of_code(rpc_error_code(message)?, message)
+}
+
+/// The failure reason of lightningd's error `code` with `message` for a payment; None
+/// for codes that are not about the payment.
+fn failure_of_code(code: i64, message: &str) -> Option<FailureReason> {
     let reason = match code {
         code::DESTINATION_PERM_FAIL => FailureReason::IncorrectPaymentDetails,
         code::ROUTE_NOT_FOUND | code::UNREACHABLE
@@ -311,9 +324,14 @@ impl LightningNode for ClnNode {
         Implementation::Cln
     }
 
-    /// `xpay` / `xkeysend` answer when the payment ended.
+    /// `xpay` (or `pay`, `renepay`) and `xkeysend` answer when the payment ended.
     fn completion(&self) -> super::Completion {
-        super::Completion::exact(super::completion::Method::ReturnsAtEnd, "xpay / xkeysend")
+        let source = match self.engine {
+            super::PaymentEngine::Xpay => "xpay / xkeysend",
+            super::PaymentEngine::Pay => "pay / xkeysend",
+            super::PaymentEngine::Renepay => "renepay / xkeysend",
+        };
+        super::Completion::exact(super::completion::Method::ReturnsAtEnd, source)
     }
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError> {
@@ -503,23 +521,49 @@ impl LightningNode for ClnNode {
         .await
     }
 
+    /// Through the node's payment engine: `xpay`, `pay` or `renepay`, each with the
+    /// same fee budget and retry time.
+    // `pay` is deprecated in the gRPC interface (its fields say so).
+    #[allow(deprecated)]
     async fn pay_invoice_capped(
         &self,
         bolt11: &str,
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
-        let request = pb::XpayRequest {
-            invstring: bolt11.to_string(),
-            maxfee: msat(super::fee_limit_msat(FEE_LIMIT_BASE_MSAT, max_fee_msat)),
-            retry_for: retry_for(timeout),
-            ..Default::default()
-        };
+        let maxfee = msat(super::fee_limit_msat(FEE_LIMIT_BASE_MSAT, max_fee_msat));
         let mut client = self.client.clone();
-        self.settle("Xpay", client.xpay(request), timeout, |r| {
-            succeeded(r.amount_msat, r.amount_sent_msat)
-        })
-        .await
+        match self.engine {
+            super::PaymentEngine::Xpay => {
+                let request = pb::XpayRequest {
+                    invstring: bolt11.to_string(),
+                    maxfee,
+                    retry_for: retry_for(timeout),
+                    ..Default::default()
+                };
+                self.settle("Xpay", client.xpay(request), timeout, |r| {
+                    succeeded(r.amount_msat, r.amount_sent_msat)
+                })
+                .await
+            }
+            super::PaymentEngine::Pay => {
+                let request = pb::PayRequest {
+                    bolt11: bolt11.to_string(),
+                    maxfee,
+                    retry_for: retry_for(timeout),
+                    ..Default::default()
+                };
+                self.settle("Pay", client.pay(request), timeout, |r| {
+                    succeeded(r.amount_msat, r.amount_sent_msat)
+                })
+                .await
+            }
+            // CLN's gRPC interface has no renepay call: its JSON-RPC socket does.
+            super::PaymentEngine::Renepay => {
+                let maxfee = maxfee.map_or(0, |a| a.msat);
+                jsonrpc::renepay(&self.name, &self.lightning_dir, bolt11, maxfee, timeout).await
+            }
+        }
     }
 }
 

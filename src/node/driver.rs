@@ -26,6 +26,35 @@ pub struct NodeEndpoint {
     /// The binary (or image) that was started, for the report.
     pub binary: PathBuf,
     pub pid: Option<u32>,
+    /// Core Lightning: the command its client pays invoices with.
+    pub payment_engine: super::PaymentEngine,
+}
+
+/// A node's login to a PostgreSQL server over TCP with a password (the local runtime's
+/// server, for a client that speaks TCP only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresLogin {
+    pub host: String,
+    pub port: u16,
+    pub database: String,
+    pub user: String,
+    /// A secret of the run (registered for redaction).
+    pub password: String,
+}
+
+impl PostgresLogin {
+    /// As a DSN with its password, for [`NodeDriver::postgres_config`] (the password
+    /// is the run's own: letters and digits, nothing to escape).
+    pub fn dsn(&self) -> String {
+        let PostgresLogin {
+            host,
+            port,
+            database,
+            user,
+            password,
+        } = self;
+        format!("postgres://{user}:{password}@{host}:{port}/{database}?sslmode=disable")
+    }
 }
 
 /// Where and how one node runs, in the terms of the place it runs in (a local directory
@@ -128,8 +157,9 @@ pub trait NodeDriver: Send + Sync {
             Database::Default => "sqlite".into(),
         }
     }
-    /// True when the node can reach PostgreSQL over a unix socket (the local runtime's
-    /// server has no TCP listener); false for clients that speak TCP only.
+    /// True when the node can reach PostgreSQL over a unix socket; false for clients
+    /// that speak TCP only, for whom the local runtime's server also listens on
+    /// loopback TCP (their login through [`NodeDriver::postgres_config`]).
     fn postgres_over_unix_socket(&self) -> bool {
         true
     }

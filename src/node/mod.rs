@@ -88,6 +88,29 @@ pub enum Database {
     Postgres,
 }
 
+/// Which of Core Lightning's commands pays an invoice (`payment_engine:` in the
+/// scenario): `xpay` (askrene routing, the default), the older `pay` plugin, or
+/// `renepay` (not in CLN's gRPC interface: through the node's JSON-RPC socket, so on
+/// the local runtime only). Keysend goes through `xkeysend` whatever the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PaymentEngine {
+    #[default]
+    Xpay,
+    Pay,
+    Renepay,
+}
+
+impl PaymentEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentEngine::Xpay => "xpay",
+            PaymentEngine::Pay => "pay",
+            PaymentEngine::Renepay => "renepay",
+        }
+    }
+}
+
 /// The name of the database server (PostgreSQL) a runtime starts for nodes whose
 /// driver asks for one: its hostname, container and directory. No node may take it.
 pub const DATABASE_HOST: &str = "postgres";

@@ -36,6 +36,7 @@ pub(super) async fn bring_up(
             data_dir: PathBuf::new(),
             binary: PathBuf::from(format!("external at {}", ext.rpc_addr)),
             pid: None,
+            payment_engine: spec.payment_engine,
         };
         let driver = crate::node::driver(spec.implementation);
         let cannot = || {

@@ -436,6 +436,7 @@ impl Runtime for DockerRuntime {
                     data_dir: dir,
                     binary: PathBuf::from(image),
                     pid: None,
+                    payment_engine: spec.payment_engine,
                 },
             ));
         }

@@ -391,6 +391,7 @@ impl Runtime for KubeRuntime {
                 data_dir: dir,
                 binary: PathBuf::from(image),
                 pid: None,
+                payment_engine: spec.payment_engine,
             });
         }
         let this = &*self;

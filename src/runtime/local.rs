@@ -278,17 +278,7 @@ impl Runtime for LocalRuntime {
         let mut endpoints = Vec::with_capacity(nodes.len());
         let first = self.nodes.len();
         if self.postgres.is_none() && shared::postgres::wanted_by(nodes) {
-            let dir = self.dir_for(crate::node::DATABASE_HOST)?;
-            let port = self.ports(1)?[0];
-            let run_name = self
-                .run_dir
-                .file_name()
-                .map_or("run".into(), |n| n.to_string_lossy().into_owned());
-            let pg = postgres::Postgres::start(&dir, &run_name, port).await?;
-            self.pids.push(pg.proc.pid);
-            let (name, pid) = (pg.proc.name.clone(), pg.proc.pid);
-            self.postgres = Some(pg);
-            self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
+            self.start_postgres(nodes).await?;
         }
         if self.etcd.is_none() && shared::etcd::wanted_by(nodes) {
             let ports = self.ports(2 * self.etcd_members as usize)?;
@@ -335,15 +325,8 @@ impl Runtime for LocalRuntime {
                     .into_iter()
                     .for_each(|f| config_files::merge(&mut files, f));
             }
+            self.postgres_for(spec, &mut args, &mut files).await?;
             write_config_files(&dir, &files)?;
-            postgres::reachable_by(spec)?;
-            if let Some(pg) = self
-                .postgres
-                .as_ref()
-                .filter(|_| shared::postgres::wants(spec))
-            {
-                args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
-            }
             if let Some(e) = self.etcd.as_ref().filter(|_| shared::etcd::wants(spec)) {
                 let host = shared::etcd::host_for(&e.members, self.etcd_nodes);
                 self.etcd_nodes += 1;
@@ -362,6 +345,7 @@ impl Runtime for LocalRuntime {
                 data_dir: dir.clone(),
                 binary: binary.clone(),
                 pid: Some(proc.pid),
+                payment_engine: spec.payment_engine,
             };
             self.launches.push((binary, args, endpoint.clone()));
             endpoints.push(endpoint);

@@ -138,6 +138,7 @@ pub(super) fn add_nodes_file(ctx: &Ctx, raw: &mut RawScenario) -> Result<(), Sce
             binary: None,
             image: None,
             replicas: None,
+            payment_engine: None,
             database: None,
             resources: None,
             args: Vec::new(),

@@ -194,6 +194,8 @@ pub struct NodeSpec {
     /// Where the node keeps its state: its implementation's default, or a database on
     /// the PostgreSQL server the runtime starts.
     pub database: Database,
+    /// Core Lightning: the command that pays invoices (`payment_engine:`).
+    pub payment_engine: crate::node::PaymentEngine,
     /// Extra command-line arguments, appended after the tool's own.
     pub args: Vec<String>,
     /// Its share of the machine (`resources:`); None: not limited.

@@ -183,6 +183,9 @@ pub(super) struct RawNode {
     pub replicas: Option<Spanned<u32>>,
     #[serde(default)]
     pub database: Option<Spanned<crate::scenario::Database>>,
+    /// Core Lightning only: the command that pays invoices.
+    #[serde(default)]
+    pub payment_engine: Option<Spanned<crate::node::PaymentEngine>>,
     #[serde(default)]
     pub args: Vec<String>,
     /// This node's envelope: its fields win over `resources: nodes:`.

@@ -13,6 +13,7 @@ use super::error::ScenarioError;
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::{Ctx, validate};
 use super::{ChainKind, Database, PaymentKind, Runtimes, Scenario};
+use crate::node::PaymentEngine;
 pub use matrix::ImplChoice;
 
 mod dims;
@@ -46,6 +47,8 @@ pub(super) struct RawSweep {
     pub implementation: Option<Spanned<matrix::ImplValues>>,
     #[serde(default)]
     pub database: Option<Spanned<Vec<Spanned<Database>>>>,
+    #[serde(default)]
+    pub payment_engine: Option<Spanned<Vec<Spanned<PaymentEngine>>>>,
     #[serde(default)]
     pub p99_bound: Option<Spanned<String>>,
 }
@@ -86,7 +89,12 @@ impl<'de> Deserialize<'de> for GroupValues {
 pub enum DbBackend {
     Bbolt,
     Sqlite,
+    /// SQLite with LND's native SQL schema (`--db.use-native-sql`) for the stores
+    /// that have one (invoices, payments, graph: as the release has them).
+    SqliteNative,
     Postgres,
+    /// PostgreSQL with LND's native SQL schema.
+    PostgresNative,
     /// One etcd server (the file's `etcd: { members: N }` when it has one).
     Etcd,
     /// A three-member etcd cluster, as Bottlepay ran it.
@@ -98,19 +106,24 @@ impl DbBackend {
         match self {
             DbBackend::Bbolt => "bbolt",
             DbBackend::Sqlite => "sqlite",
+            DbBackend::SqliteNative => "sqlite-native",
             DbBackend::Postgres => "postgres",
+            DbBackend::PostgresNative => "postgres-native",
             DbBackend::Etcd => "etcd",
             DbBackend::EtcdCluster => "etcd-cluster",
         }
     }
 
-    /// The LND flag that selects it.
-    pub fn lnd_flag(self) -> &'static str {
+    /// The LND flags that select it.
+    pub fn lnd_flags(self) -> &'static [&'static str] {
+        const NATIVE: &str = "--db.use-native-sql";
         match self {
-            DbBackend::Bbolt => "--db.backend=bolt",
-            DbBackend::Sqlite => "--db.backend=sqlite",
-            DbBackend::Postgres => "--db.backend=postgres",
-            DbBackend::Etcd | DbBackend::EtcdCluster => "--db.backend=etcd",
+            DbBackend::Bbolt => &["--db.backend=bolt"],
+            DbBackend::Sqlite => &["--db.backend=sqlite"],
+            DbBackend::SqliteNative => &["--db.backend=sqlite", NATIVE],
+            DbBackend::Postgres => &["--db.backend=postgres"],
+            DbBackend::PostgresNative => &["--db.backend=postgres", NATIVE],
+            DbBackend::Etcd | DbBackend::EtcdCluster => &["--db.backend=etcd"],
         }
     }
 }
@@ -132,6 +145,8 @@ pub enum SweepParam {
     Implementation(Option<String>),
     /// Every node's `database:`.
     Database,
+    /// Every Core Lightning node's `payment_engine:`.
+    PaymentEngine,
     /// The run of a point, 1..=N (`repeat:`): the fastest-varying parameter.
     Repeat,
     /// Closed and open loop on one axis (`concurrency:` and `rate:` both swept): a
@@ -152,6 +167,7 @@ impl SweepParam {
             SweepParam::Implementation(None) => "implementation".into(),
             SweepParam::Implementation(Some(group)) => format!("{group}.implementation"),
             SweepParam::Database => "database".into(),
+            SweepParam::PaymentEngine => "payment_engine".into(),
             SweepParam::Load => "load".into(),
             SweepParam::Repeat => "repeat".into(),
         }
@@ -172,7 +188,8 @@ impl SweepParam {
         matches!(self, SweepParam::Implementation(_))
     }
 
-    /// Whether a new value needs a fresh network (other nodes, another database).
+    /// Whether a new value needs a fresh network (other nodes, another database, or
+    /// another payment engine: the nodes' clients are made with the network).
     pub fn needs_new_network(&self) -> bool {
         matches!(
             self,
@@ -181,6 +198,7 @@ impl SweepParam {
                 | SweepParam::Chain
                 | SweepParam::Implementation(_)
                 | SweepParam::Database
+                | SweepParam::PaymentEngine
         )
     }
 }
@@ -194,6 +212,7 @@ pub enum SweepValue {
     Chain(ChainKind),
     Implementation(ImplChoice),
     Database(Database),
+    PaymentEngine(PaymentEngine),
 }
 
 impl SweepValue {
@@ -206,7 +225,8 @@ impl SweepValue {
             | SweepValue::Db(_)
             | SweepValue::Chain(_)
             | SweepValue::Implementation(_)
-            | SweepValue::Database(_) => None,
+            | SweepValue::Database(_)
+            | SweepValue::PaymentEngine(_) => None,
         }
     }
 }
@@ -222,6 +242,7 @@ impl fmt::Display for SweepValue {
             SweepValue::Implementation(c) => write!(f, "{c}"),
             SweepValue::Database(Database::Default) => f.write_str("default"),
             SweepValue::Database(Database::Postgres) => f.write_str("postgres"),
+            SweepValue::PaymentEngine(e) => f.write_str(e.as_str()),
         }
     }
 }
@@ -441,7 +462,8 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
         }
         (SweepParam::DbBackend, SweepValue::Db(db)) => {
             for (_, node) in &mut raw.nodes.value.0 {
-                node.args.push(db.lnd_flag().to_string());
+                node.args
+                    .extend(db.lnd_flags().iter().map(|f| f.to_string()));
             }
             if db == DbBackend::EtcdCluster {
                 raw.etcd = Some(super::raw::RawEtcd {
@@ -470,6 +492,13 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
             matrix::apply_implementation(raw, group.as_deref(), choice, at);
         }
         (SweepParam::Database, SweepValue::Database(db)) => matrix::apply_database(raw, db, at),
+        (SweepParam::PaymentEngine, SweepValue::PaymentEngine(engine)) => {
+            for (_, node) in &mut raw.nodes.value.0 {
+                if node.implementation.value == crate::node::Implementation::Cln {
+                    node.payment_engine = Some(Spanned::new(engine, at, at));
+                }
+            }
+        }
         (SweepParam::Load, SweepValue::Count(n)) => {
             w.concurrency = Some(Spanned::new(n, at, at));
             w.rate = None;

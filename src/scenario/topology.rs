@@ -316,6 +316,7 @@ fn node_entries(
                 binary: None,
                 image: None,
                 replicas: None,
+                payment_engine: None,
                 database: None,
                 resources: None,
                 args,

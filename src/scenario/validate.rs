@@ -5,7 +5,9 @@ use super::error::{Position, ScenarioError, excerpt};
 use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
-use nodes::{check_chain, check_databases, check_image, check_keysend, expand_nodes};
+use nodes::{
+    check_chain, check_databases, check_image, check_keysend, check_payment_engines, expand_nodes,
+};
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashMap;
 use std::path::Path;
@@ -153,6 +155,8 @@ pub(super) fn validate(
         .transpose()?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
+    let local = runtime == RuntimeKind::Local;
+    check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value, local)?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let (external, mut endpoints) =

@@ -447,6 +447,27 @@ mod tests {
     }
 
     #[test]
+    fn a_tcp_login_goes_in_eclair_conf_whole() {
+        let login = PostgresLogin {
+            host: "127.0.0.1".into(),
+            port: 40123,
+            database: "carol".into(),
+            user: "carol".into(),
+            password: "0123456789abcdef0123456789abcdef".into(),
+        };
+        let file = ECLAIR.postgres_config(&login.dsn()).unwrap();
+        assert_eq!(file.path, "eclair.conf");
+        assert_eq!(
+            file.content,
+            "eclair.db.postgres.host = \"127.0.0.1\"\n\
+             eclair.db.postgres.port = \"40123\"\n\
+             eclair.db.postgres.database = \"carol\"\n\
+             eclair.db.postgres.username = \"carol\"\n\
+             eclair.db.postgres.password = \"0123456789abcdef0123456789abcdef\"\n"
+        );
+    }
+
+    #[test]
     fn images_take_the_version_as_a_tag() {
         assert_eq!(
             ECLAIR.images(Some("0.13.0")).local,

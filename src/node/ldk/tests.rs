@@ -152,6 +152,7 @@ pub(super) fn endpoint(dir: &std::path::Path, binary: std::path::PathBuf) -> Nod
         data_dir: dir.to_path_buf(),
         binary,
         pid: None,
+        payment_engine: Default::default(),
     }
 }
 

@@ -201,10 +201,19 @@ impl NodeDriver for Lnd {
             .iter()
             .rev()
             .find_map(|a| a.strip_prefix("--db.backend="));
-        match (database, chosen) {
+        let backend: String = match (database, chosen) {
             (crate::node::Database::Postgres, _) => "postgres".into(),
             (_, Some(backend)) => backend.into(),
             (_, None) => "bbolt".into(),
+        };
+        // LND's native SQL schema (`--db.use-native-sql`) applies on SQL backends only.
+        let native = args
+            .iter()
+            .any(|a| a == "--db.use-native-sql" || a == "--db.use-native-sql=true");
+        if native && (backend == "sqlite" || backend == "postgres") {
+            format!("{backend}-native")
+        } else {
+            backend
         }
     }
 

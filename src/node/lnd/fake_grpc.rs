@@ -101,6 +101,7 @@ pub fn endpoint(name: &str, addr: SocketAddr, dir: &Path) -> NodeEndpoint {
         data_dir: dir.to_path_buf(),
         binary: "fake-lnd".into(),
         pid: None,
+        payment_engine: Default::default(),
     }
 }
 

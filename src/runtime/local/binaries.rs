@@ -233,7 +233,6 @@ pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<
     for node in &scenario.nodes {
         let binary = find_node_binary(node)?;
         lnd_backend_built(node, &binary)?;
-        super::postgres::reachable_by(node)?;
     }
     super::envelopes::check(scenario)?;
     Ok(())
@@ -386,6 +385,7 @@ mod tests {
             binary: None,
             image: None,
             database: crate::node::Database::Default,
+            payment_engine: Default::default(),
             args: Vec::new(),
             external: None,
             resources: None,

@@ -6,9 +6,13 @@
 //! `postgres` user (through `setpriv`), with its data directory in the system temp dir
 //! where that user can write.
 //!
-//! The server listens on no TCP port: only on a unix socket in a fresh 0700 directory
-//! owned by the server's user, so no other user of the machine can connect to it (its
-//! authentication trusts whoever reaches the socket).
+//! The server listens on a unix socket in a fresh 0700 directory owned by the server's
+//! user, so no other user of the machine can connect to it (its authentication trusts
+//! whoever reaches the socket). Only when a node's client speaks TCP only (Eclair's JDBC
+//! driver) does it also listen on 127.0.0.1, on the same port, where `pg_hba.conf`
+//! lets in that node's role alone, to that node's database alone, with a password
+//! (SCRAM-SHA-256): a random one per node and run, given to the server as SQL on
+//! psql's stdin and to the node in its 0600 config file, on no command line.
 
 use super::super::RuntimeError;
 use super::process::Proc;
@@ -19,23 +23,39 @@ use tokio::time::Instant;
 const USER: &str = "lnbench";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Refuses a node on PostgreSQL whose client cannot use the local server (Eclair's
-/// JDBC driver speaks TCP only; the server listens on a private unix socket only).
-pub fn reachable_by(node: &crate::scenario::NodeSpec) -> Result<(), RuntimeError> {
-    if super::super::shared::postgres::wants(node)
+/// True when `node` wants the run's server and its client speaks TCP only (Eclair's
+/// JDBC driver): the server then listens on loopback TCP for it.
+pub fn over_tcp(node: &crate::scenario::NodeSpec) -> bool {
+    super::super::shared::postgres::wants(node)
         && !crate::node::driver(node.implementation).postgres_over_unix_socket()
-    {
-        return Err(RuntimeError::Unsupported {
-            what: format!("node {} ({}) on PostgreSQL", node.name, node.implementation),
-            why: "its PostgreSQL client speaks TCP only, and the local runtime's \
-                  server listens on a private unix socket only"
-                .into(),
-            hint: "run it with runtime: docker (the server is a container of the \
-                   run), or give it a server of your own in args:"
-                .into(),
-        });
+}
+
+/// The `pg_hba.conf` of the run's server: whoever reaches the private socket is
+/// trusted (as the socket's directory only lets in the server's user and root); over
+/// TCP, from 127.0.0.1 only, each of `tcp_clients` to its own database as its own
+/// role with its password; anything else is refused.
+fn hba(tcp_clients: &[String]) -> String {
+    let mut out = String::from("local all all trust\n");
+    for name in tcp_clients {
+        let name = quoted(name);
+        out.push_str(&format!("host {name} {name} 127.0.0.1/32 scram-sha-256\n"));
     }
-    Ok(())
+    out
+}
+
+/// An SQL identifier (and `pg_hba.conf` name), in double quotes, `"` doubled.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The SQL that gives node `name` its role with `password` and makes it the owner of
+/// its database (so it may create its tables), for psql's stdin.
+fn login_sql(name: &str, password: &str) -> String {
+    let (role, literal) = (quoted(name), password.replace('\'', "''"));
+    format!(
+        "CREATE ROLE {role} LOGIN PASSWORD '{literal}';\n\
+         ALTER DATABASE {role} OWNER TO {role};\n"
+    )
 }
 
 /// A running server.
@@ -48,6 +68,8 @@ pub struct Postgres {
     /// The data directory (outside the run directory when running as root).
     pub data: PathBuf,
     createdb: PathBuf,
+    /// The nodes let in over TCP on 127.0.0.1 (empty: no TCP listener).
+    tcp_clients: Vec<String>,
     /// As `postgres --version` states it (`15.14`), for the report.
     pub version: String,
 }
@@ -164,7 +186,14 @@ fn private_socket_dir(data: &Path, port: u16) -> Result<PathBuf, RuntimeError> {
 
 impl Postgres {
     /// Initialises a cluster and starts the server on `port`; `dir` holds its log.
-    pub async fn start(dir: &Path, run_name: &str, port: u16) -> Result<Postgres, RuntimeError> {
+    /// With `tcp_clients`, it also listens on 127.0.0.1:`port` for those nodes (see
+    /// [`hba`]); without, on its socket only.
+    pub async fn start(
+        dir: &Path,
+        run_name: &str,
+        port: u16,
+        tcp_clients: &[String],
+    ) -> Result<Postgres, RuntimeError> {
         let what = "PostgreSQL";
         let (initdb, server, createdb) = (find("initdb")?, find("postgres")?, find("createdb")?);
         let data = if running_as_root() {
@@ -204,6 +233,16 @@ impl Postgres {
                 &log,
             ));
         }
+        let hba_file = data.join("pg_hba.conf");
+        std::fs::write(&hba_file, hba(tcp_clients)).map_err(|source| RuntimeError::Io {
+            path: hba_file.clone(),
+            source,
+        })?;
+        let listen = if tcp_clients.is_empty() {
+            "listen_addresses="
+        } else {
+            "listen_addresses=127.0.0.1"
+        };
         let socket_dir = private_socket_dir(&data, port)?;
         let server_args: Vec<String> = vec![
             "-D".into(),
@@ -213,7 +252,9 @@ impl Postgres {
             "-k".into(),
             socket_dir.display().to_string(),
             "-c".into(),
-            "listen_addresses=".into(),
+            listen.into(),
+            "-c".into(),
+            "password_encryption=scram-sha-256".into(),
             // Each LND node keeps up to 50 connections by default.
             "-c".into(),
             "max_connections=500".into(),
@@ -239,6 +280,7 @@ impl Postgres {
             socket_dir,
             data,
             createdb,
+            tcp_clients: tcp_clients.to_vec(),
             version,
         })
     }
@@ -281,54 +323,127 @@ impl Postgres {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     }
+
+    /// Creates the database of node `name`, a role of that name with a new random
+    /// password (a secret of the run) that owns it, and returns the login over TCP.
+    /// Refused for a node the server was not started for (no `pg_hba.conf` line).
+    pub async fn login_over_tcp(
+        &self,
+        name: &str,
+    ) -> Result<crate::node::driver::PostgresLogin, RuntimeError> {
+        if !self.tcp_clients.iter().any(|c| c == name) {
+            return Err(RuntimeError::Unsupported {
+                what: format!("node {name} on the run's PostgreSQL over TCP"),
+                why: "the server was started before it and lets in over TCP only the \
+                      nodes it was started with"
+                    .into(),
+                hint: "start it with the run's first nodes, or give it a server of \
+                       your own in args:"
+                    .into(),
+            });
+        }
+        self.database_for(name).await?;
+        let password = crate::runtime::shared::new_password();
+        self.run_sql(
+            &format!("the PostgreSQL role of node {name}"),
+            &login_sql(name, &password),
+        )
+        .await?;
+        Ok(crate::node::driver::PostgresLogin {
+            host: "127.0.0.1".into(),
+            port: self.port,
+            database: name.to_string(),
+            user: name.to_string(),
+            password,
+        })
+    }
+
+    /// Runs `sql` through psql over the socket, as the server's superuser, the
+    /// statements on its stdin (never on a command line, which any user may read).
+    async fn run_sql(&self, what: &str, sql: &str) -> Result<(), RuntimeError> {
+        use std::process::Stdio;
+        use tokio::io::AsyncWriteExt;
+        let psql = find("psql")?;
+        let spawn_error = |source| RuntimeError::Spawn {
+            what: what.to_string(),
+            binary: psql.clone(),
+            source,
+        };
+        let mut child = tokio::process::Command::new(&psql)
+            .args(["-h", &self.socket_dir.display().to_string()])
+            .args(["-p", &self.port.to_string(), "-U", USER, "-d", "postgres"])
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(spawn_error)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(sql.as_bytes()).await.map_err(spawn_error)?;
+        }
+        let out = child.wait_with_output().await.map_err(spawn_error)?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(RuntimeError::Exited {
+            what: format!("psql creating {what}"),
+            status: out.status.to_string(),
+            tail: String::from_utf8_lossy(&out.stderr).into_owned(),
+            log: self.proc.log.clone(),
+        })
+    }
+}
+
+/// The run's server as the local runtime starts it and gives it to nodes.
+impl super::LocalRuntime {
+    /// Starts the run's server for `nodes` (listening on TCP for those that need it),
+    /// in its own directory and resource envelope.
+    pub(super) async fn start_postgres(
+        &mut self,
+        nodes: &[crate::scenario::NodeSpec],
+    ) -> Result<(), RuntimeError> {
+        let dir = self.dir_for(crate::node::DATABASE_HOST)?;
+        let port = self.ports(1)?[0];
+        let run_name = self
+            .run_dir
+            .file_name()
+            .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+        let tcp_clients: Vec<String> = (nodes.iter().filter(|n| over_tcp(n)))
+            .map(|n| n.name.clone())
+            .collect();
+        let pg = Postgres::start(&dir, &run_name, port, &tcp_clients).await?;
+        self.pids.push(pg.proc.pid);
+        let (name, pid) = (pg.proc.name.clone(), pg.proc.pid);
+        self.postgres = Some(pg);
+        self.confine(&name, self.database_envelope.clone().as_ref(), pid)
+    }
+
+    /// Points node `spec` at its database, if it wants one: a DSN over the socket among
+    /// its `args`, or (a TCP-only client) its login in its config `files`.
+    pub(super) async fn postgres_for(
+        &self,
+        spec: &crate::scenario::NodeSpec,
+        args: &mut Vec<String>,
+        files: &mut Vec<crate::chain::ConfigFile>,
+    ) -> Result<(), RuntimeError> {
+        let Some(pg) = (self.postgres.as_ref()).filter(|_| super::shared::postgres::wants(spec))
+        else {
+            return Ok(());
+        };
+        let driver = crate::node::driver(spec.implementation);
+        if over_tcp(spec) {
+            let login = pg.login_over_tcp(&spec.name).await?;
+            if let Some(file) = driver.postgres_config(&login.dsn()) {
+                super::config_files::merge(files, file);
+            }
+        } else {
+            args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn a_socket_dsn_names_the_directory_port_and_database() {
-        assert_eq!(
-            socket_dsn(Path::new("/tmp/lnbench-pg-1-5432"), 5432, "alice"),
-            "postgres://lnbench@/alice?host=/tmp/lnbench-pg-1-5432&port=5432&sslmode=disable"
-        );
-    }
-
-    /// The real server (Debian's postgresql, which scripts/setup.sh installs): no TCP
-    /// listener, its socket in a fresh 0700 directory, databases created through it.
-    #[tokio::test]
-    async fn the_server_listens_on_a_private_socket_only() {
-        if find("initdb").is_err() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must have PostgreSQL (scripts/setup.sh installs it)"
-            );
-            eprintln!("not run: PostgreSQL is not installed");
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let port = super::super::ports::free_ports(1).unwrap()[0];
-        let run_name = format!("pgtest-{}", std::process::id());
-        let mut pg = Postgres::start(dir.path(), &run_name, port).await.unwrap();
-        let mode = std::fs::metadata(&pg.socket_dir)
-            .unwrap()
-            .permissions()
-            .mode();
-        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await;
-        let dsn = pg.database_for("alice").await;
-        // A second server on the same port cannot reuse the socket directory.
-        let again = private_socket_dir(&pg.data, port);
-        pg.proc.kill_now();
-        let _ = std::fs::remove_dir_all(&pg.socket_dir);
-        if !pg.data.starts_with(dir.path()) {
-            let _ = std::fs::remove_dir_all(&pg.data);
-        }
-        assert_eq!(mode & 0o777, 0o700);
-        assert!(tcp.is_err(), "PostgreSQL accepted TCP on 127.0.0.1:{port}");
-        let dsn = dsn.unwrap();
-        assert!(dsn.contains(&pg.socket_dir.display().to_string()), "{dsn}");
-        assert!(again.is_err(), "an existing socket directory was reused");
-    }
-}
+#[path = "postgres_tests.rs"]
+mod tests;

@@ -108,6 +108,7 @@ async fn restart_node_stops_and_starts_the_same_command_unseen_by_exited() {
         data_dir: d.clone(),
         binary: "/bin/sh".into(),
         pid: Some(first),
+        payment_engine: Default::default(),
     };
     rt.launches
         .push(("/bin/sh".into(), args.clone(), endpoint.clone()));

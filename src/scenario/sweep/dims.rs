@@ -36,11 +36,14 @@ pub(super) fn dimensions(
     if let Some(list) = &s.database {
         dims.push(matrix::database_dim(ctx, raw, list)?);
     }
+    if let Some(list) = &s.payment_engine {
+        dims.push(payment_engine_dim(ctx, raw, s, list)?);
+    }
     if dims.is_empty() {
         return Err(ctx.error(
             &sweep.referenced,
             "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, e.g. concurrency: [1, 4, 7, 10]",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, payment_engine, e.g. concurrency: [1, 4, 7, 10]",
         ));
     }
     for d in &dims {
@@ -225,6 +228,57 @@ fn db_backend_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim
         dims.push(dim(SweepParam::DbBackend, list, values));
     }
     Ok(dims)
+}
+
+/// `payment_engine:` (Core Lightning's pay command), set on every Core Lightning node:
+/// the file needs one, none setting its own, and no implementation: sweep (which would
+/// make points where it means nothing).
+fn payment_engine_dim(
+    ctx: &Ctx,
+    raw: &RawScenario,
+    s: &RawSweep,
+    list: &Spanned<Vec<Spanned<crate::node::PaymentEngine>>>,
+) -> Result<Dim, ScenarioError> {
+    if s.implementation.is_some() {
+        return Err(ctx.error(
+            &list.referenced,
+            "the sweep sets payment_engine: (Core Lightning's) and implementation:",
+            "sweep payment_engine: over a file whose nodes are cln, without implementation:",
+        ));
+    }
+    let cln = crate::node::Implementation::Cln;
+    for (name, node) in &raw.nodes.value.0 {
+        if let Some(own) = &node.payment_engine {
+            return Err(ctx.error(
+                &own.referenced,
+                format!(
+                    "node {} sets payment_engine:, and the sweep sets payment_engine:",
+                    name.value
+                ),
+                "remove payment_engine: from the node (the sweep sets it on every cln node)",
+            ));
+        }
+    }
+    if !raw
+        .nodes
+        .value
+        .0
+        .iter()
+        .any(|(_, n)| n.implementation.value == cln)
+    {
+        return Err(ctx.error(
+            &list.referenced,
+            "the sweep sets payment_engine: (Core Lightning's pay command), and no node is cln",
+            "sweep payment_engine: with Core Lightning nodes (implementation: cln), or remove it",
+        ));
+    }
+    let values = list
+        .value
+        .iter()
+        .map(|e| (SweepValue::PaymentEngine(e.value), e.referenced))
+        .collect();
+    let values = non_empty(ctx, list, "payment_engine", values)?;
+    Ok(dim(SweepParam::PaymentEngine, list, values))
 }
 
 /// `chain:`, on a chain that runs as built.

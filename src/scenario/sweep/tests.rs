@@ -319,3 +319,112 @@ fn core_lightning_nodes_stop_sweeps_they_cannot_take_part_in() {
     );
     assert!(err.contains("chain: { implementation: bitcoind }"), "{err}");
 }
+
+/// BASE with every node on Core Lightning, on Bitcoin Core, paying by `kind`.
+fn all_cln(kind: &str) -> String {
+    BASE.replace("implementation: lnd", "implementation: cln")
+        .replace("name: t\n", "name: t\nchain:\n  implementation: bitcoind\n")
+        .replace("  kind: keysend\n", &format!("  kind: {kind}\n"))
+}
+
+#[test]
+fn payment_engines_are_set_on_every_core_lightning_node_of_a_point() {
+    use crate::node::PaymentEngine;
+    let text = format!(
+        "{}sweep:\n  payment_engine: [xpay, pay, renepay]\n",
+        all_cln("invoice").replace("name: t\n", "name: t\nruntime: local\n")
+    );
+    let sweep = parse(Path::new("t.yaml"), &text)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .sweep
+        .unwrap();
+    assert_eq!(
+        labels(&sweep),
+        [
+            "payment_engine=xpay",
+            "payment_engine=pay",
+            "payment_engine=renepay"
+        ]
+    );
+    let engines: Vec<Vec<PaymentEngine>> = (sweep.points.iter())
+        .map(|p| p.scenario.nodes.iter().map(|n| n.payment_engine).collect())
+        .collect();
+    assert_eq!(engines[0], [PaymentEngine::Xpay; 3]);
+    assert_eq!(engines[1], [PaymentEngine::Pay; 3]);
+    assert_eq!(engines[2], [PaymentEngine::Renepay; 3]);
+    // The clients are made with the network: each engine gets its own.
+    let networks: Vec<usize> = sweep.points.iter().map(|p| p.network).collect();
+    assert_eq!(networks, [0, 1, 2]);
+}
+
+#[test]
+fn a_payment_engine_where_it_does_not_apply_is_refused_where_it_is_written() {
+    // An LND node with an engine of its own.
+    let lnd = BASE.replacen(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: lnd\n    payment_engine: pay\n",
+        1,
+    );
+    let err = error_of(&lnd);
+    assert!(
+        err.starts_with("t.yaml:5:21: node alice is lnd, and payment_engine: chooses Core Lightning's pay command"),
+        "{err}"
+    );
+    assert!(err.contains("implementation: cln only"), "{err}");
+    // A sweep over a file without Core Lightning.
+    let err = error_of(&format!("{BASE}sweep:\n  payment_engine: [xpay, pay]\n"));
+    assert!(
+        err.starts_with("t.yaml:22:19: the sweep sets payment_engine: (Core Lightning's pay command), and no node is cln"),
+        "{err}"
+    );
+    // pay pays invoices; a keysend workload has none (at the point's value).
+    let err = error_of(&format!(
+        "{}sweep:\n  payment_engine: [xpay, pay]\n",
+        all_cln("keysend")
+    ));
+    assert!(
+        err.contains("t.yaml:24:26: sweep point payment_engine=pay: payment_engine: pay pays invoices, and the workload pays by keysend"),
+        "{err}"
+    );
+    assert!(err.contains("kind: invoice"), "{err}");
+    // renepay: through the node's JSON-RPC socket, which only the local runtime reaches.
+    let err = error_of(&format!(
+        "{}sweep:\n  payment_engine: [xpay, renepay]\n",
+        all_cln("invoice")
+    ));
+    assert!(
+        err.contains("t.yaml:24:26: sweep point payment_engine=renepay: payment_engine: renepay goes through the node's JSON-RPC socket"),
+        "{err}"
+    );
+    assert!(err.contains("write runtime: local"), "{err}");
+}
+
+#[test]
+fn lnd_native_sql_is_a_db_backend_value_on_sqlite_and_postgres() {
+    let db = sweep_of("  db_backend: [sqlite, sqlite-native, postgres-native]\n");
+    assert_eq!(
+        labels(&db),
+        [
+            "db_backend=sqlite",
+            "db_backend=sqlite-native",
+            "db_backend=postgres-native"
+        ]
+    );
+    let args = |i: usize| db.points[i].scenario.nodes[0].args.clone();
+    assert_eq!(args(0), ["--db.backend=sqlite"]);
+    assert_eq!(args(1), ["--db.backend=sqlite", "--db.use-native-sql"]);
+    assert_eq!(args(2), ["--db.backend=postgres", "--db.use-native-sql"]);
+    let lnd = crate::node::driver(crate::node::Implementation::Lnd);
+    let node = &db.points[1].scenario.nodes[0];
+    assert_eq!(lnd.database(node.database, &node.args), "sqlite-native");
+    assert_eq!(db.points[1].network, 1, "another database: a fresh network");
+    // Not an LND backend on a Core Lightning node: refused at the node.
+    let err = error_of(&format!(
+        "{}sweep:\n  db_backend: [sqlite-native]\n",
+        all_cln("invoice")
+    ));
+    assert!(
+        err.contains("the sweep sets db_backend: (LND's --db.backend), and node alice is cln"),
+        "{err}"
+    );
+}

@@ -138,6 +138,7 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
         binary: node.binary.clone(),
         image: node.image.as_ref().map(|i| i.value.trim().to_string()),
         database: node.database.as_ref().map(|d| d.value).unwrap_or_default(),
+        payment_engine: (node.payment_engine.as_ref()).map_or_else(Default::default, |e| e.value),
         args: node_args(node),
         external: None,
         // Filled by `resources::apply`, which knows the default.
@@ -255,6 +256,53 @@ pub(super) fn check_keysend(
                 &w.kind.referenced,
                 format!("kind: keysend, but {role} {group} is {implementation}: {why}"),
                 "write kind: invoice (the receiver creates an invoice per payment) or kind: invoice-pregenerated",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `payment_engine:` only on Core Lightning nodes, other than `xpay` only when the
+/// workload pays invoices (keysend goes through `xkeysend` whatever the engine), and
+/// `renepay` only on the local runtime (`local`: its JSON-RPC socket is on this machine).
+pub(super) fn check_payment_engines(
+    ctx: &Ctx,
+    nodes: &[(Spanned<String>, RawNode)],
+    w: &RawWorkload,
+    local: bool,
+) -> Result<(), ScenarioError> {
+    use crate::node::{Implementation, PaymentEngine};
+    for (name, node) in nodes {
+        let Some(engine) = &node.payment_engine else {
+            continue;
+        };
+        let implementation = node.implementation.value;
+        if implementation != Implementation::Cln {
+            return Err(ctx.error(
+                &engine.referenced,
+                format!(
+                    "node {} is {implementation}, and payment_engine: chooses Core Lightning's pay command",
+                    name.value
+                ),
+                "remove payment_engine: from this node (it applies to implementation: cln only)",
+            ));
+        }
+        if engine.value == PaymentEngine::Renepay && !local {
+            return Err(ctx.error(
+                &engine.referenced,
+                "payment_engine: renepay goes through the node's JSON-RPC socket (Core Lightning's gRPC interface has no renepay call), which only runtime: local reaches",
+                "write runtime: local, or payment_engine: xpay or pay",
+            ));
+        }
+        let keysend = matches!(w.kind.value, super::super::raw::RawPaymentKind::Keysend);
+        if keysend && engine.value != PaymentEngine::Xpay {
+            return Err(ctx.error(
+                &engine.referenced,
+                format!(
+                    "payment_engine: {} pays invoices, and the workload pays by keysend (Core Lightning's keysend is xkeysend whatever the engine)",
+                    engine.value.as_str()
+                ),
+                "write kind: invoice in workload:, or payment_engine: xpay",
             ));
         }
     }
