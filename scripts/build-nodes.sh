@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the node binaries lnbench-tui runs locally: lnd + lncli (v0.21.1-beta) and
-# btcd + btcctl and toxiproxy-server (v2.5.0), as static binaries (CGO_ENABLED=0), from
+# btcd + btcctl and toxiproxy-unix (Toxiproxy v2.5.0), as static binaries (CGO_ENABLED=0), from
 # the Go module proxy; and
 # bitcoind + bitcoin-cli (Bitcoin Core, wallet and ZMQ compiled in) from a source tree:
 #   BITCOIN_SRC=DIR          a Bitcoin Core source tree (a git work tree, or an exported one
@@ -98,14 +98,18 @@ if ! fresh btcd "$BTCD_VERSION" || ! fresh btcctl "$BTCD_VERSION"; then
 fi
 
 # Toxiproxy (the TCP fault proxy the scenario's `links:` and `faults:` drive), from the
-# Go module proxy; its server is installed as toxiproxy-server.
-TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.5.0}"
-if ! fresh toxiproxy-server "$TOXIPROXY_VERSION"; then
-  echo "building toxiproxy-server $TOXIPROXY_VERSION..." >&2
-  dir=$(module_dir github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION")
-  (cd "$dir" && nice go build -ldflags "-s -w" -o "$BIN/.toxiproxy-server.new" ./cmd/server)
-  mv -f "$BIN/.toxiproxy-server.new" "$BIN/toxiproxy-server"
-  stamp toxiproxy-server "$TOXIPROXY_VERSION"
+# Go module proxy: installed as toxiproxy-unix, Toxiproxy's own API handlers served on a
+# unix socket instead of a TCP port (scripts/toxiproxy-unix/, whose go.mod pins the
+# version). The stamp names the version and a hash of that directory's files, so a
+# change to either rebuilds it.
+TOXIPROXY_SRC="$(cd "$(dirname "$0")" && pwd)/toxiproxy-unix"
+TOXIPROXY_VERSION=$(sed -n 's|^[[:space:]]*github.com/Shopify/toxiproxy/v2 \(v[^ ]*\)$|\1|p' "$TOXIPROXY_SRC/go.mod")
+toxiproxy_stamp="$TOXIPROXY_VERSION+$(cat "$TOXIPROXY_SRC/go.mod" "$TOXIPROXY_SRC/go.sum" "$TOXIPROXY_SRC/main.go" | sha256sum | cut -c1-12)"
+if ! fresh toxiproxy-unix "$toxiproxy_stamp"; then
+  echo "building toxiproxy-unix (Toxiproxy $TOXIPROXY_VERSION)..." >&2
+  (cd "$TOXIPROXY_SRC" && nice go build -ldflags "-s -w -X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" -o "$BIN/.toxiproxy-unix.new" .)
+  mv -f "$BIN/.toxiproxy-unix.new" "$BIN/toxiproxy-unix"
+  stamp toxiproxy-unix "$toxiproxy_stamp"
 fi
 
 # --- Bitcoin Core -------------------------------------------------------------------
