@@ -168,3 +168,7 @@ fn check_caps(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "external_tests.rs"]
+mod tests;
