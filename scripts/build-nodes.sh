@@ -107,7 +107,7 @@ TOXIPROXY_VERSION=$(sed -n 's|^[[:space:]]*github.com/Shopify/toxiproxy/v2 \(v[^
 toxiproxy_stamp="$TOXIPROXY_VERSION+$(cat "$TOXIPROXY_SRC/go.mod" "$TOXIPROXY_SRC/go.sum" "$TOXIPROXY_SRC/main.go" | sha256sum | cut -c1-12)"
 if ! fresh toxiproxy-unix "$toxiproxy_stamp"; then
   echo "building toxiproxy-unix (Toxiproxy $TOXIPROXY_VERSION)..." >&2
-  (cd "$TOXIPROXY_SRC" && nice go build -ldflags "-s -w -X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" -o "$BIN/.toxiproxy-unix.new" .)
+  (cd "$TOXIPROXY_SRC" && nice go build -buildvcs=false -ldflags "-s -w -X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" -o "$BIN/.toxiproxy-unix.new" .)
   mv -f "$BIN/.toxiproxy-unix.new" "$BIN/toxiproxy-unix"
   stamp toxiproxy-unix "$toxiproxy_stamp"
 fi
