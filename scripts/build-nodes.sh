@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the node binaries lnbench-tui runs locally: lnd + lncli (v0.21.1-beta) and
-# btcd + btcctl and toxiproxy-server (v2.5.0), as static binaries (CGO_ENABLED=0), from
+# btcd + btcctl and toxiproxy-unix (Toxiproxy v2.5.0), as static binaries (CGO_ENABLED=0), from
 # the Go module proxy; and
 # bitcoind + bitcoin-cli (Bitcoin Core, wallet and ZMQ compiled in) from a source tree:
 #   BITCOIN_SRC=DIR          a Bitcoin Core source tree (a git work tree, or an exported one
@@ -30,7 +30,7 @@
 # besides the pinned one (also $LND_VERSIONS).
 # LNBENCH_QUICK=1 (scripts/setup.sh without --dev) builds only what the quick start runs:
 # lnd (without its PostgreSQL and etcd backends) and btcd; lncli, btcctl,
-# toxiproxy-server and the backends wait for a run without it.
+# toxiproxy-unix and the backends wait for a run without it.
 # Idempotent: a binary already built for the pinned version (or source commit) is kept.
 # Prints the directory that holds the binaries on its last line.
 set -euo pipefail
@@ -124,14 +124,18 @@ if ! $quick && ! fresh btcctl "$BTCD_VERSION"; then
 fi
 
 # Toxiproxy (the TCP fault proxy the scenario's `links:` and `faults:` drive), from the
-# Go module proxy; its server is installed as toxiproxy-server.
-TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.5.0}"
-if ! $quick && ! fresh toxiproxy-server "$TOXIPROXY_VERSION"; then
-  echo "building toxiproxy-server $TOXIPROXY_VERSION..." >&2
-  dir=$(module_dir github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION")
-  (cd "$dir" && nice go build -ldflags "-s -w" -o "$BIN/.toxiproxy-server.new" ./cmd/server)
-  mv -f "$BIN/.toxiproxy-server.new" "$BIN/toxiproxy-server"
-  stamp toxiproxy-server "$TOXIPROXY_VERSION"
+# Go module proxy: installed as toxiproxy-unix, Toxiproxy's own API handlers served on a
+# unix socket instead of a TCP port (scripts/toxiproxy-unix/, whose go.mod pins the
+# version). The stamp names the version and a hash of that directory's files, so a
+# change to either rebuilds it.
+TOXIPROXY_SRC="$(cd "$(dirname "$0")" && pwd)/toxiproxy-unix"
+TOXIPROXY_VERSION=$(sed -n 's|^[[:space:]]*github.com/Shopify/toxiproxy/v2 \(v[^ ]*\)$|\1|p' "$TOXIPROXY_SRC/go.mod")
+toxiproxy_stamp="$TOXIPROXY_VERSION+$(cat "$TOXIPROXY_SRC/go.mod" "$TOXIPROXY_SRC/go.sum" "$TOXIPROXY_SRC/main.go" | sha256sum | cut -c1-12)"
+if ! $quick && ! fresh toxiproxy-unix "$toxiproxy_stamp"; then
+  echo "building toxiproxy-unix (Toxiproxy $TOXIPROXY_VERSION)..." >&2
+  (cd "$TOXIPROXY_SRC" && nice go build -buildvcs=false -ldflags "-s -w -X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" -o "$BIN/.toxiproxy-unix.new" .)
+  mv -f "$BIN/.toxiproxy-unix.new" "$BIN/toxiproxy-unix"
+  stamp toxiproxy-unix "$toxiproxy_stamp"
 fi
 
 # --- Bitcoin Core -------------------------------------------------------------------
@@ -396,9 +400,9 @@ fi
 if $quick; then
   left_out=""
   [ "$(cat "$BIN/.lnd.tags" 2>/dev/null)" != "$LND_QUICK_TAGS" ] || left_out="lnd's PostgreSQL and etcd backends"
-  for b in lncli btcctl toxiproxy-server; do
+  for b in lncli btcctl toxiproxy-unix; do
     [ -x "$BIN/$b" ] || left_out="${left_out:+$left_out, }$b"
   done
-  [ -z "$left_out" ] || echo "note: the quick start's build leaves out $left_out (toxiproxy-server: links: and faults:); scripts/build-nodes.sh builds them" >&2
+  [ -z "$left_out" ] || echo "note: the quick start's build leaves out $left_out (toxiproxy-unix: links: and faults:); scripts/build-nodes.sh builds them" >&2
 fi
 echo "$BIN"

@@ -49,12 +49,17 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> 
 /// path (`create_new`, which does not follow a symlink): a symlink planted in a
 /// shared report directory cannot redirect the write to a file of its choosing.
 pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    write_bytes(dir, name, text.as_bytes())
+}
+
+/// [`write_file`] for bytes that are not text (a raw profile).
+pub(crate) fn write_bytes(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
     use std::io::Write;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create report directory {}", dir.display()))?;
     let path = dir.join(name);
     let tmp = dir.join(temp_name(name));
-    let written = create_new(&tmp).and_then(|mut f| f.write_all(text.as_bytes()));
+    let written = create_new(&tmp).and_then(|mut f| f.write_all(bytes));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", tmp.display()));

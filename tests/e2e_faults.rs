@@ -34,7 +34,7 @@ workload:
 /// LND, btcd and Toxiproxy build from the Go module proxy on every machine: required.
 fn needs_binaries(_test: &str) -> bool {
     require_node_binaries();
-    let proxy = cache_dir().join("bin").join("toxiproxy-server");
+    let proxy = cache_dir().join("bin").join("toxiproxy-unix");
     assert!(
         proxy.exists(),
         "{} is missing: run scripts/setup.sh before the end-to-end tests",

@@ -172,6 +172,7 @@ fn fixed_report() -> Report {
         faults: Vec::new(),
         channel_health: Vec::new(),
         reconciliation: None,
+        mainnet_caps: None,
         network: None,
     }
 }

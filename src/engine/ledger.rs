@@ -130,6 +130,10 @@ impl SpendLedger {
     pub fn max_total_msat(&self) -> u64 {
         self.max_total_msat
     }
+
+    pub fn max_payment_msat(&self) -> u64 {
+        self.max_payment_msat
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! A small client of Toxiproxy's HTTP API (the TCP fault proxy the runtime starts):
 //! proxies, their enabled state, and toxics (latency with jitter, bandwidth) on both
-//! streams of a proxy.
+//! streams of a proxy. The API is served on a unix socket (`toxiproxy-unix`, built by
+//! `scripts/build-nodes.sh`), never on TCP: only this user reaches it.
 
 use crate::scenario::LinkShape;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
+use std::path::Path;
 use std::time::Duration;
 
 /// The names of the toxics this client sets, so a new shape replaces the old one.
@@ -15,7 +17,7 @@ const TOXICS: [&str; 4] = [
     "bandwidth-down",
 ];
 
-/// Toxiproxy's API at `base` (`http://127.0.0.1:<port>`).
+/// Toxiproxy's API on a unix socket; every request goes there, whatever the URL's host.
 #[derive(Debug, Clone)]
 pub struct Toxiproxy {
     base: String,
@@ -23,16 +25,18 @@ pub struct Toxiproxy {
 }
 
 impl Toxiproxy {
-    pub fn new(api_addr: &str) -> Result<Toxiproxy> {
+    /// A client of the API listening on the unix socket `socket`.
+    pub fn new(socket: &Path) -> Result<Toxiproxy> {
         // reqwest needs the process's provider even for plain HTTP.
         crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .http1_only()
+            .unix_socket(socket)
             .build()
             .context("creating the fault proxy's HTTP client")?;
         Ok(Toxiproxy {
-            base: format!("http://{api_addr}"),
+            base: "http://toxiproxy".into(),
             http,
         })
     }

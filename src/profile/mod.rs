@@ -10,6 +10,8 @@
 pub mod flame;
 pub mod perf;
 pub mod pprof;
+#[cfg(test)]
+mod tests;
 
 use crate::node::Implementation;
 use crate::runtime::Runtime;
@@ -289,8 +291,7 @@ async fn capture_cpu(
             let bytes = fetch(&url, Duration::from_secs(secs + 30)).await?;
             let seconds = started.elapsed().as_secs_f64();
             let raw_file = format!("{stem}.pb.gz");
-            std::fs::write(dir.join(&raw_file), &bytes)
-                .with_context(|| format!("cannot write {raw_file}"))?;
+            crate::files::write_bytes(dir, &raw_file, &bytes)?;
             let profile = pprof::parse(&bytes).context("LND's CPU profile")?;
             let index = profile
                 .value_index(&["cpu"])
@@ -388,9 +389,7 @@ impl Running {
         )
         .await?;
         let raw_file = format!("{}.pb.gz", file_stem(&t.name, "heap"));
-        std::fs::create_dir_all(&self.dir)?;
-        std::fs::write(self.dir.join(&raw_file), &bytes)
-            .with_context(|| format!("cannot write {raw_file}"))?;
+        crate::files::write_bytes(&self.dir, &raw_file, &bytes)?;
         let profile = pprof::parse(&bytes).context("LND's heap profile")?;
         let index = profile
             .value_index(&["inuse_space"])

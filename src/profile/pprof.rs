@@ -183,11 +183,11 @@ pub fn short_go_name(name: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A profile of two samples: main -> work (inlined helper) and main alone.
-    fn sample_profile() -> Profile {
+    pub(in crate::profile) fn sample_profile() -> Profile {
         let strings = [
             "",
             "samples",

@@ -146,6 +146,27 @@ pub struct Report {
     /// absent when no node was read (a load that never started).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<reconciliation::Reconciliation>,
+    /// Mainnet caps (`runtime: external`, `allow_mainnet`): the caps, what the run
+    /// spent so far, and whether they stopped a load; absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mainnet_caps: Option<MainnetCaps>,
+}
+
+/// The run's spend under mainnet caps when the report was written (one ledger serves
+/// every point and repeat of a run, so the figures are the run's so far).
+#[derive(Debug, Clone, Serialize)]
+pub struct MainnetCaps {
+    pub max_payment_msat: u64,
+    pub max_total_msat: u64,
+    /// Amounts and fees of the payments the nodes report paid.
+    pub paid_msat: u64,
+    /// Payments whose end is not known, counted as paid (amount and fee limit).
+    pub unknown_msat: u64,
+    /// Amounts lowered to `max_payment_msat`.
+    pub clamped: u64,
+    /// True once a payment was refused for crossing `max_total_msat`: the load stopped
+    /// there, before its own stop.
+    pub cap_reached: bool,
 }
 
 /// One entry of `links:` in the report.

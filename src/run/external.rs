@@ -169,3 +169,7 @@ fn check_caps(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "external_tests.rs"]
+mod tests;

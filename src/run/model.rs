@@ -131,5 +131,19 @@ pub(super) fn build_report(
         channel_health: Vec::new(),
         reconciliation: None,
         network: None,
+        mainnet_caps: None,
+    }
+}
+
+/// What the run's spend ledger says, for the report.
+pub(super) fn mainnet_caps(ledger: &crate::engine::ledger::SpendLedger) -> report::MainnetCaps {
+    let spent = ledger.spent();
+    report::MainnetCaps {
+        max_payment_msat: ledger.max_payment_msat(),
+        max_total_msat: ledger.max_total_msat(),
+        paid_msat: spent.paid_msat,
+        unknown_msat: spent.unknown_msat,
+        clamped: spent.clamped,
+        cap_reached: spent.refused > 0,
     }
 }

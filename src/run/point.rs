@@ -148,6 +148,7 @@ pub(super) async fn measure(
             .map(|(_, a)| report::network::build(scenario, a, &summary, &point.log.steps));
         report.thresholds = thresholds.clone();
         report.reconciliation = reconciliation;
+        report.mainnet_caps = point.ledger.as_deref().map(super::model::mainnet_caps);
         if let Err(e) = write_report(report, after, (&point, dir), session.as_deref(), out) {
             load_err.get_or_insert(e);
         }

@@ -61,11 +61,11 @@ pub struct Restarted {
 }
 
 /// A Toxiproxy server a runtime started for the run's peer links (`links:`, link
-/// faults): its API address and the listeners it may give proxies.
+/// faults): its API's socket and the listeners it may give proxies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyHost {
-    /// `host:port` of its HTTP API, as this tool reaches it.
-    pub api: String,
+    /// The unix socket of its HTTP API (in a directory only this user can enter).
+    pub api: std::path::PathBuf,
     pub ports: Vec<ProxyPort>,
 }
 

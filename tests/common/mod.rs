@@ -375,6 +375,7 @@ pub fn sample_report(
         faults: Vec::new(),
         channel_health: Vec::new(),
         reconciliation: None,
+        mainnet_caps: None,
         network: None,
     }
 }

@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn a_tcp_login_goes_in_eclair_conf_whole() {
-        let login = PostgresLogin {
+        let login = crate::node::driver::PostgresLogin {
             host: "127.0.0.1".into(),
             port: 40123,
             database: "carol".into(),

@@ -44,6 +44,9 @@ struct State {
     payments: AtomicU64,
     /// Calls are taken and never answered (a node that stopped answering).
     hang: AtomicBool,
+    /// The network `GetInfo` names in `chains` (LND's words: `mainnet`, `regtest`);
+    /// none by default.
+    network: std::sync::Mutex<Option<String>>,
 }
 
 impl FakeLnd {
@@ -63,6 +66,7 @@ impl FakeLnd {
             macaroon: secret.to_lower_hex_string(),
             payments: AtomicU64::new(0),
             hang: AtomicBool::new(false),
+            network: std::sync::Mutex::new(None),
         });
         tokio::spawn(accept(listener, acceptor, Arc::clone(&state)));
         Ok(FakeLnd {
@@ -76,6 +80,11 @@ impl FakeLnd {
     /// From now on, calls on open and new connections are taken and never answered.
     pub fn hang(&self) {
         self.state.hang.store(true, Ordering::Relaxed);
+    }
+
+    /// From now on `GetInfo` says the node runs on `network` (LND's words: `mainnet`).
+    pub fn report_network(&self, network: &str) {
+        *self.state.network.lock().unwrap_or_else(|e| e.into_inner()) = Some(network.into());
     }
 
     /// Payments (`SendPaymentV2` calls) answered so far.
@@ -156,7 +165,11 @@ async fn answer(
         return Ok(Status::unauthenticated("verification failed: signature mismatch").into_http());
     }
     let response = match request.uri().path() {
-        "/lnrpc.Lightning/GetInfo" => Grpc::new(ProstCodec::new()).unary(GetInfo, request).await,
+        "/lnrpc.Lightning/GetInfo" => {
+            (Grpc::new(ProstCodec::new()))
+                .unary(GetInfo(state), request)
+                .await
+        }
         "/routerrpc.Router/SendPaymentV2" => {
             Grpc::new(ProstCodec::new())
                 .server_streaming(SendPayment(state), request)
@@ -167,14 +180,22 @@ async fn answer(
     Ok(response)
 }
 
-struct GetInfo;
+struct GetInfo(Arc<State>);
 
 impl UnaryService<lnrpc::GetInfoRequest> for GetInfo {
     type Response = lnrpc::GetInfoResponse;
     type Future = Ready<Result<tonic::Response<lnrpc::GetInfoResponse>, Status>>;
 
     fn call(&mut self, _: tonic::Request<lnrpc::GetInfoRequest>) -> Self::Future {
+        let network = self.0.network.lock().unwrap_or_else(|e| e.into_inner());
+        let chains = (network.iter())
+            .map(|n| lnrpc::Chain {
+                network: n.clone(),
+                ..Default::default()
+            })
+            .collect();
         ready(Ok(tonic::Response::new(lnrpc::GetInfoResponse {
+            chains,
             identity_pubkey: PUBKEY.into(),
             alias: "fake-lnd".into(),
             version: "fake".into(),

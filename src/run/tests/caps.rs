@@ -44,3 +44,30 @@ async fn repeats_share_one_total() {
         "stopped at the cap, not before: {paid}"
     );
 }
+
+/// A load the caps stopped says so in report.json: the caps, what was spent, and
+/// that the cap was reached (the load stopped there, not at its payment count).
+#[tokio::test]
+async fn a_load_stopped_by_the_cap_says_so_in_report_json() {
+    let dirs = Dirs::new();
+    let runtimes = fakes(|_| Ok(quick()));
+    // 40 payments of 1000 msat asked, 10,000 msat allowed in all.
+    let mut s = scenario("");
+    s.external = Some(ExternalSettings {
+        allow_mainnet: true,
+        max_payment_msat: Some(1_100),
+        max_total_msat: Some(10_000),
+        nodes_file: None,
+    });
+    execute_with(s, &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap();
+    let report = dirs.report("");
+    let caps = &report["mainnet_caps"];
+    assert_eq!(caps["cap_reached"], true, "{report}");
+    assert_eq!(u(&caps["max_payment_msat"]), 1_100);
+    assert_eq!(u(&caps["max_total_msat"]), 10_000);
+    let spent = u(&caps["paid_msat"]) + u(&caps["unknown_msat"]);
+    assert!(spent <= 10_000, "{caps}");
+    assert!(u(&report["results"]["ok"]) < 40, "{report}");
+}

@@ -1,19 +1,27 @@
 //! Faults done to local processes (`faults:`): kill, start again, pause; and the
 //! Toxiproxy server peer links go through (`links:`, link faults), a process of the
 //! run like the others (its own group, parent-death signal, log in
-//! `<run dir>/toxiproxy/output.log`, stopped by `down` after the nodes).
+//! `<run dir>/toxiproxy/output.log`, stopped by `down` after the nodes). Its API is on
+//! a unix socket in `<run dir>/toxiproxy/api/` (mode 0700), not on a TCP port: only
+//! this user can change the run's proxies. The proxies themselves listen on loopback
+//! TCP, as the nodes dial them.
 
 use super::process::Proc;
 use super::{LocalRuntime, RuntimeError};
 use crate::runtime::{ProxyHost, ProxyPort, Restarted};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The fault proxy's binary (`scripts/build-nodes.sh` builds it into the cache).
-pub const TOXIPROXY: &str = "toxiproxy-server";
+/// The fault proxy's binary (`scripts/build-nodes.sh` builds it into the cache):
+/// Toxiproxy's server with its API on a unix socket (`scripts/toxiproxy-unix/`).
+pub const TOXIPROXY: &str = "toxiproxy-unix";
 /// Its name in the run (directory, resources, services).
 pub const TOXIPROXY_NAME: &str = "toxiproxy";
-const HINT: &str = "run scripts/build-nodes.sh (it builds toxiproxy-server v2.5.0 with Go)";
+const HINT: &str =
+    "run scripts/build-nodes.sh (it builds toxiproxy-unix, Toxiproxy v2.5.0, with Go)";
+/// The longest path a unix socket may have (`sun_path` holds 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl LocalRuntime {
@@ -64,12 +72,9 @@ impl LocalRuntime {
         let what = "the fault proxy (links: or link faults)";
         let binary = super::find_binary(None, TOXIPROXY, what, HINT)?;
         let dir = self.dir_for(TOXIPROXY_NAME)?;
-        let ports = self.ports(count + 1)?;
-        let api = format!("127.0.0.1:{}", ports[0]);
-        let args: Vec<String> = ["-host", "127.0.0.1", "-port", &ports[0].to_string()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let api = api_socket(&dir)?;
+        let ports = self.ports(count)?;
+        let args = vec!["-socket".to_string(), api.display().to_string()];
         let mut proc = Proc::spawn(TOXIPROXY_NAME, what, &binary, &args, dir.join("output.log"))?;
         self.pids.push(proc.pid);
         let client = crate::links::toxiproxy::Toxiproxy::new(&api).map_err(|e| {
@@ -91,12 +96,74 @@ impl LocalRuntime {
         }
         self.toxiproxy_version = super::binaries::version_of(&binary).await;
         self.toxiproxy = Some(proc);
-        let ports = (ports[1..].iter())
+        let ports = (ports.iter())
             .map(|p| ProxyPort {
                 listen: format!("127.0.0.1:{p}"),
                 dial: format!("127.0.0.1:{p}"),
             })
             .collect();
         Ok(ProxyHost { api, ports })
+    }
+}
+
+/// `<dir>/api/api.sock`: the directory is created fresh with mode 0700 (an existing
+/// one, or a symlink planted there, is refused); the server creates the socket.
+fn api_socket(dir: &Path) -> Result<PathBuf, RuntimeError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let private = dir.join("api");
+    let socket = private.join("api.sock");
+    let io = |source| RuntimeError::Io {
+        path: private.clone(),
+        source,
+    };
+    if socket.as_os_str().len() > SOCKET_PATH_MAX {
+        return Err(RuntimeError::Unsupported {
+            what: "the fault proxy (links: or link faults)".into(),
+            why: format!(
+                "its API socket {} is longer than a unix socket's {SOCKET_PATH_MAX} bytes",
+                socket.display()
+            ),
+            hint: "give --run-dir a shorter parent".into(),
+        });
+    }
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&private)
+        .map_err(io)?;
+    Ok(socket)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_api_socket_directory_is_fresh_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = api_socket(dir.path()).unwrap();
+        let private = socket.parent().unwrap();
+        let mode = std::fs::metadata(private).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // A second start, or a directory planted there first, is refused.
+        assert!(api_socket(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_symlink_planted_for_the_api_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("api")).unwrap();
+        assert!(api_socket(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_socket_path_too_long_for_unix_sockets_is_refused_with_a_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("d".repeat(SOCKET_PATH_MAX));
+        let e = api_socket(&deep).unwrap_err().to_string();
+        assert!(e.contains("--run-dir"), "{e}");
+        assert!(!deep.exists());
     }
 }
