@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lnbench-tui needs on a Debian machine and builds the node binaries.
 # Idempotent: run it before the first run and after pulling changes.
-# Without --dev it builds what the README's quick start runs (lnd, btcd) and, beside them,
-# lnbench-tui's own release binary; --dev builds every node binary and what the tests use.
+# Without --dev it builds only what the README's quick start runs (lnd, btcd); --dev builds
+# every node binary and what the tests use.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh), and
 #    bitcoind + bitcoin-cli when a Bitcoin Core source tree is given (BITCOIN_SRC) or
@@ -104,28 +104,23 @@ if $dev; then
 fi
 
 command -v cargo >/dev/null || { echo "error: Rust (cargo) is needed: see rustup" >&2; exit 3; }
-# The builds run in the background and are waited for, so an interrupt reaches this
+# The node build runs in the background and is waited for, so an interrupt reaches this
 # script at once; however it ends (an error, Ctrl-C, SIGTERM), no build outlives it.
 kill_tree() {
   local child
   for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
   kill "$1" 2>/dev/null || true
 }
-tool_pid=""
 nodes_pid=""
-trap 'for p in $nodes_pid $tool_pid; do kill_tree "$p"; done' EXIT
+trap '[ -z "$nodes_pid" ] || kill_tree "$nodes_pid"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 if ! $dev; then
-  # The quick start: only what its scenario runs (lnd, btcd), and lnbench-tui's release
-  # build (the README's next command, `cargo run --release`) beside the node builds: on
-  # two cores each leaves a core idle at times (a link, one big crate).
+  # The quick start builds only what its scenario runs: lnd (without its PostgreSQL and
+  # etcd backends) and btcd. lnbench-tui's own release build is the README's next
+  # command: run beside the node builds on two cores, both took longer than one after
+  # the other (measured here: 749 s side by side, 308 s then 415 s in turn).
   export LNBENCH_QUICK=1
-  tool_log="${CARGO_TARGET_DIR:-target}/setup-release-build.log"
-  mkdir -p "$(dirname "$tool_log")"
-  echo "building lnbench-tui (release) beside the node binaries; its log: $tool_log" >&2
-  nice cargo build --release --locked >"$tool_log" 2>&1 &
-  tool_pid=$!
 fi
 started=$SECONDS
 nodes_out=$(mktemp)
@@ -136,16 +131,6 @@ nodes_pid=""
 bin=$(tail -n 1 "$nodes_out")
 rm -f "$nodes_out"
 echo "node binaries: $bin ($((SECONDS - started)) s)" >&2
-if [ -n "$tool_pid" ]; then
-  if ! wait "$tool_pid"; then
-    tool_pid=""
-    tail -n 30 "$tool_log" >&2
-    echo "error: building lnbench-tui failed (the whole log: $tool_log)" >&2
-    exit 3
-  fi
-  tool_pid=""
-  echo "lnbench-tui built (release, $((SECONDS - started)) s): next, cargo run --release -- <scenario>" >&2
-fi
 if $dev; then
   bash scripts/start-dockerd.sh
   images=$(bash scripts/build-images.sh | tail -n 1)
