@@ -201,22 +201,7 @@ fn lnd_pays_eclair_on_the_local_postgresql() {
     );
     assert!(!log.contains(&password), "the password in the output");
     assert_eq!(node(&report, "bob")["database"], "postgres");
-    let pg = report["services"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["implementation"] == "postgresql")
-        .unwrap_or_else(|| panic!("no PostgreSQL service: {:#}", report["services"]));
-    let (start, end) = (
-        pg["resources"]["data_dir_bytes_start"]
-            .as_u64()
-            .unwrap_or(0),
-        pg["resources"]["data_dir_bytes_end"].as_u64().unwrap_or(0),
-    );
-    assert!(
-        end > start,
-        "PostgreSQL's data did not grow: {start} -> {end}"
-    );
+    assert_postgres_data_grew(&report);
     assert_nothing_left(&run.run_dir(), &log);
 }
 
@@ -337,6 +322,17 @@ fn eclair_pays_eclair_on_postgresql_in_docker() {
     for name in ["alice", "bob"] {
         assert_eq!(node(&report, name)["database"], "postgres", "{name}");
     }
+    assert_postgres_data_grew(&report);
+    let run_id = run.running.run_id();
+    let (containers, networks) = labelled(Some(&run_id));
+    assert!(
+        containers.is_empty() && networks.is_empty(),
+        "left behind: {containers:?} {networks:?}\n{log}"
+    );
+}
+
+/// The report's PostgreSQL service: its data directory grew during the run.
+fn assert_postgres_data_grew(report: &serde_json::Value) {
     let pg = report["services"]
         .as_array()
         .unwrap()
@@ -352,11 +348,5 @@ fn eclair_pays_eclair_on_postgresql_in_docker() {
     assert!(
         end > start,
         "PostgreSQL's data did not grow: {start} -> {end}"
-    );
-    let run_id = run.running.run_id();
-    let (containers, networks) = labelled(Some(&run_id));
-    assert!(
-        containers.is_empty() && networks.is_empty(),
-        "left behind: {containers:?} {networks:?}\n{log}"
     );
 }
