@@ -52,7 +52,8 @@ pub fn completion(report: &Report) -> String {
     }
 }
 
-pub fn render(report: &Report) -> String {
+/// The headline rows of `summary.md`'s first table: (metric, value), unescaped.
+fn headline_rows(report: &Report) -> [(&'static str, String); 11] {
     let r = &report.results;
     let l = &r.latency;
     let mut implementations: Vec<String> = Vec::new();
@@ -68,7 +69,7 @@ pub fn render(report: &Report) -> String {
     } else {
         0.0
     };
-    let rows = [
+    [
         ("scenario", report.scenario.name.clone()),
         ("implementation", implementations.join(", ")),
         ("kind", report.workload.kind.clone()),
@@ -104,7 +105,11 @@ pub fn render(report: &Report) -> String {
             "machine",
             (r.machine.as_ref()).map_or_else(|| "not sampled".into(), |m| m.verdict.clone()),
         ),
-    ];
+    ]
+}
+
+pub fn render(report: &Report) -> String {
+    let rows = headline_rows(report);
     let mut out = String::new();
     let status = match (&report.complete, &report.interrupted_by) {
         (true, _) => String::new(),
@@ -121,38 +126,7 @@ pub fn render(report: &Report) -> String {
     for (metric, value) in rows {
         let _ = writeln!(out, "| {metric} | {} |", cell(&value));
     }
-    if !r.phases.is_empty() {
-        out.push_str(
-            "\n| phase | ok / failed | TPS (avg) | latency p50 / p99 / max |\n|---|---|---|---|\n",
-        );
-        for p in &r.phases {
-            let l = &p.latency;
-            let _ = writeln!(
-                out,
-                "| {} | {} / {} | {} | {} / {} / {} |",
-                p.phase.as_str(),
-                p.ok,
-                p.failed,
-                format::tps(p.tps_avg),
-                format::latency_us(l.p50_us),
-                format::latency_us(l.p99_us),
-                format::latency_us(l.max_us)
-            );
-        }
-    }
-    if !report.thresholds.is_empty() {
-        out.push_str("\n| threshold | limit | actual | result |\n|---|---|---|---|\n");
-        for t in &report.thresholds {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                t.label(),
-                t.limit_text(),
-                t.actual_text(),
-                if t.passed { "pass" } else { "**FAIL**" }
-            );
-        }
-    }
+    phase_and_threshold_tables(report, &mut out);
     out.push_str(&super::reconciliation::markdown(
         report.reconciliation.as_ref(),
     ));
@@ -178,6 +152,43 @@ pub fn render(report: &Report) -> String {
         report.finished_at
     );
     out
+}
+
+/// The per-phase table and the thresholds' verdicts, each when the run has them.
+fn phase_and_threshold_tables(report: &Report, out: &mut String) {
+    let r = &report.results;
+    if !r.phases.is_empty() {
+        out.push_str(
+            "\n| phase | ok / failed | TPS (avg) | latency p50 / p99 / max |\n|---|---|---|---|\n",
+        );
+        for p in &r.phases {
+            let l = &p.latency;
+            let _ = writeln!(
+                *out,
+                "| {} | {} / {} | {} | {} / {} / {} |",
+                p.phase.as_str(),
+                p.ok,
+                p.failed,
+                format::tps(p.tps_avg),
+                format::latency_us(l.p50_us),
+                format::latency_us(l.p99_us),
+                format::latency_us(l.max_us)
+            );
+        }
+    }
+    if !report.thresholds.is_empty() {
+        out.push_str("\n| threshold | limit | actual | result |\n|---|---|---|---|\n");
+        for t in &report.thresholds {
+            let _ = writeln!(
+                *out,
+                "| {} | {} | {} | {} |",
+                t.label(),
+                t.limit_text(),
+                t.actual_text(),
+                if t.passed { "pass" } else { "**FAIL**" }
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -193,28 +193,8 @@ pub(super) fn validate(
     amount_msat: u64,
     stop: &StopCondition,
 ) -> Result<Checked, ScenarioError> {
-    let external = runtime == RuntimeKind::External;
-    if !external {
-        if let Some(e) = &raw.external {
-            return Err(ctx.error(
-                &e.referenced,
-                "external: is set but the runtime is not external",
-                "write runtime: external to drive nodes that run elsewhere, or remove external:",
-            ));
-        }
-        for (name, node) in &raw.nodes.value.0 {
-            if let Some((field, v)) = external_fields(node).first() {
-                return Err(ctx.error(
-                    &v.referenced,
-                    format!(
-                        "node {} sets {field}:, which only runtime: external takes",
-                        name.value
-                    ),
-                    "write runtime: external to drive a node that runs elsewhere, or remove it \
-                     (the runtime starts this node and knows its address and credentials)",
-                ));
-            }
-        }
+    if runtime != RuntimeKind::External {
+        refuse_external_fields(ctx, raw)?;
         return Ok((None, Vec::new()));
     }
     if let Some(a) = &raw.after_load {
@@ -227,102 +207,153 @@ pub(super) fn validate(
     let settings = settings(ctx, raw.external.as_ref(), amount_msat, stop)?;
     let mut nodes = Vec::new();
     for (name, node) in &raw.nodes.value.0 {
-        let refuse = |loc: &Location, field: &str| {
-            ctx.error(
-                loc,
-                format!(
-                    "node {} sets {field}:, but runtime: external starts no node",
-                    name.value
-                ),
-                format!("remove {field}: (the node already runs; give rpc: and its credentials)"),
-            )
-        };
-        if let Some(v) = &node.image {
-            return Err(refuse(&v.referenced, "image"));
-        }
-        if let Some(v) = &node.replicas {
-            return Err(refuse(&v.referenced, "replicas"));
-        }
-        if let Some(v) = &node.database {
-            return Err(refuse(&v.referenced, "database"));
-        }
-        if node.binary.is_some() || !node.args.is_empty() {
-            return Err(refuse(&name.referenced, "binary or args"));
-        }
-        let implementation = node.implementation.value;
-        let driver = crate::node::driver(implementation);
-        let Some(credential_fields) = driver.external_credential_fields() else {
-            return Err(ctx.error(
-                &node.implementation.referenced,
-                format!(
-                    "runtime: external drives {} nodes; {implementation} is not supported yet",
-                    external_implementations()
-                ),
-                "use runtime: local or docker for this implementation",
-            ));
-        };
-        let wanted: Vec<&str> = std::iter::once("rpc")
-            .chain(credential_fields.iter().copied())
-            .collect();
-        let given = external_fields(node);
-        for (field, v) in &given {
-            if !wanted.contains(field) {
-                return Err(ctx.error(
-                    &v.referenced,
-                    format!("node {} ({implementation}) sets {field}:, which {implementation} does not use", name.value),
-                    format!("an external {implementation} node takes {}", wanted.join(", ")),
-                ));
-            }
-        }
-        let mut resolved = Vec::new();
-        for field in &wanted {
-            let Some((_, v)) = given.iter().find(|(f, _)| f == field) else {
-                return Err(ctx.error(
-                    &name.referenced,
-                    format!("external node {} has no {field}:", name.value),
-                    format!(
-                        "an external {implementation} node takes {} (files as paths, or $NAME for \
-                         the path in an environment variable)",
-                        wanted.join(", ")
-                    ),
-                ));
-            };
-            resolved.push(*v);
-        }
-        let rpc_addr = resolved[0].value.trim().to_string();
-        if crate::node::driver::split_host_port(&rpc_addr)
-            .1
-            .parse::<u16>()
-            .is_err()
-        {
-            return Err(ctx.error(
-                &resolved[0].referenced,
-                format!("rpc: {rpc_addr:?} is not host:port"),
-                "write the node's gRPC address, e.g. rpc: 127.0.0.1:10009",
-            ));
-        }
-        let mut files = Vec::new();
-        for (field, v) in wanted[1..].iter().zip(&resolved[1..]) {
-            files.push(resolve(ctx, v, field)?);
-        }
-        // The driver builds its credentials; the fields name its files in order.
-        let by_file: std::collections::HashMap<&str, PathBuf> =
-            (driver.credential_files().iter().copied())
-                .zip(files)
-                .collect();
-        let credentials =
-            driver.credentials(&|file| by_file.get(file).cloned().unwrap_or_default());
-        let pubkey = is_pubkey(&name.value).then(|| name.value.to_ascii_lowercase());
-        nodes.push((
-            name.value.clone(),
-            ExternalNode {
-                rpc_addr,
-                credentials,
-                pubkey,
-            },
-        ));
+        nodes.push((name.value.clone(), external_node(ctx, name, node)?));
     }
     Ok((Some(settings), nodes))
+}
+
+/// On a runtime that starts its nodes, `external:` and the external-only node fields
+/// are errors at the field.
+fn refuse_external_fields(ctx: &Ctx, raw: &RawScenario) -> Result<(), ScenarioError> {
+    if let Some(e) = &raw.external {
+        return Err(ctx.error(
+            &e.referenced,
+            "external: is set but the runtime is not external",
+            "write runtime: external to drive nodes that run elsewhere, or remove external:",
+        ));
+    }
+    for (name, node) in &raw.nodes.value.0 {
+        if let Some((field, v)) = external_fields(node).first() {
+            return Err(ctx.error(
+                &v.referenced,
+                format!(
+                    "node {} sets {field}:, which only runtime: external takes",
+                    name.value
+                ),
+                "write runtime: external to drive a node that runs elsewhere, or remove it \
+                 (the runtime starts this node and knows its address and credentials)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One node of `runtime: external`: no field that starts or changes a node, and the
+/// RPC address and credential files its implementation takes, resolved.
+fn external_node(
+    ctx: &Ctx,
+    name: &Spanned<String>,
+    node: &RawNode,
+) -> Result<ExternalNode, ScenarioError> {
+    let refuse = |loc: &Location, field: &str| {
+        ctx.error(
+            loc,
+            format!(
+                "node {} sets {field}:, but runtime: external starts no node",
+                name.value
+            ),
+            format!("remove {field}: (the node already runs; give rpc: and its credentials)"),
+        )
+    };
+    if let Some(v) = &node.image {
+        return Err(refuse(&v.referenced, "image"));
+    }
+    if let Some(v) = &node.replicas {
+        return Err(refuse(&v.referenced, "replicas"));
+    }
+    if let Some(v) = &node.database {
+        return Err(refuse(&v.referenced, "database"));
+    }
+    if node.binary.is_some() || !node.args.is_empty() {
+        return Err(refuse(&name.referenced, "binary or args"));
+    }
+    let implementation = node.implementation.value;
+    let driver = crate::node::driver(implementation);
+    let Some(credential_fields) = driver.external_credential_fields() else {
+        return Err(ctx.error(
+            &node.implementation.referenced,
+            format!(
+                "runtime: external drives {} nodes; {implementation} is not supported yet",
+                external_implementations()
+            ),
+            "use runtime: local or docker for this implementation",
+        ));
+    };
+    let wanted: Vec<&str> = std::iter::once("rpc")
+        .chain(credential_fields.iter().copied())
+        .collect();
+    let resolved = wanted_fields(ctx, name, node, &wanted)?;
+    let rpc_addr = resolved[0].value.trim().to_string();
+    if crate::node::driver::split_host_port(&rpc_addr)
+        .1
+        .parse::<u16>()
+        .is_err()
+    {
+        return Err(ctx.error(
+            &resolved[0].referenced,
+            format!("rpc: {rpc_addr:?} is not host:port"),
+            "write the node's gRPC address, e.g. rpc: 127.0.0.1:10009",
+        ));
+    }
+    let mut files = Vec::new();
+    for (field, v) in wanted[1..].iter().zip(&resolved[1..]) {
+        files.push(resolve(ctx, v, field)?);
+    }
+    // The driver builds its credentials; the fields name its files in order.
+    let by_file: std::collections::HashMap<&str, PathBuf> = (driver.credential_files().iter())
+        .copied()
+        .zip(files)
+        .collect();
+    let credentials = driver.credentials(&|file| by_file.get(file).cloned().unwrap_or_default());
+    let pubkey = is_pubkey(&name.value).then(|| name.value.to_ascii_lowercase());
+    Ok(ExternalNode {
+        rpc_addr,
+        credentials,
+        pubkey,
+    })
+}
+
+/// The node's values of the `wanted` fields, in that order: a field it sets that its
+/// implementation does not use, or one it leaves out, is an error.
+fn wanted_fields<'a>(
+    ctx: &Ctx,
+    name: &Spanned<String>,
+    node: &'a RawNode,
+    wanted: &[&str],
+) -> Result<Vec<&'a Spanned<String>>, ScenarioError> {
+    let implementation = node.implementation.value;
+    let given = external_fields(node);
+    for (field, v) in &given {
+        if !wanted.contains(field) {
+            return Err(ctx.error(
+                &v.referenced,
+                format!(
+                    "node {} ({implementation}) sets {field}:, which {implementation} does not use",
+                    name.value
+                ),
+                format!(
+                    "an external {implementation} node takes {}",
+                    wanted.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut resolved = Vec::new();
+    for field in wanted {
+        let Some((_, v)) = given.iter().find(|(f, _)| f == field) else {
+            return Err(ctx.error(
+                &name.referenced,
+                format!("external node {} has no {field}:", name.value),
+                format!(
+                    "an external {implementation} node takes {} (files as paths, or $NAME for \
+                     the path in an environment variable)",
+                    wanted.join(", ")
+                ),
+            ));
+        };
+        resolved.push(*v);
+    }
+    Ok(resolved)
 }
 
 fn settings(
