@@ -12,43 +12,11 @@ use std::path::{Path, PathBuf};
 pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> Result<Exit> {
     let temp = std::env::temp_dir();
     let parent = run_dir.unwrap_or_else(|| temp.clone());
-    let mut kept_dirs = Vec::new();
-    let mut stale = leftovers::stale_runs(&parent, &temp, all, &mut kept_dirs);
-    if let Some(id) = only {
-        let dir_name = format!("lnbench-{id}");
-        let is_it = |d: &Path| d.file_name().is_some_and(|n| n == dir_name.as_str());
-        stale.retain(|s| is_it(&s.run_dir));
-        kept_dirs.retain(|(d, _)| is_it(d));
-    }
-    for s in &stale {
-        let whose = s.user.as_ref().map(|u| format!(" (a run of {u})"));
-        for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
-            match std::fs::remove_dir_all(dir) {
-                Ok(()) => println!(
-                    "removed directory {}{}",
-                    dir.display(),
-                    whose.as_deref().unwrap_or_default()
-                ),
-                Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
-            }
-        }
-    }
-    let sockets = match only {
-        None => leftovers::stale_socket_dirs(&temp, leftovers::is_live_tool),
-        Some(_) => Vec::new(),
-    };
-    for dir in &sockets {
-        match std::fs::remove_dir_all(dir) {
-            Ok(()) => println!("removed directory {}", dir.display()),
-            Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
-        }
-    }
-    for (dir, why) in &kept_dirs {
-        println!(
-            "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
-            dir.display()
-        );
-    }
+    let LocalDown {
+        stale,
+        sockets,
+        kept_dirs,
+    } = remove_local(&parent, &temp, all, only);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -114,6 +82,61 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         }
     }
     Ok(Exit::Ok)
+}
+
+/// What `down` found of local runs: run directories removed (with their PostgreSQL
+/// data), socket directories removed, and directories left alone with the reason.
+struct LocalDown {
+    stale: Vec<leftovers::Stale>,
+    sockets: Vec<PathBuf>,
+    kept_dirs: Vec<(PathBuf, String)>,
+}
+
+/// Removes the run directories under `parent` (PostgreSQL data and socket directories
+/// under `temp`) of local runs whose tool is gone, or only run `only`'s; says what it did.
+fn remove_local(parent: &Path, temp: &Path, all: bool, only: Option<&str>) -> LocalDown {
+    let mut kept_dirs = Vec::new();
+    let mut stale = leftovers::stale_runs(parent, temp, all, &mut kept_dirs);
+    if let Some(id) = only {
+        let dir_name = format!("lnbench-{id}");
+        let is_it = |d: &Path| d.file_name().is_some_and(|n| n == dir_name.as_str());
+        stale.retain(|s| is_it(&s.run_dir));
+        kept_dirs.retain(|(d, _)| is_it(d));
+    }
+    for s in &stale {
+        let whose = s.user.as_ref().map(|u| format!(" (a run of {u})"));
+        for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => println!(
+                    "removed directory {}{}",
+                    dir.display(),
+                    whose.as_deref().unwrap_or_default()
+                ),
+                Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+            }
+        }
+    }
+    let sockets = match only {
+        None => leftovers::stale_socket_dirs(temp, leftovers::is_live_tool),
+        Some(_) => Vec::new(),
+    };
+    for dir in &sockets {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => println!("removed directory {}", dir.display()),
+            Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+        }
+    }
+    for (dir, why) in &kept_dirs {
+        println!(
+            "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
+            dir.display()
+        );
+    }
+    LocalDown {
+        stale,
+        sockets,
+        kept_dirs,
+    }
 }
 
 fn print_down(down: &runtime::shared::Down) {

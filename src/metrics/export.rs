@@ -78,6 +78,92 @@ impl std::fmt::Debug for Exporter {
     }
 }
 
+/// The payment and load metrics of [`Exporter::new`].
+fn register_load(registry: &mut Registry, inner: &Inner) {
+    registry.register(
+        "payments",
+        "Counted payments by outcome (succeeded, failed) and failure reason",
+        inner.payments.clone(),
+    );
+    registry.register(
+        "warm_up_payments",
+        "Warm-up payments (made, not counted in the results)",
+        inner.warm_up.clone(),
+    );
+    registry.register_with_unit(
+        "payment_latency",
+        "Latency of counted successful payments (open loop: from the intended start)",
+        Unit::Seconds,
+        inner.latency.clone(),
+    );
+    // Payments per second is no OpenMetrics base unit: in the name, no UNIT line.
+    registry.register(
+        "payments_per_second",
+        "Successful payments per second over the last interval (about 1 s)",
+        inner.tps.clone(),
+    );
+    registry.register(
+        "average_payments_per_second",
+        "Successful payments per second over the counted load so far",
+        inner.tps_avg.clone(),
+    );
+    registry.register(
+        "concurrency",
+        "Closed loop: payments kept in flight (0 in an open-loop run)",
+        inner.concurrency.clone(),
+    );
+    registry.register(
+        "scheduled_payments_per_second",
+        "Open loop: payments per second scheduled now (0 in a closed-loop run)",
+        inner.rate.clone(),
+    );
+}
+
+/// The run's phase and info, the nodes' resources and the build's version.
+fn register_run_and_nodes(registry: &mut Registry, inner: &Inner) {
+    registry.register(
+        "run_phase",
+        "1 for the phase the run is in, 0 for the others",
+        inner.phase.clone(),
+    );
+    registry.register(
+        "run_info",
+        "Always 1; the runtime the nodes run on as a label",
+        inner.info.clone(),
+    );
+    registry.register(
+        "resources_measured",
+        "1 when the runtime reads node resources, 0 when they are not measured \
+         (runtime: external)",
+        inner.resources_measured.clone(),
+    );
+    registry.register_with_unit(
+        "node_cpu",
+        "CPU use of a node (or the chain) since the previous reading, in cores \
+         (1 is one core busy all the time; above 1 on several)",
+        // Unit::Ratios would write `_ratios`; the convention is `_ratio`.
+        Unit::Other("ratio".into()),
+        inner.node_cpu.clone(),
+    );
+    registry.register_with_unit(
+        "node_memory",
+        "Memory in use by a node (or the chain), without page cache",
+        Unit::Bytes,
+        inner.node_mem.clone(),
+    );
+    registry.register_with_unit(
+        "node_data_dir",
+        "Size of a node's (or the chain's) data directory",
+        Unit::Bytes,
+        inner.node_data_dir.clone(),
+    );
+    registry.register(
+        "build_info",
+        "Always 1; the version of lnbench-tui serving the metrics as a label",
+        inner.build_info.clone(),
+    );
+}
+
 impl Exporter {
     /// Metrics of a run of scenario `scenario`, all at zero, in phase `setup`.
     pub fn new(scenario: &str) -> Exporter {
@@ -103,84 +189,8 @@ impl Exporter {
             batch: Mutex::new(()),
             registry: Registry::default(),
         };
-        registry.register(
-            "payments",
-            "Counted payments by outcome (succeeded, failed) and failure reason",
-            inner.payments.clone(),
-        );
-        registry.register(
-            "warm_up_payments",
-            "Warm-up payments (made, not counted in the results)",
-            inner.warm_up.clone(),
-        );
-        registry.register_with_unit(
-            "payment_latency",
-            "Latency of counted successful payments (open loop: from the intended start)",
-            Unit::Seconds,
-            inner.latency.clone(),
-        );
-        // Payments per second is no OpenMetrics base unit: in the name, no UNIT line.
-        registry.register(
-            "payments_per_second",
-            "Successful payments per second over the last interval (about 1 s)",
-            inner.tps.clone(),
-        );
-        registry.register(
-            "average_payments_per_second",
-            "Successful payments per second over the counted load so far",
-            inner.tps_avg.clone(),
-        );
-        registry.register(
-            "concurrency",
-            "Closed loop: payments kept in flight (0 in an open-loop run)",
-            inner.concurrency.clone(),
-        );
-        registry.register(
-            "scheduled_payments_per_second",
-            "Open loop: payments per second scheduled now (0 in a closed-loop run)",
-            inner.rate.clone(),
-        );
-        registry.register(
-            "run_phase",
-            "1 for the phase the run is in, 0 for the others",
-            inner.phase.clone(),
-        );
-        registry.register(
-            "run_info",
-            "Always 1; the runtime the nodes run on as a label",
-            inner.info.clone(),
-        );
-        registry.register(
-            "resources_measured",
-            "1 when the runtime reads node resources, 0 when they are not measured \
-             (runtime: external)",
-            inner.resources_measured.clone(),
-        );
-        registry.register_with_unit(
-            "node_cpu",
-            "CPU use of a node (or the chain) since the previous reading, in cores \
-             (1 is one core busy all the time; above 1 on several)",
-            // Unit::Ratios would write `_ratios`; the convention is `_ratio`.
-            Unit::Other("ratio".into()),
-            inner.node_cpu.clone(),
-        );
-        registry.register_with_unit(
-            "node_memory",
-            "Memory in use by a node (or the chain), without page cache",
-            Unit::Bytes,
-            inner.node_mem.clone(),
-        );
-        registry.register_with_unit(
-            "node_data_dir",
-            "Size of a node's (or the chain's) data directory",
-            Unit::Bytes,
-            inner.node_data_dir.clone(),
-        );
-        registry.register(
-            "build_info",
-            "Always 1; the version of lnbench-tui serving the metrics as a label",
-            inner.build_info.clone(),
-        );
+        register_load(&mut registry, &inner);
+        register_run_and_nodes(&mut registry, &inner);
         inner
             .build_info
             .get_or_create(&[("version", env!("CARGO_PKG_VERSION").into())])

@@ -158,76 +158,26 @@ struct ChartView<'a> {
 impl<'a> View<'a> {
     fn of(report: &'a Report, charts: &'a [charts::Chart]) -> View<'a> {
         let r = &report.results;
-        let l = &r.latency;
         let summary = summary_rows(report);
         let workload = workload_rows(report);
-        let nodes = report
-            .nodes
-            .iter()
-            .map(|n| NodeRow {
-                name: n.name.clone(),
-                role: n.role.clone(),
-                implementation: n.implementation.clone(),
-                version: n.version.clone(),
-                database: n.database.clone(),
-                pubkey: n.pubkey.clone(),
-                pubkey_short: format::short_pubkey(&n.pubkey),
-                completion: (n.role == "sender")
-                    .then(|| n.completion.as_ref().map(|c| c.describe()))
-                    .flatten()
-                    .unwrap_or_default(),
-            })
-            .collect();
+        let nodes = node_rows(report);
         let setup = report
             .setup
             .iter()
             .map(|s| row(&s.step, format::seconds(s.seconds)))
             .collect();
         let setup_total = format::seconds(report.setup.iter().map(|s| s.seconds).sum());
-        let failures = r
-            .failures_by_reason
-            .iter()
-            .map(|(reason, n)| {
-                let share = if r.failed > 0 {
-                    *n as f64 / r.failed as f64
-                } else {
-                    0.0
-                };
-                (reason.to_string(), *n, format::percent(share))
-            })
-            .collect();
+        let failures = failure_rows(report);
         let tool_cost = tool_cost_rows(report);
         let environment = environment_rows(report);
-        let headline = format!(
-            "{} successful payments ({} failed) at {} payments/s on average; latency p50 {}, p99 {}.",
-            r.ok,
-            r.failed,
-            format::tps(r.tps_avg),
-            format::latency_us(l.p50_us),
-            format::latency_us(l.p99_us)
-        );
-        let failed_thresholds = report.thresholds.iter().filter(|t| !t.passed).count();
-        let thresholds_verdict = match (report.thresholds.len(), failed_thresholds) {
-            (0, _) => None,
-            (n, 0) => Some(format!("All {n} thresholds passed.")),
-            (n, f) => Some(format!("{f} of {n} thresholds FAILED.")),
-        };
+        let (headline, thresholds_verdict) = headline(report);
         View {
             css: CSS,
             headline,
             thresholds_verdict,
             title: format!("lnbench-tui report: {}", report.scenario.name),
             tool: format!("{} {}", report.tool.name, report.tool.version),
-            thresholds: report
-                .thresholds
-                .iter()
-                .map(|t| ThresholdRow {
-                    name: t.label(),
-                    limit: t.limit_text(),
-                    actual: t.actual_text(),
-                    passed: t.passed,
-                })
-                .collect(),
+            thresholds: threshold_rows(report),
             phases: r.phases.iter().map(PhaseRow::of).collect(),
             complete: report.complete,
             interrupted_by: report.interrupted_by.as_deref(),
@@ -275,6 +225,76 @@ impl<'a> View<'a> {
                 .collect(),
         }
     }
+}
+
+fn node_rows(report: &Report) -> Vec<NodeRow> {
+    report
+        .nodes
+        .iter()
+        .map(|n| NodeRow {
+            name: n.name.clone(),
+            role: n.role.clone(),
+            implementation: n.implementation.clone(),
+            version: n.version.clone(),
+            database: n.database.clone(),
+            pubkey: n.pubkey.clone(),
+            pubkey_short: format::short_pubkey(&n.pubkey),
+            completion: (n.role == "sender")
+                .then(|| n.completion.as_ref().map(|c| c.describe()))
+                .flatten()
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Failures by reason: (reason, count, share of the failures).
+fn failure_rows(report: &Report) -> Vec<(String, u64, String)> {
+    let r = &report.results;
+    r.failures_by_reason
+        .iter()
+        .map(|(reason, n)| {
+            let share = if r.failed > 0 {
+                *n as f64 / r.failed as f64
+            } else {
+                0.0
+            };
+            (reason.to_string(), *n, format::percent(share))
+        })
+        .collect()
+}
+
+/// The one-sentence headline and the thresholds' verdict (None without thresholds).
+fn headline(report: &Report) -> (String, Option<String>) {
+    let r = &report.results;
+    let l = &r.latency;
+    let headline = format!(
+        "{} successful payments ({} failed) at {} payments/s on average; latency p50 {}, p99 {}.",
+        r.ok,
+        r.failed,
+        format::tps(r.tps_avg),
+        format::latency_us(l.p50_us),
+        format::latency_us(l.p99_us)
+    );
+    let failed_thresholds = report.thresholds.iter().filter(|t| !t.passed).count();
+    let thresholds_verdict = match (report.thresholds.len(), failed_thresholds) {
+        (0, _) => None,
+        (n, 0) => Some(format!("All {n} thresholds passed.")),
+        (n, f) => Some(format!("{f} of {n} thresholds FAILED.")),
+    };
+    (headline, thresholds_verdict)
+}
+
+fn threshold_rows(report: &Report) -> Vec<ThresholdRow> {
+    report
+        .thresholds
+        .iter()
+        .map(|t| ThresholdRow {
+            name: t.label(),
+            limit: t.limit_text(),
+            actual: t.actual_text(),
+            passed: t.passed,
+        })
+        .collect()
 }
 
 /// The results table: counts, rates, latency and time.

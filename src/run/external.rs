@@ -6,6 +6,7 @@
 use super::{Network, RunFacts};
 use crate::node::NodeEndpoint;
 use crate::scenario::Scenario;
+use crate::scenario::external::ExternalSettings;
 use crate::setup::{self, ReadyNode, StepLog};
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
@@ -58,26 +59,7 @@ pub(super) async fn bring_up(
             );
         }
         let network = node.network().await.with_context(cannot)?;
-        match network.as_deref() {
-            Some(n) if TEST_NETWORKS.contains(&n) => {}
-            Some("main") if settings.allow_mainnet => log.progress(&format!(
-                "{} is on mainnet: allowed, at most {} msat per payment and {} msat in all",
-                spec.name,
-                settings.max_payment_msat.unwrap_or(0),
-                settings.max_total_msat.unwrap_or(0)
-            )),
-            Some("main") => bail!(
-                "external node {} runs on mainnet: refused (payments there spend real \
-                 money); to allow it, set external: {{ allow_mainnet: true, \
-                 max_payment_msat: N, max_total_msat: M }} and stop: payments:",
-                spec.name
-            ),
-            other => bail!(
-                "external node {} runs on network {other:?}, which is not regtest, signet \
-                 or testnet: refused",
-                spec.name
-            ),
-        }
+        check_network(&spec.name, network.as_deref(), &settings, log)?;
         if !info.synced_to_chain {
             bail!(
                 "external node {} is not synced to its chain (at block {}): wait for it, \
@@ -107,6 +89,61 @@ pub(super) async fn bring_up(
     facts.chain_version = networks.join(", ");
 
     log.begin("channels checked");
+    check_channels(scenario, &nodes, log).await?;
+
+    log.begin("routes ready");
+    let w = &scenario.workload;
+    let pairs: Vec<(ReadyNode, ReadyNode)> = (w.senders.iter())
+        .flat_map(|s| w.receivers.iter().map(move |r| (s, r)))
+        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
+        .collect();
+    if settings.allow_mainnet {
+        // Probes would be payments beyond the caps.
+        log.progress("no probe payments (mainnet allowed): routes are tried by the load");
+    } else {
+        setup::wait_routable(&pairs, log).await?;
+    }
+    log.end();
+    Ok(Network::without_chain(nodes))
+}
+
+/// A node's chain, as it reports it: a test network, or mainnet where allowed.
+fn check_network(
+    name: &str,
+    network: Option<&str>,
+    settings: &ExternalSettings,
+    log: &mut StepLog,
+) -> Result<()> {
+    match network {
+        Some(n) if TEST_NETWORKS.contains(&n) => {}
+        Some("main") if settings.allow_mainnet => log.progress(&format!(
+            "{} is on mainnet: allowed, at most {} msat per payment and {} msat in all",
+            name,
+            settings.max_payment_msat.unwrap_or(0),
+            settings.max_total_msat.unwrap_or(0)
+        )),
+        Some("main") => bail!(
+            "external node {} runs on mainnet: refused (payments there spend real \
+             money); to allow it, set external: {{ allow_mainnet: true, \
+             max_payment_msat: N, max_total_msat: M }} and stop: payments:",
+            name
+        ),
+        other => bail!(
+            "external node {} runs on network {other:?}, which is not regtest, signet \
+             or testnet: refused",
+            name
+        ),
+    }
+    Ok(())
+}
+
+/// Each pair of the scenario's channels has at least its `count` active channels:
+/// runtime: external opens none.
+async fn check_channels(
+    scenario: &Scenario,
+    nodes: &HashMap<String, ReadyNode>,
+    log: &mut StepLog,
+) -> Result<()> {
     for ch in &scenario.channels {
         let (from, to) = (&nodes[&ch.from], &nodes[&ch.to]);
         let channels = from.node.list_channels().await?;
@@ -125,21 +162,7 @@ pub(super) async fn bring_up(
         }
         log.progress(&format!("{} - {}: {active} active", ch.from, ch.to));
     }
-
-    log.begin("routes ready");
-    let w = &scenario.workload;
-    let pairs: Vec<(ReadyNode, ReadyNode)> = (w.senders.iter())
-        .flat_map(|s| w.receivers.iter().map(move |r| (s, r)))
-        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
-        .collect();
-    if settings.allow_mainnet {
-        // Probes would be payments beyond the caps.
-        log.progress("no probe payments (mainnet allowed): routes are tried by the load");
-    } else {
-        setup::wait_routable(&pairs, log).await?;
-    }
-    log.end();
-    Ok(Network::without_chain(nodes))
+    Ok(())
 }
 
 /// Mainnet's caps again, as the run will go (`--payments` may have changed the stop

@@ -191,35 +191,8 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
         ));
     }
     let degree = degree(ctx, t, n)?;
-    let capacity = match &t.capacity_sat {
-        Some(c) => Some(Dist::validate(ctx, c, "capacity_sat", MAX_CAPACITY_SAT)?),
-        None if shape == Shape::Import => None,
-        None => {
-            return Err(ctx.error(
-                &raw.referenced,
-                "topology: has no capacity_sat:",
-                "add capacity_sat: 5000000, or a distribution such as capacity_sat: { uniform: [2000000, 5000000] }",
-            ));
-        }
-    };
-    let imported = match (&t.file, shape) {
-        (Some(file), Shape::Import) => Some(super::graph_import::read(ctx, file, n)?),
-        (None, Shape::Import) => {
-            return Err(ctx.error(
-                &t.shape.referenced,
-                "shape: import needs file:",
-                "add file: graph.json (written by lncli describegraph, relative to the scenario)",
-            ));
-        }
-        (Some(file), _) => {
-            return Err(ctx.error(
-                &file.referenced,
-                format!("file: is given for shape {}", shape.as_str()),
-                "remove file:, or write shape: import to read a channel graph",
-            ));
-        }
-        (None, _) => None,
-    };
+    let capacity = capacity(ctx, raw)?;
+    let imported = imported(ctx, t, n)?;
     let per_pair = match &t.channels_per_pair {
         Some(c) => Dist::validate(ctx, c, "channels_per_pair", MAX_CHANNELS_PER_PAIR)?,
         None => Dist::Fixed { value: 1.0 },
@@ -291,6 +264,43 @@ pub(super) fn generate(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Generate
             edges,
         },
     })
+}
+
+/// `capacity_sat:`, which every shape but import needs.
+fn capacity(ctx: &Ctx, raw: &Spanned<RawTopology>) -> Result<Option<Dist>, ScenarioError> {
+    let t = &raw.value;
+    match &t.capacity_sat {
+        Some(c) => Ok(Some(Dist::validate(ctx, c, "capacity_sat", MAX_CAPACITY_SAT)?)),
+        None if t.shape.value == Shape::Import => Ok(None),
+        None => Err(ctx.error(
+            &raw.referenced,
+            "topology: has no capacity_sat:",
+            "add capacity_sat: 5000000, or a distribution such as capacity_sat: { uniform: [2000000, 5000000] }",
+        )),
+    }
+}
+
+/// The channel graph of `shape: import` (its `file:`), which no other shape takes.
+fn imported(
+    ctx: &Ctx,
+    t: &RawTopology,
+    n: u32,
+) -> Result<Option<Vec<super::graph_import::Link>>, ScenarioError> {
+    let shape = t.shape.value;
+    match (&t.file, shape) {
+        (Some(file), Shape::Import) => Ok(Some(super::graph_import::read(ctx, file, n)?)),
+        (None, Shape::Import) => Err(ctx.error(
+            &t.shape.referenced,
+            "shape: import needs file:",
+            "add file: graph.json (written by lncli describegraph, relative to the scenario)",
+        )),
+        (Some(file), _) => Err(ctx.error(
+            &file.referenced,
+            format!("file: is given for shape {}", shape.as_str()),
+            "remove file:, or write shape: import to read a channel graph",
+        )),
+        (None, _) => Ok(None),
+    }
 }
 
 /// The generated nodes as if written under `nodes:`: each name with its

@@ -48,7 +48,32 @@ pub(super) fn expand_channel(
             "write the channel size in satoshis, e.g. capacity_sat: 5000000",
         ));
     }
-    // An implementation that caps channel size (LND: wumbo) needs its flag on the end.
+    check_large_channel(ctx, raw_nodes, &what, ch)?;
+    let count = count(ctx, &what, ch)?;
+    let pairs = match &ch.through {
+        None => every_pair(from, to),
+        Some(through) => line_pairs(ctx, groups, &what, ch, through, from, to)?,
+    };
+    Ok(pairs
+        .into_iter()
+        .map(|(from, to)| ChannelSpec {
+            from,
+            to,
+            capacity_sat: capacity.value,
+            count,
+        })
+        .collect())
+}
+
+/// A channel above the size an end's implementation opens without its flag (LND:
+/// wumbo) needs that flag in the end's `args:`.
+fn check_large_channel(
+    ctx: &Ctx,
+    raw_nodes: &[(Spanned<String>, RawNode)],
+    what: &str,
+    ch: &RawChannel,
+) -> Result<(), ScenarioError> {
+    let capacity = &ch.capacity_sat;
     let node_of = |group: &str| raw_nodes.iter().find(|(n, _)| n.value == group);
     let ends = [ch.from.value.as_str(), ch.to.value.as_str()];
     let capped: Vec<(&str, &str, u64, &str)> = ends
@@ -81,7 +106,12 @@ pub(super) fn expand_channel(
             ),
         ));
     }
-    let count = match &ch.count {
+    Ok(())
+}
+
+/// `count:` (parallel channels per pair): 1 to MAX_CHANNELS_PER_PAIR, 1 if absent.
+fn count(ctx: &Ctx, what: &str, ch: &RawChannel) -> Result<u32, ScenarioError> {
+    Ok(match &ch.count {
         Some(c) if c.value == 0 => {
             return Err(ctx.error(
                 &c.referenced,
@@ -101,20 +131,7 @@ pub(super) fn expand_channel(
         }
         Some(c) => c.value,
         None => 1,
-    };
-    let pairs = match &ch.through {
-        None => every_pair(from, to),
-        Some(through) => line_pairs(ctx, groups, &what, ch, through, from, to)?,
-    };
-    Ok(pairs
-        .into_iter()
-        .map(|(from, to)| ChannelSpec {
-            from,
-            to,
-            capacity_sat: capacity.value,
-            count,
-        })
-        .collect())
+    })
 }
 
 fn every_pair(from: &[String], to: &[String]) -> Vec<(String, String)> {
