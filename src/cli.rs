@@ -154,6 +154,13 @@ pub enum HistoryCommand {
         #[arg(long, value_parser = ["tps", "p50", "p90", "p99", "cpu"], default_values = ["tps", "p50", "p99"])]
         metric: Vec<String>,
     },
+    /// Write a static site of the runs (no script): DIR/index.html lists the
+    /// scenarios, each scenario's page has SVG trend charts of TPS, p50, p99 and CPU
+    /// per point, each dot linked to its report.
+    Site {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

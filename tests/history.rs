@@ -193,3 +193,98 @@ fn a_run_refuses_a_directory_as_its_store_before_it_starts() {
     assert!(err.contains("a directory; give a file"), "{err}");
     assert!(!err.contains("chain up"), "the run started: {err}");
 }
+
+/// Every element of an XHTML-like page, as (name, href) in document order; panics
+/// unless it is well-formed XML.
+fn elements(page: &Path) -> Vec<(String, Option<String>)> {
+    use quick_xml::events::Event;
+    let text = std::fs::read_to_string(page).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Eof) => break,
+            Ok(Event::Start(e) | Event::Empty(e)) => {
+                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+                let href = (e.try_get_attribute("href").unwrap())
+                    .map(|a| String::from_utf8(a.value.to_vec()).unwrap());
+                out.push((name, href));
+            }
+            Ok(_) => {}
+            Err(e) => panic!(
+                "{} is not well-formed at {}: {e}",
+                page.display(),
+                reader.buffer_position()
+            ),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_site_is_script_free_with_a_linked_dot_per_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let store = d.join("h.sqlite");
+    let a = repeated(&d.join("a"), "2026-11-20T10:00:00Z", &[60.0, 61.0, 62.0]);
+    let b = repeated(&d.join("b"), "2026-11-20T11:00:00Z", &[50.0, 51.0]);
+    let other = d.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut r = report("2026-11-21T10:00:00Z", 10.0);
+    r["scenario"]["name"] = json!("other <&> one");
+    std::fs::write(other.join("report.json"), r.to_string()).unwrap();
+    for run in [&a, &b] {
+        for entry in std::fs::read_dir(run).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                std::fs::write(p.join("report.html"), "<html></html>").unwrap();
+            }
+        }
+    }
+    stdout_of(history(&store).arg("import").args([&a, &b, &other]), 0);
+    let site = d.join("site");
+    let out = stdout_of(history(&store).arg("site").arg(&site), 0);
+    assert_eq!(out.lines().count(), 3, "{out}");
+
+    let index = elements(&site.join("index.html"));
+    let pages: Vec<&str> = (index.iter())
+        .filter_map(|(n, h)| (n == "a").then_some(h.as_deref()?))
+        .collect();
+    assert_eq!(
+        pages,
+        [
+            "scenario-alice-pays-bob.html",
+            "scenario-other_____one.html"
+        ]
+    );
+    let text = std::fs::read_to_string(site.join(pages[1])).unwrap();
+    assert!(text.contains("other &lt;&amp;&gt; one"), "{text}");
+
+    let page = elements(&site.join(pages[0]));
+    assert!(
+        page.iter().all(|(n, _)| n != "script"),
+        "a script in the page"
+    );
+    // One chart each for TPS, p50 and p99 (the runs read no CPU), a dot per load,
+    // each dot inside a link to that load's report.
+    let charts: Vec<usize> = page
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| n == "svg")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(charts.len(), 3, "{page:?}");
+    for (k, start) in charts.iter().enumerate() {
+        let end = charts.get(k + 1).copied().unwrap_or(page.len());
+        let chart = &page[*start..end];
+        let dots = chart.iter().filter(|(n, _)| n == "circle").count();
+        let links: Vec<&str> = (chart.iter())
+            .filter_map(|(n, h)| (n == "a").then_some(h.as_deref()?))
+            .collect();
+        assert_eq!((dots, links.len()), (5, 5), "{chart:?}");
+        for href in links {
+            assert!(site.join(href).is_file(), "{href} does not resolve");
+            assert!(href.ends_with("/report.html"), "{href}");
+        }
+    }
+}

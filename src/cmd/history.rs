@@ -100,6 +100,14 @@ pub(crate) fn history(args: HistoryArgs) -> Result<Exit> {
             }
             Ok(Exit::Ok)
         }
+        HistoryCommand::Site { dir } => {
+            let runs = Store::open_existing(&path)?.runs()?;
+            crate::files::check_writable(&dir, "history site DIR")?;
+            for page in crate::history::site::write(&runs, &dir)? {
+                outln!("{}", page.display());
+            }
+            Ok(Exit::Ok)
+        }
         HistoryCommand::Check {
             scenario,
             last,

@@ -8,10 +8,12 @@
 //! - `store.rs`: the SQLite store, its versioned migrations, inserts and queries.
 //! - `check.rs`: the latest run against the earlier comparable ones, with the
 //!   significance test of `compare` ([`crate::report::stats::significance`]).
+//! - `site.rs`: a static, script-free site of trend charts (SVG) per scenario.
 
 pub mod check;
 pub mod import;
 pub mod record;
+pub mod site;
 pub mod store;
 
 #[cfg(test)]
