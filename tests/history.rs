@@ -288,3 +288,18 @@ fn the_site_is_script_free_with_a_linked_dot_per_load() {
         }
     }
 }
+
+#[test]
+fn store_and_no_store_together_are_refused() {
+    let out = Command::cargo_bin("lnbench-tui")
+        .unwrap()
+        .arg(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+        ))
+        .args(["--store", "h.sqlite", "--no-store"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}
