@@ -213,8 +213,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = crate::scenario::duration_flag, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,
 
-    /// Record the run in this results store (default: $LNBENCH_HISTORY, else
-    /// history.sqlite in the cache directory); see `lnbench-tui history`.
+    /// Record the run in this results store (default: $LNBENCH_HISTORY, else, for a
+    /// release build, history.sqlite in the cache directory); see `lnbench-tui history`.
     #[arg(long, value_name = "PATH", help_heading = "History")]
     pub store: Option<PathBuf>,
 

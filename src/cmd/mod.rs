@@ -80,11 +80,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
     // The live view needs a terminal; scripts and CI (no terminal) get progress lines.
     let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());
     // Where the run is recorded: refused before the run when it cannot be a store.
-    let store = if args.no_store {
-        None
-    } else {
-        crate::history::store_path(args.store.as_deref())
-    };
+    let store = crate::history::recording_store(args.store.as_deref(), args.no_store);
     if let Some(path) = store.as_deref().filter(|p| p.is_dir()) {
         return Err(crate::history::BadStore(format!(
             "--store {}: a directory; give a file, e.g. {}",

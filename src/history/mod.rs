@@ -58,6 +58,32 @@ pub(crate) fn store_path_from(
     }
 }
 
+/// Where a run records itself: nowhere with `--no-store`; else `--store PATH`; else
+/// `$LNBENCH_HISTORY` (`off`: nowhere); else, for a release build, history.sqlite in the
+/// cache directory. A debug build (`cargo test`, `cargo run` without `--release`)
+/// records only where told, so tests never write to the machine's store.
+pub fn recording_store(flag: Option<&Path>, no_store: bool) -> Option<PathBuf> {
+    recording_store_from(
+        flag,
+        no_store,
+        &|key| std::env::var_os(key),
+        cfg!(debug_assertions),
+    )
+}
+
+pub(crate) fn recording_store_from(
+    flag: Option<&Path>,
+    no_store: bool,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    debug_build: bool,
+) -> Option<PathBuf> {
+    let told = flag.is_some() || env(STORE_ENV).is_some_and(|v| !v.is_empty());
+    if no_store || (debug_build && !told) {
+        return None;
+    }
+    store_path_from(flag, env)
+}
+
 /// Records the report a run wrote in `report_dir` (report.json, or sweep.json with
 /// its points) into the store at `path`. Never fails the run: a failure is a warning
 /// on stderr, and the report stays as written.

@@ -80,6 +80,30 @@ fn the_store_is_the_flag_else_the_variable_else_the_cache() {
 }
 
 #[test]
+fn a_debug_build_records_only_where_told() {
+    let none = |_: &str| None;
+    let cache = |k: &str| (k == "LNBENCH_CACHE").then(|| OsString::from("/c"));
+    let named = |k: &str| (k == STORE_ENV).then(|| OsString::from("/h.sqlite"));
+    let flag = Some(Path::new("/f.sqlite"));
+    // A release build records into the cache by default; a debug build does not.
+    assert_eq!(
+        recording_store_from(None, false, &cache, false),
+        Some(PathBuf::from("/c/history.sqlite"))
+    );
+    assert_eq!(recording_store_from(None, false, &cache, true), None);
+    assert_eq!(recording_store_from(None, false, &none, true), None);
+    assert_eq!(
+        recording_store_from(None, false, &named, true),
+        Some(PathBuf::from("/h.sqlite"))
+    );
+    assert_eq!(
+        recording_store_from(flag, false, &cache, true),
+        Some(PathBuf::from("/f.sqlite"))
+    );
+    assert_eq!(recording_store_from(flag, true, &cache, false), None);
+}
+
+#[test]
 fn commits_are_read_from_versions() {
     assert_eq!(
         commit_in("0.21.1-beta commit=v0.21.1-beta").as_deref(),
