@@ -83,6 +83,84 @@ pub enum Command {
     },
     /// Print the man page (roff), e.g. `lnbench-tui man > lnbench-tui.1; man -l lnbench-tui.1`.
     Man,
+    /// The results history: every run that writes a report is recorded (unless
+    /// --no-store); list, show, trend and check the runs recorded, or import earlier
+    /// report directories.
+    History(HistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The results store (an SQLite file). Default: $LNBENCH_HISTORY, else
+    /// history.sqlite in the cache directory ($LNBENCH_CACHE, $XDG_CACHE_HOME/lnbench-tui
+    /// or ~/.cache/lnbench-tui).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Record existing report directories (a run's, or a sweep's with its points and
+    /// repeats). Nothing is recorded when any of them cannot be read.
+    Import {
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+    /// The runs recorded, oldest first.
+    List {
+        /// Only runs of this scenario (its name).
+        #[arg(long, value_name = "NAME")]
+        scenario: Option<String>,
+        /// Only runs with a node of this implementation (lnd, cln, eclair, ldk).
+        #[arg(long, value_name = "NAME")]
+        implementation: Option<String>,
+        /// Only runs with a node whose version contains this text.
+        #[arg(long, value_name = "TEXT")]
+        version: Option<String>,
+        /// Only runs started on or after this date (2026-11-20, or RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+    },
+    /// One run: its host, envelope, and each point's nodes and figures.
+    Show {
+        /// The run's id (as `list` shows it).
+        id: i64,
+    },
+    /// A metric over the runs, per scenario point, by node version or commit.
+    Trend {
+        /// The metric: TPS, p50 / p90 / p99 latency, or the nodes' CPU.
+        #[arg(value_parser = ["tps", "p50", "p90", "p99", "cpu"])]
+        metric: String,
+        /// Only this scenario (its name).
+        #[arg(long, value_name = "NAME")]
+        scenario: Option<String>,
+        /// Group the runs by the nodes' versions or their source commits.
+        #[arg(long, value_parser = ["version", "commit"], default_value = "version")]
+        by: String,
+    },
+    /// The latest run against the previous comparable ones (same scenario text, point,
+    /// load, envelope and host class), by the significance test of `compare`. Exit 1 on
+    /// a significant regression, 0 otherwise.
+    Check {
+        /// The latest run of this scenario (default: the latest run).
+        #[arg(long, value_name = "NAME")]
+        scenario: Option<String>,
+        /// Compare with up to N earlier comparable runs.
+        #[arg(long, value_name = "N", default_value = "10")]
+        last: usize,
+        /// The metrics tested (repeat the flag for several).
+        #[arg(long, value_parser = ["tps", "p50", "p90", "p99", "cpu"], default_values = ["tps", "p50", "p99"])]
+        metric: Vec<String>,
+    },
+    /// Write a static site of the runs (no script): DIR/index.html lists the
+    /// scenarios, each scenario's page has SVG trend charts of TPS, p50, p99 and CPU
+    /// per point, each dot linked to its report.
+    Site {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -134,4 +212,13 @@ pub struct RunArgs {
     /// Stop after this long, e.g. `30s` or `5m` (overrides `stop.duration`).
     #[arg(long, value_name = "DURATION", value_parser = crate::scenario::duration_flag, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,
+
+    /// Record the run in this results store (default: $LNBENCH_HISTORY, else, for a
+    /// release build, history.sqlite in the cache directory); see `lnbench-tui history`.
+    #[arg(long, value_name = "PATH", help_heading = "History")]
+    pub store: Option<PathBuf>,
+
+    /// Do not record the run in the results history.
+    #[arg(long, conflicts_with = "store", help_heading = "History")]
+    pub no_store: bool,
 }

@@ -12,6 +12,7 @@ pub mod exit;
 pub mod faults;
 mod files;
 pub mod headless;
+pub mod history;
 pub mod leftovers;
 pub(crate) mod lines;
 pub mod links;
@@ -52,6 +53,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             printed(cmd::completions(shell, &mut std::io::stdout().lock()))
         }
         Some(cli::Command::Man) => printed(cmd::man(&mut std::io::stdout().lock())),
+        Some(cli::Command::History(args)) => cmd::history(args),
         None => cmd::run_scenario(cli.run),
     }
 }
@@ -81,6 +83,8 @@ pub fn exit_code_for(err: &anyhow::Error) -> Exit {
         e.downcast_ref::<scenario::ScenarioError>().is_some()
             || e.downcast_ref::<UsageError>().is_some()
             || e.downcast_ref::<files::NotWritable>().is_some()
+            || e.downcast_ref::<history::BadStore>().is_some()
+            || e.downcast_ref::<history::record::NotRecordable>().is_some()
     });
     if bad_input {
         Exit::BadInput

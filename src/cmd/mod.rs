@@ -7,8 +7,10 @@ use anyhow::{Context, Result};
 
 mod down;
 mod generate;
+mod history;
 pub(crate) use down::down;
 pub(crate) use generate::{completions, man};
+pub(crate) use history::history;
 
 /// Checks every file and prints each one's verdict; bad input if any is wrong.
 pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
@@ -77,6 +79,17 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
     });
     // The live view needs a terminal; scripts and CI (no terminal) get progress lines.
     let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // Where the run is recorded: refused before the run when it cannot be a store.
+    let store = crate::history::recording_store(args.store.as_deref(), args.no_store);
+    if let Some(path) = store.as_deref().filter(|p| p.is_dir()) {
+        return Err(crate::history::BadStore(format!(
+            "--store {}: a directory; give a file, e.g. {}",
+            path.display(),
+            path.join(crate::history::FILE_NAME).display()
+        ))
+        .into());
+    }
+    let recorded_dir = args.report.clone();
     let opts = run::RunOptions {
         tui,
         report_dir: args.report,
@@ -97,5 +110,13 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(run::execute(scenario, opts))
+    let result = rt.block_on(run::execute(scenario, opts));
+    // Whatever the end, a report that was written is recorded (a partial one as such).
+    if let (Some(store), Some(dir)) = (store, recorded_dir)
+        && (dir.join(crate::report::json::FILE_NAME).is_file()
+            || dir.join(crate::report::sweep::JSON_FILE).is_file())
+    {
+        crate::history::record_after_run(&store, &dir);
+    }
+    result
 }

@@ -1,0 +1,131 @@
+//! End to end: real runs (two LND nodes on a btcd regtest chain, local runtime,
+//! short repeated loads) record themselves into a temporary SQLite store, and
+//! `history check` calls a repeat of the same run within noise and a run with a
+//! slower node a significant regression.
+//!
+//! The slower node is planted outside the scenario, as a new build of a node would
+//! be: the same scenario text (so the same scenario hash, envelope and host class)
+//! run against a build cache whose `lnd` is the same binary started with Go's
+//! garbage collector at every 1 % of heap growth on one OS thread (GOGC=1,
+//! GOMAXPROCS=1), which costs it CPU on every payment.
+
+mod common;
+
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SCENARIO: &str = "\
+name: history-e2e
+description: alice pays bob by keysend, four short repeats
+runtime: local
+chain:
+  implementation: btcd
+nodes:
+  alice:
+    implementation: lnd
+    version: v0.21.1-beta
+  bob:
+    implementation: lnd
+    version: v0.21.1-beta
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 5000000
+    count: 10
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  amount_msat: 1000
+  concurrency: 10
+  stop:
+    payments: 200
+    duration: 60s
+  payment_timeout: 60s
+repeat: { count: 4, settle: 1s }
+";
+
+/// A build cache whose binaries are the real one's (linked), `lnd` wrapped by
+/// `wrapper` when given.
+fn cache_with(dir: &Path, wrapper: Option<&str>) -> PathBuf {
+    let real = cache_dir().join("bin");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for entry in std::fs::read_dir(&real).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), bin.join(entry.file_name())).unwrap();
+    }
+    if let Some(env) = wrapper {
+        std::fs::remove_file(bin.join("lnd")).unwrap();
+        let script = format!(
+            "#!/bin/sh\n{env} exec {} \"$@\"\n",
+            real.join("lnd").display()
+        );
+        std::fs::write(bin.join("lnd"), script).unwrap();
+        std::fs::set_permissions(bin.join("lnd"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir.to_path_buf()
+}
+
+fn run(scenario: &Path, cache: &Path, store: &Path, work: &Path, name: &str) {
+    let run_dir = work.join("runs");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let out = Command::new(lnbench())
+        .arg(scenario)
+        .arg("--report")
+        .arg(work.join(name))
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .arg("--store")
+        .arg(store)
+        .env("LNBENCH_CACHE", cache)
+        .output()
+        .expect("run lnbench-tui");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+    assert!(
+        stderr.contains("history: recorded as run"),
+        "{name} not recorded: {stderr}"
+    );
+    let left = processes_mentioning(&run_dir);
+    assert!(left.is_empty(), "processes of {name} still alive: {left:?}");
+}
+
+fn check(store: &Path) -> (i32, String) {
+    let out = Command::new(lnbench())
+        .args(["history", "check", "--store"])
+        .arg(store)
+        .output()
+        .expect("history check");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn check_calls_a_slower_node_significant_and_a_repeat_not() {
+    require_node_binaries();
+    let work = tempfile::tempdir().expect("temp dir");
+    let w = work.path();
+    let scenario = w.join("history-e2e.yaml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let store = w.join("history.sqlite");
+    let normal = cache_with(&w.join("cache"), None);
+    let slow = cache_with(&w.join("cache-slow"), Some("GOGC=1 GOMAXPROCS=1"));
+
+    run(&scenario, &normal, &store, w, "first");
+    run(&scenario, &normal, &store, w, "second");
+    let (code, text) = check(&store);
+    assert_eq!(code, 0, "a repeat of the same run: {text}");
+    assert!(text.contains("against runs 1"), "{text}");
+    assert!(!text.contains("cannot judge"), "{text}");
+
+    run(&scenario, &slow, &store, w, "slower");
+    let (code, text) = check(&store);
+    assert_eq!(code, 1, "the slower node: {text}");
+    assert!(text.contains("against runs 1, 2"), "{text}");
+    assert!(text.contains("REGRESSION"), "{text}");
+}
