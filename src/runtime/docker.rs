@@ -52,7 +52,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
 pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare: prepare::prepare,
-    preflight: super::registry::no_preflight,
+    preflight: prepare::preflight_images,
 };
 pub(super) use prepare::prepare_for;
 
