@@ -1,8 +1,10 @@
 //! An implementation matrix on a real Docker engine, through the binary: a point whose
 //! image the engine lacks (an LND release nobody built, `pull: never`) is skipped with
 //! the reason and the command that builds it, as the local runtime skips a point whose
-//! binary is not built; `validate` lists it; the other point runs (the local images
-//! scripts/build-images.sh builds). Not run (and said so) when no engine answers.
+//! binary is not built; `validate` lists it; the other points run on the local images
+//! scripts/build-images.sh builds, an older LND release (the one a shipped scenario
+//! names) beside the pinned one. Not run (and said so) when no engine answers or an
+//! image is missing.
 
 mod common;
 
@@ -40,7 +42,7 @@ workload:
     duration: 20s
   payment_timeout: 30s
 sweep:
-  implementation: [lnd@v0.0.1-absent, lnd]
+  implementation: [lnd@v0.0.1-absent, lnd@v0.20.1-beta, lnd]
 ";
 
 /// True when an engine answers with the pinned LND and btcd images; else the test is
@@ -48,7 +50,11 @@ sweep:
 fn engine_ready(test: &str) -> bool {
     let ready = common::docker::block_on(async {
         let docker = lnbench_tui::runtime::docker::connect().await.ok()?;
-        for image in ["lnbench/lnd:v0.21.1-beta", "lnbench/btcd:v0.24.2"] {
+        for image in [
+            "lnbench/lnd:v0.21.1-beta",
+            "lnbench/lnd:v0.20.1-beta",
+            "lnbench/btcd:v0.24.2",
+        ] {
             docker.inspect_image(image).await.ok()?;
         }
         Some(())
@@ -56,7 +62,8 @@ fn engine_ready(test: &str) -> bool {
     if ready.is_none() {
         record_not_run(
             test,
-            "no Docker engine with lnbench/lnd and lnbench/btcd (scripts/start-dockerd.sh, scripts/build-images.sh)",
+            "no Docker engine with lnbench/lnd (v0.21.1-beta and v0.20.1-beta) and lnbench/btcd \
+             (scripts/start-dockerd.sh, scripts/build-images.sh)",
         );
     }
     ready.is_some()
@@ -85,8 +92,11 @@ fn validate_lists_a_point_without_its_image_as_skipped() {
         why.contains("LND_VERSIONS=v0.0.1-absent scripts/build-images.sh"),
         "{stdout}"
     );
-    // The pinned release has its image: listed, not skipped.
-    assert!(stdout.contains("| implementation=lnd)"), "{stdout}");
+    // The releases with an image: listed, not skipped.
+    assert!(
+        stdout.contains("| implementation=lnd@v0.20.1-beta | implementation=lnd)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -101,8 +111,8 @@ fn a_point_without_its_image_is_skipped_and_the_others_run() {
         log.contains(&format!("skipped implementation={ABSENT}: ")),
         "{log}"
     );
-    // One network (the pinned release's); none for the point without its image.
-    assert_eq!(log.matches("==> network").count(), 1, "{log}");
+    // A network for each release with an image; none for the point without one.
+    assert_eq!(log.matches("==> network").count(), 2, "{log}");
     let sweep = run.sweep_json();
     let points = sweep["points"].as_array().unwrap();
     assert_eq!(points[0]["status"], "skipped", "{:#}", points[0]);
@@ -111,10 +121,11 @@ fn a_point_without_its_image_is_skipped_and_the_others_run() {
         reason.contains("LND_VERSIONS=v0.0.1-absent scripts/build-images.sh"),
         "{reason}"
     );
-    assert_eq!(points[1]["status"], "done", "{:#}", points[1]);
-    assert!(
-        points[1]["results"]["ok"].as_u64().unwrap_or(0) > 0,
-        "{:#}",
-        points[1]
-    );
+    for point in &points[1..] {
+        assert_eq!(point["status"], "done", "{point:#}");
+        assert!(
+            point["results"]["ok"].as_u64().unwrap_or(0) > 0,
+            "{point:#}"
+        );
+    }
 }
