@@ -12,6 +12,10 @@
 # postgresql package; skipped with a message when it is not installed); and
 # lnbench/etcd:<version> from the etcd server (the build cache's, else Debian's
 # etcd-server package; skipped with a message when there is none).
+# lnbench/lnd:<release> too for every further LND release that $LND_VERSIONS, the
+# scenario files given as arguments, or a shipped scenario (scenarios/*.yaml) names as
+# `lnd@<release>` (scripts/build-nodes.sh builds each into the cache's versions/lnd/
+# first; that image holds the pinned lncli beside the release's lnd).
 # Nothing is pulled. Idempotent: an image whose files did not change is rebuilt from
 # the builder's cache in a second.
 # Prints the image tags on its last line.
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/.."
 command -v docker >/dev/null || { echo "error: the docker CLI is needed (Debian: apt-get install docker.io)" >&2; exit 3; }
 docker info >/dev/null 2>&1 || { echo "error: no Docker engine answers: start one (scripts/start-dockerd.sh) or use runtime: local" >&2; exit 3; }
 
-bin=$(bash scripts/build-nodes.sh | tail -n 1)
+bin=$(bash scripts/build-nodes.sh scenarios/*.yaml "$@" | tail -n 1)
 CACHE_DIR=$(dirname "$bin")
 
 # The version as the binary reports it, as an image tag: lnd 0.21.1-beta -> v0.21.1-beta,
@@ -42,14 +46,14 @@ docker_build() {
   fi
 }
 
-build() { # tag, entrypoint binary, other binary
-  local tag="$1" main="$2" extra="$3" ctx
+build() { # tag, entrypoint binary, other binary[, directory of the entrypoint binary]
+  local tag="$1" main="$2" extra="$3" from="${4:-$bin}" ctx
   ctx=$(mktemp -d)
   trap 'rm -rf "$ctx"' RETURN
   mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/data" "$ctx/rootfs/tmp"
   chmod 0777 "$ctx/rootfs/data"
   chmod 1777 "$ctx/rootfs/tmp"
-  cp "$bin/$main" "$bin/$extra" "$ctx/rootfs/bin/"
+  cp "$from/$main" "$bin/$extra" "$ctx/rootfs/bin/"
   cat > "$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY rootfs/ /
@@ -355,6 +359,14 @@ DOCKERFILE
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
 built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
+# The further LND releases scripts/build-nodes.sh just built (the same list it takes).
+lnd_releases=$( (printf '%s\n' ${LND_VERSIONS:-}; cat scenarios/*.yaml "$@" | grep -o 'lnd@v[0-9A-Za-z.+-]*' | sed 's/^lnd@//') | grep -v '^$' | grep -vxF "$lnd_version" | sort -u || true)
+for v in $lnd_releases; do
+  vdir="$CACHE_DIR/versions/lnd/$v"
+  [ -x "$vdir/lnd" ] || { echo "error: no lnd $v in $vdir after scripts/build-nodes.sh" >&2; exit 3; }
+  build "lnbench/lnd:$v" lnd lncli "$vdir"
+  built+=" lnbench/lnd:$v"
+done
 build_bitcoind
 build_cln
 build_eclair

@@ -29,10 +29,9 @@ pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
                     file.display(),
                     s.name,
                     sweep.points.len(),
-                    sweep
-                        .points
-                        .iter()
-                        .map(|p| match &p.skip {
+                    (sweep.points.iter())
+                        .zip(run::skips_here(&s))
+                        .map(|(p, skip)| match skip {
                             Some(why) => format!("{} (skipped: {why})", p.label),
                             None => p.label.clone(),
                         })

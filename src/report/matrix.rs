@@ -117,21 +117,20 @@ pub fn row(p: &PointReport) -> Vec<String> {
     } else {
         per_node(nodes, |n| n.database.clone())
     };
-    let status = match (&p.status, &p.reason) {
-        (PointStatus::Skipped, Some(why)) => format!("skipped: {why}"),
-        (PointStatus::Skipped, None) => "skipped".into(),
-        (PointStatus::Failed, Some(why)) => format!("failed: {why}"),
-        (PointStatus::Failed, None) => "failed".into(),
-        (PointStatus::Done, _) => "done".into(),
-        (PointStatus::Partial, _) => "partial".into(),
-        (PointStatus::NotRun, _) => "not run".into(),
+    // A skipped or failed point's reason is a note below the table ([`rows`]).
+    let status = match &p.status {
+        PointStatus::Skipped => "skipped",
+        PointStatus::Failed => "failed",
+        PointStatus::Done => "done",
+        PointStatus::Partial => "partial",
+        PointStatus::NotRun => "not run",
     };
     let mut cells = vec![
         or_dash(implementation),
-        per_node(nodes, |n| short_commits(&n.version)),
+        per_node(nodes, |n| short_commits(release(&n.version))),
         or_dash(database),
         load_of(p),
-        status,
+        status.to_string(),
     ];
     match &p.results {
         Some(r) => cells.extend([
@@ -161,6 +160,39 @@ pub fn row(p: &PointReport) -> Vec<String> {
 
 /// How the senders learned that payments ended: one value when all agree, else per
 /// sender (`alice stream, exact · carol websocket event, exact`).
+/// Every point's row, a skipped or failed one's status followed by the number of its
+/// reason (`skipped [1]`), and the reasons, each once, in the order first met.
+pub fn rows(points: &[PointReport]) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut notes: Vec<String> = Vec::new();
+    let rows = (points.iter())
+        .map(|p| {
+            let mut cells = row(p);
+            if let Some(why) = p
+                .reason
+                .as_ref()
+                .filter(|_| matches!(p.status, PointStatus::Skipped | PointStatus::Failed))
+            {
+                let n = match notes.iter().position(|n| n == why) {
+                    Some(i) => i + 1,
+                    None => {
+                        notes.push(why.clone());
+                        notes.len()
+                    }
+                };
+                cells[4] = format!("{} [{n}]", cells[4]);
+            }
+            cells
+        })
+        .collect();
+    (rows, notes)
+}
+
+/// The release a node reported, without the dangling `-` of one built from a source
+/// tree without git metadata (Eclair's `0.13.0-`: its release, then an empty commit).
+fn release(version: &str) -> &str {
+    version.strip_suffix('-').unwrap_or(version)
+}
+
 fn completion(nodes: &[NodeFigures]) -> String {
     let senders: Vec<NodeFigures> = (nodes.iter())
         .filter(|n| n.completion.is_some())
@@ -241,9 +273,21 @@ pub fn best_lines(report: &SweepReport) -> Vec<String> {
                 b.label,
                 format::latency_us(b.p99_us)
             ),
+            None if group_all(report, &g.group, PointStatus::Skipped) => {
+                format!("{}: skipped", g.group)
+            }
+            None if group_all(report, &g.group, PointStatus::Failed) => {
+                format!("{}: failed", g.group)
+            }
             None => format!("{}: no finished point kept p99 under {bound}", g.group),
         })
         .collect()
+}
+
+/// True when every point of `group` has `status` (none was measured).
+fn group_all(report: &SweepReport, group: &str, status: PointStatus) -> bool {
+    let mut members = (report.points.iter()).filter(|p| group_of(p) == group);
+    members.all(|p| p.status == status)
 }
 
 pub fn markdown(report: &SweepReport) -> String {
@@ -252,8 +296,15 @@ pub fn markdown(report: &SweepReport) -> String {
     let _ = writeln!(out, "\n### Implementation matrix\n");
     let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(COLUMNS.len()));
-    for p in &report.points {
-        let _ = writeln!(out, "| {} |", row(p).join(" | "));
+    let (rows, notes) = rows(&report.points);
+    for cells in rows {
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(out);
+    }
+    for (i, why) in notes.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {why}  ", i + 1);
     }
     let best = best_lines(report);
     if !best.is_empty() {

@@ -448,6 +448,7 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         .iter()
         .map(|p| (figures(p), p.label.as_str()))
         .collect();
+    let (matrix_rows, matrix_notes) = super::matrix::rows(&report.points);
     let charts: Vec<ChartView> = charts
         .iter()
         .map(|c| ChartView {
@@ -468,7 +469,8 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         columns => COLUMNS,
         matrix => super::matrix::is_matrix(&report.parameters),
         matrix_columns => super::matrix::COLUMNS,
-        matrix_rows => report.points.iter().map(|p| (super::matrix::row(p), p.label.as_str(), p.status == PointStatus::Skipped)).collect::<Vec<_>>(),
+        matrix_rows => matrix_rows.iter().zip(&report.points).map(|(cells, p)| (cells, p.label.as_str(), p.status == PointStatus::Skipped)).collect::<Vec<_>>(),
+        matrix_notes => matrix_notes,
         best_lines => super::matrix::best_lines(report),
         spread_columns => super::spread::COLUMNS,
         spread_rows => report.spread.iter().map(super::spread::row).collect::<Vec<_>>(),
@@ -490,5 +492,7 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         .context("rendering sweep.html")
 }
 
+#[cfg(test)]
+mod chromium_tests;
 #[cfg(test)]
 pub(crate) mod tests;

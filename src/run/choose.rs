@@ -50,7 +50,8 @@ impl Chosen {
 }
 
 /// For a sweep's points before anything starts: the checks that are cheap and
-/// certain (the local runtime's binaries); the rest waits for each network's start.
+/// certain (the local runtime's binaries, the docker runtime's images); the rest
+/// waits for each network's start.
 pub(crate) fn preflight_points(scenario: &Scenario) -> Result<()> {
     (registration(scenario.runtime).preflight)(scenario)
 }

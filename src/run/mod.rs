@@ -37,6 +37,7 @@ pub use bring_up::{Network, RunFacts, bring_up};
 pub(crate) use choose::Choose;
 #[cfg(test)]
 use choose::Chosen;
+pub(crate) use plan::skips_here;
 pub(crate) use signals::Signals;
 
 /// Options of one run that do not come from the scenario.

@@ -17,13 +17,35 @@ pub(crate) struct Plan {
     pub matrix: bool,
 }
 
+/// Per point of `scenario`'s sweep, why it will not run on this machine, as a run
+/// would skip it (`validate` lists these): the file's reasons, and in a matrix the
+/// runtime's checks (a binary or an image not built). Outside a matrix a point whose
+/// checks fail is not a skip (the run fails), so only the file's reasons are given.
+pub(crate) fn skips_here(scenario: &Scenario) -> Vec<Option<String>> {
+    let plan = Plan {
+        scenario: scenario.clone(),
+        skips: Vec::new(),
+        matrix: is_matrix(scenario),
+    };
+    (0..plan.len())
+        .map(|i| match plan.skip_of(i) {
+            Ok(why) => why,
+            Err(_) => plan.sweep_point(i).and_then(|p| p.skip.clone()),
+        })
+        .collect()
+}
+
+fn is_matrix(scenario: &Scenario) -> bool {
+    (scenario.sweep.iter())
+        .flat_map(|s| &s.params)
+        .any(SweepParam::is_implementation)
+}
+
 impl Plan {
     /// The plan of `scenario`. Outside a matrix a missing binary fails the whole
     /// plan, as does a matrix where no point can run.
     pub fn new(scenario: Scenario) -> Result<Plan> {
-        let matrix = (scenario.sweep.iter())
-            .flat_map(|s| &s.params)
-            .any(SweepParam::is_implementation);
+        let matrix = is_matrix(&scenario);
         let mut plan = Plan {
             scenario,
             skips: Vec::new(),
@@ -36,16 +58,7 @@ impl Plan {
     fn find_skips(&self) -> Result<Vec<Option<String>>> {
         let mut skips = Vec::with_capacity(self.len());
         for i in 0..self.len() {
-            let skip = self.sweep_point(i).and_then(|p| p.skip.clone());
-            let why = match (skip, preflight_points(self.scenario_of(i))) {
-                (Some(why), _) => Some(why),
-                (None, Ok(())) => None,
-                (None, Err(e)) if self.matrix => {
-                    Some(crate::redact::redact_text(&format!("{e:#}")))
-                }
-                (None, Err(e)) => return Err(e),
-            };
-            skips.push(why);
+            skips.push(self.skip_of(i)?);
         }
         if let Some(first) =
             (skips.iter().flatten().next()).filter(|_| skips.iter().all(Option::is_some))
@@ -53,6 +66,20 @@ impl Plan {
             anyhow::bail!("no point of the sweep can run here; the first: {first}");
         }
         Ok(skips)
+    }
+
+    /// Why point `i` will not run here, if so: what the file says (a database its
+    /// implementation lacks), else, in a matrix, what the runtime's checks before the
+    /// start find (a binary not built, an image not there). Outside a matrix those are
+    /// errors.
+    fn skip_of(&self, i: usize) -> Result<Option<String>> {
+        let skip = self.sweep_point(i).and_then(|p| p.skip.clone());
+        Ok(match (skip, preflight_points(self.scenario_of(i))) {
+            (Some(why), _) => Some(why),
+            (None, Ok(())) => None,
+            (None, Err(e)) if self.matrix => Some(crate::redact::redact_text(&format!("{e:#}"))),
+            (None, Err(e)) => return Err(e),
+        })
     }
 
     /// True when the scenario has `sweep:` (points have labels and report folders,

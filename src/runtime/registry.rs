@@ -32,7 +32,9 @@ pub struct Registration {
     /// Run as each network starts.
     pub prepare: Prepare,
     /// Run for every point of a sweep before anything starts, where a check is cheap
-    /// and certain (the local runtime's binaries); the rest waits for `prepare`.
+    /// and certain (the local runtime's binaries, the docker runtime's images); the
+    /// rest waits for `prepare`. In a matrix a failed check skips the point (`validate`
+    /// lists it).
     pub preflight: fn(&Scenario) -> anyhow::Result<()>,
 }
 

@@ -76,11 +76,48 @@ fn rows_name_what_ran_and_what_it_cost() {
     assert_eq!(lnd.len(), COLUMNS.len());
     let skipped = row(&points[4]);
     assert_eq!(skipped[0], "ldk");
-    assert_eq!(
-        skipped[4],
-        "skipped: ldk has no PostgreSQL backend (node alice)"
-    );
+    // The reason is not in the cell: it is given once below the table.
+    assert_eq!(skipped[4], "skipped");
     assert!(skipped[5..].iter().all(|c| c == "-"));
+}
+
+#[test]
+fn reasons_are_given_once_below_the_table() {
+    let mut points = matrix_points();
+    let mut again = points[4].clone();
+    again.label = "implementation=ldk,concurrency=10".into();
+    points.push(again);
+    let mut failed = points[0].clone();
+    failed.status = PointStatus::Failed;
+    failed.reason = Some("network did not come up".into());
+    failed.results = None;
+    points.push(failed);
+    let (rows, notes) = rows(&points);
+    assert_eq!(
+        notes,
+        [
+            "ldk has no PostgreSQL backend (node alice)",
+            "network did not come up"
+        ]
+    );
+    assert_eq!(rows[4][4], "skipped [1]");
+    assert_eq!(rows[5][4], "skipped [1]");
+    assert_eq!(rows[6][4], "failed [2]");
+    assert_eq!(rows[0][4], "done");
+}
+
+#[test]
+fn a_release_without_its_commit_shows_the_release() {
+    // Eclair built from a source tree without git metadata reports `0.13.0-`.
+    let mut p = matrix_points().remove(0);
+    let r = p.results.as_mut().unwrap();
+    r.nodes = vec![
+        node("alice", "eclair", "0.13.0-", "sqlite"),
+        node("bob", "eclair", "0.13.0-", "sqlite"),
+    ];
+    assert_eq!(row(&p)[1], "0.13.0");
+    p.results.as_mut().unwrap().nodes[1].version = "0.13.0-992ec8c".into();
+    assert_eq!(row(&p)[1], "alice 0.13.0 · bob 0.13.0-992ec8c");
 }
 
 #[test]
@@ -151,7 +188,15 @@ fn the_sweep_report_holds_the_matrix_and_its_grouped_charts() {
         md.contains("| cln | v26.06.6 | postgres | concurrency 1 | done | 100 / 0 | 20.0 |"),
         "{md}"
     );
-    assert!(md.contains("- implementation=ldk: no finished point kept p99 under 500.0 ms"));
+    // A group that was skipped says so: it was never measured against the bound.
+    assert!(md.contains("- implementation=ldk: skipped"), "{md}");
+    assert!(!md.contains("ldk: no finished point"), "{md}");
+    // The skipped row says "skipped" and points at its reason, given once below.
+    assert!(md.contains("| concurrency 1 | skipped [1] |"), "{md}");
+    assert!(
+        md.contains("[1] ldk has no PostgreSQL backend (node alice)"),
+        "{md}"
+    );
     let charts = charts(&r).unwrap();
     assert_eq!(charts.len(), 2);
     // Two groups measured, two loads each: four bars, each a filled rectangle.

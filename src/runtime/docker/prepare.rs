@@ -41,6 +41,28 @@ pub(in crate::runtime) async fn prepare_for(
     }))
 }
 
+/// For a sweep's points before anything starts: the images each needs, where an
+/// engine answers (else nothing is checked here; the network's start reports it). An
+/// image that is absent and will not be pulled is an error, which makes the point of a
+/// matrix skipped with the command that builds it. Runs on a thread of its own, so it
+/// can be called from async code and from none.
+pub(in crate::runtime) fn preflight_images(scenario: &Scenario) -> anyhow::Result<()> {
+    let check = || -> anyhow::Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let Ok(docker) = super::connect().await else {
+                return Ok(());
+            };
+            super::images::plan(&docker, scenario).await?;
+            Ok(())
+        })
+    };
+    std::thread::scope(|s| s.spawn(check).join())
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("checking the images panicked")))
+}
+
 pub(super) fn prepare(scenario: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn Prepared>>> {
     Box::pin(prepare_for(scenario))
 }

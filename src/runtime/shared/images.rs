@@ -125,6 +125,20 @@ pub fn choose(
     }
 }
 
+/// The command that builds the local image `local`: an LND release other than the
+/// pinned one is built beside it when named in `LND_VERSIONS`.
+fn build_command(local: Option<&str>) -> String {
+    let pinned = crate::node::driver(crate::node::Implementation::Lnd)
+        .images(None)
+        .local;
+    match local.and_then(|l| l.strip_prefix("lnbench/lnd:")) {
+        Some(release) if local != Some(pinned.as_str()) => {
+            format!("LND_VERSIONS={release} scripts/build-images.sh")
+        }
+        _ => "scripts/build-images.sh".into(),
+    }
+}
+
 fn missing(c: &Candidates, policy: PullPolicy) -> RuntimeError {
     let looked: Vec<&str> = c
         .local
@@ -132,14 +146,15 @@ fn missing(c: &Candidates, policy: PullPolicy) -> RuntimeError {
         .chain(&c.official)
         .map(String::as_str)
         .collect();
+    let build = build_command(c.local.as_deref());
     let detail = match (policy, &c.official) {
         (PullPolicy::Never, Some(_)) => format!(
-            "{} not present and the scenario says pull: never; run scripts/build-images.sh, \
+            "{} not present and the scenario says pull: never; build it with {build}, \
              or set pull: if-missing",
             looked.join(" and ")
         ),
         _ => format!(
-            "{} not present and it is in no registry; run scripts/build-images.sh, or set \
+            "{} not present and it is in no registry; build it with {build}, or set \
              image: to an image you have",
             looked.join(" and ")
         ),
@@ -197,6 +212,27 @@ mod tests {
         assert!(err.contains("node alice"), "{err}");
         assert!(err.contains("pull: never"), "{err}");
         assert!(err.contains("scripts/build-images.sh"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_lnd_release_names_the_command_that_builds_its_image() {
+        let none = |_: &str| false;
+        let err = choose(&lnd("v0.20.1-beta"), PullPolicy::Never, &none)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("build it with LND_VERSIONS=v0.20.1-beta scripts/build-images.sh"),
+            "{err}"
+        );
+        let pinned = crate::node::driver(crate::node::Implementation::Lnd).images(None);
+        let tag = pinned.local.trim_start_matches("lnbench/lnd:");
+        let err = choose(&lnd(tag), PullPolicy::Never, &none)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("build it with scripts/build-images.sh"),
+            "{err}"
+        );
     }
 
     #[test]

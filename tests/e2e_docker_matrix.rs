@@ -1,0 +1,131 @@
+//! An implementation matrix on a real Docker engine, through the binary: a point whose
+//! image the engine lacks (an LND release nobody built, `pull: never`) is skipped with
+//! the reason and the command that builds it, as the local runtime skips a point whose
+//! binary is not built; `validate` lists it; the other points run on the local images
+//! scripts/build-images.sh builds, an older LND release (the one a shipped scenario
+//! names) beside the pinned one. Not run (and said so) when no engine answers or an
+//! image is missing.
+
+mod common;
+
+use common::scenario_run::Finished;
+use common::{lnbench, record_not_run};
+use std::process::Command;
+
+/// A release no one builds: its image `lnbench/lnd:v0.0.1-absent` is never there.
+const ABSENT: &str = "lnd@v0.0.1-absent";
+
+const SCENARIO: &str = "\
+name: e2e-docker-matrix
+description: LND paying itself on docker; one release has no image and is skipped.
+runtime: docker
+pull: never
+chain:
+  implementation: btcd
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: lnd
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 2000000
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  amount_msat: 1000
+  concurrency: 2
+  stop:
+    payments: 20
+    duration: 20s
+  payment_timeout: 30s
+sweep:
+  implementation: [lnd@v0.0.1-absent, lnd@v0.20.1-beta, lnd]
+";
+
+/// True when an engine answers with the pinned LND and btcd images; else the test is
+/// recorded as not run.
+fn engine_ready(test: &str) -> bool {
+    let ready = common::docker::block_on(async {
+        let docker = lnbench_tui::runtime::docker::connect().await.ok()?;
+        for image in [
+            "lnbench/lnd:v0.21.1-beta",
+            "lnbench/lnd:v0.20.1-beta",
+            "lnbench/btcd:v0.24.2",
+        ] {
+            docker.inspect_image(image).await.ok()?;
+        }
+        Some(())
+    });
+    if ready.is_none() {
+        record_not_run(
+            test,
+            "no Docker engine with lnbench/lnd (v0.21.1-beta and v0.20.1-beta) and lnbench/btcd \
+             (scripts/start-dockerd.sh, scripts/build-images.sh)",
+        );
+    }
+    ready.is_some()
+}
+
+#[test]
+fn validate_lists_a_point_without_its_image_as_skipped() {
+    if !engine_ready("validate_lists_a_point_without_its_image_as_skipped") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("matrix.yaml");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = Command::new(lnbench())
+        .arg("validate")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let skipped = format!("implementation={ABSENT} (skipped: ");
+    let at = stdout.find(&skipped).unwrap_or_else(|| panic!("{stdout}"));
+    let why = &stdout[at..];
+    assert!(why.contains("lnbench/lnd:v0.0.1-absent"), "{stdout}");
+    assert!(
+        why.contains("LND_VERSIONS=v0.0.1-absent scripts/build-images.sh"),
+        "{stdout}"
+    );
+    // The releases with an image: listed, not skipped.
+    assert!(
+        stdout.contains("| implementation=lnd@v0.20.1-beta | implementation=lnd)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_point_without_its_image_is_skipped_and_the_others_run() {
+    if !engine_ready("a_point_without_its_image_is_skipped_and_the_others_run") {
+        return;
+    }
+    let run = Finished::run(SCENARIO);
+    let log = &run.log;
+    assert_eq!(run.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains(&format!("skipped implementation={ABSENT}: ")),
+        "{log}"
+    );
+    // A network for each release with an image; none for the point without one.
+    assert_eq!(log.matches("==> network").count(), 2, "{log}");
+    let sweep = run.sweep_json();
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points[0]["status"], "skipped", "{:#}", points[0]);
+    let reason = points[0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("LND_VERSIONS=v0.0.1-absent scripts/build-images.sh"),
+        "{reason}"
+    );
+    for point in &points[1..] {
+        assert_eq!(point["status"], "done", "{point:#}");
+        assert!(
+            point["results"]["ok"].as_u64().unwrap_or(0) > 0,
+            "{point:#}"
+        );
+    }
+}
