@@ -201,6 +201,44 @@ fn live_view_ramps_pauses_and_quits_cleanly() {
 }
 
 /// The `ok N` count in the header.
+/// A partition during the load: the header's fault line names it while it lasts and
+/// is gone once it is lifted; `q` then ends the run cleanly.
+#[test]
+fn the_live_view_shows_a_fault_while_it_lasts() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    require_node_binaries();
+    let work = tempfile::tempdir().unwrap();
+    let fixture = repo_file("tests/fixtures/scenarios/valid/alice-pays-bob.yaml");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let text = text.replace("duration: 45s", "duration: 5m")
+        + "faults:\n  - at: 8s\n    link: [alice, bob]\n    down: true\n    for: 8s\n";
+    let scenario = work.path().join("partition.yaml");
+    std::fs::write(&scenario, text).unwrap();
+    let (paths, guard) = start_in_tmux(work.path(), "fault", &scenario, 1_000_000);
+    let session = guard.0.clone();
+    wait_for_screen(&session, "10 concurrent payers", 300);
+    let during = wait_for_screen(&session, "fault partition alice", 30);
+    eprintln!("{during}");
+    let header = (during.lines())
+        .find(|l| l.contains("fault partition alice"))
+        .unwrap();
+    assert!(header.contains("bob"), "{header}");
+    let lifted = wait_until(&session, "the fault line gone", 30, |s| {
+        !s.contains("fault partition") && s.contains("concurrent payers")
+    });
+    assert!(lifted.contains("ok "), "{lifted}");
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let code = wait_for_file(&paths.exit_file, 120);
+    assert_eq!(code.trim(), "0", "exit code after q:\n{}", screen(&session));
+    drop(guard);
+    std::thread::sleep(Duration::from_millis(500));
+    let left = processes_mentioning(&paths.run_dir);
+    assert!(
+        left.is_empty(),
+        "processes of the run still alive: {left:?}"
+    );
+}
+
 fn ok_count(screen: &str) -> u64 {
     let at = screen
         .find("ok ")

@@ -6,6 +6,7 @@
 //! so every time chart shows it, and [`windows`] turns the run's samples into what
 //! the report says about each fault.
 
+mod mining;
 mod outcome;
 mod samples;
 pub mod windows;
@@ -57,6 +58,10 @@ pub struct FaultRecord {
     /// Kill with restart_after / restart: the node's way back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_back: Option<NodeBack>,
+    /// `mine` and `mining` faults: the chain's height once it was done (a burst
+    /// mined; background mining stopped after its last block, or resumed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_height: Option<u64>,
     /// What went wrong doing or lifting it (the run goes on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -85,6 +90,8 @@ pub struct FaultNetwork {
     /// The peer connections as setup dialled them (a node started again is dialled
     /// again, as after `after_load: restart`).
     pub peer_links: Vec<Link>,
+    /// `mining: { every }`: a block this often during the load.
+    pub mining: Option<Duration>,
 }
 
 /// Steps the scenario's faults as the load goes.
@@ -104,6 +111,8 @@ pub struct FaultRunner {
     backs: tokio::task::JoinSet<(usize, anyhow::Result<NodeBack>)>,
     /// Paused nodes, to resume whatever happens.
     paused: Vec<String>,
+    /// Background mining (`mining:`).
+    miner: Option<mining::Miner>,
 }
 
 impl FaultRunner {
@@ -114,7 +123,11 @@ impl FaultRunner {
         net: FaultNetwork,
     ) -> FaultRunner {
         let records = faults.iter().map(record_of).collect();
+        let miner = (net.mining)
+            .zip(net.chain.clone())
+            .map(|(every, chain)| mining::Miner::new(chain, every));
         FaultRunner {
+            miner,
             state: faults.iter().map(|_| State::Pending).collect(),
             faults,
             records,
@@ -169,6 +182,9 @@ impl FaultRunner {
     /// fault are kept in its record; the load goes on.
     pub async fn step(&mut self, runtime: &mut dyn Runtime) {
         self.sample();
+        if let Some(miner) = &mut self.miner {
+            miner.step().await;
+        }
         while let Some(Ok((i, back))) = self.backs.try_join_next() {
             self.node_back(i, back);
         }
@@ -278,6 +294,15 @@ impl FaultRunner {
                 if let Err(e) = result {
                     self.failed(i, "mining", e);
                 }
+                self.chain_height(i).await;
+                instant = true;
+            }
+            FaultAction::Mining { on } => {
+                match &mut self.miner {
+                    Some(miner) => miner.switch(*on).await,
+                    None => self.failed(i, "mining", "no background mining (mining:)"),
+                }
+                self.chain_height(i).await;
                 instant = true;
             }
         }
@@ -315,10 +340,22 @@ impl FaultRunner {
                     self.failed(i, "restoring the link", e);
                 }
             }
-            FaultAction::Restart { .. } | FaultAction::Mine { .. } => {}
+            FaultAction::Restart { .. } | FaultAction::Mine { .. } | FaultAction::Mining { .. } => {
+            }
         }
         self.mark(i, false);
         self.state[i] = State::Done;
+    }
+
+    /// Notes the chain's height in the record of fault `i`.
+    async fn chain_height(&mut self, i: usize) {
+        let Some(chain) = self.net.chain.clone() else {
+            return;
+        };
+        match chain.height().await {
+            Ok(h) => self.records[i].chain_height = Some(h),
+            Err(e) => self.failed(i, "reading the chain's height", e),
+        }
     }
 
     /// Waits (in a task of its own) until the node started as `r` says answers and
@@ -404,6 +441,13 @@ impl FaultRunner {
         self.last_sample = None;
         self.sample();
         let end_s = self.now_s();
+        if let Some(miner) = &mut self.miner {
+            miner.finish().await;
+            tracing::info!("background mining: {} blocks", miner.mined);
+            if let Some(e) = &miner.error {
+                tracing::warn!("background mining: {e}");
+            }
+        }
         for node in std::mem::take(&mut self.paused) {
             let _ = runtime.pause_node(&node, false).await;
         }
@@ -442,6 +486,7 @@ fn record_of(f: &Fault) -> FaultRecord {
         FaultAction::Pause { node, .. } => ("pause", node.clone()),
         FaultAction::Link { pair, .. } => (label.split(' ').next().unwrap_or("link"), pair.label()),
         FaultAction::Mine { .. } => ("mine", "chain".to_string()),
+        FaultAction::Mining { .. } => ("mining", "chain".to_string()),
     };
     FaultRecord {
         kind: kind.to_string(),
@@ -451,6 +496,7 @@ fn record_of(f: &Fault) -> FaultRecord {
         ended_s: None,
         links: None,
         node_back: None,
+        chain_height: None,
         error: None,
         windows: windows::FaultWindows::default(),
     }

@@ -11,8 +11,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeHealth {
     pub node: String,
-    /// None: the client cannot tell (only LND's is read so far), or the node did not
-    /// answer (`error`).
+    /// None: the node did not answer (`error`). Read from LND, Core Lightning, Eclair
+    /// and LDK alike (`LightningNode::channel_health`).
     pub health: Option<ChannelHealth>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -286,8 +286,10 @@ fn channel_info(c: &pb::ListpeerchannelsChannels) -> ChannelInfo {
 }
 
 /// Synced when getinfo warns neither that bitcoind is still syncing nor that
-/// lightningd has not caught up with it.
-fn node_info(info: pb::GetinfoResponse) -> NodeInfo {
+/// lightningd has not caught up with it; active channels as [`channel_info`] has them
+/// (normal, peer connected).
+fn node_info(info: pb::GetinfoResponse, channels: &[pb::ListpeerchannelsChannels]) -> NodeInfo {
+    let active = channels.iter().filter(|c| channel_info(c).active).count();
     NodeInfo {
         synced_to_chain: info.warning_bitcoind_sync.is_none()
             && info.warning_lightningd_sync.is_none(),
@@ -295,7 +297,7 @@ fn node_info(info: pb::GetinfoResponse) -> NodeInfo {
         alias: info.alias,
         version: info.version,
         block_height: info.blockheight,
-        num_active_channels: info.num_active_channels,
+        num_active_channels: u32::try_from(active).unwrap_or(u32::MAX),
     }
 }
 
@@ -342,7 +344,15 @@ impl LightningNode for ClnNode {
             .await
             .map_err(self.rpc("Getinfo"))?
             .into_inner();
-        Ok(node_info(info))
+        // getinfo counts channels in CHANNELD_NORMAL, connected or not: a node just
+        // started again has them all before any peer is back.
+        let channels = (self.client.clone())
+            .list_peer_channels(pb::ListpeerchannelsRequest::default())
+            .await
+            .map_err(self.rpc("ListPeerChannels"))?
+            .into_inner()
+            .channels;
+        Ok(node_info(info, &channels))
     }
 
     async fn network(&self) -> Result<Option<String>, NodeError> {
@@ -464,6 +474,16 @@ impl LightningNode for ClnNode {
             .into_inner()
             .channels;
         Ok(channels.iter().map(channel_info).collect())
+    }
+
+    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
+        let channels = (self.client.clone())
+            .list_peer_channels(pb::ListpeerchannelsRequest::default())
+            .await
+            .map_err(self.rpc("ListPeerChannels"))?
+            .into_inner()
+            .channels;
+        Ok(Some(readback::channel_health(&channels)))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {

@@ -7,6 +7,7 @@
 //! when the socket is down or the event was lost (`wait.rs`).
 //! `driver.rs` holds the rest of what the tool knows about Eclair.
 
+mod channels;
 mod driver;
 mod events;
 #[doc(hidden)]
@@ -14,6 +15,7 @@ pub mod fake_api;
 mod readback;
 mod wait;
 
+use channels::channel_info;
 pub use driver::{API_PASSWORD_FILE, DEFAULT_VERSION, ECLAIR, EclairCredentials};
 
 use super::Credentials;
@@ -228,37 +230,6 @@ fn refused_payment(status: &str) -> Option<FailureReason> {
         Some(FailureReason::NoRoute)
     } else {
         None
-    }
-}
-
-/// One channel of `channels` in our terms: usable once NORMAL. The funding outpoint
-/// and balances are read from the active commitment.
-fn channel_info(c: &Value) -> ChannelInfo {
-    let state = c.get("state").and_then(Value::as_str).unwrap_or("");
-    let commitment = c
-        .pointer("/data/commitments/active/0")
-        .unwrap_or(&Value::Null);
-    let funding = commitment
-        .get("fundingInput")
-        .or_else(|| commitment.pointer("/fundingTx/outPoint"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let sat = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    let capacity = sat(commitment
-        .get("fundingAmount")
-        .or_else(|| commitment.pointer("/fundingTx/amountSatoshis")));
-    let to_local_msat = sat(commitment.pointer("/localCommit/spec/toLocal"));
-    ChannelInfo {
-        remote_pubkey: c
-            .get("nodeId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        channel_point: funding,
-        capacity_sat: capacity,
-        local_balance_sat: to_local_msat / 1000,
-        active: state == "NORMAL",
     }
 }
 
@@ -540,6 +511,11 @@ impl LightningNode for EclairNode {
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels: Vec<Value> = self.call("channels", &[]).await?;
         Ok(channels.iter().map(channel_info).collect())
+    }
+
+    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
+        let channels: Vec<Value> = self.call("channels", &[]).await?;
+        Ok(Some(channels::channel_health(&channels)))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {

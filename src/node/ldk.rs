@@ -12,6 +12,7 @@
 //! and a broker). A failed payment carries no reason there.
 //! `driver.rs` holds the rest of what the tool knows about ldk-server.
 
+mod channels;
 mod driver;
 mod proto;
 mod readback;
@@ -26,6 +27,7 @@ use super::{
 };
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
+use channels::channel_info;
 use prost::Message;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -204,20 +206,6 @@ fn is_starting_up(err: &NodeError) -> bool {
     matches!(err, NodeError::Connect { .. })
 }
 
-/// One channel of `ListChannels` in our terms: active once usable (ready, peer connected).
-fn channel_info(c: &proto::Channel) -> ChannelInfo {
-    ChannelInfo {
-        remote_pubkey: c.counterparty_node_id.clone(),
-        channel_point: c
-            .funding_txo
-            .as_ref()
-            .map_or_else(String::new, |o| format!("{}:{}", o.txid, o.vout)),
-        capacity_sat: c.channel_value_sats,
-        local_balance_sat: c.outbound_capacity_msat / 1000,
-        active: c.is_usable,
-    }
-}
-
 /// The version to report: the build cache's stamp beside a local binary (`v0.1.0
 /// <commit>`), else the image the node runs.
 fn version_of(endpoint: &NodeEndpoint) -> String {
@@ -344,13 +332,6 @@ impl LdkNode {
             CallError::Node(e) => e,
             CallError::Server(e) => self.rpc(call, &e),
         })
-    }
-
-    async fn channels(&self) -> Result<Vec<proto::Channel>, NodeError> {
-        let list: proto::ListChannelsResponse = self
-            .request("ListChannels", &proto::ListChannelsRequest {})
-            .await?;
-        Ok(list.channels)
     }
 
     /// Asks for the payment's state until it is final, or until well after `timeout`.
@@ -528,6 +509,17 @@ impl LightningNode for LdkNode {
 
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         Ok(self.channels().await?.iter().map(channel_info).collect())
+    }
+
+    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
+        let open = self.channels().await?;
+        let balances: proto::GetBalancesResponse = self
+            .request("GetBalances", &proto::GetBalancesRequest {})
+            .await?;
+        Ok(Some(channels::channel_health(
+            &open,
+            &balances.lightning_balances,
+        )))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {

@@ -466,7 +466,7 @@ impl LightningNode for LndNode {
         Ok(Some(super::ChannelHealth {
             channels: count(open.len()),
             active: count(open.iter().filter(|c| c.active).count()),
-            pending_htlcs: count(open.iter().map(|c| c.pending_htlcs.len()).sum()),
+            pending_htlcs: Some(count(open.iter().map(|c| c.pending_htlcs.len()).sum())),
             force_closed: count(pending.pending_force_closing_channels.len() + closed.len()),
         }))
     }

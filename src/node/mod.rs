@@ -158,8 +158,9 @@ pub struct ChannelHealth {
     /// Open channels, and how many of them are active.
     pub channels: u32,
     pub active: u32,
-    /// HTLCs still pending on the open channels.
-    pub pending_htlcs: u32,
+    /// HTLCs still pending on the open channels; None where the implementation's API
+    /// does not count them (ldk-server gives their amounts only).
+    pub pending_htlcs: Option<u32>,
     /// Channels force-closed (being closed, or closed) by either side.
     pub force_closed: u32,
 }

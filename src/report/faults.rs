@@ -107,7 +107,11 @@ pub fn view(report: &Report) -> Option<FaultsView> {
         .map(|h| match (&h.health, &h.error) {
             (Some(c), _) => format!(
                 "{}: {} channels, {} active, {} pending HTLCs, {} force-closed",
-                h.node, c.channels, c.active, c.pending_htlcs, c.force_closed
+                h.node,
+                c.channels,
+                c.active,
+                c.pending_htlcs.map_or("-".to_string(), |n| n.to_string()),
+                c.force_closed
             ),
             (None, Some(e)) => format!("{}: not read ({e})", h.node),
             (None, None) => format!("{}: not read (its client cannot tell)", h.node),

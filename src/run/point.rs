@@ -190,14 +190,14 @@ fn print_summary(
     }
 }
 
-/// The fault runner of a scenario with `faults:`.
+/// The fault runner of a scenario with `faults:` or `mining:`.
 fn fault_runner(
     scenario: &Scenario,
     network: &Network,
     recorder: &metrics::Recorder,
     snapshots: &tokio::sync::watch::Receiver<metrics::Snapshot>,
 ) -> Option<crate::faults::FaultRunner> {
-    (!scenario.faults.is_empty()).then(|| {
+    (!scenario.faults.is_empty() || scenario.mining.is_some()).then(|| {
         crate::faults::FaultRunner::new(
             scenario.faults.clone(),
             recorder,
@@ -578,5 +578,6 @@ fn fault_network(scenario: &Scenario, network: &Network) -> crate::faults::Fault
             .map(|(name, r)| (name.clone(), r.node.clone()))
             .collect(),
         peer_links: peer_links(scenario, network),
+        mining: scenario.mining,
     }
 }

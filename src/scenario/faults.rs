@@ -27,7 +27,7 @@
 use std::time::Duration;
 
 mod read;
-pub(super) use read::{RawFault, RawLink, validate};
+pub(super) use read::{RawFault, RawLink, RawMining, mining, validate};
 
 /// The word for "every peer" in a link's pair.
 pub const EVERY: &str = "*";
@@ -153,6 +153,8 @@ pub enum FaultAction {
     },
     /// A burst of blocks mined at once.
     Mine { blocks: u32 },
+    /// `mining: stop` / `mining: resume`: the background mining of `mining:`.
+    Mining { on: bool },
 }
 
 /// One entry of `faults:`.
@@ -181,6 +183,8 @@ impl Fault {
                 format!("{what} {}", pair.label())
             }
             FaultAction::Mine { blocks } => format!("mine {blocks}"),
+            FaultAction::Mining { on: false } => "mining stop".to_string(),
+            FaultAction::Mining { on: true } => "mining resume".to_string(),
         }
     }
 

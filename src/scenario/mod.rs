@@ -312,6 +312,9 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     /// `faults:`: what happens to nodes, links and the chain during the load.
     pub faults: Vec<Fault>,
+    /// `mining: { every }`: a block mined this often during the load (until a
+    /// `mining: stop` fault). None: no background mining.
+    pub mining: Option<std::time::Duration>,
     /// `topology:`: the generated graph (its nodes and channels are in `nodes` and
     /// `channels` like written ones).
     pub topology: Option<Topology>,

@@ -51,6 +51,9 @@ pub(super) struct RawScenario {
     /// Faults during the load: `[{ at: 20s, kill: bob, restart_after: 5s }]`.
     #[serde(default)]
     pub faults: Option<Spanned<Vec<Spanned<super::faults::RawFault>>>>,
+    /// Background mining during the load: `{ every: 10s }`.
+    #[serde(default)]
+    pub mining: Option<Spanned<super::faults::RawMining>>,
     /// A generated network in place of `nodes:` and `channels:`.
     #[serde(default)]
     pub topology: Option<Spanned<super::topology::RawTopology>>,

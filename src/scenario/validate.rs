@@ -168,6 +168,7 @@ pub(super) fn validate(
     let restart = restarts(&ctx, &groups, raw.after_load.as_ref())?;
     let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
     let (links, faults) = super::faults::validate(&ctx, &groups, &raw, &workload.stop)?;
+    let mining = super::faults::mining(&ctx, &raw)?;
     check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
@@ -192,6 +193,7 @@ pub(super) fn validate(
         profile,
         links,
         faults,
+        mining,
         topology,
         activity,
         kubernetes,

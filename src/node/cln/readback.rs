@@ -3,7 +3,7 @@
 //! keysend received appears there as an invoice CLN creates), each read whole.
 
 use super::ClnNode;
-use crate::node::{NodeError, PaymentHash, PaymentLedger, SentStatus};
+use crate::node::{ChannelHealth, NodeError, PaymentHash, PaymentLedger, SentStatus};
 use cln_grpc::pb::{
     self, listinvoices_invoices::ListinvoicesInvoicesStatus as Invoice,
     listpays_pays::ListpaysPaysStatus as Pay,
@@ -76,5 +76,43 @@ fn status(p: &pb::ListpaysPays) -> SentStatus {
         Ok(Pay::Complete) => SentStatus::Succeeded,
         Ok(Pay::Failed) => SentStatus::Failed,
         _ => SentStatus::InFlight,
+    }
+}
+
+/// The channels at the end of a run with faults, from `listpeerchannels`: open ones
+/// (any state before closing) with their HTLCs, and those force-closed (a unilateral
+/// close awaited, or its commitment seen on chain; the tool closes no channel
+/// cooperatively during a run). CLN forgets closed channels 100 blocks on.
+pub(super) fn channel_health(channels: &[pb::ListpeerchannelsChannels]) -> ChannelHealth {
+    use pb::ChannelState as S;
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let closing = |c: &&pb::ListpeerchannelsChannels| {
+        matches!(
+            c.state(),
+            S::ChanneldShuttingDown
+                | S::ClosingdSigexchange
+                | S::ClosingdComplete
+                | S::AwaitingUnilateral
+                | S::FundingSpendSeen
+                | S::Onchain
+                | S::Closed
+        )
+    };
+    let forced = |c: &&pb::ListpeerchannelsChannels| {
+        matches!(
+            c.state(),
+            S::AwaitingUnilateral | S::FundingSpendSeen | S::Onchain
+        )
+    };
+    let open: Vec<_> = channels.iter().filter(|c| !closing(c)).collect();
+    ChannelHealth {
+        channels: count(open.len()),
+        active: count(
+            (open.iter())
+                .filter(|c| c.state() == S::ChanneldNormal && c.peer_connected)
+                .count(),
+        ),
+        pending_htlcs: Some(count(open.iter().map(|c| c.htlcs.len()).sum())),
+        force_closed: count(channels.iter().filter(forced).count()),
     }
 }

@@ -131,12 +131,67 @@ fn getinfo_is_synced_without_either_warning() {
         warning_lightningd_sync: lightningd.map(str::to_string),
         ..Default::default()
     };
-    let synced = node_info(info(None, None));
+    let channels = vec![peer_channel(pb::ChannelState::ChanneldNormal, true, 0); 3];
+    let synced = node_info(info(None, None), &channels);
     assert!(synced.synced_to_chain);
     assert_eq!(synced.pubkey, "02".repeat(33));
     assert_eq!((synced.block_height, synced.num_active_channels), (251, 3));
-    assert!(!node_info(info(Some("Bitcoind is not up-to-date"), None)).synced_to_chain);
-    assert!(!node_info(info(None, Some("Still loading latest blocks"))).synced_to_chain);
+    let behind = info(Some("Bitcoind is not up-to-date"), None);
+    assert!(!node_info(behind, &channels).synced_to_chain);
+    let loading = info(None, Some("Still loading latest blocks"));
+    assert!(!node_info(loading, &channels).synced_to_chain);
+}
+
+fn peer_channel(
+    state: pb::ChannelState,
+    connected: bool,
+    htlcs: usize,
+) -> pb::ListpeerchannelsChannels {
+    pb::ListpeerchannelsChannels {
+        peer_id: vec![3; 33],
+        peer_connected: connected,
+        state: state as i32,
+        htlcs: vec![pb::ListpeerchannelsChannelsHtlcs::default(); htlcs],
+        ..Default::default()
+    }
+}
+
+/// A node started again has its channels in CHANNELD_NORMAL at once (getinfo counts
+/// them); they are usable only once the peer is connected again.
+#[test]
+fn channels_of_a_disconnected_peer_are_not_active() {
+    use pb::ChannelState as S;
+    let info = pb::GetinfoResponse {
+        id: vec![2; 33],
+        num_active_channels: 2,
+        ..Default::default()
+    };
+    let down = vec![peer_channel(S::ChanneldNormal, false, 0); 2];
+    assert_eq!(node_info(info.clone(), &down).num_active_channels, 0);
+    let back = [
+        peer_channel(S::ChanneldNormal, true, 0),
+        peer_channel(S::ChanneldNormal, false, 0),
+    ];
+    assert_eq!(node_info(info, &back).num_active_channels, 1);
+}
+
+/// What faults left: open channels with their HTLCs, force closes apart.
+#[test]
+fn channel_health_counts_open_active_htlcs_and_force_closed() {
+    use pb::ChannelState as S;
+    let channels = [
+        peer_channel(S::ChanneldNormal, true, 2),
+        peer_channel(S::ChanneldNormal, false, 1),
+        peer_channel(S::ChanneldAwaitingLockin, true, 0),
+        peer_channel(S::AwaitingUnilateral, false, 0),
+        peer_channel(S::Onchain, false, 0),
+        peer_channel(S::ClosingdComplete, true, 0),
+    ];
+    let h = super::readback::channel_health(&channels);
+    assert_eq!(
+        (h.channels, h.active, h.pending_htlcs, h.force_closed),
+        (3, 1, Some(3), 2)
+    );
 }
 
 #[test]

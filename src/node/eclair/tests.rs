@@ -120,6 +120,29 @@ fn channels_are_read_from_their_active_commitment() {
     assert!(!channel_info(&waiting).active);
 }
 
+/// What faults left: open channels (OFFLINE ones too) with the HTLCs of their
+/// active commitment; a closing channel counts as force-closed once a commitment,
+/// not a mutual close, is published.
+#[test]
+fn channel_health_counts_open_active_htlcs_and_force_closed() {
+    let channels: Vec<Value> = serde_json::from_str(
+        r#"[{"state":"NORMAL","data":{"commitments":{"active":[
+              {"localCommit":{"spec":{"htlcs":[{"direction":"IN"},{"direction":"OUT"}]}}}]}}},
+            {"state":"OFFLINE","data":{"commitments":{"active":[
+              {"localCommit":{"spec":{"htlcs":[{"direction":"IN"}]}}}]}}},
+            {"state":"CLOSING","data":{"localCommitPublished":{"commitTx":"ab"}}},
+            {"state":"CLOSING","data":{"mutualClosePublished":[{"tx":"cd"}],
+              "localCommitPublished":null,"revokedCommitPublished":[]}},
+            {"state":"NEGOTIATING"}]"#,
+    )
+    .unwrap();
+    let h = super::channels::channel_health(&channels);
+    assert_eq!(
+        (h.channels, h.active, h.pending_htlcs, h.force_closed),
+        (2, 1, Some(3), 1)
+    );
+}
+
 #[test]
 fn refused_connections_mean_still_starting() {
     let connect = NodeError::Connect {

@@ -52,6 +52,42 @@ pub struct GetBalancesResponse {
     pub total_onchain_balance_sats: u64,
     #[prost(uint64, tag = "2")]
     pub spendable_onchain_balance_sats: u64,
+    #[prost(message, repeated, tag = "5")]
+    pub lightning_balances: Vec<LightningBalance>,
+}
+
+/// `types.LightningBalance`: one of six kinds, each naming its channel first (field
+/// 1); only the channel and whether it is still open are read.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LightningBalance {
+    #[prost(oneof = "Balance", tags = "1, 2, 3, 4, 5, 6")]
+    pub balance_type: Option<Balance>,
+}
+
+/// The kinds of [`LightningBalance`]: `ClaimableOnChannelClose` (field 1) until a
+/// channel's closing transaction confirms; the others are funds of a closed channel on
+/// their way back.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum Balance {
+    #[prost(message, tag = "1")]
+    ClaimableOnChannelClose(BalanceChannel),
+    #[prost(message, tag = "2")]
+    ClaimableAwaitingConfirmations(BalanceChannel),
+    #[prost(message, tag = "3")]
+    ContentiousClaimable(BalanceChannel),
+    #[prost(message, tag = "4")]
+    MaybeTimeoutClaimableHtlc(BalanceChannel),
+    #[prost(message, tag = "5")]
+    MaybePreimageClaimableHtlc(BalanceChannel),
+    #[prost(message, tag = "6")]
+    CounterpartyRevokedOutputClaimable(BalanceChannel),
+}
+
+/// The channel a balance belongs to (field 1 of each kind).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BalanceChannel {
+    #[prost(string, tag = "1")]
+    pub channel_id: String,
 }
 
 /// `api.OpenChannelRequest`: ldk-server connects to the peer at `address` itself.

@@ -142,6 +142,38 @@ fn channels_are_active_when_usable_and_carry_their_funding_outpoint() {
     );
 }
 
+/// What faults left: open channels and the usable ones; a channel no longer listed
+/// that still has a balance counts as closed, once however many balances it has; HTLCs are not counted (ldk-server gives their amounts only).
+#[test]
+fn channel_health_counts_open_usable_and_closed_channels() {
+    use proto::{Balance, BalanceChannel, LightningBalance};
+    let channel = |id: &str, usable: bool| proto::Channel {
+        channel_id: id.into(),
+        is_usable: usable,
+        ..Default::default()
+    };
+    let balance = |b: fn(BalanceChannel) -> Balance, id: &str| LightningBalance {
+        balance_type: Some(b(BalanceChannel {
+            channel_id: id.into(),
+        })),
+    };
+    let open = [channel("a", true), channel("b", false)];
+    let balances = [
+        balance(Balance::ClaimableOnChannelClose, "a"),
+        balance(Balance::ClaimableOnChannelClose, "b"),
+        balance(Balance::ClaimableAwaitingConfirmations, "c"),
+        balance(Balance::MaybeTimeoutClaimableHtlc, "c"),
+        balance(Balance::ContentiousClaimable, "d"),
+        // Closed, its commitment not confirmed yet.
+        balance(Balance::ClaimableOnChannelClose, "e"),
+    ];
+    let h = super::channels::channel_health(&open, &balances);
+    assert_eq!(
+        (h.channels, h.active, h.pending_htlcs, h.force_closed),
+        (2, 1, None, 3)
+    );
+}
+
 pub(super) fn endpoint(dir: &std::path::Path, binary: std::path::PathBuf) -> NodeEndpoint {
     NodeEndpoint {
         name: "bob".into(),

@@ -56,11 +56,56 @@ pub(in crate::scenario) struct RawFault {
     pub reset: Option<Spanned<bool>>,
     #[serde(default)]
     pub mine: Option<Spanned<u32>>,
+    /// `stop` or `resume` (the background mining of `mining:`).
+    #[serde(default)]
+    pub mining: Option<Spanned<String>>,
     #[serde(default, rename = "for")]
     pub for_: Option<Spanned<String>>,
 }
 
-const FAULT_HINT: &str = "give each fault one of kill:, restart:, pause:, link: or mine:, e.g. \
+/// `mining: { every: 10s }`: background mining during the load.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::scenario) struct RawMining {
+    pub every: Spanned<String>,
+}
+
+const MIN_EVERY: Duration = Duration::from_secs(1);
+const MAX_EVERY: Duration = Duration::from_secs(3600);
+
+/// Reads `mining:`; a `mining: stop` or `resume` fault needs it.
+pub(in crate::scenario) fn mining(
+    ctx: &Ctx,
+    raw: &crate::scenario::raw::RawScenario,
+) -> Result<Option<Duration>, ScenarioError> {
+    let every = match &raw.mining {
+        Some(m) => {
+            let every = duration(ctx, &m.value.every, "every", false, MAX_EVERY)?;
+            if every < MIN_EVERY {
+                return Err(ctx.error(
+                    &m.value.every.referenced,
+                    format!("every: {} is too often to mine", m.value.every.value),
+                    "write at least 1s",
+                ));
+            }
+            Some(every)
+        }
+        None => None,
+    };
+    let faults = raw.faults.iter().flat_map(|f| &f.value);
+    if every.is_none()
+        && let Some(m) = faults.filter_map(|f| f.value.mining.as_ref()).next()
+    {
+        return Err(ctx.error(
+            &m.referenced,
+            format!("mining: {} has no background mining to act on", m.value),
+            "add mining: { every: 10s } at the top of the scenario",
+        ));
+    }
+    Ok(every)
+}
+
+const FAULT_HINT: &str = "give each fault one of kill:, restart:, pause:, link:, mine: or mining:, e.g. \
                           - { at: 20s, kill: bob, restart_after: 5s }";
 
 /// Reads `links:` and `faults:`; `instances` are the scenario's node instances.
@@ -138,6 +183,7 @@ fn fault(ctx: &Ctx, groups: &Groups, raw: &Spanned<RawFault>) -> Result<Fault, S
         f.pause.as_ref().map(|s| &s.referenced),
         f.link.as_ref().map(|s| &s.referenced),
         f.mine.as_ref().map(|s| &s.referenced),
+        f.mining.as_ref().map(|s| &s.referenced),
     ];
     let given: Vec<_> = actions.iter().flatten().collect();
     match given.len() {
@@ -245,6 +291,18 @@ fn action(
             ));
         }
         Ok(FaultAction::Mine { blocks: m.value })
+    } else if let Some(m) = &f.mining {
+        link_keys(ctx, f)?;
+        no_for()?;
+        match m.value.as_str() {
+            "stop" => Ok(FaultAction::Mining { on: false }),
+            "resume" => Ok(FaultAction::Mining { on: true }),
+            other => Err(ctx.error(
+                &m.referenced,
+                format!("mining: {other} is neither stop nor resume"),
+                "write mining: stop or mining: resume",
+            )),
+        }
     } else {
         let l = f.link.as_ref().expect("one action is given");
         Ok(FaultAction::Link {

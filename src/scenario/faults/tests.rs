@@ -255,3 +255,56 @@ fn bad_faults_are_errors_at_their_place() {
         assert!(e.contains("hint:"), "{block}: {e}");
     }
 }
+
+fn mining(block: &str) -> Result<(Option<Duration>, Vec<Fault>), String> {
+    parse(Path::new("t.yaml"), &format!("{BASE}{block}"))
+        .map(|s| (s.mining, s.faults))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn background_mining_and_its_faults_read() {
+    assert_eq!(mining("").unwrap(), (None, Vec::new()));
+    let (every, f) = mining(
+        "mining: { every: 10s }
+faults:
+  - { at: 20s, mining: stop }
+  - { after_payments: 500, mining: resume }
+",
+    )
+    .unwrap();
+    assert_eq!(every, Some(Duration::from_secs(10)));
+    assert_eq!(f[0].action, FaultAction::Mining { on: false });
+    assert_eq!(f[0].label(), "mining stop");
+    assert_eq!(f[1].action, FaultAction::Mining { on: true });
+    assert_eq!(f[1].label(), "mining resume");
+}
+
+#[test]
+fn bad_mining_is_an_error_at_its_place() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("mining: { every: 500ms }\n", "t.yaml:21:18", "too often"),
+        ("mining: { every: 0s }\n", "t.yaml:21:18", "above zero"),
+        ("mining: { every: 2h }\n", "t.yaml:21:18", "too long"),
+        ("mining: { each: 10s }\n", "t.yaml:21:", "each"),
+        (
+            "faults:\n  - { at: 1s, mining: stop }\n",
+            "t.yaml:22:",
+            "no background mining",
+        ),
+        (
+            "mining: { every: 5s }\nfaults:\n  - { at: 1s, mining: pause }\n",
+            "t.yaml:23:",
+            "neither stop nor resume",
+        ),
+        (
+            "mining: { every: 5s }\nfaults:\n  - { at: 1s, mining: stop, for: 5s }\n",
+            "t.yaml:23:",
+            "for:",
+        ),
+    ];
+    for (block, at, says) in cases {
+        let e = mining(block).unwrap_err();
+        assert!(e.contains(at) && e.contains(says), "{block}: {e}");
+    }
+}
