@@ -19,54 +19,19 @@ pub(crate) fn history(args: HistoryArgs) -> Result<Exit> {
         .into());
     };
     match args.command {
-        HistoryCommand::Import { dirs } => {
-            // Every directory read first: a bad one records nothing.
-            let mut runs = Vec::new();
-            for dir in &dirs {
-                runs.push(import::read_dir(dir)?);
-            }
-            let mut store = Store::open(&path)?;
-            for (dir, run) in dirs.iter().zip(&runs) {
-                match store.insert(run)? {
-                    Inserted::New(id) => outln!(
-                        "{}: recorded as run {id} ({}, {} points)",
-                        dir.display(),
-                        run.scenario,
-                        run.points.len()
-                    ),
-                    Inserted::Already(id) => {
-                        outln!("{}: already recorded as run {id}", dir.display())
-                    }
-                }
-            }
-            Ok(Exit::Ok)
-        }
+        HistoryCommand::Import { dirs } => import_dirs(&path, &dirs),
         HistoryCommand::List {
             scenario,
             implementation,
             version,
             since,
-        } => {
-            let since = since.as_deref().map(since_of).transpose()?;
-            let runs = Store::open_existing(&path)?.runs()?;
-            let shown: Vec<&StoredRun> = runs
-                .iter()
-                .filter(|r| scenario.as_ref().is_none_or(|s| &r.run.scenario == s))
-                .filter(|r| since.as_ref().is_none_or(|d| r.run.started_at >= *d))
-                .filter(|r| {
-                    has_node(r, |n| {
-                        implementation
-                            .as_ref()
-                            .is_none_or(|i| &n.implementation == i)
-                            && version
-                                .as_ref()
-                                .is_none_or(|v| n.version.contains(v.as_str()))
-                    })
-                })
-                .collect();
-            list(&shown);
-            Ok(Exit::Ok)
-        }
+        } => list_runs(
+            &path,
+            &scenario,
+            &implementation,
+            &version,
+            since.as_deref(),
+        ),
         HistoryCommand::Show { id } => {
             let store = Store::open_existing(&path)?;
             let Some(run) = store.run(id)? else {
@@ -112,29 +77,89 @@ pub(crate) fn history(args: HistoryArgs) -> Result<Exit> {
             scenario,
             last,
             metric,
-        } => {
-            if last == 0 {
-                return Err(UsageError("--last must be at least 1").into());
+        } => check_latest(&path, scenario.as_deref(), last, &metric),
+    }
+}
+
+/// `history import DIR...`: every directory read first, so a bad one records nothing.
+fn import_dirs(path: &std::path::Path, dirs: &[std::path::PathBuf]) -> Result<Exit> {
+    let mut runs = Vec::new();
+    for dir in dirs {
+        runs.push(import::read_dir(dir)?);
+    }
+    let mut store = Store::open(path)?;
+    for (dir, run) in dirs.iter().zip(&runs) {
+        match store.insert(run)? {
+            Inserted::New(id) => outln!(
+                "{}: recorded as run {id} ({}, {} points)",
+                dir.display(),
+                run.scenario,
+                run.points.len()
+            ),
+            Inserted::Already(id) => {
+                outln!("{}: already recorded as run {id}", dir.display())
             }
-            let metrics: Vec<Metric> = (metric.iter())
-                .map(|m| Metric::parse(m).expect("clap checked the metric"))
-                .collect();
-            let runs = Store::open_existing(&path)?.runs()?;
-            let Some(report) = check::check(&runs, scenario.as_deref(), last, &metrics) else {
-                outln!(
-                    "no complete run recorded{}: nothing to check",
-                    for_scenario(&scenario)
-                );
-                return Ok(Exit::Ok);
-            };
-            print_check(&report);
-            Ok(if report.regression() {
-                Exit::ThresholdFailed
-            } else {
-                Exit::Ok
-            })
         }
     }
+    Ok(Exit::Ok)
+}
+
+/// `history list` with its filters.
+fn list_runs(
+    path: &std::path::Path,
+    scenario: &Option<String>,
+    implementation: &Option<String>,
+    version: &Option<String>,
+    since: Option<&str>,
+) -> Result<Exit> {
+    let since = since.map(since_of).transpose()?;
+    let runs = Store::open_existing(path)?.runs()?;
+    let shown: Vec<&StoredRun> = runs
+        .iter()
+        .filter(|r| scenario.as_ref().is_none_or(|s| &r.run.scenario == s))
+        .filter(|r| since.as_ref().is_none_or(|d| r.run.started_at >= *d))
+        .filter(|r| {
+            has_node(r, |n| {
+                implementation
+                    .as_ref()
+                    .is_none_or(|i| &n.implementation == i)
+                    && version
+                        .as_ref()
+                        .is_none_or(|v| n.version.contains(v.as_str()))
+            })
+        })
+        .collect();
+    list(&shown);
+    Ok(Exit::Ok)
+}
+
+/// `history check`: exit 1 (as a failed threshold) on a significant regression.
+fn check_latest(
+    path: &std::path::Path,
+    scenario: Option<&str>,
+    last: usize,
+    metric: &[String],
+) -> Result<Exit> {
+    if last == 0 {
+        return Err(UsageError("--last must be at least 1").into());
+    }
+    let metrics: Vec<Metric> = (metric.iter())
+        .map(|m| Metric::parse(m).expect("clap checked the metric"))
+        .collect();
+    let runs = Store::open_existing(path)?.runs()?;
+    let Some(report) = check::check(&runs, scenario, last, &metrics) else {
+        outln!(
+            "no complete run recorded{}: nothing to check",
+            for_scenario(&scenario.map(str::to_string))
+        );
+        return Ok(Exit::Ok);
+    };
+    print_check(&report);
+    Ok(if report.regression() {
+        Exit::ThresholdFailed
+    } else {
+        Exit::Ok
+    })
 }
 
 fn for_scenario(scenario: &Option<String>) -> String {
