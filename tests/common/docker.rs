@@ -12,8 +12,8 @@ pub fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
         .block_on(f)
 }
 
-/// The engine, when one answers; the node images must exist then. No engine: skip
-/// (None, with a message) outside CI, fail under `CI=true`.
+/// The engine, when one answers; the node images must exist then. No engine: not
+/// run (None, recorded under target/tmp/not-run/) outside CI, fail under `CI=true`.
 pub fn engine() -> Option<Docker> {
     match block_on(lnbench_tui::runtime::docker::connect()) {
         Ok(docker) => {
@@ -29,7 +29,11 @@ pub fn engine() -> Option<Docker> {
             panic!("CI=true but {e}; scripts/setup.sh --dev starts one")
         }
         Err(e) => {
-            eprintln!("SKIPPED: {e}");
+            // Counted by `.ci/run` as not run, under the test's own name (the test
+            // harness names each test's thread after it).
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("docker-engine").replace("::", "-");
+            super::record_not_run(&test, &format!("no Docker engine answers: {e}"));
             None
         }
     }

@@ -1,4 +1,3 @@
-
 use super::super::RuntimeKind;
 use crate::node::Credentials;
 use crate::scenario::tests::parse;
