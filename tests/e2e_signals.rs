@@ -257,7 +257,11 @@ impl Piped {
         let tool = cmd.spawn().expect("start lnbench-tui");
         // The pipe's write ends live in the tool only, so tee sees its end.
         drop(cmd);
-        let tee = Command::new("tee")
+        // Through `env --default-signal=INT`: a harness started in the background of a
+        // non-interactive shell (as `cmd &`) ignores SIGINT, and tee would inherit that;
+        // a user's terminal pipeline does not.
+        let tee = Command::new("env")
+            .args(["--default-signal=INT", "tee"])
             .arg(&log)
             .stdin(reader)
             .stdout(Stdio::null())
