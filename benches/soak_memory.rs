@@ -51,6 +51,7 @@ fn main() {
             },
             payment_timeout: Duration::from_secs(5),
             ledger: None,
+            stream: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -274,6 +274,7 @@ mod tests {
             warm_up_excluded: 10,
             indeterminate: 0,
             routes: Vec::new(),
+            stream: None,
             mismatches: None,
             dropped: 0,
             tps_avg: 100.0,

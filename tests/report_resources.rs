@@ -26,6 +26,7 @@ fn summary() -> Summary {
         warm_up_excluded: 0,
         indeterminate: 0,
         routes: Vec::new(),
+        stream: None,
         mismatches: None,
         dropped: 0,
         tps_avg: 0.0,

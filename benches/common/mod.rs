@@ -31,6 +31,7 @@ pub fn closed_keysend(sender: Arc<dyn LightningNode>, workers: u32, payments: u6
         },
         payment_timeout: Duration::from_secs(60),
         ledger: None,
+        stream: None,
     }
 }
 

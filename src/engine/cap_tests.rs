@@ -45,6 +45,7 @@ fn capped_plan(
         stop,
         payment_timeout: Duration::from_secs(60),
         ledger: Some(ledger.clone()),
+        stream: None,
     }
 }
 

@@ -16,6 +16,7 @@ mod dispatch;
 mod invoices;
 pub mod ledger;
 pub mod schedule;
+pub mod stream;
 mod worker;
 
 pub use control::Command;
@@ -69,6 +70,9 @@ pub struct Plan {
     /// the load stops when the next one would cross the total. Shared by the run's
     /// loads, so the total holds across points and repeats.
     pub ledger: Option<Arc<ledger::SpendLedger>>,
+    /// `kind: stream`: each recipient's share of a tick (the routes are senders by
+    /// recipients, sender-major).
+    pub stream: Option<stream::StreamPlan>,
 }
 
 /// Why the load ended.
@@ -128,6 +132,7 @@ struct Context {
     amount_msat: u64,
     payment_timeout: Duration,
     ledger: Option<Arc<ledger::SpendLedger>>,
+    stream: Option<stream::StreamState>,
     invoices: Vec<InvoicePool>,
     /// Each route's payments as counted (index of `routes`).
     tally: Vec<worker::RouteTally>,
@@ -194,6 +199,7 @@ pub async fn run_with_activity(
     let closed = matches!(plan.load, Load::Closed { .. });
     let ctx = Arc::new(Context {
         tally: plan.routes.iter().map(|_| Default::default()).collect(),
+        stream: (plan.stream).map(|s| stream::StreamState::new(s, &plan.routes)),
         routes: plan.routes,
         activity,
         kind: plan.kind,
@@ -373,6 +379,7 @@ async fn wind_down(
     summary.routes = (ctx.tally.iter().zip(&ctx.routes))
         .map(|(tally, route)| tally.count(route))
         .collect();
+    summary.stream = ctx.stream.as_ref().map(|s| s.summary());
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
@@ -524,5 +531,7 @@ async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
 
 #[cfg(test)]
 mod cap_tests;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;

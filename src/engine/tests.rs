@@ -28,6 +28,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         stop,
         payment_timeout: Duration::from_secs(60),
         ledger: None,
+        stream: None,
     }
 }
 

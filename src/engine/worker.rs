@@ -42,7 +42,7 @@ pub(super) enum Tickets {
 
 /// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+pub(super) enum Verdict {
     Ok,
     Failed,
     Indeterminate,
@@ -69,7 +69,7 @@ pub(super) struct RouteTally {
 }
 
 impl RouteTally {
-    fn add(&self, verdict: Verdict) {
+    pub(super) fn add(&self, verdict: Verdict) {
         let counter = match verdict {
             Verdict::Ok => &self.ok,
             Verdict::Failed => &self.failed,
@@ -127,7 +127,13 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         let started = Instant::now();
         let mut hash = None;
         let max_fee_msat = reservation.map(|r| r.max_fee_msat);
-        let payment = pay(&ctx, route, (amount_msat, max_fee_msat), &mut hash);
+        let slots = super::stream::Slots::default();
+        let payment = pay(
+            &ctx,
+            route,
+            (amount_msat, max_fee_msat),
+            (&mut hash, &slots),
+        );
         let settled = settle(payment, &ctx, &mut batch).await;
         if let (Some(ledger), Some(r)) = (&ctx.ledger, reservation) {
             ledger.settle(r, spend_of(settled.as_ref()));
@@ -143,9 +149,17 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             started,
             ended: now,
         };
+        // A stream tick's splits count on their own routes.
+        let tally = match &ctx.stream {
+            Some(stream) => {
+                stream.count(&ctx, route, &slots, ticket.warm_up);
+                None
+            }
+            None => Some(&ctx.tally[route]),
+        };
         let Some(attempt) = settled else {
             // Abandoned in flight: the node may still complete it.
-            ctx.tally[route].add(Verdict::Indeterminate);
+            tally.inspect(|t| t.add(Verdict::Indeterminate));
             if ticket.warm_up {
                 batch.warm_up();
             } else {
@@ -166,7 +180,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             }
         };
         let verdict = Verdict::of(&result);
-        ctx.tally[route].add(verdict);
+        tally.inspect(|t| t.add(verdict));
         if ticket.warm_up {
             batch.warm_up();
             continue;
@@ -276,6 +290,7 @@ fn kind_name(kind: PaymentKind) -> &'static str {
         PaymentKind::Keysend => "keysend",
         PaymentKind::Invoice => "invoice",
         PaymentKind::InvoicePregenerated => "invoice-pregenerated",
+        PaymentKind::Stream => "stream",
     }
 }
 
@@ -390,7 +405,7 @@ async fn pay(
     ctx: &Context,
     route: usize,
     (amount_msat, max_fee_msat): (u64, Option<u64>),
-    hash: &mut Option<PaymentHash>,
+    (hash, slots): (&mut Option<PaymentHash>, &super::stream::Slots),
 ) -> Attempt {
     let r = &ctx.routes[route];
     let timeout = ctx.payment_timeout;
@@ -420,6 +435,14 @@ async fn pay(
                     .await
             }
             None => return Attempt::NoInvoice,
+        },
+        PaymentKind::Stream => match &ctx.stream {
+            Some(stream) => stream.tick(ctx, route, slots).await,
+            None => Err(NodeError::protocol(
+                r.sender.name(),
+                "keysend",
+                "no stream plan",
+            )),
         },
     };
     Attempt::Answered(result)

@@ -20,6 +20,7 @@ pub mod resources;
 mod series;
 mod snapshot;
 pub mod spectrum;
+pub mod stream;
 
 pub use envelope::{EnvelopeReading, KernelCounters};
 pub use events::{EventKind, MAX_EVENTS, RunEvent};

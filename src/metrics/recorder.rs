@@ -538,6 +538,7 @@ fn summarize(
         machine: None,
         mismatches: None,
         routes: Vec::new(),
+        stream: None,
         interval_log,
         payment_log: None,
     }

@@ -194,6 +194,10 @@ pub struct Summary {
     /// reconciliation with the nodes' ledgers; filled in by the engine.
     #[serde(skip)]
     pub routes: Vec<RouteCount>,
+    /// `kind: stream`: ticks, splits and each recipient's splits; filled in by the
+    /// engine, absent for other kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<super::stream::StreamSummary>,
 }
 
 /// One route's payments as the tool counted them, warm-up included: what the

@@ -203,6 +203,12 @@ pub trait NodeDriver: Send + Sync {
     fn keysend_missing(&self) -> Option<&'static str> {
         None
     }
+    /// Why this implementation cannot send keysend payments carrying custom TLV
+    /// records (a podcast stream's record), if it cannot: validation refuses
+    /// `kind: stream` with such a sender.
+    fn custom_records_missing(&self) -> Option<&'static str> {
+        Some("the tool's client for it sends no custom TLV records with keysend")
+    }
     /// Satoshis the node must hold on chain for each channel it accepts (setup funds
     /// the accepting node with them): LDK refuses an inbound anchor channel without
     /// that reserve.

@@ -266,6 +266,22 @@ fn keysend_request(
     }
 }
 
+/// A keysend request carrying `records` beside the preimage record (which they
+/// cannot replace).
+fn records_request(
+    dest: Vec<u8>,
+    amount_msat: u64,
+    preimage: [u8; 32],
+    timeout: Duration,
+    records: &[(u64, Vec<u8>)],
+) -> routerrpc::SendPaymentRequest {
+    let mut request = keysend_request(dest, amount_msat, preimage, timeout, None);
+    for (kind, value) in records.iter().filter(|(k, _)| *k != KEYSEND_RECORD) {
+        request.dest_custom_records.insert(*kind, value.clone());
+    }
+    request
+}
+
 /// LND's `fee_limit_msat` (an i64): the default, lowered to the caps' limit if given.
 fn fee_limit(default_msat: i64, max_fee_msat: Option<u64>) -> i64 {
     let default_msat = u64::try_from(default_msat).unwrap_or(0);
@@ -506,6 +522,19 @@ impl LightningNode for LndNode {
     ) -> Result<PaymentOutcome, NodeError> {
         let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
         let request = keysend_request(dest, amount_msat, preimage, timeout, max_fee_msat);
+        self.send_payment(request, timeout).await
+    }
+
+    async fn keysend_records(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        preimage: [u8; 32],
+        timeout: Duration,
+        records: &[(u64, Vec<u8>)],
+    ) -> Result<PaymentOutcome, NodeError> {
+        let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
+        let request = records_request(dest, amount_msat, preimage, timeout, records);
         self.send_payment(request, timeout).await
     }
 

@@ -420,6 +420,25 @@ pub trait LightningNode: Send + Sync {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError>;
+    /// Like [`LightningNode::keysend_capped`], carrying `records` (TLV type and
+    /// value) beside the preimage record: a podcast stream's split. Clients that
+    /// cannot send them refuse (validation refuses them first:
+    /// [`NodeDriver::custom_records_missing`]).
+    async fn keysend_records(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        preimage: [u8; 32],
+        timeout: Duration,
+        records: &[(u64, Vec<u8>)],
+    ) -> Result<PaymentOutcome, NodeError> {
+        let _ = (dest, amount_msat, preimage, timeout, records);
+        Err(NodeError::protocol(
+            self.name(),
+            "keysend",
+            "this client cannot send custom TLV records",
+        ))
+    }
     /// Pay a BOLT 11 invoice and wait for the final result, with the client's own
     /// fee limit.
     async fn pay_invoice(

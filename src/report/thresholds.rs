@@ -253,6 +253,7 @@ mod tests {
             warm_up_excluded: 0,
             indeterminate: 0,
             routes: Vec::new(),
+            stream: None,
             mismatches: None,
             dropped: 0,
             tps_avg: tps,

@@ -152,6 +152,9 @@ fn plan_of(
         stop: w.stop,
         payment_timeout: w.payment_timeout,
         ledger,
+        stream: (w.stream.as_ref()).map(|s| engine::stream::StreamPlan {
+            amounts: s.splits.iter().map(|s| s.amount_msat).collect(),
+        }),
     };
     (plan, activity)
 }

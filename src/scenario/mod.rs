@@ -19,6 +19,9 @@ mod profile;
 mod raw;
 mod repeat;
 mod resources;
+mod stream;
+#[cfg(test)]
+mod stream_tests;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -42,6 +45,7 @@ pub use overrides::{Overrides, duration_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use resources::{Envelope, Resources, cpuset_cpus};
+pub use stream::{Split, Stream, split_amounts};
 pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 pub use topology::{Shape, Topology};
@@ -223,6 +227,9 @@ pub enum PaymentKind {
     Invoice,
     /// Invoices created before the timed phase; only paying them is timed.
     InvoicePregenerated,
+    /// One tick pays its total split across recipients, a keysend each with the
+    /// podcast record ([`Workload::stream`]).
+    Stream,
 }
 
 /// One open-loop phase: the rate goes linearly from `from_rate` to `to_rate`
@@ -272,6 +279,8 @@ pub struct Workload {
     pub stop: StopCondition,
     /// How long one payment may take before it counts as a timeout.
     pub payment_timeout: Duration,
+    /// `kind: stream`: each tick's splits (the receivers are its recipients).
+    pub stream: Option<Stream>,
 }
 
 /// A validated scenario.

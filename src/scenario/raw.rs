@@ -260,6 +260,8 @@ pub(super) enum RawPaymentKind {
     Keysend,
     Invoice,
     InvoicePregenerated,
+    /// Podcast streaming: keysends split across `recipients:` (stream.rs).
+    Stream,
 }
 
 impl RawPaymentKind {
@@ -269,6 +271,7 @@ impl RawPaymentKind {
             RawPaymentKind::Keysend => super::PaymentKind::Keysend,
             RawPaymentKind::Invoice => super::PaymentKind::Invoice,
             RawPaymentKind::InvoicePregenerated => super::PaymentKind::InvoicePregenerated,
+            RawPaymentKind::Stream => super::PaymentKind::Stream,
         }
     }
 }
@@ -282,6 +285,9 @@ pub(super) struct RawWorkload {
     pub senders: Spanned<Vec<Spanned<String>>>,
     #[serde(default = "unset")]
     pub receiver: Spanned<String>,
+    /// `kind: stream`: who shares each tick, by weight.
+    #[serde(default)]
+    pub recipients: Option<Spanned<Vec<Spanned<super::stream::RawRecipient>>>>,
     /// Payments across the network: random peers instead of senders and a receiver.
     #[serde(default)]
     pub activity: Option<Spanned<super::activity::RawActivity>>,

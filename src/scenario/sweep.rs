@@ -252,6 +252,7 @@ fn kind_name(kind: PaymentKind) -> &'static str {
         PaymentKind::Keysend => "keysend",
         PaymentKind::Invoice => "invoice",
         PaymentKind::InvoicePregenerated => "invoice-pregenerated",
+        PaymentKind::Stream => "stream",
     }
 }
 
@@ -446,6 +447,7 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
                 PaymentKind::Keysend => RawPaymentKind::Keysend,
                 PaymentKind::Invoice => RawPaymentKind::Invoice,
                 PaymentKind::InvoicePregenerated => RawPaymentKind::InvoicePregenerated,
+                PaymentKind::Stream => RawPaymentKind::Stream,
             };
             w.kind = Spanned::new(kind, at, at);
         }

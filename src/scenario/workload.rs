@@ -3,7 +3,7 @@
 
 use super::duration;
 use super::error::ScenarioError;
-use super::raw::{RawChannel, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
+use super::raw::{RawChannel, RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
 use super::validate::{Ctx, Groups};
 use super::{Load, Phase, PhaseKind, StopCondition, Workload};
 use serde_saphyr::{Location, Spanned};
@@ -32,7 +32,6 @@ pub(super) fn validate(
     raw: &Spanned<RawWorkload>,
 ) -> Result<Workload, ScenarioError> {
     let w = &raw.value;
-    let (senders, receivers) = parties(ctx, groups, channels, w)?;
     let amount_msat = match &w.amount_msat {
         Some(a) if a.value == 0 => {
             return Err(ctx.error(
@@ -43,6 +42,17 @@ pub(super) fn validate(
         }
         Some(a) => a.value,
         None => DEFAULT_AMOUNT_MSAT,
+    };
+    let (senders, receivers, stream) = match w.kind.value {
+        RawPaymentKind::Stream => {
+            let (s, r, stream) = super::stream::parties(ctx, groups, channels, w, amount_msat)?;
+            (s, r, Some(stream))
+        }
+        _ => {
+            super::stream::refuse_recipients(ctx, w)?;
+            let (s, r) = parties(ctx, groups, channels, w)?;
+            (s, r, None)
+        }
     };
     check_amount_fits(ctx, channels, raw, amount_msat)?;
     let load = match (&w.concurrency, &w.rate) {
@@ -96,6 +106,7 @@ pub(super) fn validate(
         load,
         stop,
         payment_timeout,
+        stream,
     })
 }
 
@@ -200,7 +211,7 @@ fn first_group(groups: &Groups) -> &str {
 /// opener funds them, so only it can pay through them at first. Every instance of a
 /// group gets the group's channels, so a path between groups is a path between every
 /// pair of their instances.
-fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) -> bool {
+pub(super) fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) -> bool {
     let mut seen = HashSet::from([from]);
     let mut queue = VecDeque::from([from]);
     while let Some(at) = queue.pop_front() {

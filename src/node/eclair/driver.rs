@@ -80,6 +80,10 @@ impl NodeDriver for Eclair {
         Implementation::Eclair
     }
 
+    fn custom_records_missing(&self) -> Option<&'static str> {
+        Some("Eclair's keysend call (sendtonode) has no parameter for custom TLV records")
+    }
+
     /// A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
     /// classpath, its arguments being JVM options.
     fn binary(&self) -> &'static str {

@@ -76,6 +76,11 @@ impl NodeDriver for Lnd {
         Implementation::Lnd
     }
 
+    /// SendPaymentV2 takes `dest_custom_records`.
+    fn custom_records_missing(&self) -> Option<&'static str> {
+        None
+    }
+
     fn binary(&self) -> &'static str {
         "lnd"
     }

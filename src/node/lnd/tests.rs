@@ -143,3 +143,24 @@ fn keysend_request_takes_the_lower_of_the_default_and_the_caps_fee_limit() {
     assert_eq!(request(Some(0)).fee_limit_msat, 0);
     assert_eq!(request(Some(u64::MAX)).fee_limit_msat, default);
 }
+
+#[test]
+fn records_request_carries_the_records_beside_the_preimage() {
+    let records = [
+        (7_629_169, b"{\"action\":\"stream\"}".to_vec()),
+        (KEYSEND_RECORD, vec![0; 32]),
+    ];
+    let preimage = [9u8; 32];
+    let r = records_request(
+        vec![2; 33],
+        5_000,
+        preimage,
+        Duration::from_secs(5),
+        &records,
+    );
+    assert_eq!(r.dest_custom_records[&7_629_169], records[0].1);
+    // A record of the preimage's type cannot replace the preimage.
+    assert_eq!(r.dest_custom_records[&KEYSEND_RECORD], preimage.to_vec());
+    assert_eq!(r.dest_custom_records.len(), 2);
+    assert_eq!(r.amt_msat, 5_000);
+}
