@@ -180,3 +180,53 @@ fn the_schema_lists_every_implementation() {
         chains
     );
 }
+
+/// A stream's figures (`kind: stream`): ticks, splits and each recipient's splits,
+/// from the real engine over fake nodes where one split in five fails.
+#[tokio::test]
+async fn a_stream_report_matches_the_schema() {
+    use lnbench_tui::engine::{Plan, Route, stream::StreamPlan};
+    use lnbench_tui::scenario::PaymentKind;
+    use std::sync::Arc;
+    let listener = FakeNode::new(FakeConfig {
+        failures: vec![(FailureReason::NoRoute, 0.2)],
+        seed: 3,
+        ..FakeConfig::instant("listener")
+    });
+    let recipients = ["host", "guest"].map(|n| FakeNode::new(FakeConfig::instant(n)));
+    let plan = Plan {
+        routes: (recipients.iter())
+            .map(|r| Route {
+                sender: Arc::new(listener.clone()),
+                receiver_pubkey: r.pubkey().to_string(),
+                receiver: Arc::new(r.clone()),
+            })
+            .collect(),
+        kind: PaymentKind::Stream,
+        amount_msat: 1_000,
+        load: Load::Closed { concurrency: 2 },
+        stop: StopCondition {
+            payments: Some(100),
+            duration: None,
+        },
+        payment_timeout: Duration::from_secs(5),
+        ledger: None,
+        stream: Some(StreamPlan {
+            amounts: vec![600, 400],
+        }),
+    };
+    let results = common::run_fake(plan).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path =
+        report::json::write(&common::sample_report("name: fake\n", results), dir.path()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    common::assert_matches_schema(&json);
+    let stream = &json["results"]["stream"];
+    assert_eq!(stream["ticks"], 100, "{stream:#}");
+    assert!(stream["ticks_partial"].as_u64() > Some(0), "{stream:#}");
+    assert_eq!(stream["recipients"][0]["recipient"], "host");
+    assert_eq!(stream["recipients"][1]["amount_msat"], 400);
+    // Fake nodes cannot read records back.
+    assert!(stream["recipients"][0]["records_received"].is_null());
+}

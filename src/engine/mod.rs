@@ -196,10 +196,14 @@ pub async fn run_with_activity(
         });
     };
 
+    let stream = (plan.stream).map(|s| stream::StreamState::new(s, &plan.routes));
+    if let Some(stream) = &stream {
+        stream.mark(&plan.routes).await;
+    }
     let closed = matches!(plan.load, Load::Closed { .. });
     let ctx = Arc::new(Context {
         tally: plan.routes.iter().map(|_| Default::default()).collect(),
-        stream: (plan.stream).map(|s| stream::StreamState::new(s, &plan.routes)),
+        stream,
         routes: plan.routes,
         activity,
         kind: plan.kind,
@@ -379,7 +383,11 @@ async fn wind_down(
     summary.routes = (ctx.tally.iter().zip(&ctx.routes))
         .map(|(tally, route)| tally.count(route))
         .collect();
-    summary.stream = ctx.stream.as_ref().map(|s| s.summary());
+    // Read after the summary is taken, so the reads are not load time.
+    if let Some(stream) = &ctx.stream {
+        stream.read_back(&ctx.routes).await;
+        summary.stream = Some(stream.summary());
+    }
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,

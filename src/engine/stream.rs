@@ -28,6 +28,8 @@ pub(super) struct StreamState {
     amounts: Vec<u64>,
     total_msat: u64,
     summary: Mutex<StreamSummary>,
+    /// Each recipient's count of podcast records received before the load.
+    marks: Mutex<Vec<Option<u64>>>,
 }
 
 /// What one split's node answered (None while it is in flight).
@@ -52,7 +54,40 @@ impl StreamState {
         StreamState {
             total_msat: plan.amounts.iter().sum(),
             summary: Mutex::new(StreamSummary::new(recipients)),
+            marks: Mutex::new(Vec::new()),
             amounts: plan.amounts,
+        }
+    }
+
+    /// Each recipient's podcast records received so far, as its node reports them
+    /// (None where it cannot tell or the call failed).
+    async fn received(&self, routes: &[super::Route]) -> Vec<Option<u64>> {
+        let reads = (routes.iter().take(self.amounts.len())).map(|r| async move {
+            match r.receiver.records_received(PODCAST_RECORD).await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the podcast records received");
+                    None
+                }
+            }
+        });
+        futures::future::join_all(reads).await
+    }
+
+    /// Before the load: what the recipients received so far.
+    pub(super) async fn mark(&self, routes: &[super::Route]) {
+        let marks = self.received(routes).await;
+        *self.marks.lock().expect("not poisoned") = marks;
+    }
+
+    /// After the load: what the recipients received during it, into the summary.
+    pub(super) async fn read_back(&self, routes: &[super::Route]) {
+        let now = self.received(routes).await;
+        let marks = self.marks.lock().expect("not poisoned").clone();
+        let mut summary = self.summary.lock().expect("not poisoned");
+        for (i, r) in summary.recipients.iter_mut().enumerate() {
+            let before = marks.get(i).copied().flatten();
+            r.records_received = now[i].zip(before).map(|(n, b)| n.saturating_sub(b));
         }
     }
 

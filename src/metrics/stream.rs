@@ -33,6 +33,10 @@ pub struct RecipientSummary {
     pub indeterminate: u64,
     /// Failed splits by the paying node's reason (`rpc_error` when the call itself failed).
     pub failures_by_reason: BTreeMap<String, u64>,
+    /// Keysends with the podcast record the recipient's node reports settled during
+    /// the load (warm-up included), read from the node after it; None when its
+    /// client cannot read them.
+    pub records_received: Option<u64>,
 }
 
 /// What became of one split.

@@ -426,6 +426,10 @@ impl LightningNode for LndNode {
         self.ledger().await.map(Some)
     }
 
+    async fn records_received(&self, record_type: u64) -> Result<Option<u64>, NodeError> {
+        self.count_records(record_type).await.map(Some)
+    }
+
     async fn sent_statuses(
         &self,
         hashes: &[super::PaymentHash],

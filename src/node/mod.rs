@@ -439,6 +439,11 @@ pub trait LightningNode: Send + Sync {
             "this client cannot send custom TLV records",
         ))
     }
+    /// How many settled incoming keysends carried a custom record of `record_type`,
+    /// over the node's history; None when the client cannot read them.
+    async fn records_received(&self, _record_type: u64) -> Result<Option<u64>, NodeError> {
+        Ok(None)
+    }
     /// Pay a BOLT 11 invoice and wait for the final result, with the client's own
     /// fee limit.
     async fn pay_invoice(

@@ -70,6 +70,31 @@ impl LndNode {
     }
 
     async fn add_invoices(&self, ledger: &mut PaymentLedger) -> Result<(), NodeError> {
+        self.each_invoice(|i| {
+            if InvoiceState::try_from(i.state) == Ok(InvoiceState::Settled) {
+                ledger.received += 1;
+                ledger.received_msat += u64::try_from(i.amt_paid_msat).unwrap_or(0);
+            }
+        })
+        .await
+    }
+
+    /// Settled invoices (keysends arrive as invoices) whose HTLCs carried a custom
+    /// record of `record_type`.
+    pub(super) async fn count_records(&self, record_type: u64) -> Result<u64, NodeError> {
+        let mut n = 0;
+        self.each_invoice(|i| {
+            let settled = InvoiceState::try_from(i.state) == Ok(InvoiceState::Settled);
+            if settled && carries(i, record_type) {
+                n += 1;
+            }
+        })
+        .await?;
+        Ok(n)
+    }
+
+    /// Calls `visit` on every invoice of the node.
+    async fn each_invoice(&self, mut visit: impl FnMut(&lnrpc::Invoice)) -> Result<(), NodeError> {
         let mut offset = 0;
         loop {
             let page = (self.lightning.clone())
@@ -81,18 +106,18 @@ impl LndNode {
                 .await
                 .map_err(self.rpc("ListInvoices"))?
                 .into_inner();
-            for i in &page.invoices {
-                if InvoiceState::try_from(i.state) == Ok(InvoiceState::Settled) {
-                    ledger.received += 1;
-                    ledger.received_msat += u64::try_from(i.amt_paid_msat).unwrap_or(0);
-                }
-            }
+            page.invoices.iter().for_each(&mut visit);
             if page.invoices.is_empty() || page.last_index_offset <= offset {
                 return Ok(());
             }
             offset = page.last_index_offset;
         }
     }
+}
+
+/// Whether one of the invoice's HTLCs carried a custom record of `record_type`.
+fn carries(invoice: &lnrpc::Invoice, record_type: u64) -> bool {
+    (invoice.htlcs.iter()).any(|h| h.custom_records.contains_key(&record_type))
 }
 
 /// A payment's status as the ledger counts it: anything not ended is in flight.
