@@ -217,8 +217,15 @@ async fn a_stream_report_matches_the_schema() {
     };
     let results = common::run_fake(plan).await;
     let dir = tempfile::tempdir().unwrap();
-    let path =
-        report::json::write(&common::sample_report("name: fake\n", results), dir.path()).unwrap();
+    let sample = common::sample_report("name: fake\n", results);
+    let html = report::html::render(&sample, &[]).unwrap();
+    assert!(html.contains("<h2>Stream</h2>"), "no stream section");
+    assert!(
+        html.contains("<td>host</td><td>600 msat</td>"),
+        "no host row"
+    );
+    assert!(html.contains("no_route "), "no failures by reason");
+    let path = report::json::write(&sample, dir.path()).unwrap();
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     common::assert_matches_schema(&json);

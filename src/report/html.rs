@@ -92,6 +92,8 @@ struct View<'a> {
     network: Option<minijinja::Value>,
     /// The reconciliation table's rows and its summary lines; None when not reconciled.
     reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
+    /// `kind: stream`: ticks and recipients; None for other kinds.
+    stream: Option<super::stream_view::StreamView>,
 }
 
 #[derive(Serialize)]
@@ -213,6 +215,7 @@ impl<'a> View<'a> {
             network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
             reconciliation: (report.reconciliation.as_ref())
                 .map(|r| (super::reconciliation::rows(r), r.lines())),
+            stream: super::stream_view::view(report),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

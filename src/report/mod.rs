@@ -27,6 +27,7 @@ pub mod scrub;
 pub mod spectrum;
 pub mod spread;
 pub mod stats;
+mod stream_view;
 pub mod sweep;
 pub mod sweep_charts;
 pub mod thresholds;
