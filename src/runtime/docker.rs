@@ -246,6 +246,28 @@ impl DockerRuntime {
         move |source| RuntimeError::Docker { what, source }
     }
 
+    /// Copies a node's config files and the chain's certificate (if the chain has
+    /// one) into its created container, then starts it.
+    async fn configure_and_start(
+        &mut self,
+        name: &str,
+        id: &str,
+        configs: &[ConfigFile],
+        dir: &Path,
+    ) -> Result<(), RuntimeError> {
+        let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
+        let cert: Vec<(&str, &[u8], u32)> = (self.chain_cert.iter())
+            .map(|c| (cert_path, c.as_bytes(), 0o644))
+            .collect();
+        let archive = config_archive(configs, &cert).map_err(Self::io_err(dir))?;
+        creds::upload(&self.docker, id, archive)
+            .await
+            .map_err(Self::err(format!(
+                "copying the config into the container of {name}"
+            )))?;
+        self.start(name, id).await
+    }
+
     fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
         move |source| RuntimeError::Io {
             path: path.to_path_buf(),
@@ -365,7 +387,6 @@ impl Runtime for DockerRuntime {
         nodes: &[NodeSpec],
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        let chain_cert = self.chain_cert.clone();
         let wants_db = shared::postgres::wants;
         if shared::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
@@ -408,18 +429,8 @@ impl Runtime for DockerRuntime {
             }
             super::create_chain_wallet(spec, chain).await?;
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
-            let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
-            let cert: Vec<(&str, &[u8], u32)> = (chain_cert.iter())
-                .map(|c| (cert_path, c.as_bytes(), 0o644))
-                .collect();
-            let archive = config_archive(&configs, &cert).map_err(Self::io_err(&dir))?;
-            creds::upload(&self.docker, &id, archive)
-                .await
-                .map_err(Self::err(format!(
-                    "copying the config into the container of {}",
-                    spec.name
-                )))?;
-            self.start(&spec.name, &id).await?;
+            self.configure_and_start(&spec.name, &id, &configs, &dir)
+                .await?;
             let rpc_addr = self.host_addr(&id, ports.rpc).await?;
             // Credential files are copied out flat into the node's private directory.
             let credentials = driver.credentials(&|file| {

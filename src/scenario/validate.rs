@@ -2,7 +2,7 @@
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
 use super::error::{Position, ScenarioError, excerpt};
-use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawScenario};
+use super::raw::{RawAfterLoad, RawChain, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
 use nodes::{
@@ -90,39 +90,10 @@ pub(super) fn validate(
     if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;
     }
-    let pull = match raw.pull {
-        None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
-        Some(RawPull::Always) => PullPolicy::Always,
-        Some(RawPull::Never) => PullPolicy::Never,
-    };
-    let chain = match raw.chain.take() {
-        Some(chain) => ChainSpec {
-            kind: match chain.implementation {
-                RawChainKind::Btcd => ChainKind::Btcd,
-                RawChainKind::Bitcoind => ChainKind::Bitcoind,
-            },
-            binary: chain.binary,
-            image: check_image(&ctx, chain.image.as_ref(), "the chain")?,
-            args: chain.args,
-        },
-        None => ChainSpec {
-            kind: ChainKind::Btcd,
-            binary: None,
-            image: None,
-            args: Vec::new(),
-        },
-    };
+    let pull = pull_policy(raw.pull);
+    let chain = chain_spec(&ctx, raw.chain.take())?;
     let topology = super::topology::apply(&ctx, &mut raw)?;
-    // `nodes:` may be left out only when sim-ln's node file gives the nodes.
-    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
-        return Err(ctx.error(
-            &raw.name.referenced,
-            "missing field `nodes`",
-            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
-             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
-             may give them instead)",
-        ));
-    }
+    check_nodes_given(&ctx, &raw)?;
     let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
     // Nodes that already run do so on a chain of their own, whatever it is.
     if caps.starts_nodes {
@@ -198,6 +169,49 @@ pub(super) fn validate(
         activity,
         kubernetes,
         resources,
+    })
+}
+
+/// `nodes:` may be left out only when sim-ln's node file gives the nodes.
+fn check_nodes_given(ctx: &Ctx, raw: &RawScenario) -> Result<(), ScenarioError> {
+    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            "missing field `nodes`",
+            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
+             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
+             may give them instead)",
+        ));
+    }
+    Ok(())
+}
+
+fn pull_policy(raw: Option<RawPull>) -> PullPolicy {
+    match raw {
+        None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
+        Some(RawPull::Always) => PullPolicy::Always,
+        Some(RawPull::Never) => PullPolicy::Never,
+    }
+}
+
+/// The chain backend, btcd when `chain:` is left out.
+fn chain_spec(ctx: &Ctx, raw: Option<RawChain>) -> Result<ChainSpec, ScenarioError> {
+    Ok(match raw {
+        Some(chain) => ChainSpec {
+            kind: match chain.implementation {
+                RawChainKind::Btcd => ChainKind::Btcd,
+                RawChainKind::Bitcoind => ChainKind::Bitcoind,
+            },
+            binary: chain.binary,
+            image: check_image(ctx, chain.image.as_ref(), "the chain")?,
+            args: chain.args,
+        },
+        None => ChainSpec {
+            kind: ChainKind::Btcd,
+            binary: None,
+            image: None,
+            args: Vec::new(),
+        },
     })
 }
 

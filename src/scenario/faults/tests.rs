@@ -141,7 +141,7 @@ fn links_read_with_their_shape() {
 }
 
 #[test]
-fn bad_faults_are_errors_at_their_place() {
+fn bad_node_faults_are_errors_at_their_place() {
     let cases: &[(&str, &str, &str)] = &[
         (
             "faults:\n  - { kill: bob }\n",
@@ -183,6 +183,13 @@ fn bad_faults_are_errors_at_their_place() {
             "t.yaml:22:",
             "both at: and after_payments:",
         ),
+    ];
+    assert_located_errors(cases);
+}
+
+#[test]
+fn bad_link_faults_and_runtimes_are_errors_at_their_place() {
+    let cases: &[(&str, &str, &str)] = &[
         (
             "faults:\n  - { at: 1s, link: [alice, bob] }\n",
             "t.yaml:22:",
@@ -249,6 +256,12 @@ fn bad_faults_are_errors_at_their_place() {
             "docker runtime",
         ),
     ];
+    assert_located_errors(cases);
+}
+
+/// Each block after the base scenario is an error at `at` (file:line:column prefix)
+/// that says `words` and gives a hint.
+fn assert_located_errors(cases: &[(&str, &str, &str)]) {
     for (block, at, words) in cases {
         let e = error(block);
         assert!(e.starts_with(at) && e.contains(words), "{block}: {e}");
