@@ -144,3 +144,30 @@ impl Finished {
         sweep
     }
 }
+
+/// The head of a scenario in which alice pays bob by keysend over `count` channels
+/// of `capacity_sat` each, both LND on a btcd chain: `name:`, the `top` lines as
+/// given (runtime, pull, description), the chain, nodes and channels, and
+/// `workload:` up to its receiver. The test adds the load, the stop and the rest.
+pub fn lnd_pair(name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    format!(
+        "name: {name}
+{top}chain:
+  implementation: btcd
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: lnd
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: {capacity_sat}
+    count: {count}
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+"
+    )
+}
