@@ -45,7 +45,8 @@ use tokio::time::Instant;
 /// What the docker runtime runs: no fault proxy or node signals in containers yet.
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "docker",
-    links_and_faults: Support::NotYet,
+    faults: Support::Runs,
+    links: Support::NotYet,
     starts_nodes: true,
 };
 
@@ -480,6 +481,18 @@ impl Runtime for DockerRuntime {
     /// then reads back its RPC host port, which the engine may have changed.
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
         self.restart(name).await
+    }
+
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused).await
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

@@ -264,8 +264,9 @@ fn etcd_members(ctx: &Ctx, raw: &RawScenario) -> Result<u32, ScenarioError> {
     }
 }
 
-/// Links and faults need a runtime that can proxy links and signal nodes, as the
-/// runtime's capabilities say.
+/// Links and link faults need a runtime that proxies peer links; node and chain
+/// faults one that can signal its nodes. Each is refused where the runtime does not
+/// declare it, at `links:` or `faults:`.
 fn check_fault_runtime(
     ctx: &Ctx,
     (kind, runtimes): (RuntimeKind, Runtimes),
@@ -273,28 +274,52 @@ fn check_fault_runtime(
     links: &[super::LinkSpec],
     faults: &[super::Fault],
 ) -> Result<(), ScenarioError> {
-    if links.is_empty() && faults.is_empty() {
-        return Ok(());
-    }
     let runtime = runtimes(kind);
-    let why = match runtime.links_and_faults {
+    if !links.is_empty() || faults.iter().any(super::Fault::is_link) {
+        let at = match (&raw.links, &raw.faults) {
+            (Some(l), _) if !links.is_empty() => &l.referenced,
+            (_, Some(f)) => &f.referenced,
+            (Some(l), None) => &l.referenced,
+            (None, None) => &raw.name.referenced,
+        };
+        let what = "links: or link faults";
+        check_support(ctx, at, runtime, |c| c.links, what, runtimes)?;
+    }
+    if faults.iter().any(|f| !f.is_link()) {
+        let at = raw
+            .faults
+            .as_ref()
+            .map_or(&raw.name.referenced, |f| &f.referenced);
+        check_support(
+            ctx,
+            at,
+            runtime,
+            |c| c.faults,
+            "node or chain faults",
+            runtimes,
+        )?;
+    }
+    Ok(())
+}
+
+/// An error at `at` when `runtime` does not run what `support` reads, naming the
+/// runtimes that do.
+fn check_support(
+    ctx: &Ctx,
+    at: &Location,
+    runtime: &super::Capabilities,
+    support: fn(&super::Capabilities) -> Support,
+    what: &str,
+    runtimes: Runtimes,
+) -> Result<(), ScenarioError> {
+    let why = match support(runtime) {
         Support::Runs => return Ok(()),
-        Support::NotYet => format!(
-            "the {} runtime does not run links: or faults: yet",
-            runtime.name
-        ),
+        Support::NotYet => format!("the {} runtime does not run {what} yet", runtime.name),
         Support::Never(why) => why.to_string(),
     };
-    let at = match (&raw.faults, &raw.links) {
-        (Some(f), _) if !faults.is_empty() => &f.referenced,
-        (_, Some(l)) => &l.referenced,
-        (Some(f), None) => &f.referenced,
-        (None, None) => &raw.name.referenced,
-    };
-    // The runtimes that declare they run them, by name.
     let able: Vec<&str> = (RuntimeKind::ALL.iter())
         .map(|k| runtimes(*k))
-        .filter(|c| c.links_and_faults == Support::Runs)
+        .filter(|c| support(c) == Support::Runs)
         .map(|c| c.name)
         .collect();
     Err(ctx.error(

@@ -1,0 +1,111 @@
+//! Node faults on a real Docker engine, through the binary: bob's container killed and
+//! started again, then alice's frozen (the engine's pause) and thawed, while alice pays
+//! bob's invoices. Bob's RPC makes every invoice, so payments after his restart show
+//! that the run's client still reaches him (his host port is fixed when his container
+//! is created). The report's fault windows and ways back, the channels at the end, and
+//! nothing of the run left in the engine. Not run (and said so) when no engine answers.
+
+mod common;
+
+use common::assert_matches_schema;
+use common::docker::{engine, labelled};
+use common::scenario_run::Finished;
+use common::scenario_run::lnd_pair;
+use serde_json::Value;
+
+fn scenario() -> String {
+    // LND's mission control would refuse alice's direct route for about a minute after
+    // a payment failed on it as bob died (docs/scenarios/crash-recovery.md).
+    let pair = lnd_pair("e2e-docker-faults", "runtime: docker\npull: never\n", 2000000, 2)
+        .replace("kind: keysend", "kind: invoice")
+        .replace(
+            "  alice:\n    implementation: lnd\n",
+            "  alice:\n    implementation: lnd\n    args: [\"--routerrpc.apriori.penaltyhalflife=10s\"]\n",
+        );
+    assert!(pair.contains("penaltyhalflife"), "{pair}");
+    pair + "  amount_msat: 1000
+  rate:
+    hold: { rate: 5, duration: 50s }
+  stop:
+    duration: 50s
+  payment_timeout: 20s
+faults:
+  - at: 10s
+    kill: bob
+    restart_after: 4s
+  - at: 32s
+    pause: alice
+    for: 3s
+"
+}
+
+fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
+    (report["faults"].as_array().expect("faults[]").iter())
+        .find(|f| f["label"] == label)
+        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
+}
+
+#[test]
+fn a_killed_and_a_paused_container_recover() {
+    if engine().is_none() {
+        return;
+    }
+    let run = Finished::run(&scenario());
+    let log = &run.log;
+    assert_eq!(run.status.code(), Some(0), "{log}");
+    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    assert!(
+        report["runtime"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("docker (")),
+        "{}",
+        report["runtime"]
+    );
+
+    let k = fault(&report, "kill bob");
+    eprintln!("docker kill: {k:#}");
+    assert!(k["error"].is_null(), "{k:#}");
+    let back = &k["node_back"];
+    let rpc = back["rpc_s"].as_f64().expect("rpc_s");
+    let channels = back["channels_s"].as_f64().expect("channels_s");
+    assert!(rpc > 0.0 && channels >= rpc, "{k:#}");
+    assert!(k["during"]["ok"].as_u64().unwrap() <= 5, "{k:#}");
+    // Invoices from bob's RPC again, through the client made before the kill.
+    assert!(k["after"]["ok"].as_u64().unwrap() > 0, "{k:#}");
+    assert!(
+        k["recovered_after_s"].as_f64().is_some(),
+        "TPS came back after the kill: {k:#}"
+    );
+
+    let p = fault(&report, "pause alice");
+    eprintln!("docker pause: {p:#}");
+    assert!(p["error"].is_null(), "{p:#}");
+    let (began, ended) = (
+        p["began_s"].as_f64().unwrap(),
+        p["ended_s"].as_f64().unwrap(),
+    );
+    assert!((2.5..=5.0).contains(&(ended - began)), "{p:#}");
+    // A frozen payer finishes nothing while frozen.
+    assert!(p["during"]["ok"].as_u64().unwrap() <= 5, "{p:#}");
+    assert!(
+        p["recovered_after_s"].as_f64().is_some(),
+        "TPS came back after the pause: {p:#}"
+    );
+
+    let health = report["channel_health"].as_array().expect("channel_health");
+    assert_eq!(health.len(), 2, "{health:?}");
+    for h in health {
+        assert_eq!(h["health"]["force_closed"], 0, "{h}");
+        assert_eq!(h["health"]["active"], 2, "{h}");
+    }
+    let run_id = (log.lines())
+        .find_map(|l| l.strip_prefix("run ")?.split(':').next())
+        .expect("a `run <id>:` line");
+    let (containers, networks) = labelled(Some(run_id));
+    assert!(
+        containers.is_empty() && networks.is_empty(),
+        "left in the engine by run {run_id}: {containers:?} {networks:?}"
+    );
+}
