@@ -21,6 +21,7 @@ mod probe;
 mod restart;
 mod spec;
 pub mod stats;
+pub mod toxiproxy;
 
 pub use cleanup::down_all;
 // Where the compose files' tests (tests/compose.rs) look for the containers' commands.
@@ -46,7 +47,7 @@ use tokio::time::Instant;
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "docker",
     faults: Support::Runs,
-    links: Support::NotYet,
+    links: Support::Runs,
     starts_nodes: true,
 };
 
@@ -493,6 +494,10 @@ impl Runtime for DockerRuntime {
 
     async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
         self.pause(name, paused).await
+    }
+
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

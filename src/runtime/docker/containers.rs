@@ -47,7 +47,6 @@ impl DockerRuntime {
         ports: &[u16],
     ) -> Result<String, RuntimeError> {
         let network = self.ensure_network().await?;
-        let container_name = self.object_name(Some(name));
         let envelope = self.envelope_of(name);
         // Host ports fixed now, so a container stopped or killed and started again
         // (restart and kill faults) answers where the run's clients already connect:
@@ -68,6 +67,18 @@ impl DockerRuntime {
             labels: self.labels(Some(name)),
             envelope: envelope.as_ref(),
         });
+        self.create_from(name, image, body).await
+    }
+
+    /// Creates (not starts) the container of `name` from a body made by
+    /// [`spec::container_body`] (with whatever the caller added); remembered at once.
+    pub(super) async fn create_from(
+        &mut self,
+        name: &str,
+        image: &str,
+        body: bollard::models::ContainerCreateBody,
+    ) -> Result<String, RuntimeError> {
+        let container_name = self.object_name(Some(name));
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
