@@ -231,6 +231,14 @@ workload:
             e.contains("the kubernetes runtime does not run node or chain faults yet"),
             "{e}"
         );
+        let e = error_of(&format!(
+            "{NODES}links:\n  - {{ between: [alice, bob-1], latency: 5ms }}\n"
+        ));
+        assert!(
+            e.contains("the kubernetes runtime does not run links: or link faults yet"),
+            "{e}"
+        );
+        assert!(e.contains("docker") && e.contains("local"), "the runtimes that do: {e}");
         let e = error_of(
             &NODES
                 .replace("runtime: kubernetes", "runtime: local")

@@ -250,29 +250,22 @@ fn bad_link_faults_and_runtimes_are_errors_at_their_place() {
             "t.yaml:22:",
             "bandwidth: 0",
         ),
-        (
-            "runtime: docker\nfaults:\n  - { at: 1s, link: [alice, bob], down: true }\n",
-            "t.yaml:23:",
-            "the docker runtime does not run links: or link faults",
-        ),
-        (
-            "runtime: docker\nlinks:\n  - { between: [alice, bob], latency: 5ms }\n",
-            "t.yaml:23:",
-            "the docker runtime does not run links: or link faults",
-        ),
     ];
     assert_located_errors(cases);
 }
 
-/// The docker runtime kills, pauses and restarts its containers and mines on its
-/// chain: node and chain faults pass there (its links do not, above).
+/// The docker runtime kills, pauses and restarts its containers, mines on its chain
+/// and shapes links through its proxy container: every fault passes there.
 #[test]
-fn docker_runs_node_and_chain_faults() {
-    let f = faults(
-        "runtime: docker\nfaults:\n  - { at: 1s, kill: bob, restart_after: 2s }\n  \
-         - { at: 5s, pause: alice, for: 1s }\n  - { at: 8s, restart: bob }\n  - { at: 9s, mine: 2 }\n",
-    );
-    assert_eq!(f.len(), 4, "{f:?}");
+fn docker_runs_every_fault_and_links() {
+    let (links, f) = parsed(
+        "runtime: docker\nlinks:\n  - { between: [alice, bob], latency: 5ms }\nfaults:\n  \
+         - { at: 1s, kill: bob, restart_after: 2s }\n  - { at: 5s, pause: alice, for: 1s }\n  \
+         - { at: 8s, restart: bob }\n  - { at: 9s, mine: 2 }\n  \
+         - { at: 10s, link: [alice, bob], down: true, for: 1s }\n",
+    )
+    .unwrap();
+    assert_eq!((links.len(), f.len()), (1, 5), "{links:?} {f:?}");
 }
 
 /// Each block after the base scenario is an error at `at` (file:line:column prefix)
