@@ -9,10 +9,8 @@
 
 mod common;
 
-use common::assert_matches_schema;
 use common::docker::{engine, labelled};
-use common::scenario_run::Finished;
-use common::scenario_run::lnd_pair;
+use common::scenario_run::{Finished, fault, lnd_pair};
 use serde_json::Value;
 
 fn scenario() -> String {
@@ -54,9 +52,7 @@ fn assert_nothing_left(log: &str) {
 }
 
 fn report_of(run: &Finished) -> Value {
-    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
-    let report: Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
+    let report = run.report_json();
     assert!(
         report["runtime"]
             .as_str()
@@ -67,12 +63,6 @@ fn report_of(run: &Finished) -> Value {
     report
 }
 
-fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
-}
-
 #[test]
 fn a_killed_and_a_paused_container_recover() {
     if engine().is_none() {
@@ -81,16 +71,7 @@ fn a_killed_and_a_paused_container_recover() {
     let run = Finished::run(&scenario());
     let log = &run.log;
     assert_eq!(run.status.code(), Some(0), "{log}");
-    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
-    let report: Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
-    assert!(
-        report["runtime"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("docker (")),
-        "{}",
-        report["runtime"]
-    );
+    let report = report_of(&run);
 
     let k = fault(&report, "kill bob");
     eprintln!("docker kill: {k:#}");

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::scenario_run::{Finished, lnd_pair};
+use common::scenario_run::{Finished, fault, lnd_pair};
 use common::*;
 use serde_json::Value;
 
@@ -32,12 +32,6 @@ fn report_of(run: &Finished) -> Value {
     let report: Value = serde_json::from_str(&text).unwrap();
     assert_matches_schema(&report);
     report
-}
-
-fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

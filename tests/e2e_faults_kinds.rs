@@ -51,9 +51,7 @@ fn needs_binaries() {
 }
 
 fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    let f = (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]));
+    let f = common::scenario_run::fault(report, label);
     eprintln!("{label}: {f:#}");
     assert!(f["error"].is_null(), "{f:#}");
     f

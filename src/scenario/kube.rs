@@ -238,7 +238,10 @@ workload:
             e.contains("the kubernetes runtime does not run links: or link faults yet"),
             "{e}"
         );
-        assert!(e.contains("docker") && e.contains("local"), "the runtimes that do: {e}");
+        assert!(
+            e.contains("docker") && e.contains("local"),
+            "the runtimes that do: {e}"
+        );
         let e = error_of(
             &NODES
                 .replace("runtime: kubernetes", "runtime: local")

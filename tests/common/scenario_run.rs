@@ -135,6 +135,15 @@ impl Finished {
         self.work.path().join("report")
     }
 
+    /// report.json, checked against docs/report.schema.json.
+    pub fn report_json(&self) -> serde_json::Value {
+        let path = self.report_dir().join("report.json");
+        let text = std::fs::read_to_string(&path).expect("report.json");
+        let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+        assert_matches_schema(&report);
+        report
+    }
+
     /// sweep.json, checked against docs/sweep.schema.json.
     pub fn sweep_json(&self) -> serde_json::Value {
         let text =
@@ -170,4 +179,11 @@ workload:
   receiver: bob
 "
     )
+}
+
+/// The report's fault record with this label (`kill bob`, `latency alice–bob`).
+pub fn fault<'a>(report: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    (report["faults"].as_array().expect("faults[]").iter())
+        .find(|f| f["label"] == label)
+        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
