@@ -19,6 +19,7 @@ async fn fake_results() -> lnbench_tui::metrics::Summary {
     let stop = StopCondition {
         payments: Some(200),
         duration: None,
+        liquidity_failures: None,
     };
     common::run_fake(common::fake_plan(
         sender,
