@@ -7,17 +7,7 @@ mod common;
 use common::scenario_run::Finished;
 use common::*;
 
-/// Four 1 M sat channels; each invoice asks 1.5 M sat, so no channel carries it alone
-/// and LND must split it. Two payments fit in alice's side of the channels together,
-/// a third never does. The load runs for a time rather than a count: right after
-/// setup, while LND exchanges the channels' announcement signatures (6 blocks deep),
-/// it may leave some of them out of its outbound balance for a moment and fail a
-/// payment at once with insufficient_balance (seen here in about half the runs); the
-/// closed loop then simply tries again.
-#[test]
-fn invoices_above_one_channel_are_paid_in_several_parts() {
-    require_node_binaries();
-    let scenario = "\
+const CHANNELS: &str = "\
 name: e2e-mpp
 runtime: local
 chain:
@@ -32,6 +22,20 @@ channels:
     to: bob
     capacity_sat: 1000000
     count: 4
+";
+
+/// Four 1 M sat channels; each invoice asks 1.5 M sat, so no channel carries it alone
+/// and LND must split it. Two payments fit in alice's side of the channels together,
+/// a third never does. The load runs for a time rather than a count: right after
+/// setup, while LND exchanges the channels' announcement signatures (6 blocks deep),
+/// it may leave some of them out of its outbound balance for a moment and fail a
+/// payment at once with insufficient_balance (seen here in about half the runs); the
+/// closed loop then simply tries again.
+#[test]
+fn invoices_above_one_channel_are_paid_in_several_parts() {
+    require_node_binaries();
+    let scenario = format!(
+        "{CHANNELS}\
 workload:
   kind: invoice
   senders: [alice]
@@ -42,8 +46,9 @@ workload:
   stop:
     duration: 15s
   payment_timeout: 30s
-";
-    let run = Finished::run(scenario);
+"
+    );
+    let run = Finished::run(&scenario);
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -77,4 +82,37 @@ workload:
         assert!(row["attempts"].as_u64().unwrap() >= n * row["payments"].as_u64().unwrap());
         assert_eq!(row["latency"]["count"], row["payments"], "{row:#}");
     }
+}
+
+/// The limit reaches LND: 2.5 M sat needs three parts of at most a channel's balance
+/// each, so with `max_parts: 2` no payment succeeds (LND's own default, 16, pays it).
+/// As above, the load runs for a time so that a moment of LND's startup cannot be the
+/// reason.
+#[test]
+fn a_part_limit_below_what_the_amount_needs_fails_every_payment() {
+    require_node_binaries();
+    let scenario = format!(
+        "{CHANNELS}\
+workload:
+  kind: invoice
+  senders: [alice]
+  receiver: bob
+  amount_msat: 2500000000
+  max_parts: 2
+  concurrency: 1
+  stop:
+    duration: 10s
+  payment_timeout: 30s
+"
+    );
+    let run = Finished::run(&scenario);
+    assert_eq!(run.status.code(), Some(0), "{}", run.log);
+    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_matches_schema(&report);
+    let results = &report["results"];
+    eprintln!("failures: {:#}", results["failures_by_reason"]);
+    assert_eq!(results["ok"], 0, "{results:#}");
+    assert!(results["failed"].as_u64().unwrap() > 0, "{results:#}");
+    assert_eq!(results["parts"]["payments"], 0, "{:#}", results["parts"]);
 }
