@@ -48,9 +48,11 @@ fn main() {
             stop: StopCondition {
                 payments: Some(PAYMENTS),
                 duration: None,
+                liquidity_failures: None,
             },
             payment_timeout: Duration::from_secs(5),
             ledger: None,
+            max_parts: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -275,6 +275,8 @@ mod tests {
             indeterminate: 0,
             routes: Vec::new(),
             mismatches: None,
+            parts: None,
+            drain: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

@@ -161,6 +161,8 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             interval_log: None,
             payment_log: None,
             routes: Vec::new(),
+            parts: None,
+            drain: None,
         },
     );
     report.nodes[0].resources.envelope = Some(EnvelopeReading {

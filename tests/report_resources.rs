@@ -26,6 +26,8 @@ fn summary() -> Summary {
         warm_up_excluded: 0,
         indeterminate: 0,
         routes: Vec::new(),
+        parts: None,
+        drain: None,
         mismatches: None,
         dropped: 0,
         tps_avg: 0.0,

@@ -16,6 +16,7 @@ mod dispatch;
 mod invoices;
 pub mod ledger;
 pub mod schedule;
+mod split;
 mod worker;
 
 pub use control::Command;
@@ -69,6 +70,8 @@ pub struct Plan {
     /// the load stops when the next one would cross the total. Shared by the run's
     /// loads, so the total holds across points and repeats.
     pub ledger: Option<Arc<ledger::SpendLedger>>,
+    /// Invoice payments: the most parts the sender may split one into.
+    pub max_parts: Option<u32>,
 }
 
 /// Why the load ended.
@@ -87,6 +90,8 @@ pub enum StopReason {
     InvoicesExhausted,
     /// Mainnet caps: the next payment would have crossed `max_total_msat`.
     CapReached,
+    /// `stop: liquidity_failures:`: that many payments failed for lack of liquidity.
+    LiquidityFailures,
 }
 
 #[derive(Debug, Clone)]
@@ -143,6 +148,8 @@ struct Context {
     payment_limit: Option<u64>,
     stop_reason: OnceLock<StopReason>,
     start: Instant,
+    /// Parts of multi-part payments, liquidity failures of a drain.
+    notes: split::Notes,
 }
 
 impl Context {
@@ -210,6 +217,7 @@ pub async fn run_with_activity(
         payment_limit: if closed { plan.stop.payments } else { None },
         stop_reason: OnceLock::new(),
         start: Instant::now(),
+        notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
     });
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
@@ -373,6 +381,7 @@ async fn wind_down(
     summary.routes = (ctx.tally.iter().zip(&ctx.routes))
         .map(|(tally, route)| tally.count(route))
         .collect();
+    ctx.notes.fill(&mut summary);
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
@@ -524,5 +533,7 @@ async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
 
 #[cfg(test)]
 mod cap_tests;
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 mod tests;

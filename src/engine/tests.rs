@@ -28,6 +28,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         stop,
         payment_timeout: Duration::from_secs(60),
         ledger: None,
+        max_parts: None,
     }
 }
 
@@ -35,6 +36,7 @@ fn count(n: u64) -> StopCondition {
     StopCondition {
         payments: Some(n),
         duration: None,
+        liquidity_failures: None,
     }
 }
 
@@ -42,6 +44,7 @@ fn secs(s: u64) -> StopCondition {
     StopCondition {
         payments: None,
         duration: Some(Duration::from_secs(s)),
+        liquidity_failures: None,
     }
 }
 

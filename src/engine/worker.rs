@@ -125,9 +125,15 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             break;
         };
         let started = Instant::now();
-        let mut hash = None;
+        let (mut hash, mut parts) = (None, None);
         let max_fee_msat = reservation.map(|r| r.max_fee_msat);
-        let payment = pay(&ctx, route, (amount_msat, max_fee_msat), &mut hash);
+        let payment = pay(
+            &ctx,
+            route,
+            (amount_msat, max_fee_msat),
+            &mut hash,
+            &mut parts,
+        );
         let settled = settle(payment, &ctx, &mut batch).await;
         if let (Some(ledger), Some(r)) = (&ctx.ledger, reservation) {
             ledger.settle(r, spend_of(settled.as_ref()));
@@ -140,6 +146,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             route,
             amount_msat,
             hash,
+            parts,
             started,
             ended: now,
         };
@@ -191,7 +198,7 @@ fn count(
         Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
         _ => 0,
     };
-    let counted = match result {
+    let counted = match &result {
         // Timed out: the tool stopped waiting, the payment may yet settle.
         Ok(PaymentOutcome::Failed {
             reason: FailureReason::Timeout,
@@ -203,11 +210,13 @@ fn count(
             let shift = ctx.control.completed_pause() - ticket.pause_at_release;
             let latency = (paid.ended).saturating_duration_since(ticket.intended + shift);
             batch.success(latency);
-            Ok((latency, Some(hops)))
+            Ok((latency, Some(*hops)))
         }
-        Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(reason)),
+        Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(*reason)),
         Err(_) => Err(FailureKind::RpcError),
     };
+    let latency = counted.ok().map(|(latency, _)| latency);
+    super::split::note(ctx, &result, latency, paid.parts);
     if let Err(kind) = counted
         && verdict == Verdict::Failed
     {
@@ -240,6 +249,8 @@ struct Paid {
     amount_msat: u64,
     /// The payment's hash, when the tool knows it.
     hash: Option<PaymentHash>,
+    /// How the node split the payment, when it told.
+    parts: Option<crate::node::parts::Parts>,
     started: Instant,
     ended: Instant,
 }
@@ -391,6 +402,7 @@ async fn pay(
     route: usize,
     (amount_msat, max_fee_msat): (u64, Option<u64>),
     hash: &mut Option<PaymentHash>,
+    parts: &mut Option<crate::node::parts::Parts>,
 ) -> Attempt {
     let r = &ctx.routes[route];
     let timeout = ctx.payment_timeout;
@@ -406,18 +418,14 @@ async fn pay(
         PaymentKind::Invoice => match r.receiver.create_invoice(amount_msat).await {
             Ok(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                (r.sender)
-                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
-                    .await
+                super::split::pay_invoice(ctx, r, &invoice.bolt11, max_fee_msat, parts).await
             }
             Err(e) => Err(e),
         },
         PaymentKind::InvoicePregenerated => match ctx.invoices[route].take() {
             Some(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                (r.sender)
-                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
-                    .await
+                super::split::pay_invoice(ctx, r, &invoice.bolt11, max_fee_msat, parts).await
             }
             None => return Attempt::NoInvoice,
         },

@@ -538,6 +538,8 @@ fn summarize(
         machine: None,
         mismatches: None,
         routes: Vec::new(),
+        parts: None,
+        drain: None,
         interval_log,
         payment_log: None,
     }

@@ -194,6 +194,12 @@ pub struct Summary {
     /// reconciliation with the nodes' ledgers; filled in by the engine.
     #[serde(skip)]
     pub routes: Vec<RouteCount>,
+    /// `workload: max_parts:`: payments by parts; filled in by the engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parts: Option<super::parts::PartsSummary>,
+    /// `stop: liquidity_failures:`: the drain's figures; filled in by the engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain: Option<super::parts::DrainSummary>,
 }
 
 /// One route's payments as the tool counted them, warm-up included: what the

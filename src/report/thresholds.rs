@@ -253,6 +253,8 @@ mod tests {
             warm_up_excluded: 0,
             indeterminate: 0,
             routes: Vec::new(),
+            parts: None,
+            drain: None,
             mismatches: None,
             dropped: 0,
             tps_avg: tps,

@@ -152,6 +152,7 @@ fn plan_of(
         stop: w.stop,
         payment_timeout: w.payment_timeout,
         ledger,
+        max_parts: w.max_parts,
     };
     (plan, activity)
 }

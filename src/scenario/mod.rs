@@ -15,6 +15,10 @@ mod kube;
 #[cfg(test)]
 mod network_tests;
 mod overrides;
+mod parts;
+#[cfg(test)]
+#[path = "parts/tests.rs"]
+mod parts_tests;
 mod profile;
 mod raw;
 mod repeat;
@@ -258,6 +262,9 @@ pub enum Load {
 pub struct StopCondition {
     pub payments: Option<u64>,
     pub duration: Option<Duration>,
+    /// Draining channels: stop once this many payments failed for lack of liquidity
+    /// (no route, insufficient balance).
+    pub liquidity_failures: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -272,6 +279,9 @@ pub struct Workload {
     pub stop: StopCondition,
     /// How long one payment may take before it counts as a timeout.
     pub payment_timeout: Duration,
+    /// Invoice payments: the most parts the sender may split one into (multi-part
+    /// payments); None leaves the node's default.
+    pub max_parts: Option<u32>,
 }
 
 /// A validated scenario.

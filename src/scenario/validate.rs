@@ -126,6 +126,7 @@ pub(super) fn validate(
         .transpose()?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
+    super::parts::check_senders_split(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     let local = runtime == RuntimeKind::Local;
     check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value, local)?;
     let (thresholds, phase_thresholds) =

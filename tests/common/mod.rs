@@ -290,6 +290,7 @@ pub fn fake_plan(
         stop,
         payment_timeout: std::time::Duration::from_secs(5),
         ledger: None,
+        max_parts: None,
     }
 }
 

@@ -68,6 +68,8 @@ pub fn fixed_report() -> Report {
         warm_up_excluded: 250,
         indeterminate: 0,
         routes: Vec::new(),
+        parts: None,
+        drain: None,
         mismatches: None,
         dropped: 0,
         tps_avg: ok as f64 / 40.0,

@@ -143,3 +143,37 @@ fn keysend_request_takes_the_lower_of_the_default_and_the_caps_fee_limit() {
     assert_eq!(request(Some(0)).fee_limit_msat, 0);
     assert_eq!(request(Some(u64::MAX)).fee_limit_msat, default);
 }
+
+/// A multi-part payment's parts are its settled HTLCs; its attempts are every HTLC,
+/// the failed ones included.
+#[test]
+fn parts_count_settled_htlcs_and_attempts_count_them_all() {
+    use lnrpc::htlc_attempt::HtlcStatus;
+    let htlc = |status: HtlcStatus| lnrpc::HtlcAttempt {
+        status: status as i32,
+        ..Default::default()
+    };
+    let mut p = payment(PaymentStatus::Succeeded);
+    p.htlcs = vec![
+        htlc(HtlcStatus::Failed),
+        htlc(HtlcStatus::Succeeded),
+        htlc(HtlcStatus::Failed),
+        htlc(HtlcStatus::Succeeded),
+        htlc(HtlcStatus::Succeeded),
+    ];
+    assert_eq!(
+        parts_of(&p),
+        Parts {
+            settled: 3,
+            attempts: 5
+        }
+    );
+    let failed = payment(PaymentStatus::Failed);
+    assert_eq!(
+        parts_of(&failed),
+        Parts {
+            settled: 0,
+            attempts: 0
+        }
+    );
+}
