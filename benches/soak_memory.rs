@@ -48,10 +48,12 @@ fn main() {
             stop: StopCondition {
                 payments: Some(PAYMENTS),
                 duration: None,
+                liquidity_failures: None,
             },
             payment_timeout: Duration::from_secs(5),
             ledger: None,
             stream: None,
+            max_parts: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local Docker images lnbench-tui's docker runtime uses where no registry can
 # be reached: lnbench/lnd:<version> (lnd + lncli) and lnbench/btcd:<version> (btcd +
-# btcctl), each FROM scratch around the static binaries scripts/build-nodes.sh builds
-# (built first if missing); lnbench/bitcoind:<version> (bitcoind + bitcoin-cli and the
+# btcctl) and lnbench/toxiproxy:<version> (the fault proxy), each FROM scratch around
+# the static binaries scripts/build-nodes.sh builds (built first if missing); lnbench/bitcoind:<version> (bitcoind + bitcoin-cli and the
 # shared libraries they load) when the build cache has Bitcoin Core (skipped with a
 # message otherwise); lnbench/cln:<version> (lightningd with its plugins, lightning-cli,
 # the cln-grpc plugin and bitcoin-cli) when it has Core Lightning and Bitcoin Core
@@ -46,14 +46,14 @@ docker_build() {
   fi
 }
 
-build() { # tag, entrypoint binary, other binary[, directory of the entrypoint binary]
+build() { # tag, entrypoint binary, other binary or ""[, directory of the entrypoint binary]
   local tag="$1" main="$2" extra="$3" from="${4:-$bin}" ctx
   ctx=$(mktemp -d)
   trap 'rm -rf "$ctx"' RETURN
   mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/data" "$ctx/rootfs/tmp"
   chmod 0777 "$ctx/rootfs/data"
   chmod 1777 "$ctx/rootfs/tmp"
-  cp "$from/$main" "$bin/$extra" "$ctx/rootfs/bin/"
+  cp "$from/$main" ${extra:+"$bin/$extra"} "$ctx/rootfs/bin/"
   cat > "$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY rootfs/ /
@@ -358,7 +358,11 @@ DOCKERFILE
 
 build "lnbench/lnd:$lnd_version" lnd lncli
 build "lnbench/btcd:$btcd_version" btcd btcctl
-built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version"
+# The fault proxy (links: and link faults): Toxiproxy's server with its API on a unix
+# socket, tagged with its release (the docker runtime names lnbench/toxiproxy:v2.5.0).
+toxiproxy_version=$("$bin/toxiproxy-unix" -version | sed -n 's/^toxiproxy-unix version //p')
+build "lnbench/toxiproxy:$toxiproxy_version" toxiproxy-unix ""
+built="lnbench/lnd:$lnd_version lnbench/btcd:$btcd_version lnbench/toxiproxy:$toxiproxy_version"
 # The further LND releases scripts/build-nodes.sh just built (the same list it takes).
 lnd_releases=$( (printf '%s\n' ${LND_VERSIONS:-}; cat scenarios/*.yaml "$@" | grep -o 'lnd@v[0-9A-Za-z.+-]*' | sed 's/^lnd@//') | grep -v '^$' | grep -vxF "$lnd_version" | sort -u || true)
 for v in $lnd_releases; do

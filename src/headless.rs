@@ -276,6 +276,8 @@ mod tests {
             routes: Vec::new(),
             stream: None,
             mismatches: None,
+            parts: None,
+            drain: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

@@ -107,13 +107,7 @@ pub async fn restart_nodes(
         .map_err(with_log)?;
         let client: Arc<dyn LightningNode> = node_driver.connect(&endpoint).await?;
         fresh.insert(name.clone(), client);
-        let diallers: Vec<(Arc<dyn LightningNode>, &Link)> = (links.iter())
-            .filter(|l| &l.from == name || &l.to == name)
-            .filter_map(|l| {
-                let dialler = fresh.get(&l.from).cloned().or_else(|| before(&l.from))?;
-                Some((dialler, l))
-            })
-            .collect();
+        let diallers = diallers_of(name, links, |n| fresh.get(n).cloned().or_else(|| before(n)));
         // Dialled again about once a second until the channels are back: LND answers
         // GetInfo a moment before its peer server accepts ("still in the process of
         // starting"), and an established connection answers "already connected".
@@ -125,14 +119,10 @@ pub async fn restart_nodes(
             if due {
                 last_dial.set(Some(Instant::now()));
             }
-            let diallers = &diallers;
-            let info = poll();
+            let (diallers, info) = (&diallers, poll());
             async move {
                 if due {
-                    for (dialler, link) in diallers {
-                        // Best effort: LND's own reconnection may bring the channels back too.
-                        let _ = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await;
-                    }
+                    dial_all(diallers).await;
                 }
                 info.await
             }
@@ -160,6 +150,27 @@ pub async fn restart_nodes(
     }
     log.end();
     Ok(done)
+}
+
+/// The clients that dial `name`'s links again, each link's `from` side as `client`
+/// gives it (a restarted node's new client, else its client from setup).
+fn diallers_of<'a>(
+    name: &str,
+    links: &'a [Link],
+    client: impl Fn(&str) -> Option<Arc<dyn LightningNode>>,
+) -> Vec<(Arc<dyn LightningNode>, &'a Link)> {
+    (links.iter())
+        .filter(|l| l.from == name || l.to == name)
+        .filter_map(|l| Some((client(&l.from)?, l)))
+        .collect()
+}
+
+/// Dials each link once. Best effort: LND's own reconnection may bring the channels
+/// back too, and an established connection answers "already connected".
+async fn dial_all(diallers: &[(Arc<dyn LightningNode>, &Link)]) {
+    for (dialler, link) in diallers {
+        let _ = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await;
+    }
 }
 
 /// Polls `get_info` from `started_at` until it answers (the RPC time) and then until

@@ -8,33 +8,20 @@
 
 mod common;
 
-use common::scenario_run::Finished;
+use common::scenario_run::{Finished, lnd_pair};
 use common::{lnbench, record_not_run};
 use std::process::Command;
 
 /// A release no one builds: its image `lnbench/lnd:v0.0.1-absent` is never there.
 const ABSENT: &str = "lnd@v0.0.1-absent";
 
-const SCENARIO: &str = "\
-name: e2e-docker-matrix
-description: LND paying itself on docker; one release has no image and is skipped.
-runtime: docker
-pull: never
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
+fn scenario_yaml() -> String {
+    lnd_pair(
+        "e2e-docker-matrix",
+        "description: LND paying itself on docker; one release has no image and is skipped.\nruntime: docker\npull: never\n",
+        2000000,
+        1,
+    ) + "\
   amount_msat: 1000
   concurrency: 2
   stop:
@@ -43,7 +30,8 @@ workload:
   payment_timeout: 30s
 sweep:
   implementation: [lnd@v0.0.1-absent, lnd@v0.20.1-beta, lnd]
-";
+"
+}
 
 /// True when an engine answers with the pinned LND and btcd images; else the test is
 /// recorded as not run.
@@ -76,7 +64,7 @@ fn validate_lists_a_point_without_its_image_as_skipped() {
     }
     let work = tempfile::tempdir().unwrap();
     let file = work.path().join("matrix.yaml");
-    std::fs::write(&file, SCENARIO).unwrap();
+    std::fs::write(&file, scenario_yaml()).unwrap();
     let out = Command::new(lnbench())
         .arg("validate")
         .arg(&file)
@@ -104,7 +92,7 @@ fn a_point_without_its_image_is_skipped_and_the_others_run() {
     if !engine_ready("a_point_without_its_image_is_skipped_and_the_others_run") {
         return;
     }
-    let run = Finished::run(SCENARIO);
+    let run = Finished::run(&scenario_yaml());
     let log = &run.log;
     assert_eq!(run.status.code(), Some(0), "{log}");
     assert!(

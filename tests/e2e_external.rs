@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::scenario_run::lnd_pair;
+
 use common::*;
 use lnbench_tui::node::{Credentials, NodeEndpoint};
 use lnbench_tui::run::{RunFacts, bring_up};
@@ -15,29 +17,14 @@ use lnbench_tui::setup::StepLog;
 use std::path::Path;
 use std::process::Command;
 
-const PAIR: &str = "\
-name: external-pair-setup
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
+fn pair_yaml() -> String {
+    lnd_pair("external-pair-setup", "runtime: local\n", 5000000, 2)
+        + "\
   concurrency: 4
   stop:
     payments: 10
-";
+"
+}
 
 fn lnd_files(ep: &NodeEndpoint) -> (String, String) {
     let Credentials::Lnd(c) = &ep.credentials else {
@@ -118,7 +105,7 @@ fn external_runs_drive_nodes_they_did_not_start() {
     lnbench_tui::tls::install_crypto_provider();
     let pair_file = work.path().join("pair.yaml");
     let scenario =
-        lnbench_tui::scenario::parse(&pair_file, PAIR, lnbench_tui::runtime::capabilities)
+        lnbench_tui::scenario::parse(&pair_file, &pair_yaml(), lnbench_tui::runtime::capabilities)
             .expect("pair scenario");
     let pair_dir = work.path().join("pair");
     std::fs::create_dir_all(&pair_dir).unwrap();

@@ -6,30 +6,14 @@
 
 mod common;
 
-use common::scenario_run::Finished;
+use common::scenario_run::{Finished, fault, lnd_pair};
 use common::*;
 use serde_json::Value;
 
-const BASE: &str = "\
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-    count: 4
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  amount_msat: 1000
-";
+/// Alice pays bob 1 sat keysends over 4 channels: the test adds the load and faults.
+fn base(name: &str) -> String {
+    lnd_pair(name, "runtime: local\n", 2000000, 4) + "  amount_msat: 1000\n"
+}
 
 /// LND, btcd and Toxiproxy build from the Go module proxy on every machine: required.
 fn needs_binaries(_test: &str) -> bool {
@@ -48,12 +32,6 @@ fn report_of(run: &Finished) -> Value {
     let report: Value = serde_json::from_str(&text).unwrap();
     assert_matches_schema(&report);
     report
-}
-
-fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -75,8 +53,9 @@ fn a_50ms_link_adds_about_two_round_trips_to_each_keysend() {
         return;
     }
     let scenario = format!(
-        "name: e2e-faults-latency\n{BASE}  concurrency: 1\n  stop:\n    duration: 30s\n  \
-         payment_timeout: 30s\nfaults:\n  - at: 12s\n    link: [alice, bob]\n    latency: 50ms\n"
+        "{}  concurrency: 1\n  stop:\n    duration: 30s\n  \
+         payment_timeout: 30s\nfaults:\n  - at: 12s\n    link: [alice, bob]\n    latency: 50ms\n",
+        base("e2e-faults-latency")
     );
     let run = Finished::run(&scenario);
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
@@ -132,13 +111,14 @@ fn a_partition_and_a_killed_receiver_fail_payments_and_the_run_recovers() {
     // failed on the link as bob died made alice refuse the direct route (no_route) for
     // about a minute in one CI run. A 10 s half-life keeps the check on bob's way back
     // and on the tool's windows, not on that penalty (docs/scenarios/crash-recovery.md).
-    let base = BASE.replace(
+    let plain = base("e2e-faults-crash");
+    let base = plain.replace(
         "  alice:\n    implementation: lnd\n",
         "  alice:\n    implementation: lnd\n    args: [\"--routerrpc.apriori.penaltyhalflife=10s\"]\n",
     );
-    assert_ne!(base, BASE, "alice's args in the scenario");
+    assert_ne!(base, plain, "alice's args in the scenario");
     let scenario = format!(
-        "name: e2e-faults-crash\n{base}  rate:\n    hold: {{ rate: 20, duration: 60s }}\n  \
+        "{base}  rate:\n    hold: {{ rate: 20, duration: 60s }}\n  \
          stop:\n    duration: 60s\n  payment_timeout: 20s\nfaults:\n  - at: 10s\n    link: [alice, bob]\n    down: true\n    \
          for: 6s\n  - at: 35s\n    kill: bob\n    restart_after: 4s\n"
     );

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::scenario_run::Finished;
+use common::scenario_run::{Finished, fault};
 use common::*;
 use serde_json::Value;
 
@@ -57,12 +57,6 @@ faults:
     for: 3s
 "
     )
-}
-
-fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
 
 /// Runs the scenario and checks what the report says about both faults and the

@@ -6,32 +6,16 @@
 
 mod common;
 
-use common::scenario_run::Finished;
+use common::scenario_run::{Finished, lnd_pair};
 use common::*;
 use serde_json::Value;
 
 /// Alice pays bob 5 keysends a second for 55 s. 6 s in, the link gets 100 ms ± 50 ms
 /// each way for 6 s; once 100 payments are done, 1 KB/s each way for 6 s; 34 s in, its
 /// connections are cut once; 40 s in, bob is stopped and started again.
-const SCENARIO: &str = "\
-name: e2e-faults-kinds
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-    count: 4
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
+fn scenario_yaml() -> String {
+    lnd_pair("e2e-faults-kinds", "runtime: local\n", 2000000, 4)
+        + "\
   amount_msat: 1000
   rate:
     hold: { rate: 5, duration: 55s }
@@ -53,7 +37,8 @@ faults:
     reset: true
   - at: 40s
     restart: bob
-";
+"
+}
 
 fn needs_binaries() {
     require_node_binaries();
@@ -66,9 +51,7 @@ fn needs_binaries() {
 }
 
 fn fault<'a>(report: &'a Value, label: &str) -> &'a Value {
-    let f = (report["faults"].as_array().expect("faults[]").iter())
-        .find(|f| f["label"] == label)
-        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]));
+    let f = common::scenario_run::fault(report, label);
     eprintln!("{label}: {f:#}");
     assert!(f["error"].is_null(), "{f:#}");
     f
@@ -143,7 +126,7 @@ fn proxy_connections(run: &Finished) -> usize {
 #[test]
 fn jitter_bandwidth_reset_and_restart_each_have_their_effect() {
     needs_binaries();
-    let run = run_kept(SCENARIO);
+    let run = run_kept(&scenario_yaml());
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: Value = serde_json::from_str(&text).unwrap();
@@ -214,7 +197,7 @@ fn jitter_bandwidth_reset_and_restart_each_have_their_effect() {
 #[test]
 fn background_mining_stops_resumes_and_a_burst_mines() {
     needs_binaries();
-    let scenario = SCENARIO
+    let scenario = scenario_yaml()
         .replace("name: e2e-faults-kinds", "name: e2e-faults-mining")
         .replace("duration: 55s", "duration: 30s");
     let scenario = scenario[..scenario.find("faults:").unwrap()].to_string()

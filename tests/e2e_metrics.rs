@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::scenario_run::lnd_pair;
+
 use common::openmetrics::{Scrape, free_port, parse, scrape};
 use common::running::Running;
 use common::*;
@@ -14,32 +16,17 @@ use std::time::Duration;
 
 const PAYMENTS: u64 = 600;
 
-const SCENARIO: &str = "\
-name: metrics-pair
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 4
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
+fn scenario_yaml() -> String {
+    lnd_pair("metrics-pair", "runtime: local\n", 5000000, 4)
+        + "\
   amount_msat: 1000
   concurrency: 4
   stop:
     payments: 600
     duration: 10m
   payment_timeout: 60s
-";
+"
+}
 
 fn succeeded(s: &Scrape) -> f64 {
     s.value(
@@ -54,7 +41,7 @@ fn metrics_endpoint_follows_a_real_lnd_run() {
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
     let scenario = work.path().join("scenario.yaml");
-    std::fs::write(&scenario, SCENARIO).unwrap();
+    std::fs::write(&scenario, scenario_yaml()).unwrap();
     let runs = work.path().join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report_dir = work.path().join("report");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::scenario_run::Finished;
+use common::scenario_run::{Finished, lnd_pair};
 use common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -14,25 +14,9 @@ const PAYMENTS: u64 = 80;
 
 /// alice pays bob by keysend, 3 times; a TPS floor no pair reaches, judged on the
 /// median (so the run must fail its thresholds, by the median).
-const SCENARIO: &str = "\
-name: e2e-repeats
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-    count: 4
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
+fn scenario_yaml() -> String {
+    lnd_pair("e2e-repeats", "runtime: local\n", 2000000, 4)
+        + "\
   amount_msat: 1000
   concurrency: 4
   stop:
@@ -42,12 +26,13 @@ workload:
 thresholds:
   min_tps: 100000
 repeat: { count: 3, settle: 2s, thresholds: median }
-";
+"
+}
 
 #[test]
 fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
     require_node_binaries();
-    let run = Finished::run(SCENARIO);
+    let run = Finished::run(&scenario_yaml());
     let (log, report) = (&run.log, run.report_dir());
     // The median TPS is far under the floor: thresholds fail (exit 1), nothing else.
     assert_eq!(run.status.code(), Some(1), "{log}");

@@ -162,6 +162,8 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             payment_log: None,
             routes: Vec::new(),
             stream: None,
+            parts: None,
+            drain: None,
         },
     );
     report.nodes[0].resources.envelope = Some(EnvelopeReading {

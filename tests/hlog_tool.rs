@@ -72,6 +72,7 @@ async fn the_java_tool_reads_our_count_and_max() {
         StopCondition {
             payments: None,
             duration: Some(Duration::from_millis(2500)),
+            liquidity_failures: None,
         },
     );
     let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();

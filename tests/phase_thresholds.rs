@@ -37,6 +37,7 @@ async fn the_ramp_and_the_hold_are_checked_on_their_own_figures() {
     let stop = StopCondition {
         payments: None,
         duration: Some(Duration::from_secs(10)),
+        liquidity_failures: None,
     };
     let summary = common::run_fake(common::fake_plan(sender, load, stop)).await;
 

@@ -25,6 +25,7 @@ async fn run(load: Load, secs: u64, commands: &[(u64, Command)]) -> Summary {
     let stop = StopCondition {
         payments: None,
         duration: Some(Duration::from_secs(secs)),
+        liquidity_failures: None,
     };
     let plan = common::fake_plan(sender, load, stop);
     let (recorder, _snapshots) = Recorder::new();

@@ -25,6 +25,7 @@ async fn payments_csv_has_a_row_per_counted_payment() {
     let stop = lnbench_tui::scenario::StopCondition {
         payments: Some(3000),
         duration: None,
+        liquidity_failures: None,
     };
     let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -27,6 +27,8 @@ fn summary() -> Summary {
         indeterminate: 0,
         routes: Vec::new(),
         stream: None,
+        parts: None,
+        drain: None,
         mismatches: None,
         dropped: 0,
         tps_avg: 0.0,

@@ -19,6 +19,7 @@ async fn fake_results() -> lnbench_tui::metrics::Summary {
     let stop = StopCondition {
         payments: Some(200),
         duration: None,
+        liquidity_failures: None,
     };
     common::run_fake(common::fake_plan(
         sender,
@@ -65,6 +66,40 @@ async fn schema_rejects_a_report_missing_its_results() {
         outcome.is_err(),
         "a report without results.ok must not validate"
     );
+}
+
+/// A multi-part drain through the engine (invoices with `max_parts`, stopping on
+/// liquidity failures), with one row of parts as an LND sender gives them.
+#[tokio::test]
+async fn parts_and_drain_results_match_the_schema() {
+    use lnbench_tui::metrics::parts::PartsStats;
+    let sender = FakeNode::new(FakeConfig {
+        failures: vec![(FailureReason::InsufficientBalance, 0.2)],
+        seed: 3,
+        ..FakeConfig::instant("alice")
+    });
+    let stop = StopCondition {
+        payments: Some(200),
+        duration: None,
+        liquidity_failures: Some(5),
+    };
+    let mut plan = common::fake_plan(sender, Load::Closed { concurrency: 2 }, stop);
+    plan.kind = lnbench_tui::scenario::PaymentKind::Invoice;
+    plan.max_parts = Some(4);
+    let mut results = common::run_fake(plan).await;
+    assert!(results.drain.is_some() && results.parts.is_some());
+    let stats = PartsStats::new(4);
+    stats.record(Some((3, 4)), Duration::from_millis(40));
+    results.parts = Some(stats.summary());
+    let json = serde_json::to_value(common::sample_report("name: fake\n", results)).unwrap();
+    common::assert_matches_schema(&json);
+    assert_eq!(json["results"]["parts"]["by_parts"][0]["parts"], 3);
+    assert!(json["results"]["drain"]["first_liquidity_failure_s"].is_number());
+
+    let mut wrong = json.clone();
+    wrong["results"]["parts"]["by_parts"][0]["parts"] = serde_json::json!(0);
+    let outcome = std::panic::catch_unwind(|| common::assert_matches_schema(&wrong));
+    assert!(outcome.is_err(), "a payment in 0 parts must not validate");
 }
 
 #[tokio::test]
@@ -208,9 +243,11 @@ async fn a_stream_report_matches_the_schema() {
         stop: StopCondition {
             payments: Some(100),
             duration: None,
+            liquidity_failures: None,
         },
         payment_timeout: Duration::from_secs(5),
         ledger: None,
+        max_parts: None,
         stream: Some(StreamPlan {
             amounts: vec![600, 400],
         }),

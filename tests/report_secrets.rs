@@ -34,6 +34,7 @@ async fn fake_results() -> Summary {
     let stop = StopCondition {
         payments: Some(20),
         duration: None,
+        liquidity_failures: None,
     };
     let alice = FakeNode::new(FakeConfig::instant("alice"));
     common::run_fake(common::fake_plan(

@@ -28,10 +28,12 @@ pub fn closed_keysend(sender: Arc<dyn LightningNode>, workers: u32, payments: u6
         stop: StopCondition {
             payments: Some(payments),
             duration: None,
+            liquidity_failures: None,
         },
         payment_timeout: Duration::from_secs(60),
         ledger: None,
         stream: None,
+        max_parts: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn capped_plan(
         payment_timeout: Duration::from_secs(60),
         ledger: Some(ledger.clone()),
         stream: None,
+        max_parts: None,
     }
 }
 
@@ -72,6 +73,7 @@ async fn closed_loop_stops_before_the_total_is_crossed() {
     let stop = StopCondition {
         payments: Some(100),
         duration: None,
+        liquidity_failures: None,
     };
     let load = Load::Closed { concurrency: 4 };
     let outcome = run_plan(capped_plan(&alice, &bob, load, stop, &ledger), None).await;
@@ -104,6 +106,7 @@ async fn warm_up_payments_count_against_the_total() {
     let stop = StopCondition {
         payments: Some(50),
         duration: None,
+        liquidity_failures: None,
     };
     let total = 60 * AMOUNT;
     let ledger = Arc::new(SpendLedger::new(AMOUNT + 100, total));
@@ -145,6 +148,7 @@ async fn activity_amounts_are_clamped_to_the_payment_cap() {
     let stop = StopCondition {
         payments: Some(200),
         duration: None,
+        liquidity_failures: None,
     };
     let mut capped = capped_plan(&alice, &bob, Load::Closed { concurrency: 2 }, stop, &ledger);
     capped.routes = routes;

@@ -16,6 +16,7 @@ mod dispatch;
 mod invoices;
 pub mod ledger;
 pub mod schedule;
+mod split;
 pub mod stream;
 mod worker;
 
@@ -73,6 +74,8 @@ pub struct Plan {
     /// `kind: stream`: each recipient's share of a tick (the routes are senders by
     /// recipients, sender-major).
     pub stream: Option<stream::StreamPlan>,
+    /// Invoice payments: the most parts the sender may split one into.
+    pub max_parts: Option<u32>,
 }
 
 /// Why the load ended.
@@ -91,6 +94,8 @@ pub enum StopReason {
     InvoicesExhausted,
     /// Mainnet caps: the next payment would have crossed `max_total_msat`.
     CapReached,
+    /// `stop: liquidity_failures:`: that many payments failed for lack of liquidity.
+    LiquidityFailures,
 }
 
 #[derive(Debug, Clone)]
@@ -148,6 +153,8 @@ struct Context {
     payment_limit: Option<u64>,
     stop_reason: OnceLock<StopReason>,
     start: Instant,
+    /// Parts of multi-part payments, liquidity failures of a drain.
+    notes: split::Notes,
 }
 
 impl Context {
@@ -220,6 +227,7 @@ pub async fn run_with_activity(
         payment_limit: if closed { plan.stop.payments } else { None },
         stop_reason: OnceLock::new(),
         start: Instant::now(),
+        notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
     });
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
@@ -388,6 +396,7 @@ async fn wind_down(
         stream.read_back(&ctx.routes).await;
         summary.stream = Some(stream.summary());
     }
+    ctx.notes.fill(&mut summary);
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
@@ -539,6 +548,8 @@ async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
 
 #[cfg(test)]
 mod cap_tests;
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 mod stream_tests;
 #[cfg(test)]

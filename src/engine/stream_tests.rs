@@ -45,9 +45,11 @@ fn stream_plan(senders: &[FakeNode], recipients: &[FakeNode], ticks: u64) -> Pla
         stop: StopCondition {
             payments: Some(ticks),
             duration: None,
+            liquidity_failures: None,
         },
         payment_timeout: Duration::from_secs(60),
         ledger: None,
+        max_parts: None,
         stream: Some(StreamPlan {
             amounts: SHARES.to_vec(),
         }),

@@ -29,6 +29,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         payment_timeout: Duration::from_secs(60),
         ledger: None,
         stream: None,
+        max_parts: None,
     }
 }
 
@@ -36,6 +37,7 @@ fn count(n: u64) -> StopCondition {
     StopCondition {
         payments: Some(n),
         duration: None,
+        liquidity_failures: None,
     }
 }
 
@@ -43,6 +45,7 @@ fn secs(s: u64) -> StopCondition {
     StopCondition {
         payments: None,
         duration: Some(Duration::from_secs(s)),
+        liquidity_failures: None,
     }
 }
 

@@ -125,14 +125,16 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             break;
         };
         let started = Instant::now();
-        let mut hash = None;
+        let (mut hash, mut parts) = (None, None);
         let max_fee_msat = reservation.map(|r| r.max_fee_msat);
         let slots = super::stream::Slots::default();
         let payment = pay(
             &ctx,
             route,
             (amount_msat, max_fee_msat),
-            (&mut hash, &slots),
+            &mut hash,
+            &mut parts,
+            &slots,
         );
         let settled = settle(payment, &ctx, &mut batch).await;
         if let (Some(ledger), Some(r)) = (&ctx.ledger, reservation) {
@@ -146,6 +148,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             route,
             amount_msat,
             hash,
+            parts,
             started,
             ended: now,
         };
@@ -205,7 +208,7 @@ fn count(
         Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
         _ => 0,
     };
-    let counted = match result {
+    let counted = match &result {
         // Timed out: the tool stopped waiting, the payment may yet settle.
         Ok(PaymentOutcome::Failed {
             reason: FailureReason::Timeout,
@@ -217,11 +220,13 @@ fn count(
             let shift = ctx.control.completed_pause() - ticket.pause_at_release;
             let latency = (paid.ended).saturating_duration_since(ticket.intended + shift);
             batch.success(latency);
-            Ok((latency, Some(hops)))
+            Ok((latency, Some(*hops)))
         }
-        Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(reason)),
+        Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(*reason)),
         Err(_) => Err(FailureKind::RpcError),
     };
+    let latency = counted.ok().map(|(latency, _)| latency);
+    super::split::note(ctx, &result, latency, paid.parts);
     if let Err(kind) = counted
         && verdict == Verdict::Failed
     {
@@ -254,6 +259,8 @@ struct Paid {
     amount_msat: u64,
     /// The payment's hash, when the tool knows it.
     hash: Option<PaymentHash>,
+    /// How the node split the payment, when it told.
+    parts: Option<crate::node::parts::Parts>,
     started: Instant,
     ended: Instant,
 }
@@ -405,7 +412,9 @@ async fn pay(
     ctx: &Context,
     route: usize,
     (amount_msat, max_fee_msat): (u64, Option<u64>),
-    (hash, slots): (&mut Option<PaymentHash>, &super::stream::Slots),
+    hash: &mut Option<PaymentHash>,
+    parts: &mut Option<crate::node::parts::Parts>,
+    slots: &super::stream::Slots,
 ) -> Attempt {
     let r = &ctx.routes[route];
     let timeout = ctx.payment_timeout;
@@ -421,18 +430,14 @@ async fn pay(
         PaymentKind::Invoice => match r.receiver.create_invoice(amount_msat).await {
             Ok(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                (r.sender)
-                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
-                    .await
+                super::split::pay_invoice(ctx, r, &invoice.bolt11, max_fee_msat, parts).await
             }
             Err(e) => Err(e),
         },
         PaymentKind::InvoicePregenerated => match ctx.invoices[route].take() {
             Some(invoice) => {
                 *hash = Some(invoice.payment_hash);
-                (r.sender)
-                    .pay_invoice_capped(&invoice.bolt11, timeout, max_fee_msat)
-                    .await
+                super::split::pay_invoice(ctx, r, &invoice.bolt11, max_fee_msat, parts).await
             }
             None => return Attempt::NoInvoice,
         },

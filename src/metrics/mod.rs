@@ -13,6 +13,7 @@ mod events;
 pub mod export;
 pub mod hlog;
 pub mod host;
+pub mod parts;
 pub mod payments;
 pub mod process;
 mod recorder;

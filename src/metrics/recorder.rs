@@ -539,6 +539,8 @@ fn summarize(
         mismatches: None,
         routes: Vec::new(),
         stream: None,
+        parts: None,
+        drain: None,
         interval_log,
         payment_log: None,
     }

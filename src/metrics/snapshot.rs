@@ -198,6 +198,12 @@ pub struct Summary {
     /// engine, absent for other kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<super::stream::StreamSummary>,
+    /// `workload: max_parts:`: payments by parts; filled in by the engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parts: Option<super::parts::PartsSummary>,
+    /// `stop: liquidity_failures:`: the drain's figures; filled in by the engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain: Option<super::parts::DrainSummary>,
 }
 
 /// One route's payments as the tool counted them, warm-up included: what the

@@ -209,6 +209,11 @@ pub trait NodeDriver: Send + Sync {
     fn custom_records_missing(&self) -> Option<&'static str> {
         Some("the tool's client for it sends no custom TLV records with keysend")
     }
+    /// Why the tool cannot set this implementation's limit on the parts of a
+    /// multi-part payment (`workload: max_parts:`), if it cannot.
+    fn part_limit_missing(&self) -> Option<&'static str> {
+        Some("the tool sets a part limit on LND's SendPaymentV2 only; this client has none wired")
+    }
     /// Satoshis the node must hold on chain for each channel it accepts (setup funds
     /// the accepting node with them): LDK refuses an inbound anchor channel without
     /// that reserve.

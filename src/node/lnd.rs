@@ -15,6 +15,7 @@ pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
 use super::Credentials;
 use super::deadline::{self, Deadline};
 use super::driver::NodeEndpoint;
+use super::parts::{Parts, Split};
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
     PaymentOutcome, WalletBalance,
@@ -156,6 +157,15 @@ impl LndNode {
         request: routerrpc::SendPaymentRequest,
         timeout: Duration,
     ) -> Result<PaymentOutcome, NodeError> {
+        Ok(self.send_payment_split(request, timeout).await?.outcome)
+    }
+
+    /// [`LndNode::send_payment`], with the HTLCs of the final status counted.
+    async fn send_payment_split(
+        &self,
+        request: routerrpc::SendPaymentRequest,
+        timeout: Duration,
+    ) -> Result<Split, NodeError> {
         const CALL: &str = "SendPaymentV2";
         let mut router = self.router.clone();
         let wait = async {
@@ -166,15 +176,21 @@ impl LndNode {
                 .into_inner();
             while let Some(payment) = stream.message().await.map_err(self.rpc(CALL))? {
                 if let Some(outcome) = final_outcome(&payment) {
-                    return Ok(outcome);
+                    return Ok(Split {
+                        outcome,
+                        parts: Some(parts_of(&payment)),
+                    });
                 }
             }
             Err(self.protocol(CALL, "payment stream ended without a final status"))
         };
         match tokio::time::timeout(timeout + FINAL_ANSWER_GRACE, wait).await {
             Ok(result) => result,
-            Err(_) => Ok(PaymentOutcome::Failed {
-                reason: FailureReason::Timeout,
+            Err(_) => Ok(Split {
+                outcome: PaymentOutcome::Failed {
+                    reason: FailureReason::Timeout,
+                },
+                parts: None,
             }),
         }
     }
@@ -220,6 +236,17 @@ fn final_outcome(payment: &lnrpc::Payment) -> Option<PaymentOutcome> {
             reason: failure_reason(payment.failure_reason()),
         }),
         _ => None,
+    }
+}
+
+/// The HTLC attempts of a final payment: those that settled it, and all tried.
+fn parts_of(payment: &lnrpc::Payment) -> Parts {
+    let settled = (payment.htlcs.iter())
+        .filter(|h| h.status() == lnrpc::htlc_attempt::HtlcStatus::Succeeded)
+        .count();
+    Parts {
+        settled: u32::try_from(settled).unwrap_or(u32::MAX),
+        attempts: u32::try_from(payment.htlcs.len()).unwrap_or(u32::MAX),
     }
 }
 
@@ -556,6 +583,25 @@ impl LightningNode for LndNode {
             ..Default::default()
         };
         self.send_payment(request, timeout).await
+    }
+
+    /// `max_parts` goes to `SendPaymentV2`; the final status lists the HTLCs.
+    async fn pay_invoice_split(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
+        max_parts: u32,
+    ) -> Result<Split, NodeError> {
+        let request = routerrpc::SendPaymentRequest {
+            payment_request: bolt11.to_string(),
+            timeout_seconds: timeout_seconds(timeout),
+            fee_limit_msat: fee_limit(FEE_LIMIT_BASE_MSAT, max_fee_msat),
+            max_parts,
+            no_inflight_updates: true,
+            ..Default::default()
+        };
+        self.send_payment_split(request, timeout).await
     }
 }
 

@@ -14,6 +14,7 @@ pub mod fake;
 pub mod fake_http;
 pub mod ldk;
 pub mod lnd;
+pub mod parts;
 
 pub use completion::Completion;
 pub use driver::{NodeDriver, NodeEndpoint};
@@ -461,6 +462,25 @@ pub trait LightningNode: Send + Sync {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError>;
+    /// Like [`LightningNode::pay_invoice_capped`], letting the node split the payment
+    /// into at most `max_parts` parts, and telling how it was split where the client
+    /// reads it. The default sets no limit and tells no parts: clients without a part
+    /// limit are refused by validation ([`NodeDriver::part_limit_missing`]).
+    async fn pay_invoice_split(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
+        _max_parts: u32,
+    ) -> Result<parts::Split, NodeError> {
+        let outcome = self
+            .pay_invoice_capped(bolt11, timeout, max_fee_msat)
+            .await?;
+        Ok(parts::Split {
+            outcome,
+            parts: None,
+        })
+    }
     /// The node's own record of payments sent and received, for reconciling the
     /// tool's counts after a load; None when the client cannot read it.
     async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {

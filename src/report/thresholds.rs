@@ -254,6 +254,8 @@ mod tests {
             indeterminate: 0,
             routes: Vec::new(),
             stream: None,
+            parts: None,
+            drain: None,
             mismatches: None,
             dropped: 0,
             tps_avg: tps,

@@ -155,6 +155,7 @@ fn plan_of(
         stream: (w.stream.as_ref()).map(|s| engine::stream::StreamPlan {
             amounts: s.splits.iter().map(|s| s.amount_msat).collect(),
         }),
+        max_parts: w.max_parts,
     };
     (plan, activity)
 }

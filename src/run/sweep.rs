@@ -12,7 +12,7 @@ use crate::report::sweep::{
     max_tps_under_bound,
 };
 use crate::report::{self, format};
-use crate::scenario::{Load, Scenario, Sweep, SweepParam, SweepValue};
+use crate::scenario::{Load, Scenario, Sweep, SweepParam, SweepPoint, SweepValue};
 use anyhow::Result;
 use std::time::SystemTime;
 
@@ -251,41 +251,7 @@ fn combined(
         .map(|(i, p)| {
             let outcome = outcomes.get(i).and_then(Option::as_ref);
             let reason = (skips.get(i).cloned().flatten()).or(failed.get(i).cloned().flatten());
-            let w = &p.scenario.workload;
-            let kind = serde_json::to_value(p.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            PointReport {
-                label: p.label.clone(),
-                values: p
-                    .values
-                    .iter()
-                    .map(|(param, v)| (param.name_for(v), value_json(v)))
-                    .collect(),
-                network: p.network,
-                status: match (outcome, &reason) {
-                    (Some(o), _) => o.status.clone(),
-                    (None, Some(_)) => PointStatus::Skipped,
-                    (None, None) => PointStatus::NotRun,
-                },
-                reason,
-                timed: format::what_is_timed(&kind).to_string(),
-                kind,
-                load: match &w.load {
-                    Load::Closed { concurrency } => {
-                        format!("closed loop, {concurrency} concurrent payers")
-                    }
-                    Load::Open { phases } => format!("open loop, {} phases", phases.len()),
-                },
-                results: outcome
-                    .and_then(|o| o.measured.as_ref())
-                    .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg, &m.nodes)),
-                thresholds_passed: outcome
-                    .and_then(|o| o.measured.as_ref())
-                    .filter(|_| !p.scenario.thresholds.is_empty())
-                    .map(|m| m.thresholds_passed),
-            }
+            point_report(p, outcome, reason)
         })
         .collect();
     let p99_bound_ms = sweep.p99_bound.map(|b| b.as_secs_f64() * 1000.0);
@@ -343,6 +309,45 @@ fn combined(
         }),
         spread,
         per_hop,
+    }
+}
+
+/// One point's line of the sweep report: its values, status and results.
+fn point_report(p: &SweepPoint, outcome: Option<&Outcome>, reason: Option<String>) -> PointReport {
+    let w = &p.scenario.workload;
+    let kind = serde_json::to_value(p.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    PointReport {
+        label: p.label.clone(),
+        values: p
+            .values
+            .iter()
+            .map(|(param, v)| (param.name_for(v), value_json(v)))
+            .collect(),
+        network: p.network,
+        status: match (outcome, &reason) {
+            (Some(o), _) => o.status.clone(),
+            (None, Some(_)) => PointStatus::Skipped,
+            (None, None) => PointStatus::NotRun,
+        },
+        reason,
+        timed: format::what_is_timed(&kind).to_string(),
+        kind,
+        load: match &w.load {
+            Load::Closed { concurrency } => {
+                format!("closed loop, {concurrency} concurrent payers")
+            }
+            Load::Open { phases } => format!("open loop, {} phases", phases.len()),
+        },
+        results: outcome
+            .and_then(|o| o.measured.as_ref())
+            .map(|m| PointResults::of(&m.summary, &m.cpu_pct_avg, &m.nodes)),
+        thresholds_passed: outcome
+            .and_then(|o| o.measured.as_ref())
+            .filter(|_| !p.scenario.thresholds.is_empty())
+            .map(|m| m.thresholds_passed),
     }
 }
 

@@ -1,17 +1,18 @@
 //! `runtime: auto`: docker when an engine answers and every image is present or could
-//! be pulled, and the scenario sets no `binary:` (a binary is only run locally) and
-//! has no `links:` or `faults:` (local processes only, so far); else local, saying why.
+//! be pulled (the fault proxy's too, for `links:` or link faults), and the scenario
+//! sets no `binary:` (a binary is only run locally); else local, saying why.
 
 use super::registry::{Prepared, Registration, no_preflight};
 use super::{docker, local};
 use crate::scenario::{Capabilities, Scenario, Support};
 use futures::future::BoxFuture;
 
-/// Auto takes a runtime that runs what the scenario asks for (local when it has links
-/// or faults), so it can do whatever one of them does.
+/// Auto takes a runtime that runs what the scenario asks for, so it can do whatever
+/// one of them does.
 const CAPABILITIES: Capabilities = Capabilities {
     name: "auto",
-    links_and_faults: Support::Runs,
+    faults: Support::Runs,
+    links: Support::Runs,
     starts_nodes: true,
 };
 
@@ -28,11 +29,8 @@ fn prepare(scenario: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn Prepared
 async fn choose(scenario: &Scenario) -> anyhow::Result<Box<dyn Prepared>> {
     let binary_set =
         scenario.chain.binary.is_some() || scenario.nodes.iter().any(|n| n.binary.is_some());
-    let faults = !scenario.links.is_empty() || !scenario.faults.is_empty();
     let why_local = if binary_set {
         "the scenario sets binary:".to_string()
-    } else if faults {
-        "the scenario has links: or faults:, which only local processes run yet".to_string()
     } else {
         // Any docker problem (no engine, an image missing or failing to pull, no
         // PostgreSQL image for a node on postgres) falls back to local.

@@ -21,6 +21,7 @@ mod probe;
 mod restart;
 mod spec;
 pub mod stats;
+pub mod toxiproxy;
 
 pub use cleanup::down_all;
 // Where the compose files' tests (tests/compose.rs) look for the containers' commands.
@@ -45,7 +46,8 @@ use tokio::time::Instant;
 /// What the docker runtime runs: no fault proxy or node signals in containers yet.
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "docker",
-    links_and_faults: Support::NotYet,
+    faults: Support::Runs,
+    links: Support::Runs,
     starts_nodes: true,
 };
 
@@ -246,6 +248,28 @@ impl DockerRuntime {
         move |source| RuntimeError::Docker { what, source }
     }
 
+    /// Copies a node's config files and the chain's certificate (if the chain has
+    /// one) into its created container, then starts it.
+    async fn configure_and_start(
+        &mut self,
+        name: &str,
+        id: &str,
+        configs: &[ConfigFile],
+        dir: &Path,
+    ) -> Result<(), RuntimeError> {
+        let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
+        let cert: Vec<(&str, &[u8], u32)> = (self.chain_cert.iter())
+            .map(|c| (cert_path, c.as_bytes(), 0o644))
+            .collect();
+        let archive = config_archive(configs, &cert).map_err(Self::io_err(dir))?;
+        creds::upload(&self.docker, id, archive)
+            .await
+            .map_err(Self::err(format!(
+                "copying the config into the container of {name}"
+            )))?;
+        self.start(name, id).await
+    }
+
     fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RuntimeError + '_ {
         move |source| RuntimeError::Io {
             path: path.to_path_buf(),
@@ -365,7 +389,6 @@ impl Runtime for DockerRuntime {
         nodes: &[NodeSpec],
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        let chain_cert = self.chain_cert.clone();
         let wants_db = shared::postgres::wants;
         if shared::postgres::wanted_by(nodes) {
             self.start_postgres().await?;
@@ -408,18 +431,8 @@ impl Runtime for DockerRuntime {
             }
             super::create_chain_wallet(spec, chain).await?;
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
-            let cert_path = CHAIN_CERT_IN_NODE.trim_start_matches('/');
-            let cert: Vec<(&str, &[u8], u32)> = (chain_cert.iter())
-                .map(|c| (cert_path, c.as_bytes(), 0o644))
-                .collect();
-            let archive = config_archive(&configs, &cert).map_err(Self::io_err(&dir))?;
-            creds::upload(&self.docker, &id, archive)
-                .await
-                .map_err(Self::err(format!(
-                    "copying the config into the container of {}",
-                    spec.name
-                )))?;
-            self.start(&spec.name, &id).await?;
+            self.configure_and_start(&spec.name, &id, &configs, &dir)
+                .await?;
             let rpc_addr = self.host_addr(&id, ports.rpc).await?;
             // Credential files are copied out flat into the node's private directory.
             let credentials = driver.credentials(&|file| {
@@ -469,6 +482,22 @@ impl Runtime for DockerRuntime {
     /// then reads back its RPC host port, which the engine may have changed.
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
         self.restart(name).await
+    }
+
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused).await
+    }
+
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

@@ -10,9 +10,8 @@ use async_trait::async_trait;
 /// links and faults never.
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "external",
-    links_and_faults: Support::Never(
-        "external nodes cannot be faulted: this tool does not run them",
-    ),
+    faults: Support::Never("external nodes cannot be faulted: this tool does not run them"),
+    links: Support::Never("external nodes' links cannot be shaped: this tool does not run them"),
     starts_nodes: false,
 };
 

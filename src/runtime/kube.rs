@@ -46,7 +46,8 @@ use tokio::time::Instant;
 /// What the kubernetes runtime runs: no fault proxy or node signals in pods yet.
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "kubernetes",
-    links_and_faults: Support::NotYet,
+    faults: Support::NotYet,
+    links: Support::NotYet,
     starts_nodes: true,
 };
 

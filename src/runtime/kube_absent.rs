@@ -11,7 +11,8 @@ pub const NOT_BUILT: &str = "this lnbench-tui was built without Kubernetes suppo
 
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "kubernetes",
-    links_and_faults: Support::Never(NOT_BUILT),
+    faults: Support::Never(NOT_BUILT),
+    links: Support::Never(NOT_BUILT),
     starts_nodes: true,
 };
 

@@ -38,7 +38,8 @@ pub use crate::chain::CHAIN_NAME;
 /// peer links through Toxiproxy and signals its own processes).
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "local",
-    links_and_faults: Support::Runs,
+    faults: Support::Runs,
+    links: Support::Runs,
     starts_nodes: true,
 };
 

@@ -6,6 +6,7 @@
 pub mod container;
 pub mod etcd;
 pub mod images;
+pub mod proxy;
 
 use super::RuntimeError;
 use crate::scenario::NodeSpec;

@@ -9,9 +9,11 @@ use super::RuntimeKind;
 pub struct Capabilities {
     /// The runtime's name as messages give it (`docker`).
     pub name: &'static str,
-    /// Whether it runs `links:` and `faults:` (a proxy for peer links, nodes it can
-    /// signal).
-    pub links_and_faults: Support,
+    /// Whether it runs node and chain `faults:` (kill, pause, restart, mining): nodes
+    /// it can signal.
+    pub faults: Support,
+    /// Whether it runs `links:` and link faults: a proxy on the nodes' peer links.
+    pub links: Support,
     /// Whether it starts the chain and the nodes (and funds them and opens the
     /// scenario's channels); false for nodes that already run elsewhere, which bring
     /// their own chain and channels and may be listed in a sim-ln nodes file.

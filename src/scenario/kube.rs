@@ -228,8 +228,19 @@ workload:
         assert_eq!(restarts.unwrap().restart, ["alice", "bob-1", "bob-2"]);
         let e = error_of(&format!("{NODES}faults:\n  - {{ at: 5s, kill: alice }}\n"));
         assert!(
-            e.contains("the kubernetes runtime does not run links: or faults: yet"),
+            e.contains("the kubernetes runtime does not run node or chain faults yet"),
             "{e}"
+        );
+        let e = error_of(&format!(
+            "{NODES}links:\n  - {{ between: [alice, bob-1], latency: 5ms }}\n"
+        ));
+        assert!(
+            e.contains("the kubernetes runtime does not run links: or link faults yet"),
+            "{e}"
+        );
+        assert!(
+            e.contains("docker") && e.contains("local"),
+            "the runtimes that do: {e}"
         );
         let e = error_of(
             &NODES

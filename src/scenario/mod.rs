@@ -15,6 +15,10 @@ mod kube;
 #[cfg(test)]
 mod network_tests;
 mod overrides;
+mod parts;
+#[cfg(test)]
+#[path = "parts/tests.rs"]
+mod parts_tests;
 mod profile;
 mod raw;
 mod repeat;
@@ -265,6 +269,9 @@ pub enum Load {
 pub struct StopCondition {
     pub payments: Option<u64>,
     pub duration: Option<Duration>,
+    /// Draining channels: stop once this many payments failed for lack of liquidity
+    /// (no route, insufficient balance).
+    pub liquidity_failures: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -281,6 +288,9 @@ pub struct Workload {
     pub payment_timeout: Duration,
     /// `kind: stream`: each tick's splits (the receivers are its recipients).
     pub stream: Option<Stream>,
+    /// Invoice payments: the most parts the sender may split one into (multi-part
+    /// payments); None leaves the node's default.
+    pub max_parts: Option<u32>,
 }
 
 /// A validated scenario.

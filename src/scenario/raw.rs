@@ -300,6 +300,9 @@ pub(super) struct RawWorkload {
     pub stop: Spanned<RawStop>,
     #[serde(default)]
     pub payment_timeout: Option<Spanned<String>>,
+    /// Invoice payments: the most parts the sender may split one into (`parts.rs`).
+    #[serde(default)]
+    pub max_parts: Option<Spanned<u32>>,
 }
 
 /// Open-loop phases; they always run in this order, whatever the order in the file.
@@ -336,6 +339,9 @@ pub(super) struct RawStop {
     pub payments: Option<Spanned<u64>>,
     #[serde(default)]
     pub duration: Option<Spanned<String>>,
+    /// Draining channels: stop after this many payments failed for lack of liquidity.
+    #[serde(default)]
+    pub liquidity_failures: Option<Spanned<u64>>,
 }
 
 /// `thresholds:`; durations and the failure rate are read as text and parsed by the

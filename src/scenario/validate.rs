@@ -2,7 +2,7 @@
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
 use super::error::{Position, ScenarioError, excerpt};
-use super::raw::{RawAfterLoad, RawChainKind, RawPull, RawRestart, RawScenario};
+use super::raw::{RawAfterLoad, RawChain, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
 use nodes::{
@@ -90,39 +90,10 @@ pub(super) fn validate(
     if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;
     }
-    let pull = match raw.pull {
-        None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
-        Some(RawPull::Always) => PullPolicy::Always,
-        Some(RawPull::Never) => PullPolicy::Never,
-    };
-    let chain = match raw.chain.take() {
-        Some(chain) => ChainSpec {
-            kind: match chain.implementation {
-                RawChainKind::Btcd => ChainKind::Btcd,
-                RawChainKind::Bitcoind => ChainKind::Bitcoind,
-            },
-            binary: chain.binary,
-            image: check_image(&ctx, chain.image.as_ref(), "the chain")?,
-            args: chain.args,
-        },
-        None => ChainSpec {
-            kind: ChainKind::Btcd,
-            binary: None,
-            image: None,
-            args: Vec::new(),
-        },
-    };
+    let pull = pull_policy(raw.pull);
+    let chain = chain_spec(&ctx, raw.chain.take())?;
     let topology = super::topology::apply(&ctx, &mut raw)?;
-    // `nodes:` may be left out only when sim-ln's node file gives the nodes.
-    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
-        return Err(ctx.error(
-            &raw.name.referenced,
-            "missing field `nodes`",
-            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
-             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
-             may give them instead)",
-        ));
-    }
+    check_nodes_given(&ctx, &raw)?;
     let (mut nodes, groups) = expand_nodes(&ctx, &raw.nodes)?;
     // Nodes that already run do so on a chain of their own, whatever it is.
     if caps.starts_nodes {
@@ -156,6 +127,7 @@ pub(super) fn validate(
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     super::stream::check_nodes(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
+    super::parts::check_senders_split(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     let local = runtime == RuntimeKind::Local;
     check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value, local)?;
     let (thresholds, phase_thresholds) =
@@ -199,6 +171,49 @@ pub(super) fn validate(
         activity,
         kubernetes,
         resources,
+    })
+}
+
+/// `nodes:` may be left out only when sim-ln's node file gives the nodes.
+fn check_nodes_given(ctx: &Ctx, raw: &RawScenario) -> Result<(), ScenarioError> {
+    if raw.nodes.referenced == Location::UNKNOWN && raw.nodes.value.0.is_empty() {
+        return Err(ctx.error(
+            &raw.name.referenced,
+            "missing field `nodes`",
+            "add `nodes:` with at least a sender and a receiver, e.g. alice: { implementation: lnd } \
+             and bob: { implementation: lnd } (with runtime: external, external: { nodes_file: sim.json } \
+             may give them instead)",
+        ));
+    }
+    Ok(())
+}
+
+fn pull_policy(raw: Option<RawPull>) -> PullPolicy {
+    match raw {
+        None | Some(RawPull::IfMissing) => PullPolicy::IfMissing,
+        Some(RawPull::Always) => PullPolicy::Always,
+        Some(RawPull::Never) => PullPolicy::Never,
+    }
+}
+
+/// The chain backend, btcd when `chain:` is left out.
+fn chain_spec(ctx: &Ctx, raw: Option<RawChain>) -> Result<ChainSpec, ScenarioError> {
+    Ok(match raw {
+        Some(chain) => ChainSpec {
+            kind: match chain.implementation {
+                RawChainKind::Btcd => ChainKind::Btcd,
+                RawChainKind::Bitcoind => ChainKind::Bitcoind,
+            },
+            binary: chain.binary,
+            image: check_image(ctx, chain.image.as_ref(), "the chain")?,
+            args: chain.args,
+        },
+        None => ChainSpec {
+            kind: ChainKind::Btcd,
+            binary: None,
+            image: None,
+            args: Vec::new(),
+        },
     })
 }
 
@@ -251,8 +266,9 @@ fn etcd_members(ctx: &Ctx, raw: &RawScenario) -> Result<u32, ScenarioError> {
     }
 }
 
-/// Links and faults need a runtime that can proxy links and signal nodes, as the
-/// runtime's capabilities say.
+/// Links and link faults need a runtime that proxies peer links; node and chain
+/// faults one that can signal its nodes. Each is refused where the runtime does not
+/// declare it, at `links:` or `faults:`.
 fn check_fault_runtime(
     ctx: &Ctx,
     (kind, runtimes): (RuntimeKind, Runtimes),
@@ -260,28 +276,52 @@ fn check_fault_runtime(
     links: &[super::LinkSpec],
     faults: &[super::Fault],
 ) -> Result<(), ScenarioError> {
-    if links.is_empty() && faults.is_empty() {
-        return Ok(());
-    }
     let runtime = runtimes(kind);
-    let why = match runtime.links_and_faults {
+    if !links.is_empty() || faults.iter().any(super::Fault::is_link) {
+        let at = match (&raw.links, &raw.faults) {
+            (Some(l), _) if !links.is_empty() => &l.referenced,
+            (_, Some(f)) => &f.referenced,
+            (Some(l), None) => &l.referenced,
+            (None, None) => &raw.name.referenced,
+        };
+        let what = "links: or link faults";
+        check_support(ctx, at, runtime, |c| c.links, what, runtimes)?;
+    }
+    if faults.iter().any(|f| !f.is_link()) {
+        let at = raw
+            .faults
+            .as_ref()
+            .map_or(&raw.name.referenced, |f| &f.referenced);
+        check_support(
+            ctx,
+            at,
+            runtime,
+            |c| c.faults,
+            "node or chain faults",
+            runtimes,
+        )?;
+    }
+    Ok(())
+}
+
+/// An error at `at` when `runtime` does not run what `support` reads, naming the
+/// runtimes that do.
+fn check_support(
+    ctx: &Ctx,
+    at: &Location,
+    runtime: &super::Capabilities,
+    support: fn(&super::Capabilities) -> Support,
+    what: &str,
+    runtimes: Runtimes,
+) -> Result<(), ScenarioError> {
+    let why = match support(runtime) {
         Support::Runs => return Ok(()),
-        Support::NotYet => format!(
-            "the {} runtime does not run links: or faults: yet",
-            runtime.name
-        ),
+        Support::NotYet => format!("the {} runtime does not run {what} yet", runtime.name),
         Support::Never(why) => why.to_string(),
     };
-    let at = match (&raw.faults, &raw.links) {
-        (Some(f), _) if !faults.is_empty() => &f.referenced,
-        (_, Some(l)) => &l.referenced,
-        (Some(f), None) => &f.referenced,
-        (None, None) => &raw.name.referenced,
-    };
-    // The runtimes that declare they run them, by name.
     let able: Vec<&str> = (RuntimeKind::ALL.iter())
         .map(|k| runtimes(*k))
-        .filter(|c| c.links_and_faults == Support::Runs)
+        .filter(|c| support(c) == Support::Runs)
         .map(|c| c.name)
         .collect();
     Err(ctx.error(

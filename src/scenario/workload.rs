@@ -54,7 +54,13 @@ pub(super) fn validate(
             (s, r, None)
         }
     };
-    check_amount_fits(ctx, channels, raw, amount_msat)?;
+    let max_parts = super::parts::max_parts(ctx, w)?;
+    match (channels, max_parts) {
+        (Some(channels), Some(n)) if n > 1 => {
+            super::parts::check_split_amount(ctx, channels, raw, amount_msat)?
+        }
+        _ => check_amount_fits(ctx, channels, raw, amount_msat)?,
+    }
     let load = match (&w.concurrency, &w.rate) {
         (Some(concurrency), Some(_)) => {
             return Err(ctx.error(
@@ -107,6 +113,7 @@ pub(super) fn validate(
         stop,
         payment_timeout,
         stream,
+        max_parts,
     })
 }
 
@@ -294,6 +301,7 @@ fn positive_rate(ctx: &Ctx, rate: &Spanned<f64>, what: &str) -> Result<f64, Scen
 
 fn stop_condition(ctx: &Ctx, stop: &Spanned<RawStop>) -> Result<StopCondition, ScenarioError> {
     let s = &stop.value;
+    let liquidity_failures = super::parts::liquidity_failures(ctx, stop)?;
     if s.payments.is_none() && s.duration.is_none() {
         return Err(ctx.error(
             &stop.referenced,
@@ -316,7 +324,11 @@ fn stop_condition(ctx: &Ctx, stop: &Spanned<RawStop>) -> Result<StopCondition, S
         Some(d) => Some(nonzero_duration(ctx, d, "stop duration")?),
         None => None,
     };
-    Ok(StopCondition { payments, duration })
+    Ok(StopCondition {
+        payments,
+        duration,
+        liquidity_failures,
+    })
 }
 
 fn nonzero_duration(
@@ -358,6 +370,6 @@ fn check_amount_fits(
         format!(
             "amount_msat is {amount_msat}, more than the largest channel holds ({largest} sat)"
         ),
-        "lower amount_msat, or give a channel a capacity_sat above the amount",
+        "lower amount_msat, give a channel a capacity_sat above the amount, or (invoices) set max_parts: to split it over several channels",
     ))
 }

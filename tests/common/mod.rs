@@ -291,6 +291,7 @@ pub fn fake_plan(
         payment_timeout: std::time::Duration::from_secs(5),
         ledger: None,
         stream: None,
+        max_parts: None,
     }
 }
 

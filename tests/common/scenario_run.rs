@@ -135,6 +135,15 @@ impl Finished {
         self.work.path().join("report")
     }
 
+    /// report.json, checked against docs/report.schema.json.
+    pub fn report_json(&self) -> serde_json::Value {
+        let path = self.report_dir().join("report.json");
+        let text = std::fs::read_to_string(&path).expect("report.json");
+        let report: serde_json::Value = serde_json::from_str(&text).expect("report.json is JSON");
+        assert_matches_schema(&report);
+        report
+    }
+
     /// sweep.json, checked against docs/sweep.schema.json.
     pub fn sweep_json(&self) -> serde_json::Value {
         let text =
@@ -143,4 +152,38 @@ impl Finished {
         super::assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
         sweep
     }
+}
+
+/// The head of a scenario in which alice pays bob by keysend over `count` channels
+/// of `capacity_sat` each, both LND on a btcd chain: `name:`, the `top` lines as
+/// given (runtime, pull, description), the chain, nodes and channels, and
+/// `workload:` up to its receiver. The test adds the load, the stop and the rest.
+pub fn lnd_pair(name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    format!(
+        "name: {name}
+{top}chain:
+  implementation: btcd
+nodes:
+  alice:
+    implementation: lnd
+  bob:
+    implementation: lnd
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: {capacity_sat}
+    count: {count}
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+"
+    )
+}
+
+/// The report's fault record with this label (`kill bob`, `latency alice–bob`).
+pub fn fault<'a>(report: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    (report["faults"].as_array().expect("faults[]").iter())
+        .find(|f| f["label"] == label)
+        .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }

@@ -81,6 +81,11 @@ impl NodeDriver for Lnd {
         None
     }
 
+    /// `SendPaymentV2` takes `max_parts`.
+    fn part_limit_missing(&self) -> Option<&'static str> {
+        None
+    }
+
     fn binary(&self) -> &'static str {
         "lnd"
     }

@@ -164,3 +164,37 @@ fn records_request_carries_the_records_beside_the_preimage() {
     assert_eq!(r.dest_custom_records.len(), 2);
     assert_eq!(r.amt_msat, 5_000);
 }
+
+/// A multi-part payment's parts are its settled HTLCs; its attempts are every HTLC,
+/// the failed ones included.
+#[test]
+fn parts_count_settled_htlcs_and_attempts_count_them_all() {
+    use lnrpc::htlc_attempt::HtlcStatus;
+    let htlc = |status: HtlcStatus| lnrpc::HtlcAttempt {
+        status: status as i32,
+        ..Default::default()
+    };
+    let mut p = payment(PaymentStatus::Succeeded);
+    p.htlcs = vec![
+        htlc(HtlcStatus::Failed),
+        htlc(HtlcStatus::Succeeded),
+        htlc(HtlcStatus::Failed),
+        htlc(HtlcStatus::Succeeded),
+        htlc(HtlcStatus::Succeeded),
+    ];
+    assert_eq!(
+        parts_of(&p),
+        Parts {
+            settled: 3,
+            attempts: 5
+        }
+    );
+    let failed = payment(PaymentStatus::Failed);
+    assert_eq!(
+        parts_of(&failed),
+        Parts {
+            settled: 0,
+            attempts: 0
+        }
+    );
+}

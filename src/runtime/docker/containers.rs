@@ -47,17 +47,38 @@ impl DockerRuntime {
         ports: &[u16],
     ) -> Result<String, RuntimeError> {
         let network = self.ensure_network().await?;
-        let container_name = self.object_name(Some(name));
         let envelope = self.envelope_of(name);
+        // Host ports fixed now, so a container stopped or killed and started again
+        // (restart and kill faults) answers where the run's clients already connect:
+        // the engine picks an "any free" port anew at each start.
+        let ports: Vec<(u16, u16)> = (ports.iter())
+            .map(|&p| Ok((p, free_loopback_port()?)))
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| RuntimeError::Io {
+                path: self.run_dir.clone(),
+                source: std::io::Error::other(format!("choosing a host port: {e}")),
+            })?;
         let body = spec::container_body(&spec::ContainerSpec {
             name,
             image,
             cmd,
-            ports,
+            ports: &ports,
             network: &network,
             labels: self.labels(Some(name)),
             envelope: envelope.as_ref(),
         });
+        self.create_from(name, image, body).await
+    }
+
+    /// Creates (not starts) the container of `name` from a body made by
+    /// [`spec::container_body`] (with whatever the caller added); remembered at once.
+    pub(super) async fn create_from(
+        &mut self,
+        name: &str,
+        image: &str,
+        body: bollard::models::ContainerCreateBody,
+    ) -> Result<String, RuntimeError> {
+        let container_name = self.object_name(Some(name));
         let options = CreateContainerOptionsBuilder::default()
             .name(&container_name)
             .build();
@@ -242,5 +263,42 @@ impl DockerRuntime {
         }
         self.clean = first_err.is_none();
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// A TCP port free on loopback now (the kernel's choice for a listener, closed at
+/// once) and not handed out before by this process. Another program could take it
+/// before the engine binds it; the start then fails with the engine's "address
+/// already in use".
+fn free_loopback_port() -> std::io::Result<u16> {
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..64 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        if given.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::other(
+        "no free loopback port not given out before",
+    ))
+}
+
+#[cfg(test)]
+mod port_tests {
+    /// Ports handed out are distinct and free to bind at once.
+    #[test]
+    fn free_loopback_ports_differ_and_bind() {
+        let ports: Vec<u16> = (0..50)
+            .map(|_| super::free_loopback_port().unwrap())
+            .collect();
+        let distinct: std::collections::BTreeSet<_> = ports.iter().collect();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        for p in &ports[..5] {
+            std::net::TcpListener::bind(("127.0.0.1", *p)).expect("free");
+        }
     }
 }

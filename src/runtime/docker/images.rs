@@ -61,6 +61,9 @@ pub async fn plan(
     } else {
         None
     };
+    if scenario.proxied_links() {
+        super::toxiproxy::check_image(docker).await?;
+    }
     // Checked now so a missing etcd image fails (or makes `auto` run locally) before
     // anything starts; the runtime looks it up again when it starts the members.
     if (scenario.nodes.iter()).any(crate::runtime::shared::etcd::wants) {

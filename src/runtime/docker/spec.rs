@@ -50,8 +50,9 @@ pub struct ContainerSpec<'a> {
     pub image: &'a str,
     /// Arguments to the image's entrypoint.
     pub cmd: Vec<String>,
-    /// Container ports to publish.
-    pub ports: &'a [u16],
+    /// Container ports to publish, each with its host port on loopback (0: any free
+    /// one, which the engine picks anew at each start).
+    pub ports: &'a [(u16, u16)],
     pub network: &'a str,
     pub labels: HashMap<String, String>,
     /// Its share of the machine (`resources:`), if limited.
@@ -62,14 +63,18 @@ pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
     let bindings = spec
         .ports
         .iter()
-        .map(|p| {
+        .map(|&(p, host)| {
             (
                 format!("{p}/tcp"),
                 // Loopback only: an LND admin port on all interfaces would be a
                 // remote-control hole. An empty host port means "any free one".
                 Some(vec![PortBinding {
                     host_ip: Some("127.0.0.1".into()),
-                    host_port: Some(String::new()),
+                    host_port: Some(if host == 0 {
+                        String::new()
+                    } else {
+                        host.to_string()
+                    }),
                 }]),
             )
         })
@@ -79,7 +84,7 @@ pub fn container_body(spec: &ContainerSpec) -> ContainerCreateBody {
         cmd: Some(spec.cmd.clone()),
         hostname: Some(spec.name.to_string()),
         labels: Some(spec.labels.clone()),
-        exposed_ports: Some(spec.ports.iter().map(|p| format!("{p}/tcp")).collect()),
+        exposed_ports: Some(spec.ports.iter().map(|(p, _)| format!("{p}/tcp")).collect()),
         host_config: Some(HostConfig {
             port_bindings: Some(bindings),
             network_mode: Some(spec.network.to_string()),
@@ -133,7 +138,7 @@ mod tests {
             name: "alice",
             image: "lnbench/lnd:v0.21.1-beta",
             cmd: vec!["--alias=alice".into()],
-            ports: &[10009, 9735],
+            ports: &[(10009, 41000), (9735, 0)],
             network: "lnbench-r1",
             labels: labels("r1", "s", Some("alice")),
             envelope: None,
@@ -146,7 +151,8 @@ mod tests {
             let b = b.as_ref().unwrap();
             assert_eq!(b.len(), 1, "{port}");
             assert_eq!(b[0].host_ip.as_deref(), Some("127.0.0.1"), "{port}");
-            assert_eq!(b[0].host_port.as_deref(), Some(""), "{port}: ephemeral");
+            let host = if port == "10009/tcp" { "41000" } else { "" };
+            assert_eq!(b[0].host_port.as_deref(), Some(host), "{port}");
         }
         assert_eq!(host.network_mode.as_deref(), Some("lnbench-r1"));
         assert_eq!(body.hostname.as_deref(), Some("alice"));

@@ -8,8 +8,8 @@
 
 use super::process::Proc;
 use super::{LocalRuntime, RuntimeError};
+use crate::runtime::shared::proxy::api_socket;
 use crate::runtime::{ProxyHost, ProxyPort, Restarted};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -20,8 +20,6 @@ pub const TOXIPROXY: &str = "toxiproxy-unix";
 pub const TOXIPROXY_NAME: &str = "toxiproxy";
 const HINT: &str =
     "run scripts/build-nodes.sh (it builds toxiproxy-unix, Toxiproxy v2.5.0, with Go)";
-/// The longest path a unix socket may have (`sun_path` holds 108 bytes with its NUL).
-const SOCKET_PATH_MAX: usize = 107;
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl LocalRuntime {
@@ -106,36 +104,10 @@ impl LocalRuntime {
     }
 }
 
-/// `<dir>/api/api.sock`: the directory is created fresh with mode 0700 (an existing
-/// one, or a symlink planted there, is refused); the server creates the socket.
-fn api_socket(dir: &Path) -> Result<PathBuf, RuntimeError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let private = dir.join("api");
-    let socket = private.join("api.sock");
-    let io = |source| RuntimeError::Io {
-        path: private.clone(),
-        source,
-    };
-    if socket.as_os_str().len() > SOCKET_PATH_MAX {
-        return Err(RuntimeError::Unsupported {
-            what: "the fault proxy (links: or link faults)".into(),
-            why: format!(
-                "its API socket {} is longer than a unix socket's {SOCKET_PATH_MAX} bytes",
-                socket.display()
-            ),
-            hint: "give --run-dir a shorter parent".into(),
-        });
-    }
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&private)
-        .map_err(io)?;
-    Ok(socket)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::shared::proxy::SOCKET_PATH_MAX;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

@@ -141,7 +141,7 @@ fn links_read_with_their_shape() {
 }
 
 #[test]
-fn bad_faults_are_errors_at_their_place() {
+fn bad_node_faults_are_errors_at_their_place() {
     let cases: &[(&str, &str, &str)] = &[
         (
             "faults:\n  - { kill: bob }\n",
@@ -183,6 +183,13 @@ fn bad_faults_are_errors_at_their_place() {
             "t.yaml:22:",
             "both at: and after_payments:",
         ),
+    ];
+    assert_located_errors(cases);
+}
+
+#[test]
+fn bad_link_faults_and_runtimes_are_errors_at_their_place() {
+    let cases: &[(&str, &str, &str)] = &[
         (
             "faults:\n  - { at: 1s, link: [alice, bob] }\n",
             "t.yaml:22:",
@@ -243,12 +250,27 @@ fn bad_faults_are_errors_at_their_place() {
             "t.yaml:22:",
             "bandwidth: 0",
         ),
-        (
-            "runtime: docker\nfaults:\n  - { at: 1s, kill: bob }\n",
-            "t.yaml:23:",
-            "docker runtime",
-        ),
     ];
+    assert_located_errors(cases);
+}
+
+/// The docker runtime kills, pauses and restarts its containers, mines on its chain
+/// and shapes links through its proxy container: every fault passes there.
+#[test]
+fn docker_runs_every_fault_and_links() {
+    let (links, f) = parsed(
+        "runtime: docker\nlinks:\n  - { between: [alice, bob], latency: 5ms }\nfaults:\n  \
+         - { at: 1s, kill: bob, restart_after: 2s }\n  - { at: 5s, pause: alice, for: 1s }\n  \
+         - { at: 8s, restart: bob }\n  - { at: 9s, mine: 2 }\n  \
+         - { at: 10s, link: [alice, bob], down: true, for: 1s }\n",
+    )
+    .unwrap();
+    assert_eq!((links.len(), f.len()), (1, 5), "{links:?} {f:?}");
+}
+
+/// Each block after the base scenario is an error at `at` (file:line:column prefix)
+/// that says `words` and gives a hint.
+fn assert_located_errors(cases: &[(&str, &str, &str)]) {
     for (block, at, words) in cases {
         let e = error(block);
         assert!(e.starts_with(at) && e.contains(words), "{block}: {e}");

@@ -125,7 +125,7 @@ fn the_password_reaches_each_node_in_its_config_file_only() {
             name: "alice",
             image: "lnbench/x:1",
             cmd,
-            ports: &[10009],
+            ports: &[(10009, 0)],
             network: "lnbench-r1",
             labels: HashMap::new(),
             envelope: None,

@@ -1,0 +1,82 @@
+//! Multi-part payments (`max_parts:`) and draining channels (`stop:
+//! liquidity_failures:`): how the workers pay in parts and what they note for the
+//! report's `results.parts` and `results.drain`.
+
+use super::{Context, Route, StopReason};
+use crate::metrics::parts::{DrainWatch, PartsStats};
+use crate::node::parts::Parts;
+use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use std::time::Duration;
+
+/// What the engine gathers for the two workloads, when the plan asks for them.
+#[derive(Debug)]
+pub(super) struct Notes {
+    pub max_parts: Option<u32>,
+    pub parts: Option<PartsStats>,
+    pub drain: Option<DrainWatch>,
+}
+
+impl Notes {
+    pub(super) fn new(max_parts: Option<u32>, liquidity_failures: Option<u64>) -> Self {
+        Notes {
+            max_parts,
+            parts: max_parts.map(PartsStats::new),
+            drain: liquidity_failures.map(DrainWatch::new),
+        }
+    }
+
+    /// The summaries for `results.parts` and `results.drain`.
+    pub(super) fn fill(&self, summary: &mut crate::metrics::Summary) {
+        summary.parts = self.parts.as_ref().map(PartsStats::summary);
+        summary.drain = self.drain.as_ref().map(DrainWatch::summary);
+    }
+}
+
+/// Pays `bolt11` from the route's sender, in at most `max_parts` parts when the plan
+/// sets them; `parts` gets how the node split it.
+pub(super) async fn pay_invoice(
+    ctx: &Context,
+    route: &Route,
+    bolt11: &str,
+    max_fee_msat: Option<u64>,
+    parts: &mut Option<Parts>,
+) -> Result<PaymentOutcome, NodeError> {
+    let timeout = ctx.payment_timeout;
+    let Some(max_parts) = ctx.notes.max_parts else {
+        return (route.sender)
+            .pay_invoice_capped(bolt11, timeout, max_fee_msat)
+            .await;
+    };
+    let split = (route.sender)
+        .pay_invoice_split(bolt11, timeout, max_fee_msat, max_parts)
+        .await?;
+    *parts = split.parts;
+    Ok(split.outcome)
+}
+
+/// Notes a measured payment's end: a success's parts and latency, a failure for lack
+/// of liquidity (which ends a drain at its limit).
+pub(super) fn note(
+    ctx: &Context,
+    result: &Result<PaymentOutcome, NodeError>,
+    latency: Option<Duration>,
+    parts: Option<Parts>,
+) {
+    match result {
+        Ok(PaymentOutcome::Succeeded { .. }) => {
+            if let (Some(stats), Some(latency)) = (&ctx.notes.parts, latency) {
+                stats.record(parts.map(|p| (p.settled, p.attempts)), latency);
+            }
+        }
+        Ok(PaymentOutcome::Failed {
+            reason: FailureReason::NoRoute | FailureReason::InsufficientBalance,
+        }) => {
+            if let Some(drain) = &ctx.notes.drain
+                && drain.record(ctx.start.elapsed())
+            {
+                ctx.end(StopReason::LiquidityFailures);
+            }
+        }
+        _ => {}
+    }
+}

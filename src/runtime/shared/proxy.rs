@@ -1,0 +1,35 @@
+//! The fault proxy's API socket, for every runtime that starts Toxiproxy (a local
+//! process, a container with the directory mounted): only this user may reach it.
+
+use crate::runtime::RuntimeError;
+use std::path::{Path, PathBuf};
+
+/// The longest path a unix socket may have (`sun_path` holds 108 bytes with its NUL).
+pub const SOCKET_PATH_MAX: usize = 107;
+
+/// `<dir>/api/api.sock`: the directory is created fresh with mode 0700 (an existing
+/// one, or a symlink planted there, is refused); the server creates the socket.
+pub fn api_socket(dir: &Path) -> Result<PathBuf, RuntimeError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let private = dir.join("api");
+    let socket = private.join("api.sock");
+    let io = |source| RuntimeError::Io {
+        path: private.clone(),
+        source,
+    };
+    if socket.as_os_str().len() > SOCKET_PATH_MAX {
+        return Err(RuntimeError::Unsupported {
+            what: "the fault proxy (links: or link faults)".into(),
+            why: format!(
+                "its API socket {} is longer than a unix socket's {SOCKET_PATH_MAX} bytes",
+                socket.display()
+            ),
+            hint: "give --run-dir a shorter parent".into(),
+        });
+    }
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&private)
+        .map_err(io)?;
+    Ok(socket)
+}
