@@ -92,6 +92,10 @@ struct View<'a> {
     network: Option<minijinja::Value>,
     /// The reconciliation table's rows and its summary lines; None when not reconciled.
     reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
+    /// Parts per payment (`max_parts:`): rows and lines; None for single-part loads.
+    parts: Option<(Vec<[String; 5]>, Vec<String>)>,
+    /// The drain's line (`stop: liquidity_failures:`); None without.
+    drain: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -213,6 +217,8 @@ impl<'a> View<'a> {
             network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
             reconciliation: (report.reconciliation.as_ref())
                 .map(|r| (super::reconciliation::rows(r), r.lines())),
+            parts: (r.parts.as_ref()).map(|p| (super::parts::rows(p), super::parts::lines(p))),
+            drain: r.drain.as_ref().map(super::parts::drain_line),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod network;
 pub mod network_html;
+pub mod parts;
 pub mod payments_csv;
 pub mod profiles;
 pub mod reconciliation;
