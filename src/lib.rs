@@ -28,6 +28,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod secrets;
 pub mod setup;
+pub mod snapshot;
 pub mod tls;
 pub mod tui;
 
