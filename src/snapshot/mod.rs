@@ -28,6 +28,9 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SCENARIO: &str = "scenario.yaml";
 /// The directory of the saved data dirs.
 pub const DATA: &str = "data";
+/// In the chain's data dir: its blocks, raw (hex), one a line from height 1. btcd
+/// empties its regtest database at every start; they are submitted again.
+pub const CHAIN_BLOCKS: &str = "snapshot-blocks.hex";
 
 /// Why a snapshot cannot be saved or used. Each names where: the snapshot's file
 /// (with line and column in the manifest where it has one) or the directory.
@@ -142,10 +145,12 @@ pub struct Saved {
 }
 
 /// Saves the data dirs `names` of `run_dir` (the chain and nodes, stopped) into `to`
-/// with the manifest. `to` must not exist yet, or be empty.
+/// with the manifest, leaving out logs and the files of `leave_out` (`<name>/<path>`:
+/// what the runtime writes at each start). `to` must not exist yet, or be empty.
 pub fn save(
     run_dir: &Path,
     names: &[String],
+    leave_out: &[String],
     to: &Path,
     manifest: Manifest,
     scenario_text: &str,
@@ -157,7 +162,10 @@ pub fn save(
     for name in names {
         let from = run_dir.join(name);
         let into = to.join(DATA).join(name);
-        let copied = copy_tree(&from, &into, &files::keep_in_snapshot)?;
+        let keep = |rel: &str| {
+            files::keep_in_snapshot(rel) && !leave_out.contains(&format!("{name}/{rel}"))
+        };
+        let copied = copy_tree(&from, &into, &keep)?;
         for (rel, entry) in copied {
             saved.files += 1;
             saved.bytes += entry.bytes;

@@ -78,7 +78,8 @@ fn saved() -> (tempfile::TempDir, std::path::PathBuf) {
     let s = scenario(BASE);
     let manifest = Manifest::new(&s, versions(), "2026-11-26T00:00:00Z".into(), 9.5);
     let names = ["chain", "alice", "bob"].map(String::from);
-    let saved = save(run.path(), &names, &to, manifest, BASE).unwrap();
+    let leave_out = ["alice/lnd.conf".to_string()];
+    let saved = save(run.path(), &names, &leave_out, &to, manifest, BASE).unwrap();
     assert_eq!(saved.files, 5, "{saved:?}");
     (out, to)
 }
@@ -123,7 +124,8 @@ fn the_manifest_lists_every_kept_file_with_its_sha256() {
     );
     assert_eq!(m.versions, versions());
     assert_eq!(std::fs::read_to_string(to.join(SCENARIO)).unwrap(), BASE);
-    // Logs are left out.
+    // Logs and the files written at each start are left out.
+    assert!(!to.join("data/alice/lnd.conf").exists());
     assert!(!to.join("data/alice/output.log").exists());
     assert!(!to.join("data/alice/logs").exists());
 }
@@ -257,7 +259,7 @@ fn a_snapshot_is_never_written_over_another() {
     let (_out, to) = saved();
     let run = run_dir();
     let m = Manifest::new(&scenario(BASE), versions(), String::new(), 0.0);
-    let e = save(run.path(), &["chain".into()], &to, m, BASE).unwrap_err();
+    let e = save(run.path(), &["chain".into()], &[], &to, m, BASE).unwrap_err();
     assert!(err_text(e).contains("not empty"));
 }
 
