@@ -96,11 +96,11 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(bin.parent()?.join("snapshots"))
 }
 
-/// The directory of `--snapshot ARG`: a path when it has a `/` (or is `.`-relative),
-/// else the snapshot of that name in the cache.
+/// The directory of `--snapshot ARG`: a path when it has a `/`, is `.`-relative or is
+/// a directory here, else the snapshot of that name in the cache.
 pub fn resolve(arg: &Path) -> PathBuf {
     let text = arg.to_string_lossy();
-    if text.contains('/') || text.starts_with('.') {
+    if text.contains('/') || text.starts_with('.') || arg.is_dir() {
         return arg.to_path_buf();
     }
     cache_dir().map_or_else(|| arg.to_path_buf(), |dir| dir.join(arg))

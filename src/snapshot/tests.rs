@@ -280,6 +280,8 @@ fn sweeps_and_databases_outside_the_data_dirs_are_refused() {
 fn names_resolve_into_the_cache_and_paths_stay_paths() {
     assert_eq!(resolve(Path::new("./x")), Path::new("./x"));
     assert_eq!(resolve(Path::new("a/b")), Path::new("a/b"));
+    // A directory of that name here is a path (`src` is one in the crate's root).
+    assert_eq!(resolve(Path::new("src")), Path::new("src"));
     if let Some(cache) = cache_dir() {
         assert_eq!(resolve(Path::new("two-lnd")), cache.join("two-lnd"));
     }
