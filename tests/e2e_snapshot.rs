@@ -207,4 +207,39 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     let (code, log) = refused(w, "scenario.yaml", "./nowhere");
     assert_eq!(code, Some(2), "{log}");
     assert!(log.contains("./nowhere: no snapshot there"), "{log}");
+
+    // The scenario's `snapshot:` field: restored as with the flag; refused at the field.
+    let line = SCENARIO.lines().count() + 1;
+    std::fs::write(
+        w.join("field.yaml"),
+        format!("{SCENARIO}snapshot: ./snap\n"),
+    )
+    .unwrap();
+    let args = [
+        "field.yaml",
+        "--report",
+        "field-report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    let out = lnbench_in(w, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(w.join("field-report/report.json")).unwrap())
+            .unwrap();
+    assert!(
+        report["results"]["ok"].as_u64().unwrap() > 0,
+        "{:#}",
+        report["results"]
+    );
+    assert_eq!(report["snapshot"]["name"], "snap");
+    std::fs::write(w.join("gone.yaml"), format!("{SCENARIO}snapshot: ./gone\n")).unwrap();
+    let out = lnbench_in(w, &["gone.yaml", "--run-dir", "runs", "--no-store"]);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{log}");
+    assert!(
+        log.contains(&format!("gone.yaml:{line}:11: snapshot: ./gone")),
+        "{line}: {log}"
+    );
 }

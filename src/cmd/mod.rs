@@ -100,7 +100,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         junit: args.junit,
         snapshot: args.snapshot.as_deref().map(crate::snapshot::resolve),
     };
-    if opts.snapshot.is_some()
+    if (opts.snapshot.is_some() || scenario.snapshot.is_some())
         && let Some(refused) = crate::snapshot::refusal(&scenario)
     {
         return Err(refused.into());

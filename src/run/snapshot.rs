@@ -42,15 +42,22 @@ pub(super) async fn restore(
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<()> {
-    let Some(dir) = &opts.snapshot else {
-        return Ok(());
+    // `--snapshot`, else the scenario's `snapshot:` (its refusals say where it is).
+    let (dir, field) = match (&opts.snapshot, &scenario.snapshot) {
+        (Some(dir), _) => (dir.clone(), None),
+        (None, Some(f)) => (snapshot::resolve_field(&scenario.path, &f.value), Some(f)),
+        (None, None) => return Ok(()),
+    };
+    let at_field = |e: SnapshotError| match field {
+        Some(f) => anyhow::Error::new(e).context(format!("{}: snapshot: {}", f.at, f.value)),
+        None => e.into(),
     };
     only_local(scenario, &facts.runtime)?;
     log.begin("snapshot restored");
     let started = Instant::now();
     let versions = crate::runtime::local::versions(scenario).await?;
-    let manifest = snapshot::check(dir, scenario, &versions)?;
-    let bytes = snapshot::restore(dir, &manifest, run_dir)?;
+    let manifest = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
+    let bytes = snapshot::restore(&dir, &manifest, run_dir).map_err(at_field)?;
     let blocks = run_dir
         .join(crate::chain::CHAIN_NAME)
         .join(snapshot::CHAIN_BLOCKS);

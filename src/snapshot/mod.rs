@@ -106,6 +106,16 @@ pub fn resolve(arg: &Path) -> PathBuf {
     cache_dir().map_or_else(|| arg.to_path_buf(), |dir| dir.join(arg))
 }
 
+/// The directory of a scenario's `snapshot:` field: a path (with a `/`, or
+/// `.`-relative) is relative to the scenario file; a name is one in the cache.
+pub fn resolve_field(scenario_path: &Path, value: &str) -> PathBuf {
+    if value.contains('/') || value.starts_with('.') {
+        let dir = scenario_path.parent().unwrap_or(Path::new(""));
+        return dir.join(value);
+    }
+    cache_dir().map_or_else(|| PathBuf::from(value), |dir| dir.join(value))
+}
+
 /// What a snapshot cannot keep: databases outside the data dirs (PostgreSQL, etcd)
 /// and sweeps (one network per snapshot). Refused before anything starts.
 pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {

@@ -286,3 +286,25 @@ fn names_resolve_into_the_cache_and_paths_stay_paths() {
         assert_eq!(resolve(Path::new("two-lnd")), cache.join("two-lnd"));
     }
 }
+
+#[test]
+fn the_scenario_field_is_located_and_resolved_beside_the_scenario() {
+    let text = format!("{BASE}snapshot: ./saved/two\n");
+    let s = crate::scenario::parse(
+        Path::new("dir/snap.yaml"),
+        &text,
+        crate::runtime::capabilities,
+    )
+    .unwrap();
+    let field = s.snapshot.expect("snapshot:");
+    let line = text.lines().count();
+    assert_eq!(field.at, format!("dir/snap.yaml:{line}:11"));
+    assert_eq!(
+        resolve_field(&s.path, &field.value),
+        Path::new("dir/./saved/two")
+    );
+    if let Some(cache) = cache_dir() {
+        assert_eq!(resolve_field(&s.path, "two"), cache.join("two"));
+    }
+    assert!(scenario(BASE).snapshot.is_none());
+}
