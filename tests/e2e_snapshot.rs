@@ -81,7 +81,14 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     std::fs::create_dir(w.join("runs")).unwrap();
     std::fs::write(w.join("scenario.yaml"), SCENARIO).unwrap();
 
-    // Save: setup as a run does, then everything stopped and kept.
+    let manifest = saved(w);
+    restored_and_pays(w, &manifest);
+    refused_when_changed(w, &manifest);
+    through_the_scenario_field(w);
+}
+
+/// Save: setup as a run does, then everything stopped and kept; the manifest.
+fn saved(w: &Path) -> serde_json::Value {
     let out = lnbench_in(
         w,
         &[
@@ -110,9 +117,13 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     assert!(files.contains_key("chain/snapshot-blocks.hex"), "{files:?}");
     // The RPC passwords of the saving run are not kept.
     assert!(!files.keys().any(|k| k.ends_with(".conf")), "{files:?}");
-    let setup_s = manifest["setup_s"].as_f64().expect("setup_s");
 
-    // Restore: no funding and no channel opening, and the restored channels pay.
+    manifest
+}
+
+/// Restore: no funding and no channel opening, and the restored channels pay.
+fn restored_and_pays(w: &Path, manifest: &serde_json::Value) {
+    let setup_s = manifest["setup_s"].as_f64().expect("setup_s");
     let out = lnbench_in(
         w,
         &[
@@ -156,7 +167,10 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
         "setup {setup_s:.1} s when saved; restored setup {restored_s:.1} s (files {:.2} s)",
         report["snapshot"]["restore_s"].as_f64().unwrap()
     );
+}
 
+/// A changed file, another version, another node, no snapshot: each refused, located.
+fn refused_when_changed(w: &Path, manifest: &serde_json::Value) {
     // A changed file: refused, named, exit 2.
     copy_dir(&w.join("snap"), &w.join("tampered"));
     let cert = w.join("tampered/data/alice/tls.cert");
@@ -207,8 +221,10 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     let (code, log) = refused(w, "scenario.yaml", "./nowhere");
     assert_eq!(code, Some(2), "{log}");
     assert!(log.contains("./nowhere: no snapshot there"), "{log}");
+}
 
-    // The scenario's `snapshot:` field: restored as with the flag; refused at the field.
+/// The scenario's `snapshot:` field: restored as with the flag; refused at the field.
+fn through_the_scenario_field(w: &Path) {
     let line = SCENARIO.lines().count() + 1;
     std::fs::write(
         w.join("field.yaml"),
