@@ -24,6 +24,10 @@ pub struct RunFacts {
     pub(super) nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
     /// The database servers the runtime started for the nodes.
     pub(super) services: Vec<crate::runtime::Service>,
+    /// The snapshot the network was restored from: setup skips funds and channels.
+    pub(super) snapshot: Option<crate::report::SnapshotRef>,
+    /// A restored snapshot's chain (raw blocks from height 1), submitted before setup.
+    pub(super) blocks: Vec<String>,
 }
 
 impl RunFacts {
@@ -87,7 +91,7 @@ pub async fn bring_up(
     facts.chain_version = endpoint.version.clone();
     log.progress("mining until coins are mature");
     let chain = crate::chain::driver(endpoint.kind)
-        .connect(&endpoint, wallet)
+        .connect_with_blocks(&endpoint, wallet, &facts.blocks)
         .await
         .context("preparing the regtest chain")?;
     let chain_arc = chain;
@@ -136,8 +140,12 @@ pub async fn bring_up(
         nodes.insert(spec.name.clone(), ready);
     }
 
-    log.begin("wallets funded");
-    setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
+    // A restored snapshot has its funds and channels: only its peers to dial again.
+    let restored = facts.snapshot.is_some();
+    if !restored {
+        log.begin("wallets funded");
+        setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
+    }
 
     let links = if scenario.proxied_links() {
         log.begin("links through the fault proxy");
@@ -161,7 +169,11 @@ pub async fn bring_up(
     setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
 
     log.begin("channels active");
-    setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
+    if restored {
+        super::snapshot::channels_back(&nodes, &scenario.channels, log).await?;
+    } else {
+        setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
+    }
 
     log.begin("routes ready");
     let w = &scenario.workload;

@@ -5,7 +5,7 @@
 
 mod binaries;
 pub(crate) mod cgroup;
-pub(super) mod config_files;
+pub mod config_files;
 mod envelopes;
 pub mod etcd;
 mod faults;
@@ -22,7 +22,7 @@ use crate::chain::{ChainAccess, ChainLaunch};
 use crate::node::driver::NodeLaunch;
 use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Support};
 use async_trait::async_trait;
-pub use binaries::{find_binary, find_node_binary};
+pub use binaries::{find_binary, find_node_binary, versions};
 use config_files::{cli_beside, write_config_files, write_rpc_cert};
 pub use faults::{TOXIPROXY, TOXIPROXY_NAME};
 use ports::free_ports;

@@ -144,6 +144,15 @@ pub(super) fn validate(
     check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
+    let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {
+        value: s.value.trim().to_string(),
+        at: format!(
+            "{}:{}:{}",
+            path.display(),
+            s.referenced.line(),
+            s.referenced.column()
+        ),
+    });
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -170,6 +179,7 @@ pub(super) fn validate(
         activity,
         kubernetes,
         resources,
+        snapshot,
     })
 }
 
