@@ -87,6 +87,27 @@ pub struct LocalRuntime {
 }
 
 impl LocalRuntime {
+    /// The etcd members nodes on `--db.backend=etcd` share, each confined like the
+    /// database servers.
+    async fn start_etcd(&mut self) -> Result<(), RuntimeError> {
+        let ports = self.ports(2 * self.etcd_members as usize)?;
+        let run_name = self
+            .run_dir
+            .file_name()
+            .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+        let started =
+            etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
+        self.pids.extend(started.procs.iter().map(|p| p.pid));
+        let members: Vec<(String, u32)> = (started.procs.iter())
+            .map(|p| (p.name.clone(), p.pid))
+            .collect();
+        self.etcd = Some(started);
+        for (name, pid) in members {
+            self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
+        }
+        Ok(())
+    }
+
     /// `run_dir` holds every process's data and log; it is removed by `down` unless
     /// `keep`.
     pub fn new(run_dir: PathBuf, keep: bool) -> LocalRuntime {
@@ -282,21 +303,7 @@ impl Runtime for LocalRuntime {
             self.start_postgres(nodes).await?;
         }
         if self.etcd.is_none() && shared::etcd::wanted_by(nodes) {
-            let ports = self.ports(2 * self.etcd_members as usize)?;
-            let run_name = self
-                .run_dir
-                .file_name()
-                .map_or("run".into(), |n| n.to_string_lossy().into_owned());
-            let started =
-                etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
-            self.pids.extend(started.procs.iter().map(|p| p.pid));
-            let members: Vec<(String, u32)> = (started.procs.iter())
-                .map(|p| (p.name.clone(), p.pid))
-                .collect();
-            self.etcd = Some(started);
-            for (name, pid) in members {
-                self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
-            }
+            self.start_etcd().await?;
         }
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);
