@@ -87,6 +87,37 @@ pub enum Command {
     /// --no-store); list, show, trend and check the runs recorded, or import earlier
     /// report directories.
     History(HistoryArgs),
+    /// Network snapshots (local runtime): the chain's and nodes' data after setup,
+    /// kept so later runs start from them (`lnbench-tui SCENARIO --snapshot DIR`).
+    Snapshot(SnapshotArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    #[command(subcommand)]
+    pub command: SnapshotCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Set up the scenario's network as a run does (chain, nodes, funds, channels),
+    /// stop it cleanly and keep its data dirs, credentials, the scenario and the
+    /// binaries' versions, with a sha256 of every file.
+    Save {
+        /// The scenario (YAML); no sweep, nodes on their default database.
+        scenario: PathBuf,
+        /// Where to keep it (a new or empty directory). Default: snapshots/<scenario
+        /// name> in the cache directory, which `--snapshot <scenario name>` finds.
+        #[arg(long, value_name = "DIR")]
+        to: Option<PathBuf>,
+        /// Where the run directory is created while it sets up (default: the system
+        /// temp dir).
+        #[arg(long, value_name = "DIR")]
+        run_dir: Option<PathBuf>,
+        /// Keep the run directory after saving.
+        #[arg(long)]
+        keep: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -199,6 +230,13 @@ pub struct RunArgs {
     /// the scenario's `profile:` settings, or every node 5 s into the load for 10 s.
     #[arg(long, help_heading = "Output")]
     pub profile: bool,
+
+    /// Start from this snapshot (`lnbench-tui snapshot save`) instead of setting the
+    /// network up: a directory, or a name saved in the cache. Its scenario's network
+    /// and binaries' versions must be this run's; funding and channel opening are
+    /// skipped.
+    #[arg(long, value_name = "DIR|NAME", help_heading = "Setup")]
+    pub snapshot: Option<PathBuf>,
 
     /// Stop after this many payments (overrides the scenario's `stop.payments`).
     #[arg(long, value_name = "N", help_heading = "Load")]

@@ -28,6 +28,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod secrets;
 pub mod setup;
+pub mod snapshot;
 pub mod tls;
 pub mod tui;
 
@@ -54,6 +55,7 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
         }
         Some(cli::Command::Man) => printed(cmd::man(&mut std::io::stdout().lock())),
         Some(cli::Command::History(args)) => cmd::history(args),
+        Some(cli::Command::Snapshot(args)) => cmd::snapshot(args),
         None => cmd::run_scenario(cli.run),
     }
 }
@@ -85,6 +87,7 @@ pub fn exit_code_for(err: &anyhow::Error) -> Exit {
             || e.downcast_ref::<files::NotWritable>().is_some()
             || e.downcast_ref::<history::BadStore>().is_some()
             || e.downcast_ref::<history::record::NotRecordable>().is_some()
+            || (e.downcast_ref::<snapshot::SnapshotError>()).is_some_and(|s| s.is_bad_input())
     });
     if bad_input {
         Exit::BadInput

@@ -196,6 +196,43 @@ fn html_has_every_section_and_chart_inline() {
     );
 }
 
+/// Parts per payment and the drain have their sections only when the run had them.
+#[test]
+fn html_shows_parts_and_drain_when_the_run_had_them() {
+    use lnbench_tui::metrics::parts::{DrainSummary, PartsRow, PartsSummary};
+    let html = |r: &report::Report| report::html::render(r, &[]).unwrap();
+    let plain = html(&fixed_report());
+    assert!(!plain.contains("id=\"parts\"") && !plain.contains("id=\"drain\""));
+    let mut r = fixed_report();
+    r.results.parts = Some(PartsSummary {
+        max_parts: 16,
+        payments: 7,
+        unknown: 0,
+        more_than_one_attempt: 5,
+        more_than_one_attempt_share: 5.0 / 7.0,
+        multi_part: 6,
+        by_parts: vec![PartsRow {
+            parts: 3,
+            payments: 6,
+            attempts: 9,
+            latency: r.results.latency,
+        }],
+    });
+    r.results.drain = Some(DrainSummary {
+        stop_after: 3,
+        liquidity_failures: 3,
+        first_liquidity_failure_s: Some(21.5),
+    });
+    let shown = html(&r);
+    assert!(shown.contains("id=\"parts\""), "the parts section");
+    assert!(shown.contains("Part limit 16; 6 of 7"), "its line");
+    assert!(shown.contains("<td>3</td><td>6</td><td>9</td>"), "its row");
+    assert!(
+        shown.contains("first liquidity failure came 21.5 s"),
+        "the drain"
+    );
+}
+
 #[test]
 fn html_is_self_contained_and_escapes_the_scenario() {
     let html = report::html::render(

@@ -153,10 +153,11 @@ impl ChainDriver for Bitcoind {
         )
     }
 
-    async fn connect(
+    async fn connect_with_blocks(
         &self,
         endpoint: &ChainEndpoint,
         wallet: MiningWallet,
+        blocks: &[String],
     ) -> Result<Arc<dyn ChainBackend>, ChainError> {
         let chain = self.client(endpoint, wallet)?;
         // Ready means the RPC answered once; still, a warm-up answer is retried briefly.
@@ -171,6 +172,7 @@ impl ChainDriver for Bitcoind {
                 Ok(_) => break,
             }
         }
+        chain.submit_blocks(blocks).await?;
         chain.prepare(PREPARED_HEIGHT).await?;
         Ok(Arc::new(chain))
     }

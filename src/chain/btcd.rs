@@ -100,10 +100,11 @@ impl ChainDriver for Btcd {
         }
     }
 
-    async fn connect(
+    async fn connect_with_blocks(
         &self,
         endpoint: &ChainEndpoint,
         wallet: MiningWallet,
+        blocks: &[String],
     ) -> Result<Arc<dyn ChainBackend>, ChainError> {
         let setup = |detail: String| ChainError::Setup { detail };
         let cert_path = (endpoint.rpc_cert.as_ref())
@@ -122,6 +123,7 @@ impl ChainDriver for Btcd {
             Mining::Generate,
             wallet,
         );
+        chain.submit_blocks(blocks).await?;
         chain.prepare(PREPARED_HEIGHT).await?;
         Ok(Arc::new(chain))
     }

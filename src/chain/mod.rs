@@ -186,6 +186,16 @@ pub trait ChainDriver: Send + Sync {
         &self,
         endpoint: &ChainEndpoint,
         wallet: MiningWallet,
+    ) -> Result<Arc<dyn ChainBackend>, ChainError> {
+        self.connect_with_blocks(endpoint, wallet, &[]).await
+    }
+    /// [`ChainDriver::connect`], first submitting `blocks` (raw, hex, from height 1 on:
+    /// a snapshot's chain, as btcd empties its regtest database at every start).
+    async fn connect_with_blocks(
+        &self,
+        endpoint: &ChainEndpoint,
+        wallet: MiningWallet,
+        blocks: &[String],
     ) -> Result<Arc<dyn ChainBackend>, ChainError>;
     /// Creates the backend's wallet `name` for a node that keeps its funds there
     /// ([`crate::node::NodeDriver::chain_wallet`]); one that exists already is kept.
@@ -226,6 +236,12 @@ pub trait ChainBackend: Send + Sync {
     /// Pay each `(address, amount_sat)` in one transaction signed by the tool;
     /// returns the txid. The transaction is in the mempool on return (not mined).
     async fn fund(&self, outputs: &[(String, u64)]) -> Result<String, ChainError>;
+    /// Every block from height 1 to the tip, raw (hex), for a snapshot.
+    async fn raw_blocks(&self) -> Result<Vec<String>, ChainError> {
+        Err(ChainError::Setup {
+            detail: "this chain cannot give its blocks".into(),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -127,12 +127,43 @@ impl RpcChain {
             .sum())
     }
 
+    /// Submits raw blocks (hex) in order. A block the chain has already (bitcoind keeps
+    /// its regtest data across starts) is no error.
+    pub async fn submit_blocks(&self, blocks: &[String]) -> Result<(), ChainError> {
+        for hex in blocks {
+            let refused: Option<String> = self.call_nullable("submitblock", json!([hex])).await?;
+            match refused.as_deref() {
+                None | Some("duplicate") | Some("inconclusive") => {}
+                Some(reason) => {
+                    return Err(ChainError::Setup {
+                        detail: format!("a snapshot's block was refused: {reason}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One JSON-RPC call.
     pub async fn call<T: DeserializeOwned>(
         &self,
         method: &'static str,
         params: Value,
     ) -> Result<T, ChainError> {
+        self.call_nullable(method, params)
+            .await?
+            .ok_or_else(|| ChainError::Rpc {
+                method,
+                source: "answer without result".into(),
+            })
+    }
+
+    /// One JSON-RPC call whose result may be null (None).
+    async fn call_nullable<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Option<T>, ChainError> {
         let rpc =
             |source: Box<dyn std::error::Error + Send + Sync>| ChainError::Rpc { method, source };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -161,9 +192,7 @@ impl RpcChain {
                 message: err.message,
             });
         }
-        parsed
-            .result
-            .ok_or_else(|| rpc(format!("HTTP {status}: answer without result").into()))
+        Ok(parsed.result)
     }
 
     async fn block(&self, hash: &str) -> Result<Block, ChainError> {
@@ -216,6 +245,16 @@ impl ChainBackend for RpcChain {
             remaining -= batch;
         }
         Ok(())
+    }
+
+    async fn raw_blocks(&self) -> Result<Vec<String>, ChainError> {
+        let tip = self.height().await?;
+        let mut blocks = Vec::with_capacity(tip as usize);
+        for height in 1..=tip {
+            let hash: String = self.call("getblockhash", json!([height])).await?;
+            blocks.push(self.call("getblock", json!([hash, 0])).await?);
+        }
+        Ok(blocks)
     }
 
     async fn fund(&self, outputs: &[(String, u64)]) -> Result<String, ChainError> {

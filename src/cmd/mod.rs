@@ -8,9 +8,11 @@ use anyhow::{Context, Result};
 mod down;
 mod generate;
 mod history;
+mod snapshot;
 pub(crate) use down::down;
 pub(crate) use generate::{completions, man};
 pub(crate) use history::history;
+pub(crate) use snapshot::snapshot;
 
 /// Checks every file and prints each one's verdict; bad input if any is wrong.
 pub(crate) fn validate(files: &[std::path::PathBuf]) -> Exit {
@@ -96,7 +98,13 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         run_dir_parent: args.run_dir,
         metrics_listen: args.metrics_listen,
         junit: args.junit,
+        snapshot: args.snapshot.as_deref().map(crate::snapshot::resolve),
     };
+    if (opts.snapshot.is_some() || scenario.snapshot.is_some())
+        && let Some(refused) = crate::snapshot::refusal(&scenario)
+    {
+        return Err(refused.into());
+    }
     // Before anything starts: a report directory found unwritable only after an
     // hour's load would lose the hour.
     if let Some(dir) = &opts.report_dir {

@@ -94,6 +94,10 @@ struct View<'a> {
     reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
     /// `kind: stream`: ticks and recipients; None for other kinds.
     stream: Option<super::stream_view::StreamView>,
+    /// Parts per payment (`max_parts:`): rows and lines; None for single-part loads.
+    parts: Option<(Vec<[String; 5]>, Vec<String>)>,
+    /// The drain's line (`stop: liquidity_failures:`); None without.
+    drain: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -216,6 +220,8 @@ impl<'a> View<'a> {
             reconciliation: (report.reconciliation.as_ref())
                 .map(|r| (super::reconciliation::rows(r), r.lines())),
             stream: super::stream_view::view(report),
+            parts: (r.parts.as_ref()).map(|p| (super::parts::rows(p), super::parts::lines(p))),
+            drain: r.drain.as_ref().map(super::parts::drain_line),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod network;
 pub mod network_html;
+pub mod parts;
 pub mod payments_csv;
 pub mod profiles;
 pub mod reconciliation;
@@ -151,6 +152,23 @@ pub struct Report {
     /// spent so far, and whether they stopped a load; absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mainnet_caps: Option<MainnetCaps>,
+    /// The snapshot the run started from (`--snapshot`): funding and channel opening
+    /// were skipped, so its setup is not that of a fresh network; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotRef>,
+}
+
+/// The snapshot a run started from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnapshotRef {
+    /// The snapshot directory's name.
+    pub name: String,
+    /// When it was saved (RFC 3339, UTC).
+    pub saved_at: String,
+    /// How long setup took when it was saved.
+    pub saved_setup_s: f64,
+    /// How long copying and checking its files into the run took.
+    pub restore_s: f64,
 }
 
 /// The run's spend under mainnet caps when the report was written (one ledger serves

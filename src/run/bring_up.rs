@@ -24,6 +24,10 @@ pub struct RunFacts {
     pub(super) nodes: Vec<(crate::scenario::NodeSpec, ReadyNode, PathBuf)>,
     /// The database servers the runtime started for the nodes.
     pub(super) services: Vec<crate::runtime::Service>,
+    /// The snapshot the network was restored from: setup skips funds and channels.
+    pub(super) snapshot: Option<crate::report::SnapshotRef>,
+    /// A restored snapshot's chain (raw blocks from height 1), submitted before setup.
+    pub(super) blocks: Vec<String>,
 }
 
 impl RunFacts {
@@ -87,7 +91,7 @@ pub async fn bring_up(
     facts.chain_version = endpoint.version.clone();
     log.progress("mining until coins are mature");
     let chain = crate::chain::driver(endpoint.kind)
-        .connect(&endpoint, wallet)
+        .connect_with_blocks(&endpoint, wallet, &facts.blocks)
         .await
         .context("preparing the regtest chain")?;
     let chain_arc = chain;
@@ -100,8 +104,63 @@ pub async fn bring_up(
     let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
     let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
     facts.services = runtime.services();
+    let nodes = nodes_synced(scenario, runtime, &endpoints, height, log, facts).await?;
+
+    // A restored snapshot has its funds and channels: only its peers to dial again.
+    let restored = facts.snapshot.is_some();
+    if !restored {
+        log.begin("wallets funded");
+        setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
+    }
+
+    let links = if scenario.proxied_links() {
+        Some(proxy_links(scenario, runtime, &nodes, log, facts).await?)
+    } else {
+        None
+    };
+
+    log.begin("peers connected");
+    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
+
+    log.begin("channels active");
+    if restored {
+        super::snapshot::channels_back(&nodes, &scenario.channels, log).await?;
+    } else {
+        setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
+    }
+
+    log.begin("routes ready");
+    let w = &scenario.workload;
+    let names: Vec<(String, String)> = super::activity::probes(scenario).unwrap_or_else(|| {
+        (w.senders.iter())
+            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
+            .collect()
+    });
+    let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
+        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
+        .collect();
+    setup::wait_routable(&pairs, log).await?;
+    log.end();
+    Ok(Network {
+        nodes,
+        pprof,
+        links,
+        chain: Some(Arc::clone(&chain_arc)),
+    })
+}
+
+/// Connects to each started node and waits until it is synced to `height`; each is
+/// a fact of the run.
+async fn nodes_synced(
+    scenario: &Scenario,
+    runtime: &mut dyn Runtime,
+    endpoints: &[crate::node::NodeEndpoint],
+    height: u64,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<HashMap<String, ReadyNode>> {
     let mut nodes = HashMap::new();
-    for (spec, ep) in scenario.nodes.iter().zip(&endpoints) {
+    for (spec, ep) in scenario.nodes.iter().zip(endpoints) {
         let driver = crate::node::driver(spec.implementation);
         // A node can pass the runtime's readiness check and exit a moment later (a flag
         // or a chain backend it refuses): its log says why.
@@ -135,52 +194,30 @@ pub async fn bring_up(
             .push((spec.clone(), ready.clone(), ep.binary.clone()));
         nodes.insert(spec.name.clone(), ready);
     }
+    Ok(nodes)
+}
 
-    log.begin("wallets funded");
-    setup::fund_openers(chain, &nodes, &scenario.channels, log).await?;
-
-    let links = if scenario.proxied_links() {
-        log.begin("links through the fault proxy");
-        let directed = crate::links::directed(&scenario.channels);
-        let host = runtime.start_link_proxy(directed.len()).await?;
-        let wanted: Vec<(String, String, String)> = (directed.into_iter())
-            .map(|(from, to)| {
-                let upstream = nodes[&to].p2p_addr.clone();
-                (from, to, upstream)
-            })
-            .collect();
-        let proxies = crate::links::LinkProxies::create(&host, &wanted, &scenario.links).await?;
-        facts.services = runtime.services();
-        log.progress(&format!("{} links proxied", proxies.links().len()));
-        Some(proxies)
-    } else {
-        None
-    };
-
-    log.begin("peers connected");
-    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
-
-    log.begin("channels active");
-    setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
-
-    log.begin("routes ready");
-    let w = &scenario.workload;
-    let names: Vec<(String, String)> = super::activity::probes(scenario).unwrap_or_else(|| {
-        (w.senders.iter())
-            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
-            .collect()
-    });
-    let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
-        .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
+/// Starts the fault proxy and a proxy per directed link of the channels.
+async fn proxy_links(
+    scenario: &Scenario,
+    runtime: &mut dyn Runtime,
+    nodes: &HashMap<String, ReadyNode>,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<crate::links::LinkProxies> {
+    log.begin("links through the fault proxy");
+    let directed = crate::links::directed(&scenario.channels);
+    let host = runtime.start_link_proxy(directed.len()).await?;
+    let wanted: Vec<(String, String, String)> = (directed.into_iter())
+        .map(|(from, to)| {
+            let upstream = nodes[&to].p2p_addr.clone();
+            (from, to, upstream)
+        })
         .collect();
-    setup::wait_routable(&pairs, log).await?;
-    log.end();
-    Ok(Network {
-        nodes,
-        pprof,
-        links,
-        chain: Some(Arc::clone(&chain_arc)),
-    })
+    let proxies = crate::links::LinkProxies::create(&host, &wanted, &scenario.links).await?;
+    facts.services = runtime.services();
+    log.progress(&format!("{} links proxied", proxies.links().len()));
+    Ok(proxies)
 }
 
 /// The network of nodes a runtime handed out ready (the fake runtime): nothing to set

@@ -29,6 +29,7 @@ mod plan;
 mod point;
 mod reconcile;
 mod signals;
+mod snapshot;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -39,6 +40,7 @@ pub(crate) use choose::Choose;
 use choose::Chosen;
 pub(crate) use plan::skips_here;
 pub(crate) use signals::Signals;
+pub(crate) use snapshot::save as save_snapshot;
 
 /// Options of one run that do not come from the scenario.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +54,8 @@ pub struct RunOptions {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--junit FILE`: the threshold verdicts as JUnit XML, written at the end.
     pub junit: Option<PathBuf>,
+    /// `--snapshot`: the snapshot directory the network is restored from.
+    pub snapshot: Option<PathBuf>,
 }
 
 /// Runs `scenario` to the end and returns the exit code.

@@ -125,6 +125,7 @@ pub(super) fn build_report(
         results,
         thresholds: Vec::new(),
         tool_resources: None,
+        snapshot: facts.snapshot.clone(),
         profiling: None,
         links: scenario.links.iter().map(report::LinkReport::of).collect(),
         faults: Vec::new(),

@@ -74,7 +74,10 @@ pub(super) async fn run(
     let mut view = View::start(ctx.opts.tui, first, &facts.runtime, ctx.signals);
     let mut log = view.step_log("setting up");
     let up = tokio::select! {
-        r = bring_up(first, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
+        r = async {
+            super::snapshot::restore(ctx.opts, first, &run_dir, &mut log, &mut facts).await?;
+            bring_up(first, runtime.as_mut(), &mut log, &mut facts).await
+        } => r.map(Some),
         () = ctx.signals.cancel.cancelled() => Ok(None),
     };
     match &up {
@@ -333,6 +336,7 @@ mod tests {
             tui: false,
             metrics_listen: None,
             junit: None,
+            snapshot: None,
         }
     }
 

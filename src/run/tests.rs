@@ -565,3 +565,27 @@ async fn junit_has_a_suite_per_point_and_a_case_per_threshold() {
 
 mod caps;
 mod reconcile;
+
+#[tokio::test]
+async fn a_snapshot_on_another_runtime_than_local_is_refused_at_runtime_and_torn_down() {
+    let mut dirs = Dirs::new();
+    dirs.opts.snapshot = Some("snap".into());
+    let downs = Arc::new(AtomicUsize::new(0));
+    let d = downs.clone();
+    let runtimes = fakes(move |_| {
+        Ok(FakeScript {
+            downs: d.clone(),
+            ..quick()
+        })
+    });
+    let result = execute_with(scenario(""), &dirs.opts, &runtimes, Signals::manual()).await;
+    let err = result.expect_err("refused");
+    assert_eq!(crate::exit_code_for(&err), Exit::BadInput, "{err:#}");
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("fake.yaml:3:1: snapshots are kept for the local runtime only"),
+        "{text}"
+    );
+    assert_eq!(downs.load(Ordering::SeqCst), 1);
+    assert_eq!(dirs.runs_left(), 0);
+}

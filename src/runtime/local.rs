@@ -5,7 +5,7 @@
 
 mod binaries;
 pub(crate) mod cgroup;
-pub(super) mod config_files;
+pub mod config_files;
 mod envelopes;
 pub mod etcd;
 mod faults;
@@ -22,7 +22,7 @@ use crate::chain::{ChainAccess, ChainLaunch};
 use crate::node::driver::NodeLaunch;
 use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Support};
 use async_trait::async_trait;
-pub use binaries::{find_binary, find_node_binary};
+pub use binaries::{find_binary, find_node_binary, versions};
 use config_files::{cli_beside, write_config_files, write_rpc_cert};
 pub use faults::{TOXIPROXY, TOXIPROXY_NAME};
 use ports::free_ports;
@@ -87,6 +87,27 @@ pub struct LocalRuntime {
 }
 
 impl LocalRuntime {
+    /// The etcd members nodes on `--db.backend=etcd` share, each confined like the
+    /// database servers.
+    async fn start_etcd(&mut self) -> Result<(), RuntimeError> {
+        let ports = self.ports(2 * self.etcd_members as usize)?;
+        let run_name = self
+            .run_dir
+            .file_name()
+            .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+        let started =
+            etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
+        self.pids.extend(started.procs.iter().map(|p| p.pid));
+        let members: Vec<(String, u32)> = (started.procs.iter())
+            .map(|p| (p.name.clone(), p.pid))
+            .collect();
+        self.etcd = Some(started);
+        for (name, pid) in members {
+            self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
+        }
+        Ok(())
+    }
+
     /// `run_dir` holds every process's data and log; it is removed by `down` unless
     /// `keep`.
     pub fn new(run_dir: PathBuf, keep: bool) -> LocalRuntime {
@@ -282,21 +303,7 @@ impl Runtime for LocalRuntime {
             self.start_postgres(nodes).await?;
         }
         if self.etcd.is_none() && shared::etcd::wanted_by(nodes) {
-            let ports = self.ports(2 * self.etcd_members as usize)?;
-            let run_name = self
-                .run_dir
-                .file_name()
-                .map_or("run".into(), |n| n.to_string_lossy().into_owned());
-            let started =
-                etcd::Etcd::start(&self.run_dir, &run_name, self.etcd_members, &ports).await?;
-            self.pids.extend(started.procs.iter().map(|p| p.pid));
-            let members: Vec<(String, u32)> = (started.procs.iter())
-                .map(|p| (p.name.clone(), p.pid))
-                .collect();
-            self.etcd = Some(started);
-            for (name, pid) in members {
-                self.confine(&name, self.database_envelope.clone().as_ref(), pid)?;
-            }
+            self.start_etcd().await?;
         }
         for spec in nodes {
             let driver = crate::node::driver(spec.implementation);

@@ -344,6 +344,16 @@ pub struct Scenario {
     pub kubernetes: Option<KubeSettings>,
     /// `resources:` of the chain and the database servers (the nodes' are in `nodes`).
     pub resources: Resources,
+    /// `snapshot:`: the saved network to start from (`--snapshot` overrides it).
+    pub snapshot: Option<SnapshotField>,
+}
+
+/// `snapshot: NAME` (a snapshot in the cache) or `snapshot: ./DIR` (relative to the
+/// scenario file), as written, with where (`file:line:column`) for its refusals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotField {
+    pub value: String,
+    pub at: String,
 }
 
 impl Scenario {

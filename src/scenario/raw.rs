@@ -63,6 +63,9 @@ pub(super) struct RawScenario {
     /// The share of the machine of every node, the chain and the database servers.
     #[serde(default)]
     pub resources: Option<Spanned<super::resources::RawResources>>,
+    /// The saved network to start from: a snapshot's name in the cache, or its directory.
+    #[serde(default)]
+    pub snapshot: Option<Spanned<String>>,
 }
 
 /// A field left out: empty, at an unknown location.

@@ -113,17 +113,7 @@ pub(super) fn validate(
     }
     let known_channels = caps.starts_nodes.then_some(&raw.channels[..]);
     let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
-    let activity = (raw.workload.value.activity.as_ref())
-        .map(|a| {
-            super::activity::validate(
-                &ctx,
-                &groups,
-                a,
-                &raw.nodes.value.0,
-                &raw.workload.value.kind,
-            )
-        })
-        .transpose()?;
+    let activity = activity(&ctx, &groups, &raw)?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     super::stream::check_nodes(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
@@ -145,6 +135,15 @@ pub(super) fn validate(
     check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
+    let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {
+        value: s.value.trim().to_string(),
+        at: format!(
+            "{}:{}:{}",
+            path.display(),
+            s.referenced.line(),
+            s.referenced.column()
+        ),
+    });
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -171,6 +170,7 @@ pub(super) fn validate(
         activity,
         kubernetes,
         resources,
+        snapshot,
     })
 }
 
@@ -186,6 +186,18 @@ fn check_nodes_given(ctx: &Ctx, raw: &RawScenario) -> Result<(), ScenarioError> 
         ));
     }
     Ok(())
+}
+
+/// `workload: activity:` (sim-ln's random payments), checked; None without.
+fn activity(
+    ctx: &Ctx,
+    groups: &Groups,
+    raw: &RawScenario,
+) -> Result<Option<super::Activity>, ScenarioError> {
+    let w = &raw.workload.value;
+    (w.activity.as_ref())
+        .map(|a| super::activity::validate(ctx, groups, a, &raw.nodes.value.0, &w.kind))
+        .transpose()
 }
 
 fn pull_policy(raw: Option<RawPull>) -> PullPolicy {

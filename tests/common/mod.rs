@@ -372,6 +372,7 @@ pub fn sample_report(
         results,
         thresholds: Vec::new(),
         tool_resources: None,
+        snapshot: None,
         profiling: None,
         links: Vec::new(),
         faults: Vec::new(),

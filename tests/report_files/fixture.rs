@@ -168,6 +168,7 @@ pub fn fixed_report() -> Report {
         results,
         thresholds,
         tool_resources: None,
+        snapshot: None,
         profiling: None,
         links: Vec::new(),
         faults: Vec::new(),

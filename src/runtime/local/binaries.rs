@@ -190,6 +190,33 @@ fn lnd_backend_built(spec: &crate::scenario::NodeSpec, binary: &Path) -> Result<
 
 /// The first line a binary prints for `--version`, with the source commit the build
 /// cache recorded for it (binaries built from a source tree), for the report.
+/// The versions of the binaries a local run of `scenario` starts, as the report states
+/// them: `chain` and each node's name to its binary's version (snapshots keep them).
+pub async fn versions(
+    scenario: &crate::scenario::Scenario,
+) -> Result<std::collections::BTreeMap<String, String>, RuntimeError> {
+    let driver = crate::chain::driver(scenario.chain.kind);
+    let what = format!("the chain ({})", driver.binary());
+    let chain = find_binary(
+        scenario.chain.binary.as_deref(),
+        driver.binary(),
+        &what,
+        driver.build_hint(),
+    )?;
+    let mut out = std::collections::BTreeMap::new();
+    out.insert(
+        crate::chain::CHAIN_NAME.to_string(),
+        version_of(&chain).await,
+    );
+    for spec in &scenario.nodes {
+        out.insert(
+            spec.name.clone(),
+            version_of(&find_node_binary(spec)?).await,
+        );
+    }
+    Ok(out)
+}
+
 pub(super) async fn version_of(binary: &Path) -> String {
     let stated = stated_version(binary).await;
     let name = binary.file_name().map(|n| n.to_string_lossy().into_owned());

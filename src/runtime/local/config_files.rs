@@ -67,6 +67,49 @@ pub(super) fn write_config_files(
 
 /// The chain's command-line client beside its binary (the build cache holds both),
 /// if it has one and it is there; else the node looks for it on its own PATH.
+/// The files the local runtime writes into the chain's and each node's directory at
+/// every start (with that run's passwords), as `<name>/<path>`: a snapshot leaves them
+/// out, and the run it is restored into writes them again.
+pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
+    use crate::chain::{CHAIN_NAME, ChainAccess, ChainLaunch};
+    let chain = crate::chain::driver(scenario.chain.kind);
+    let launch = ChainLaunch {
+        dir: "",
+        rpc_listen: "",
+        p2p_listen: "",
+        zmq_listen: None,
+        user: "",
+        pass: "",
+        mining_addr: "",
+    };
+    let mut out: Vec<String> = (chain.config_files(&launch).iter())
+        .map(|f| format!("{CHAIN_NAME}/{}", f.path))
+        .collect();
+    let access = ChainAccess {
+        kind: scenario.chain.kind,
+        rpc_addr: String::new(),
+        rpc_user: String::new(),
+        rpc_pass: String::new(),
+        rpc_cert: None,
+        zmq_block: None,
+        zmq_tx: None,
+        cli: None,
+    };
+    for spec in &scenario.nodes {
+        let launch = crate::node::driver::NodeLaunch {
+            name: &spec.name,
+            dir: "",
+            rpc_listen: "",
+            p2p_listen: "",
+            chain: &access,
+            binary: None,
+        };
+        let files = crate::node::driver(spec.implementation).config_files(&launch);
+        out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path)));
+    }
+    out
+}
+
 pub(super) fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
     let path = chain_binary.with_file_name(cli?);
     path.is_file().then(|| path.display().to_string())

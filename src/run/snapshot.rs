@@ -1,0 +1,221 @@
+//! Snapshots around a run (local runtime): `snapshot save` sets a network up as a run
+//! does, stops it and keeps its data dirs; a run with `--snapshot` copies them into
+//! its own directory before the chain and nodes start, and setup then skips funding
+//! and channel opening (see `bring_up.rs`) and waits for the channels to come back.
+
+use super::bring_up::{RunFacts, bring_up};
+use super::{RunOptions, Signals, choose::Choose};
+use crate::exit::Exit;
+use crate::scenario::{ChannelSpec, Scenario};
+use crate::setup::{ReadyNode, StepLog};
+use crate::snapshot::{self, Manifest, SnapshotError};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long restored channels may take to be active again.
+const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The runtime snapshots work with: the one that keeps data dirs on this machine.
+const LOCAL: &str = "local";
+
+fn only_local(scenario: &Scenario, runtime: &str) -> Result<(), SnapshotError> {
+    if runtime == LOCAL {
+        return Ok(());
+    }
+    Err(SnapshotError::Refused {
+        at: snapshot::locate_in_file(&scenario.source, &scenario.path, "runtime:"),
+        detail: format!(
+            "snapshots are kept for the local runtime only, this run is on {runtime}: \
+             write `runtime: local`"
+        ),
+    })
+}
+
+/// Before setup of a run with `--snapshot`: checks the snapshot against the scenario
+/// and this machine's binaries, and copies its data dirs into `run_dir`.
+pub(super) async fn restore(
+    opts: &RunOptions,
+    scenario: &Scenario,
+    run_dir: &Path,
+    log: &mut StepLog,
+    facts: &mut RunFacts,
+) -> Result<()> {
+    // `--snapshot`, else the scenario's `snapshot:` (its refusals say where it is).
+    let (dir, field) = match (&opts.snapshot, &scenario.snapshot) {
+        (Some(dir), _) => (dir.clone(), None),
+        (None, Some(f)) => (snapshot::resolve_field(&scenario.path, &f.value), Some(f)),
+        (None, None) => return Ok(()),
+    };
+    let at_field = |e: SnapshotError| match field {
+        Some(f) => anyhow::Error::new(e).context(format!("{}: snapshot: {}", f.at, f.value)),
+        None => e.into(),
+    };
+    only_local(scenario, &facts.runtime)?;
+    log.begin("snapshot restored");
+    let started = Instant::now();
+    let versions = crate::runtime::local::versions(scenario).await?;
+    let manifest = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
+    let bytes = snapshot::restore(&dir, &manifest, run_dir).map_err(at_field)?;
+    let blocks = run_dir
+        .join(crate::chain::CHAIN_NAME)
+        .join(snapshot::CHAIN_BLOCKS);
+    let text = std::fs::read_to_string(&blocks).map_err(SnapshotError::io(&blocks))?;
+    facts.blocks = text.lines().map(str::to_string).collect();
+    let restore_s = started.elapsed().as_secs_f64();
+    let name = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    log.progress(&format!(
+        "{} files, {:.1} MB from {name}, saved {}",
+        manifest.files.len(),
+        bytes as f64 / 1e6,
+        manifest.saved_at
+    ));
+    crate::lines::errln!(
+        "snapshot {name} (saved {}, setup then took {:.1} s): restored in {restore_s:.1} s",
+        manifest.saved_at,
+        manifest.setup_s
+    );
+    facts.snapshot = Some(crate::report::SnapshotRef {
+        name,
+        saved_at: manifest.saved_at,
+        saved_setup_s: manifest.setup_s,
+        restore_s,
+    });
+    Ok(())
+}
+
+/// After a restored network's nodes are up and their peers dialled: waits until each
+/// node has as many active channels as the scenario opens with it.
+pub(super) async fn channels_back(
+    nodes: &HashMap<String, ReadyNode>,
+    channels: &[ChannelSpec],
+    log: &mut StepLog,
+) -> Result<()> {
+    let mut wanted: HashMap<&str, u32> = HashMap::new();
+    for ch in channels {
+        *wanted.entry(ch.from.as_str()).or_default() += ch.count;
+        *wanted.entry(ch.to.as_str()).or_default() += ch.count;
+    }
+    for (name, count) in wanted {
+        let node = (nodes.get(name)).with_context(|| format!("no node {name}"))?;
+        let what = format!("{name}'s {count} restored channel(s) active");
+        crate::setup::poll(
+            &what,
+            CHANNELS_BACK_TIMEOUT,
+            Duration::from_millis(200),
+            || async {
+                let active = node.node.get_info().await?.num_active_channels;
+                Ok((active >= count).then_some(()))
+            },
+        )
+        .await?;
+        log.progress(&format!("{name}: {count} channel(s) active"));
+    }
+    Ok(())
+}
+
+/// `lnbench-tui snapshot save`: sets the scenario's network up on the local runtime,
+/// stops it cleanly and keeps it in `to`. The run directory is removed after (unless
+/// `--keep`); nothing is left running however it ends.
+pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exit> {
+    if let Some(refused) = snapshot::refusal(&scenario) {
+        return Err(refused.into());
+    }
+    snapshot::check_target(to)?;
+    let signals = Signals::watch();
+    let chosen = super::choose::Runtimes.choose(&scenario).await?;
+    let started_at = SystemTime::now();
+    let run_id = format!("{}-snapshot-{}", scenario.name, super::network::run_token());
+    let run_dir = super::network::make_run_dir(&opts, &run_id)?;
+    let mut runtime = chosen.create(&crate::runtime::Place {
+        run_id: &run_id,
+        scenario: &scenario.name,
+        run_dir: &run_dir,
+        keep: true,
+    });
+    let mut facts = RunFacts::on(runtime.as_ref());
+    crate::lines::errln!("snapshot of {} on {}", scenario.name, facts.runtime);
+    let mut log = StepLog::default();
+    let setup_started = Instant::now();
+    let up = match only_local(&scenario, &facts.runtime) {
+        Err(e) => Err(e.into()),
+        Ok(()) => tokio::select! {
+            r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
+            () = signals.cancel.cancelled() => Ok(None),
+        },
+    };
+    let setup_s = setup_started.elapsed().as_secs_f64();
+    log.end();
+    // The chain's blocks, read while it runs.
+    let up = match up {
+        Ok(Some(network)) => chain_blocks(&network).await.map(Some),
+        other => other.map(|_| None),
+    };
+    // The nodes and chain stop before their files are read.
+    let mut teardown = StepLog::default();
+    teardown.begin("nodes and chain stopped");
+    let down = runtime.down().await;
+    teardown.end();
+    let saved = match (up, down) {
+        (Err(e), _) => Err(e),
+        (Ok(None), _) => Ok(None),
+        (Ok(Some(_)), Err(e)) => Err(anyhow::Error::new(e).context("stopping the network")),
+        (Ok(Some(blocks)), Ok(())) => keep(&scenario, &run_dir, to, &blocks, started_at, setup_s)
+            .await
+            .map(Some),
+    };
+    if opts.keep {
+        crate::leftovers::release(&run_dir);
+        crate::lines::errln!("    kept run directory {}", run_dir.display());
+    } else if let Err(e) = std::fs::remove_dir_all(&run_dir) {
+        crate::lines::errln!("    run directory {} not removed: {e}", run_dir.display());
+    }
+    match saved? {
+        Some(()) => Ok(Exit::Ok),
+        None => Ok(Exit::for_signal(signals.received().unwrap_or("SIGINT"))),
+    }
+}
+
+async fn chain_blocks(network: &super::Network) -> Result<Vec<String>> {
+    let chain = (network.chain.as_ref()).context("the network has no chain to save")?;
+    Ok(chain.raw_blocks().await?)
+}
+
+/// Copies the stopped network's data dirs into the snapshot, with the chain's
+/// `blocks` and the manifest.
+async fn keep(
+    scenario: &Scenario,
+    run_dir: &Path,
+    to: &Path,
+    blocks: &[String],
+    started_at: SystemTime,
+    setup_s: f64,
+) -> Result<()> {
+    let path = run_dir
+        .join(crate::chain::CHAIN_NAME)
+        .join(snapshot::CHAIN_BLOCKS);
+    let mut text = blocks.join("\n");
+    text.push('\n');
+    std::fs::write(&path, text).map_err(SnapshotError::io(&path))?;
+    let versions = crate::runtime::local::versions(scenario).await?;
+    let saved_at = humantime::format_rfc3339_seconds(started_at).to_string();
+    let manifest = Manifest::new(scenario, versions, saved_at, setup_s);
+    let names: Vec<String> = std::iter::once(crate::chain::CHAIN_NAME.to_string())
+        .chain(scenario.nodes.iter().map(|n| n.name.clone()))
+        .collect();
+    let started = Instant::now();
+    let leave_out = crate::runtime::local::config_files::written_at_start(scenario);
+    let saved = snapshot::save(run_dir, &names, &leave_out, to, manifest, &scenario.source)?;
+    crate::lines::errln!(
+        "snapshot saved: {} ({} files, {:.1} MB) in {:.1} s after a setup of {setup_s:.1} s",
+        to.display(),
+        saved.files,
+        saved.bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

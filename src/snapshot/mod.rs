@@ -1,0 +1,288 @@
+//! Network snapshots (local runtime): the chain's and every node's data directory
+//! after setup, kept with the scenario's network, the binaries' versions and a
+//! sha256 of every file (`manifest.json`), so a later run starts from them instead of
+//! funding and opening channels again.
+//!
+//! A snapshot directory holds `manifest.json`, `scenario.yaml` (the text it was saved
+//! from) and `data/<name>/` for the chain (`data/chain`) and each node. The manifest
+//! is written last: a directory without one is no snapshot.
+//!
+//! This module only keeps and checks files; `run/snapshot.rs` brings the network up
+//! and down around it. It knows scenario/ and node/ only.
+
+mod files;
+mod manifest;
+#[cfg(test)]
+mod tests;
+
+pub use files::{copy_tree, hash_file};
+pub use manifest::{FORMAT, Manifest, network_form};
+
+use crate::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The manifest's file name in a snapshot directory.
+pub const MANIFEST: &str = "manifest.json";
+/// The scenario text a snapshot was saved from.
+pub const SCENARIO: &str = "scenario.yaml";
+/// The directory of the saved data dirs.
+pub const DATA: &str = "data";
+/// In the chain's data dir: its blocks, raw (hex), one a line from height 1. btcd
+/// empties its regtest database at every start; they are submitted again.
+pub const CHAIN_BLOCKS: &str = "snapshot-blocks.hex";
+
+/// Why a snapshot cannot be saved or used. Each names where: the snapshot's file
+/// (with line and column in the manifest where it has one) or the directory.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error(
+        "{}: no snapshot there ({detail}); save one with `lnbench-tui snapshot save SCENARIO --to {}`",
+        path.display(),
+        path.display()
+    )]
+    Missing { path: PathBuf, detail: String },
+    #[error("{at}: unreadable snapshot manifest: {detail}")]
+    Unreadable { at: String, detail: String },
+    #[error(
+        "{at}: the snapshot was saved for another network: {reason}; save one of this scenario \
+         (`lnbench-tui snapshot save`), or run the scenario it was saved from"
+    )]
+    Mismatch { at: String, reason: String },
+    #[error(
+        "{at}: {what} was saved with {saved:?}, this machine runs {here:?}; save the snapshot \
+         again with these binaries, or run it with the binaries it was saved with"
+    )]
+    Version {
+        at: String,
+        what: String,
+        saved: String,
+        here: String,
+    },
+    #[error("{at}: the snapshot was changed after it was saved: {detail}")]
+    Tampered { at: String, detail: String },
+    #[error("{at}: {detail}")]
+    Refused { at: String, detail: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SnapshotError {
+    /// True for the user's input (exit 2): a wrong, missing or tampered snapshot, or a
+    /// scenario that cannot have one. Versions of this machine's binaries and I/O
+    /// failures are the environment's (exit 3).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(
+            self,
+            SnapshotError::Version { .. } | SnapshotError::Io { .. }
+        )
+    }
+
+    pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SnapshotError + '_ {
+        move |source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Where snapshots named without a path live: `snapshots/` in the cache directory.
+pub fn cache_dir() -> Option<PathBuf> {
+    let bin = crate::cache::cache_bin_dir()?;
+    Some(bin.parent()?.join("snapshots"))
+}
+
+/// The directory of `--snapshot ARG`: a path when it has a `/`, is `.`-relative or is
+/// a directory here, else the snapshot of that name in the cache.
+pub fn resolve(arg: &Path) -> PathBuf {
+    let text = arg.to_string_lossy();
+    if text.contains('/') || text.starts_with('.') || arg.is_dir() {
+        return arg.to_path_buf();
+    }
+    cache_dir().map_or_else(|| arg.to_path_buf(), |dir| dir.join(arg))
+}
+
+/// The directory of a scenario's `snapshot:` field: a path (with a `/`, or
+/// `.`-relative) is relative to the scenario file; a name is one in the cache.
+pub fn resolve_field(scenario_path: &Path, value: &str) -> PathBuf {
+    if value.contains('/') || value.starts_with('.') {
+        let dir = scenario_path.parent().unwrap_or(Path::new(""));
+        return dir.join(value);
+    }
+    cache_dir().map_or_else(|| PathBuf::from(value), |dir| dir.join(value))
+}
+
+/// What a snapshot cannot keep: databases outside the data dirs (PostgreSQL, etcd)
+/// and sweeps (one network per snapshot). Refused before anything starts.
+pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
+    let at = scenario.path.display().to_string();
+    if scenario.sweep.is_some() {
+        return Some(SnapshotError::Refused {
+            at,
+            detail: "a sweep has several networks; a snapshot keeps one: run a scenario \
+                     without `sweep:`"
+                .into(),
+        });
+    }
+    for spec in &scenario.nodes {
+        let driver = crate::node::driver(spec.implementation);
+        let postgres =
+            spec.database == crate::node::Database::Postgres || driver.wants_postgres(&spec.args);
+        if postgres || driver.wants_etcd(&spec.args) {
+            let server = if postgres { "PostgreSQL" } else { "etcd" };
+            return Some(SnapshotError::Refused {
+                at: locate_in_file(&scenario.source, &scenario.path, &format!("{}:", spec.name)),
+                detail: format!(
+                    "node {} keeps its data on {server}, which snapshots do not keep yet: \
+                     use the implementation's default database (bbolt, SQLite)",
+                    spec.name
+                ),
+            });
+        }
+    }
+    None
+}
+
+/// What a saved snapshot holds, as `save` reports it.
+#[derive(Debug)]
+pub struct Saved {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Saves the data dirs `names` of `run_dir` (the chain and nodes, stopped) into `to`
+/// with the manifest, leaving out logs and the files of `leave_out` (`<name>/<path>`:
+/// what the runtime writes at each start). `to` must not exist yet, or be empty.
+pub fn save(
+    run_dir: &Path,
+    names: &[String],
+    leave_out: &[String],
+    to: &Path,
+    manifest: Manifest,
+    scenario_text: &str,
+) -> Result<Saved, SnapshotError> {
+    check_target(to)?;
+    std::fs::create_dir_all(to.join(DATA)).map_err(SnapshotError::io(to))?;
+    let mut manifest = manifest;
+    let mut saved = Saved { files: 0, bytes: 0 };
+    for name in names {
+        let from = run_dir.join(name);
+        let into = to.join(DATA).join(name);
+        let keep = |rel: &str| {
+            files::keep_in_snapshot(rel) && !leave_out.contains(&format!("{name}/{rel}"))
+        };
+        let copied = copy_tree(&from, &into, &keep)?;
+        for (rel, entry) in copied {
+            saved.files += 1;
+            saved.bytes += entry.bytes;
+            manifest.files.insert(format!("{name}/{rel}"), entry);
+        }
+    }
+    let scenario = to.join(SCENARIO);
+    std::fs::write(&scenario, scenario_text).map_err(SnapshotError::io(&scenario))?;
+    let path = to.join(MANIFEST);
+    std::fs::write(&path, manifest.to_text()).map_err(SnapshotError::io(&path))?;
+    Ok(saved)
+}
+
+/// A target directory is new or empty: a snapshot is never written over another.
+pub fn check_target(to: &Path) -> Result<(), SnapshotError> {
+    match std::fs::read_dir(to) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(SnapshotError::Io {
+            path: to.to_path_buf(),
+            source,
+        }),
+        Ok(mut entries) => match entries.next() {
+            None => Ok(()),
+            Some(_) => Err(SnapshotError::Refused {
+                at: to.display().to_string(),
+                detail: "the directory is not empty; give a new one (--to DIR) or remove it".into(),
+            }),
+        },
+    }
+}
+
+/// Reads the manifest of the snapshot in `dir` and checks it against the scenario's
+/// network and this machine's `versions` (name to version, `chain` included).
+pub fn check(
+    dir: &Path,
+    scenario: &Scenario,
+    versions: &BTreeMap<String, String>,
+) -> Result<Manifest, SnapshotError> {
+    let path = dir.join(MANIFEST);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let detail = if dir.is_dir() {
+                format!("the directory has no {MANIFEST}")
+            } else {
+                "the directory does not exist".to_string()
+            };
+            return Err(SnapshotError::Missing {
+                path: dir.to_path_buf(),
+                detail,
+            });
+        }
+        Err(source) => return Err(SnapshotError::Io { path, source }),
+    };
+    let manifest = Manifest::parse(&text, &path)?;
+    manifest.check_network(&network_form(scenario), &text, &path)?;
+    manifest.check_versions(versions, &text, &path)?;
+    Ok(manifest)
+}
+
+/// Copies the snapshot's data dirs into `run_dir`, checking every file's sha256
+/// against the manifest as it goes; a file changed, missing or added is refused,
+/// named. Returns the bytes copied.
+pub fn restore(dir: &Path, manifest: &Manifest, run_dir: &Path) -> Result<u64, SnapshotError> {
+    let data = dir.join(DATA);
+    let copied = copy_tree(&data, run_dir, &|_| true)?;
+    let manifest_path = dir.join(MANIFEST);
+    let mut bytes = 0;
+    for (rel, entry) in &copied {
+        bytes += entry.bytes;
+        match manifest.files.get(rel) {
+            None => {
+                return Err(SnapshotError::Tampered {
+                    at: data.join(rel).display().to_string(),
+                    detail: format!("{rel} is not in {MANIFEST}"),
+                });
+            }
+            Some(saved) if saved.sha256 != entry.sha256 => {
+                return Err(SnapshotError::Tampered {
+                    at: data.join(rel).display().to_string(),
+                    detail: format!(
+                        "{rel}: sha256 {} where {MANIFEST} says {}",
+                        entry.sha256, saved.sha256
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    let copied: std::collections::HashSet<&String> = copied.iter().map(|(r, _)| r).collect();
+    if let Some(rel) = manifest.files.keys().find(|r| !copied.contains(r)) {
+        let text = std::fs::read_to_string(&manifest_path).unwrap_or_default();
+        return Err(SnapshotError::Tampered {
+            at: locate_in_file(&text, &manifest_path, &format!("{rel:?}")),
+            detail: format!("{rel} is missing from {DATA}/"),
+        });
+    }
+    Ok(bytes)
+}
+
+/// `path:line:column` of the first `needle` in `text` (`path` alone when absent).
+pub(crate) fn locate_in_file(text: &str, path: &Path, needle: &str) -> String {
+    let Some(at) = text.find(needle) else {
+        return path.display().to_string();
+    };
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("{}:{line}:{column}", path.display())
+}
