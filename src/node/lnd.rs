@@ -9,6 +9,7 @@ mod driver;
 #[doc(hidden)]
 pub mod fake_grpc;
 mod readback;
+mod records;
 
 pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
 
@@ -24,6 +25,7 @@ use crate::tls;
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, sha256};
 use bitcoin::hex::DisplayHex;
+use records::records_request;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -291,22 +293,6 @@ fn keysend_request(
         no_inflight_updates: true,
         ..Default::default()
     }
-}
-
-/// A keysend request carrying `records` beside the preimage record (which they
-/// cannot replace).
-fn records_request(
-    dest: Vec<u8>,
-    amount_msat: u64,
-    preimage: [u8; 32],
-    timeout: Duration,
-    records: &[(u64, Vec<u8>)],
-) -> routerrpc::SendPaymentRequest {
-    let mut request = keysend_request(dest, amount_msat, preimage, timeout, None);
-    for (kind, value) in records.iter().filter(|(k, _)| *k != KEYSEND_RECORD) {
-        request.dest_custom_records.insert(*kind, value.clone());
-    }
-    request
 }
 
 /// LND's `fee_limit_msat` (an i64): the default, lowered to the caps' limit if given.
