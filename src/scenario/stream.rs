@@ -98,21 +98,7 @@ pub(super) fn parties(
             "add senders: [listener] (the nodes that stream to the recipients)",
         ));
     }
-    let mut senders = Vec::new();
-    let mut seen = HashSet::new();
-    for sender in &w.senders.value {
-        let instances = groups
-            .instances(&sender.value)
-            .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
-        if !seen.insert(sender.value.as_str()) {
-            return Err(ctx.error(
-                &sender.referenced,
-                format!("{} is listed twice under senders:", sender.value),
-                format!("list {} once; all its replicas pay", sender.value),
-            ));
-        }
-        senders.extend(instances.iter().cloned());
-    }
+    let senders = senders(ctx, groups, w)?;
     let mut receivers = Vec::new();
     let mut weights = Vec::new();
     let mut named = HashSet::new();
@@ -122,22 +108,8 @@ pub(super) fn parties(
             .instances(&node.value)
             .ok_or_else(|| groups.unknown(ctx, node, "recipients:"))?;
         check_recipient(ctx, w, r, instances, &mut named)?;
-        for sender in &w.senders.value {
-            if let Some(channels) = channels
-                && !super::workload::reaches(channels, &sender.value, &node.value)
-            {
-                return Err(ctx.error(
-                    &node.referenced,
-                    format!(
-                        "sender {} has no channel path to recipient {}: no chain of channels under channels: leads there",
-                        sender.value, node.value
-                    ),
-                    format!(
-                        "add a channel under channels: such as {{ from: {}, to: {}, capacity_sat: 5000000 }}",
-                        sender.value, node.value
-                    ),
-                ));
-            }
+        if let Some(channels) = channels {
+            check_paths(ctx, channels, w, node)?;
         }
         receivers.push(instances[0].clone());
         weights.push(r.value.split.value);
@@ -167,6 +139,51 @@ pub(super) fn parties(
         })
         .collect();
     Ok((senders, receivers, Stream { splits }))
+}
+
+/// The listeners' instances, each group listed once.
+fn senders(ctx: &Ctx, groups: &Groups, w: &RawWorkload) -> Result<Vec<String>, ScenarioError> {
+    let mut senders = Vec::new();
+    let mut seen = HashSet::new();
+    for sender in &w.senders.value {
+        let instances = groups
+            .instances(&sender.value)
+            .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
+        if !seen.insert(sender.value.as_str()) {
+            return Err(ctx.error(
+                &sender.referenced,
+                format!("{} is listed twice under senders:", sender.value),
+                format!("list {} once; all its replicas pay", sender.value),
+            ));
+        }
+        senders.extend(instances.iter().cloned());
+    }
+    Ok(senders)
+}
+
+/// Every sender reaches recipient `node` through the scenario's channels.
+fn check_paths(
+    ctx: &Ctx,
+    channels: &[Spanned<RawChannel>],
+    w: &RawWorkload,
+    node: &Spanned<String>,
+) -> Result<(), ScenarioError> {
+    for sender in &w.senders.value {
+        if !super::workload::reaches(channels, &sender.value, &node.value) {
+            return Err(ctx.error(
+                &node.referenced,
+                format!(
+                    "sender {} has no channel path to recipient {}: no chain of channels under channels: leads there",
+                    sender.value, node.value
+                ),
+                format!(
+                    "add a channel under channels: such as {{ from: {}, to: {}, capacity_sat: 5000000 }}",
+                    sender.value, node.value
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `recipients:` belongs to `kind: stream` only.
