@@ -21,8 +21,7 @@ fn scenario_yaml() -> String {
         "description: LND paying itself on docker; one release has no image and is skipped.\nruntime: docker\npull: never\n",
         2000000,
         1,
-    ) + "\
-  amount_msat: 1000
+    ) + "  amount_msat: 1000
   concurrency: 2
   stop:
     payments: 20

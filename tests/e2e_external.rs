@@ -19,8 +19,7 @@ use std::process::Command;
 
 fn pair_yaml() -> String {
     lnd_pair("external-pair-setup", "runtime: local\n", 5000000, 2)
-        + "\
-  concurrency: 4
+        + "  concurrency: 4
   stop:
     payments: 10
 "

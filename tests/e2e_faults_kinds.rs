@@ -15,8 +15,7 @@ use serde_json::Value;
 /// connections are cut once; 40 s in, bob is stopped and started again.
 fn scenario_yaml() -> String {
     lnd_pair("e2e-faults-kinds", "runtime: local\n", 2000000, 4)
-        + "\
-  amount_msat: 1000
+        + "  amount_msat: 1000
   rate:
     hold: { rate: 5, duration: 55s }
   stop:

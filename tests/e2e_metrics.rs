@@ -18,8 +18,7 @@ const PAYMENTS: u64 = 600;
 
 fn scenario_yaml() -> String {
     lnd_pair("metrics-pair", "runtime: local\n", 5000000, 4)
-        + "\
-  amount_msat: 1000
+        + "  amount_msat: 1000
   concurrency: 4
   stop:
     payments: 600

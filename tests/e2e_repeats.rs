@@ -16,8 +16,7 @@ const PAYMENTS: u64 = 80;
 /// median (so the run must fail its thresholds, by the median).
 fn scenario_yaml() -> String {
     lnd_pair("e2e-repeats", "runtime: local\n", 2000000, 4)
-        + "\
-  amount_msat: 1000
+        + "  amount_msat: 1000
   concurrency: 4
   stop:
     payments: 80
