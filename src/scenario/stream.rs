@@ -146,16 +146,7 @@ fn senders(ctx: &Ctx, groups: &Groups, w: &RawWorkload) -> Result<Vec<String>, S
     let mut senders = Vec::new();
     let mut seen = HashSet::new();
     for sender in &w.senders.value {
-        let instances = groups
-            .instances(&sender.value)
-            .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
-        if !seen.insert(sender.value.as_str()) {
-            return Err(ctx.error(
-                &sender.referenced,
-                format!("{} is listed twice under senders:", sender.value),
-                format!("list {} once; all its replicas pay", sender.value),
-            ));
-        }
+        let instances = super::workload::sender_instances(ctx, groups, sender, &mut seen)?;
         senders.extend(instances.iter().cloned());
     }
     Ok(senders)

@@ -170,16 +170,7 @@ fn parties(
     let mut senders = Vec::new();
     let mut seen = HashSet::new();
     for sender in &w.senders.value {
-        let instances = groups
-            .instances(&sender.value)
-            .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
-        if !seen.insert(sender.value.as_str()) {
-            return Err(ctx.error(
-                &sender.referenced,
-                format!("{} is listed twice under senders:", sender.value),
-                format!("list {} once; all its replicas pay", sender.value),
-            ));
-        }
+        let instances = sender_instances(ctx, groups, sender, &mut seen)?;
         if sender.value == receiver.value {
             return Err(ctx.error(
                 &sender.referenced,
@@ -208,6 +199,27 @@ fn parties(
         senders.extend(instances.iter().cloned());
     }
     Ok((senders, receivers))
+}
+
+/// The instances of one `senders:` entry, refused when the group is unknown or was
+/// listed before (`seen`).
+pub(super) fn sender_instances<'a>(
+    ctx: &Ctx,
+    groups: &'a Groups,
+    sender: &'a Spanned<String>,
+    seen: &mut HashSet<&'a str>,
+) -> Result<&'a [String], ScenarioError> {
+    let instances = groups
+        .instances(&sender.value)
+        .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
+    if !seen.insert(sender.value.as_str()) {
+        return Err(ctx.error(
+            &sender.referenced,
+            format!("{} is listed twice under senders:", sender.value),
+            format!("list {} once; all its replicas pay", sender.value),
+        ));
+    }
+    Ok(instances)
 }
 
 fn first_group(groups: &Groups) -> &str {
