@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::docker::{engine, labelled};
+use common::docker::{assert_nothing_left_in_engine, engine};
 use common::scenario_run::{Finished, fault, lnd_pair};
 use serde_json::Value;
 
@@ -37,18 +37,6 @@ faults:
     pause: alice
     for: 3s
 "
-}
-
-/// The run's id from its `run <id>:` line, and nothing labelled with it left.
-fn assert_nothing_left(log: &str) {
-    let run_id = (log.lines())
-        .find_map(|l| l.strip_prefix("run ")?.split(':').next())
-        .expect("a `run <id>:` line");
-    let (containers, networks) = labelled(Some(run_id));
-    assert!(
-        containers.is_empty() && networks.is_empty(),
-        "left in the engine by run {run_id}: {containers:?} {networks:?}"
-    );
 }
 
 fn report_of(run: &Finished) -> Value {
@@ -109,7 +97,7 @@ fn a_killed_and_a_paused_container_recover() {
         assert_eq!(h["health"]["force_closed"], 0, "{h}");
         assert_eq!(h["health"]["active"], 2, "{h}");
     }
-    assert_nothing_left(log);
+    assert_nothing_left_in_engine(log);
 }
 
 /// One keysend at a time; 10 s in, 50 ms each way on the link for 10 s (a keysend
@@ -183,5 +171,5 @@ faults:
         services.iter().any(|s| s["name"] == "toxiproxy"),
         "{services:?}"
     );
-    assert_nothing_left(log);
+    assert_nothing_left_in_engine(log);
 }

@@ -368,6 +368,7 @@ fn summary_md_shows_node_text_in_faults_resources_and_profiles_as_text() {
         ended_s: Some(2.0),
         links: None,
         node_back: None,
+        chain_back: None,
         chain_height: None,
         error: Some(EVIL.into()),
         windows: Default::default(),

@@ -246,6 +246,7 @@ async fn registered_secrets_and_secret_shapes_are_redacted_in_every_format() {
         ended_s: Some(2.0),
         links: None,
         node_back: None,
+        chain_back: None,
         chain_height: None,
         error: Some(tail.clone()),
         windows: Default::default(),

@@ -6,13 +6,16 @@
 //! so every time chart shows it, and [`windows`] turns the run's samples into what
 //! the report says about each fault.
 
+mod chain_back;
 mod mining;
 mod outcome;
 mod samples;
 pub mod windows;
 
+pub use chain_back::ChainBack;
 pub use outcome::{NodeHealth, channel_health, describe};
 
+use crate::chain::CHAIN_NAME;
 use crate::links::LinkProxies;
 use crate::metrics::{EventKind, Recorder, RecorderEvents, Snapshot};
 use crate::node::LightningNode;
@@ -58,6 +61,9 @@ pub struct FaultRecord {
     /// Kill with restart_after / restart: the node's way back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_back: Option<NodeBack>,
+    /// `kill: chain` with restart_after / `restart: chain`: the network's way back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_back: Option<ChainBack>,
     /// `mine` and `mining` faults: the chain's height once it was done (a burst
     /// mined; background mining stopped after its last block, or resumed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +115,9 @@ pub struct FaultRunner {
     samples: samples::Samples,
     last_sample: Option<Instant>,
     backs: tokio::task::JoinSet<(usize, anyhow::Result<NodeBack>)>,
+    chain_backs: tokio::task::JoinSet<(usize, anyhow::Result<ChainBack>)>,
+    /// The chain's height before a fault stopped it, by fault.
+    chain_before: Vec<Option<u64>>,
     /// Paused nodes, to resume whatever happens.
     paused: Vec<String>,
     /// Background mining (`mining:`).
@@ -123,6 +132,7 @@ impl FaultRunner {
         net: FaultNetwork,
     ) -> FaultRunner {
         let records = faults.iter().map(record_of).collect();
+        let faults_len = faults.len();
         let miner = (net.mining)
             .zip(net.chain.clone())
             .map(|(every, chain)| mining::Miner::new(chain, every));
@@ -139,6 +149,8 @@ impl FaultRunner {
             samples: samples::Samples::default(),
             last_sample: None,
             backs: tokio::task::JoinSet::new(),
+            chain_backs: tokio::task::JoinSet::new(),
+            chain_before: vec![None; faults_len],
             paused: Vec::new(),
         }
     }
@@ -187,6 +199,9 @@ impl FaultRunner {
         }
         while let Some(Ok((i, back))) = self.backs.try_join_next() {
             self.node_back(i, back);
+        }
+        while let Some(Ok((i, back))) = self.chain_backs.try_join_next() {
+            self.chain_back(i, back);
         }
         let done = {
             let s = self.snapshots.borrow();
@@ -250,11 +265,21 @@ impl FaultRunner {
                 node,
                 restart_after,
             } => {
-                if let Err(e) = runtime.kill_node(node).await {
+                let killed = if node == CHAIN_NAME {
+                    self.chain_before[i] = self.chain_now().await;
+                    runtime.stop_chain(true).await.map(|_| ())
+                } else {
+                    runtime.kill_node(node).await
+                };
+                if let Err(e) = killed {
                     self.failed(i, "kill", e);
                     instant = true;
                 }
                 lift_at = restart_after.map(|d| now + d);
+            }
+            FaultAction::Restart { node } if node == CHAIN_NAME => {
+                self.restart_chain(i, runtime).await;
+                // Its way back ends it.
             }
             FaultAction::Restart { node } => {
                 match runtime.restart_node(node).await {
@@ -317,6 +342,17 @@ impl FaultRunner {
     async fn lift(&mut self, i: usize, runtime: &mut dyn Runtime) {
         let action = self.faults[i].action.clone();
         match &action {
+            FaultAction::Kill { node, .. } if node == CHAIN_NAME => {
+                match runtime.start_chain_again().await {
+                    Ok(started_at) => {
+                        self.mark(i, false);
+                        self.await_chain_back(i, started_at, None);
+                        self.state[i] = State::Done;
+                        return;
+                    }
+                    Err(e) => self.failed(i, "starting the chain again", e),
+                }
+            }
             FaultAction::Kill { node, .. } => match runtime.start_node(node).await {
                 Ok(r) => {
                     self.mark(i, false);
@@ -345,6 +381,59 @@ impl FaultRunner {
         }
         self.mark(i, false);
         self.state[i] = State::Done;
+    }
+
+    /// `restart: chain`: a clean stop, a start, and the network's way back.
+    async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) {
+        self.chain_before[i] = self.chain_now().await;
+        let stop = match runtime.stop_chain(false).await {
+            Ok(stop) => stop,
+            Err(e) => return self.failed(i, "stopping the chain", e),
+        };
+        match runtime.start_chain_again().await {
+            Ok(started_at) => self.await_chain_back(i, started_at, Some(stop)),
+            Err(e) => self.failed(i, "starting the chain again", e),
+        }
+    }
+
+    /// Waits (in a task of its own) for the chain started at `started_at` to answer,
+    /// for a block mined then to reach every node, and for their channels.
+    /// The chain's height now, if it answers.
+    async fn chain_now(&self) -> Option<u64> {
+        let chain = self.net.chain.as_ref()?;
+        chain.height().await.ok()
+    }
+
+    fn await_chain_back(&mut self, i: usize, started_at: Instant, stop: Option<Duration>) {
+        let Some(chain) = self.net.chain.clone() else {
+            return self.failed(i, "coming back", "no chain client");
+        };
+        let before = self.chain_before[i];
+        let nodes = (self.net.clients.iter())
+            .map(|(name, client)| chain_back::Watched {
+                name: name.clone(),
+                client: Arc::clone(client),
+                active: self.expected_active(name),
+            })
+            .collect();
+        self.chain_backs.spawn(async move {
+            let back = chain_back::wait(chain, nodes, started_at, BACK_TIMEOUT, stop, before).await;
+            (i, back)
+        });
+    }
+
+    fn chain_back(&mut self, i: usize, back: anyhow::Result<ChainBack>) {
+        match back {
+            Ok(b) => {
+                self.records[i].chain_back = Some(b);
+                self.records[i].chain_height = Some(b.height);
+            }
+            Err(e) => self.failed(i, "coming back", e),
+        }
+        if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
+            self.mark(i, false);
+            self.state[i] = State::Done;
+        }
     }
 
     /// Notes the chain's height in the record of fault `i`.
@@ -472,6 +561,18 @@ impl FaultRunner {
             self.node_back(i, back);
         }
         self.backs.abort_all();
+        let wait = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut out = Vec::new();
+            while let Some(Ok(x)) = self.chain_backs.join_next().await {
+                out.push(x);
+            }
+            out
+        })
+        .await;
+        for (i, back) in wait.unwrap_or_default() {
+            self.chain_back(i, back);
+        }
+        self.chain_backs.abort_all();
         let mut records = self.records;
         windows::fill(&mut records, self.samples.as_slice(), end_s);
         records
@@ -496,6 +597,7 @@ fn record_of(f: &Fault) -> FaultRecord {
         ended_s: None,
         links: None,
         node_back: None,
+        chain_back: None,
         chain_height: None,
         error: None,
         windows: windows::FaultWindows::default(),

@@ -90,6 +90,13 @@ pub fn describe(r: &FaultRecord) -> String {
             r.target, b.rpc_s, b.channels_s
         );
     }
+    if let Some(b) = &r.chain_back {
+        line += &format!(
+            "; the chain answered {:.1} s after its start ({} blocks lost), every node had \
+             height {} at {:.1} s and its channels at {:.1} s",
+            b.rpc_s, b.lost_blocks, b.height, b.synced_s, b.channels_s
+        );
+    }
     if let Some(e) = &r.error {
         // Printed on the terminal at the end: errors quote node logs.
         line += &format!("; error: {}", crate::redact::redact_text(e));

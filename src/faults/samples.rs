@@ -104,6 +104,7 @@ mod tests {
             ended_s: Some(ended as f64),
             links: None,
             node_back: None,
+            chain_back: None,
             chain_height: None,
             error: None,
             windows: windows::FaultWindows::default(),

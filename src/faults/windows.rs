@@ -194,6 +194,7 @@ mod tests {
             ended_s: ended,
             links: None,
             node_back: None,
+            chain_back: None,
             chain_height: None,
             error: None,
             windows: FaultWindows::default(),

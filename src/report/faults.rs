@@ -79,9 +79,14 @@ fn row(r: &FaultRecord) -> FaultRow {
         },
         failures: failures(r),
         unknown: w.unknown_outcome.to_string(),
-        node_back: r.node_back.map_or("–".into(), |b| {
-            format!("RPC {:.1} s, channels {:.1} s", b.rpc_s, b.channels_s)
-        }),
+        node_back: match (r.node_back, r.chain_back) {
+            (Some(b), _) => format!("RPC {:.1} s, channels {:.1} s", b.rpc_s, b.channels_s),
+            (None, Some(b)) => format!(
+                "RPC {:.1} s ({} blocks lost), height {} on every node {:.1} s, channels {:.1} s",
+                b.rpc_s, b.lost_blocks, b.height, b.synced_s, b.channels_s
+            ),
+            (None, None) => "–".into(),
+        },
         error: r.error.clone().unwrap_or_default(),
     }
 }

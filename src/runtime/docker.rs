@@ -496,6 +496,14 @@ impl Runtime for DockerRuntime {
         self.pause(name, paused).await
     }
 
+    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        self.stop_chain_container(kill).await
+    }
+
+    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
+        self.start_chain_container().await
+    }
+
     async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
         self.start_toxiproxy(ports).await
     }

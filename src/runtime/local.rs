@@ -74,6 +74,8 @@ pub struct LocalRuntime {
     stats: stats::Sampler,
     /// How each node was started (binary, arguments, endpoint), to start it again.
     launches: Vec<(PathBuf, Vec<String>, NodeEndpoint)>,
+    /// How the chain was started (binary, arguments), to start it again after a fault.
+    chain_launch: Option<(PathBuf, Vec<String>)>,
     /// Nodes a fault killed: (their place in `nodes`, their log, their name).
     killed: Vec<(usize, PathBuf, String)>,
     /// The fault proxy of the run's peer links, when the scenario has any.
@@ -123,6 +125,7 @@ impl LocalRuntime {
             pids: Vec::new(),
             stats: stats::Sampler::default(),
             launches: Vec::new(),
+            chain_launch: None,
             killed: Vec::new(),
             toxiproxy: None,
             toxiproxy_version: String::new(),
@@ -251,6 +254,7 @@ impl Runtime for LocalRuntime {
         write_config_files(&dir, &driver.config_files(&launch))?;
         let log = dir.join("output.log");
         let proc = Proc::spawn(CHAIN_NAME, &what, &binary, &args, log.clone())?;
+        self.chain_launch = Some((binary.clone(), args.clone()));
         self.pids.push(proc.pid);
         let pid = proc.pid;
         self.chain = Some(proc);
@@ -474,6 +478,14 @@ impl Runtime for LocalRuntime {
 
     async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
         self.pause(name, paused)
+    }
+
+    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        self.stop_chain_proc(kill).await
+    }
+
+    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
+        self.start_chain_proc()
     }
 
     async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {

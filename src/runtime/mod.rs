@@ -404,6 +404,26 @@ pub trait Runtime: Send {
     async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {
         Err(unsupported(name, "pause"))
     }
+    /// Stops the chain backend (SIGKILL, a container kill, when `kill`; else a clean
+    /// stop with a deadline) and leaves it down until [`Runtime::start_chain_again`];
+    /// the stop is not reported by [`Runtime::exited`]. Returns how long it took.
+    async fn stop_chain(&mut self, _kill: bool) -> Result<std::time::Duration, RuntimeError> {
+        Err(RuntimeError::Unsupported {
+            what: "stopping the chain backend".into(),
+            why: format!("the {} runtime cannot stop its chain", self.describe()),
+            hint: "run the scenario with runtime: local or runtime: docker".into(),
+        })
+    }
+    /// Starts the chain backend [`Runtime::stop_chain`] stopped, on its data, with the
+    /// same ports and credentials. Returns when it was started, without waiting for
+    /// its RPC.
+    async fn start_chain_again(&mut self) -> Result<tokio::time::Instant, RuntimeError> {
+        Err(RuntimeError::Unsupported {
+            what: "starting the chain backend again".into(),
+            why: format!("the {} runtime cannot stop its chain", self.describe()),
+            hint: "run the scenario with runtime: local or runtime: docker".into(),
+        })
+    }
     /// Starts a Toxiproxy server for the run's peer links, with `ports` listeners for
     /// proxies, and waits until its API answers. It is stopped by `down`.
     async fn start_link_proxy(&mut self, _ports: usize) -> Result<ProxyHost, RuntimeError> {

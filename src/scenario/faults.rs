@@ -22,11 +22,15 @@
 //!     for: 10s                # omit: to the end of the load
 //!   - at: 30s
 //!     mine: 6                 # a burst of blocks
+//!   - at: 40s
+//!     restart: chain          # the chain backend (bitcoind), or kill: chain
 //! ```
 
 use std::time::Duration;
 
+mod chain;
 mod read;
+pub(super) use chain::check as check_chain_faults;
 pub(super) use read::{RawFault, RawLink, RawMining, mining, validate};
 
 /// The word for "every peer" in a link's pair.
@@ -195,6 +199,16 @@ impl Fault {
             | FaultAction::Restart { node }
             | FaultAction::Pause { node, .. } => Some(node),
             _ => None,
+        }
+    }
+
+    /// `kill: chain` or `restart: chain`: the chain backend stopped.
+    pub fn stops_chain(&self) -> bool {
+        match &self.action {
+            FaultAction::Kill { node, .. } | FaultAction::Restart { node } => {
+                node == crate::chain::CHAIN_NAME
+            }
+            _ => false,
         }
     }
 

@@ -133,6 +133,7 @@ pub(super) fn validate(
     let (links, faults) = super::faults::validate(&ctx, &groups, &raw, &workload.stop)?;
     let mining = super::faults::mining(&ctx, &raw)?;
     check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
+    super::faults::check_chain_faults(&ctx, raw.faults.as_ref(), &faults, chain.kind, runtime)?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
     let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {

@@ -76,3 +76,16 @@ pub async fn labelled_now(run: Option<&str>) -> (Vec<String>, Vec<String>) {
         (containers, networks)
     }
 }
+
+/// The run's id from its `run <id>:` line on stderr, and nothing labelled with it left
+/// in the engine.
+pub fn assert_nothing_left_in_engine(log: &str) {
+    let run_id = (log.lines())
+        .find_map(|l| l.strip_prefix("run ")?.split(':').next())
+        .expect("a `run <id>:` line");
+    let (containers, networks) = labelled(Some(run_id));
+    assert!(
+        containers.is_empty() && networks.is_empty(),
+        "left in the engine by run {run_id}: {containers:?} {networks:?}"
+    );
+}

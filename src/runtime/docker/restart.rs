@@ -1,6 +1,7 @@
 //! A node's restart, kill, start and pause in the docker runtime: its container
 //! stopped or killed and started again (its data stays in the writable layer), its
-//! log, exit and stats followed anew; or frozen and thawed.
+//! log, exit and stats followed anew; or frozen and thawed. The chain's container is
+//! stopped and started the same way (`kill: chain`, `restart: chain`).
 
 use super::{DockerRuntime, probe, stats};
 use crate::chain::CHAIN_NAME;
@@ -94,6 +95,30 @@ impl DockerRuntime {
         endpoint: NodeEndpoint,
         stop: Duration,
     ) -> Result<Restarted, RuntimeError> {
+        let started_at = self.start_container_again(name, id).await?;
+        let rpc_port = crate::node::driver(endpoint.implementation).ports().rpc;
+        let rpc_addr = self.host_addr(id, rpc_port).await?;
+        let endpoint = NodeEndpoint {
+            rpc_addr,
+            ..endpoint
+        };
+        if let Some(e) = self.endpoints.iter_mut().find(|e| e.name == name) {
+            *e = endpoint.clone();
+        }
+        Ok(Restarted {
+            stop,
+            started_at,
+            endpoint,
+        })
+    }
+
+    /// Starts a stopped container (a node's or the chain's) with its log, exit and
+    /// stats followed anew; returns when the engine started it.
+    async fn start_container_again(
+        &mut self,
+        name: &str,
+        id: &str,
+    ) -> Result<Instant, RuntimeError> {
         let since = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i32::try_from(d.as_secs()).unwrap_or(0));
@@ -120,19 +145,47 @@ impl DockerRuntime {
             name.to_string(),
             self.shared.latest.clone(),
         )));
-        let rpc_port = crate::node::driver(endpoint.implementation).ports().rpc;
-        let rpc_addr = self.host_addr(id, rpc_port).await?;
-        let endpoint = NodeEndpoint {
-            rpc_addr,
-            ..endpoint
+        Ok(started_at)
+    }
+
+    /// Kills (SIGKILL) or stops (with the restart deadline) the chain's container and
+    /// leaves it down; the exit is not taken for a death of the run. Its data stays
+    /// in the writable layer, its host ports were fixed at creation.
+    pub(super) async fn stop_chain_container(
+        &mut self,
+        kill: bool,
+    ) -> Result<Duration, RuntimeError> {
+        let id = self.chain_container()?;
+        let asked = Instant::now();
+        let result = if kill {
+            let kill = KillContainerOptionsBuilder::default()
+                .signal("KILL")
+                .build();
+            self.docker.kill_container(&id, Some(kill)).await
+        } else {
+            let secs =
+                i32::try_from(crate::runtime::RESTART_STOP_DEADLINE.as_secs()).unwrap_or(i32::MAX);
+            let stop = StopContainerOptionsBuilder::default().t(secs).build();
+            self.docker.stop_container(&id, Some(stop)).await
         };
-        if let Some(e) = self.endpoints.iter_mut().find(|e| e.name == name) {
-            *e = endpoint.clone();
-        }
-        Ok(Restarted {
-            stop,
-            started_at,
-            endpoint,
-        })
+        result.map_err(Self::err("stopping the chain's container".to_string()))?;
+        let took = asked.elapsed();
+        self.forget_exit(CHAIN_NAME).await;
+        Ok(took)
+    }
+
+    /// Starts the chain's container again.
+    pub(super) async fn start_chain_container(&mut self) -> Result<Instant, RuntimeError> {
+        let id = self.chain_container()?;
+        self.start_container_again(CHAIN_NAME, &id).await
+    }
+
+    fn chain_container(&self) -> Result<String, RuntimeError> {
+        (self.containers.iter())
+            .find(|c| c.name == CHAIN_NAME)
+            .map(|c| c.id.clone())
+            .ok_or_else(|| RuntimeError::UnknownNode {
+                name: CHAIN_NAME.into(),
+            })
     }
 }

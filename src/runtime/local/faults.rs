@@ -1,4 +1,5 @@
-//! Faults done to local processes (`faults:`): kill, start again, pause; and the
+//! Faults done to local processes (`faults:`): kill, start again, pause (the chain's
+//! process too: `kill: chain`, `restart: chain`); and the
 //! Toxiproxy server peer links go through (`links:`, link faults), a process of the
 //! run like the others (its own group, parent-death signal, log in
 //! `<run dir>/toxiproxy/output.log`, stopped by `down` after the nodes). Its API is on
@@ -7,7 +8,7 @@
 //! TCP, as the nodes dial them.
 
 use super::process::Proc;
-use super::{LocalRuntime, RuntimeError};
+use super::{CHAIN_NAME, LocalRuntime, RuntimeError};
 use crate::runtime::shared::proxy::api_socket;
 use crate::runtime::{ProxyHost, ProxyPort, Restarted};
 use std::time::Duration;
@@ -54,6 +55,42 @@ impl LocalRuntime {
             started_at,
             endpoint,
         })
+    }
+
+    /// Stops the chain's process (SIGKILL when `kill`, else SIGTERM with the restart
+    /// deadline); it is out of `chain` while down, so `exited` cannot see the stop.
+    pub(super) async fn stop_chain_proc(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        let mut proc = self.chain.take().ok_or_else(|| RuntimeError::UnknownNode {
+            name: CHAIN_NAME.into(),
+        })?;
+        let asked = Instant::now();
+        if kill {
+            proc.kill().await;
+        } else {
+            proc.terminate();
+            proc.wait_or_kill(asked + crate::runtime::RESTART_STOP_DEADLINE)
+                .await;
+        }
+        Ok(asked.elapsed())
+    }
+
+    /// Starts the chain again with the arguments of its first start (same data
+    /// directory, ports and credentials) and its log appended to.
+    pub(super) fn start_chain_proc(&mut self) -> Result<Instant, RuntimeError> {
+        let unknown = || RuntimeError::UnknownNode {
+            name: CHAIN_NAME.into(),
+        };
+        if self.chain.is_some() {
+            return Err(unknown());
+        }
+        let (binary, args) = self.chain_launch.clone().ok_or_else(unknown)?;
+        let log = self.run_dir.join(CHAIN_NAME).join("output.log");
+        let started_at = Instant::now();
+        let proc = Proc::spawn(CHAIN_NAME, "the chain", &binary, &args, log)?;
+        self.pids.push(proc.pid);
+        self.rejoin(CHAIN_NAME, proc.pid)?;
+        self.chain = Some(proc);
+        Ok(started_at)
     }
 
     pub(super) fn pause(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {

@@ -251,7 +251,7 @@ fn action(
             None => None,
         };
         return Ok(FaultAction::Kill {
-            node: instance(ctx, groups, n, "kill:")?,
+            node: node_or_chain(ctx, groups, n, "kill:")?,
             restart_after,
         });
     }
@@ -265,7 +265,7 @@ fn action(
         link_keys(ctx, f)?;
         no_for()?;
         Ok(FaultAction::Restart {
-            node: instance(ctx, groups, n, "restart:")?,
+            node: node_or_chain(ctx, groups, n, "restart:")?,
         })
     } else if let Some(n) = &f.pause {
         link_keys(ctx, f)?;
@@ -384,6 +384,19 @@ fn link_keys(ctx: &Ctx, f: &RawFault) -> Result<(), ScenarioError> {
 }
 
 /// One instance (a group of one replica gives its instance; of more, an error).
+/// A node instance, or `chain` (the chain backend: `kill: chain`, `restart: chain`).
+fn node_or_chain(
+    ctx: &Ctx,
+    groups: &Groups,
+    name: &Spanned<String>,
+    what: &str,
+) -> Result<String, ScenarioError> {
+    match name.value.trim() {
+        crate::chain::CHAIN_NAME => Ok(crate::chain::CHAIN_NAME.to_string()),
+        _ => instance(ctx, groups, name, what),
+    }
+}
+
 fn instance(
     ctx: &Ctx,
     groups: &Groups,

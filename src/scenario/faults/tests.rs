@@ -330,3 +330,42 @@ fn bad_mining_is_an_error_at_its_place() {
         assert!(e.contains(at) && e.contains(says), "{block}: {e}");
     }
 }
+
+/// `kill: chain` and `restart: chain` name the chain backend, on bitcoind and on the
+/// runtimes that stop their chain and start it again; elsewhere they are refused at
+/// the fault's value.
+#[test]
+fn chain_faults_read_on_bitcoind_and_are_refused_where_they_cannot_run() {
+    let block =
+        "faults:\n  - { at: 5s, restart: chain }\n  - { at: 9s, kill: chain, restart_after: 3s }\n";
+    for runtime in ["local", "docker"] {
+        let f = faults(&format!(
+            "runtime: {runtime}\nchain: {{ implementation: bitcoind }}\n{block}"
+        ));
+        assert_eq!(f.len(), 2);
+        assert!(f.iter().all(Fault::stops_chain), "{f:?}");
+        assert_eq!(
+            (f[0].label(), f[1].label()),
+            ("restart chain".to_string(), "kill chain".to_string())
+        );
+    }
+    assert_located_errors(&[
+        (
+            &format!("runtime: local\n{block}"),
+            "t.yaml:23:24:",
+            "restart chain cannot run on btcd: btcd deletes its regtest chain at every start",
+        ),
+        (
+            "runtime: local\nchain: { implementation: btcd }\nfaults:\n  - { at: 9s, kill: chain }\n",
+            "t.yaml:24:21:",
+            "kill chain cannot run on btcd",
+        ),
+        (
+            "runtime: kubernetes\nchain: { implementation: bitcoind }\nfaults:\n  - { at: 9s, kill: chain }\n",
+            "t.yaml:2",
+            "the kubernetes runtime",
+        ),
+    ]);
+    // A node may not be called chain, so the word names the chain only.
+    assert!(error("faults:\n  - { at: 9s, pause: chain, for: 1s }\n").contains("chain"));
+}
