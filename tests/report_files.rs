@@ -231,6 +231,48 @@ fn html_shows_parts_and_drain_when_the_run_had_them() {
         shown.contains("first liquidity failure came 21.5 s"),
         "the drain"
     );
+    // summary.md has them too, and the stream's, only when the run had them.
+    let md = report::markdown::render(&r);
+    assert!(
+        md.contains("| 3 | 6 | 9 |"),
+        "the parts row in summary.md:\n{md}"
+    );
+    assert!(md.contains("Part limit 16; 6 of 7"), "{md}");
+    assert!(
+        md.contains("Drain: the first liquidity failure came 21.5 s"),
+        "{md}"
+    );
+    let plain = report::markdown::render(&fixed_report());
+    assert!(
+        !plain.contains("Drain:") && !plain.contains("| parts |") && !plain.contains("Stream:")
+    );
+    use lnbench_tui::metrics::stream::{RecipientSummary, StreamSummary};
+    r.results.stream = Some(StreamSummary {
+        ticks: 20,
+        ticks_ok: 19,
+        ticks_partial: 1,
+        splits: 40,
+        splits_ok: 39,
+        recipients: vec![RecipientSummary {
+            recipient: "host|1".into(),
+            amount_msat: 700,
+            ok: 19,
+            failed: 1,
+            failures_by_reason: [("no_route".to_string(), 1)].into(),
+            records_received: Some(19),
+            ..RecipientSummary::default()
+        }],
+        ..StreamSummary::default()
+    });
+    let md = report::markdown::render(&r);
+    assert!(
+        md.contains("Stream: 20 ticks: 19 ok (every split paid), 1 partial"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| host\\|1 | 700 msat | 19 | 1 (no\\_route 1) | 0 | 19 |"),
+        "the recipient's row, its text escaped:\n{md}"
+    );
 }
 
 #[test]

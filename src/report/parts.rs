@@ -1,8 +1,11 @@
 //! The report's sections for multi-part payments (`results.parts`) and draining
-//! channels (`results.drain`), formatted for the HTML report.
+//! channels (`results.drain`), formatted for the HTML report and `summary.md`.
 
+use super::Report;
 use super::format::latency_us;
+use super::markdown::cell;
 use crate::metrics::parts::{DrainSummary, PartsSummary};
+use std::fmt::Write;
 
 /// One row per number of parts: parts, payments, attempts, p50, p99.
 pub fn rows(parts: &PartsSummary) -> Vec<[String; 5]> {
@@ -50,6 +53,24 @@ pub fn drain_line(drain: &DrainSummary) -> String {
          the load. The success rate over time is in the TPS chart and the series.",
         drain.liquidity_failures, drain.stop_after
     )
+}
+
+/// `summary.md`'s parts table and drain line, each when the run has them.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    if let Some(parts) = &report.results.parts {
+        out.push_str("\n| parts | payments | attempts | p50 | p99 |\n|---|---|---|---|---|\n");
+        for r in rows(parts) {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
+        for line in lines(parts) {
+            let _ = writeln!(out, "\n{}", cell(&line));
+        }
+    }
+    if let Some(drain) = &report.results.drain {
+        let _ = writeln!(out, "\nDrain: {}", cell(&drain_line(drain)));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,13 @@
-//! The stream section of report.html (`kind: stream`): ticks by outcome, and each
-//! recipient's share and splits.
+//! The stream section of report.html and summary.md (`kind: stream`): ticks by
+//! outcome, and each recipient's share and splits.
 
 use super::Report;
+use super::markdown::cell;
 use serde::Serialize;
+use std::fmt::Write;
+
+const COLUMNS: &str = "| recipient | share of a tick | splits ok | failed | indeterminate | records received |\n\
+                       |---|---|---|---|---|---|\n";
 
 #[derive(Serialize)]
 pub(super) struct StreamView {
@@ -45,4 +50,17 @@ pub(super) fn view(report: &Report) -> Option<StreamView> {
         })
         .collect();
     Some(StreamView { ticks, recipients })
+}
+
+/// `summary.md`'s stream section: the ticks line and the recipients' table.
+pub(super) fn markdown(report: &Report) -> String {
+    let Some(view) = view(report) else {
+        return String::new();
+    };
+    let mut out = format!("\nStream: {}\n\n{COLUMNS}", cell(&view.ticks));
+    for r in &view.recipients {
+        let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
 }
