@@ -6,12 +6,11 @@
 
 use std::time::Duration;
 
-/// Stops the node's process and prints its pid once it is gone (or why not, exiting
-/// 1); `$1` is the deadline in tenths of a second. The node's process is the one whose
-/// parent is outside the pod's namespace (ppid 0) that is neither the pause process
-/// (pid 1), nor this shell, nor the files container's `sleep`. Exactly one must match.
-const STOP_SCRIPT: &str = r#"limit=$1
-found=
+/// Finds the node's process and leaves its pid in `$1`, or says why not and exits 1.
+/// The node's process is the one whose parent is outside the pod's namespace (ppid 0)
+/// that is neither the pause process (pid 1), nor this shell, nor the files
+/// container's `sleep`. Exactly one must match.
+const FIND_NODE: &str = r#"found=
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   case $p in 1|$$) continue ;; esac
@@ -24,13 +23,22 @@ for d in /proc/[0-9]*; do
 done
 set -- $found
 [ $# -eq 1 ] || { echo "not one node process, pids:$found"; exit 1; }
-kill -s TERM "$1" || { echo "kill -s TERM $1 failed"; exit 1; }
+"#;
+
+/// Stops the node's process and prints its pid once it is gone (or why not, exiting
+/// 1); `$1` is the deadline in tenths of a second.
+const STOP_SCRIPT: &str = r#"kill -s TERM "$1" || { echo "kill -s TERM $1 failed"; exit 1; }
 i=0
 while [ -d "/proc/$1" ]; do
   [ "$i" -eq "$limit" ] && kill -s KILL "$1"
   sleep 0.1
   i=$((i + 1))
 done
+echo "$1"
+"#;
+
+/// Sends signal `$1` to the node's process and prints its pid (or why not, exiting 1).
+const SIGNAL_SCRIPT: &str = r#"kill -s "$sig" "$1" || { echo "kill -s $sig $1 failed"; exit 1; }
 echo "$1"
 "#;
 
@@ -41,9 +49,42 @@ pub fn stop_command(deadline: Duration) -> Vec<String> {
     vec![
         "/bin/sh".into(),
         "-c".into(),
-        STOP_SCRIPT.into(),
+        format!("limit=$1\n{FIND_NODE}{STOP_SCRIPT}"),
         "stop-node".into(),
         tenths.to_string(),
+    ]
+}
+
+/// A signal [`signal_command`] sends to the node's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// A kill: the process ends at once; the kubelet starts the container again.
+    Kill,
+    /// A pause: the process is frozen, its sockets stay open.
+    Stop,
+    /// The end of a pause.
+    Cont,
+}
+
+impl Signal {
+    fn name(self) -> &'static str {
+        match self {
+            Signal::Kill => "KILL",
+            Signal::Stop => "STOP",
+            Signal::Cont => "CONT",
+        }
+    }
+}
+
+/// The command, run in the files container, that sends `signal` to the node's
+/// process (found as [`stop_command`] finds it) and returns at once.
+pub fn signal_command(signal: Signal) -> Vec<String> {
+    vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("sig=$1\n{FIND_NODE}{SIGNAL_SCRIPT}"),
+        "signal-node".into(),
+        signal.name().into(),
     ]
 }
 
@@ -61,5 +102,41 @@ mod tests {
         assert_eq!(cmd[..2], ["/bin/sh".to_string(), "-c".to_string()]);
         assert_eq!(cmd[4], "900");
         assert!(cmd[2].contains("kill -s TERM") && cmd[2].contains("kill -s KILL"));
+        assert!(cmd[2].starts_with("limit=$1\n") && cmd[2].contains("not one node process"));
+    }
+
+    #[test]
+    fn the_signal_command_names_its_signal_and_finds_the_node_first() {
+        for (signal, name) in [
+            (Signal::Kill, "KILL"),
+            (Signal::Stop, "STOP"),
+            (Signal::Cont, "CONT"),
+        ] {
+            let cmd = signal_command(signal);
+            assert_eq!(cmd[..2], ["/bin/sh".to_string(), "-c".to_string()]);
+            assert_eq!(cmd[4], name);
+            let script = &cmd[2];
+            assert!(script.starts_with("sig=$1\n"));
+            let find = script.find("not one node process").expect("finds the node");
+            let kill = script.find("kill -s \"$sig\" \"$1\"").expect("signals it");
+            assert!(find < kill, "the pid is found before the signal: {script}");
+        }
+    }
+
+    /// The scripts run under a real shell: with a fake /proc they cannot be run here,
+    /// but their syntax is checked (`sh -n`).
+    #[test]
+    fn the_scripts_are_valid_shell() {
+        let scripts = [
+            stop_command(Duration::from_secs(1)),
+            signal_command(Signal::Stop),
+        ];
+        for cmd in scripts {
+            let out = std::process::Command::new("/bin/sh")
+                .args(["-n", "-c", &cmd[2]])
+                .output()
+                .expect("sh runs");
+            assert!(out.status.success(), "{}: {:?}", cmd[2], out);
+        }
     }
 }
