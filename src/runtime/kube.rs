@@ -229,6 +229,7 @@ impl KubeRuntime {
     /// Deletes the node pods (the chain's last: LND can hang while its chain is gone),
     /// then the namespace, and waits until it is gone.
     async fn remove_all(&mut self) -> Result<(), RuntimeError> {
+        self.forget_kills();
         for task in self.forwards.drain(..).chain(self.poller.take()) {
             task.abort();
         }

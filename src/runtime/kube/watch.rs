@@ -51,17 +51,6 @@ impl Shared {
         *asked.entry(pod.to_string()).or_default() += 1;
     }
 
-    /// Takes back a restart asked with [`Shared::ask_restart`] whose signal failed.
-    pub fn forget_restart(&self, pod: &str) {
-        let mut asked = self
-            .restarts_asked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = asked.get_mut(pod) {
-            *n = (*n - 1).max(0);
-        }
-    }
-
     fn restarts_asked(&self, pod: &str) -> i32 {
         let asked = self
             .restarts_asked
