@@ -80,6 +80,11 @@ func main() {
 		Handler:      routes(server, logger),
 		WriteTimeout: 30 * time.Second,
 		ReadTimeout:  10 * time.Second,
+		// An idle keep-alive connection outlives the client's own pool timeout (90 s
+		// in the tool's client), so the client never sends a request on a connection
+		// the server is closing. Without it the idle timeout is ReadTimeout's 10 s,
+		// and a fault lifted 10 s after it began raced that close.
+		IdleTimeout: 5 * time.Minute,
 	}
 	if err := srv.Serve(listener); err != nil {
 		logger.Fatal().Err(err).Msg("serving the API failed")
