@@ -11,14 +11,17 @@
 //! node pods, then the namespace, and waits until it is gone; the namespace carries
 //! the run id, owner and user, so `lnbench-tui down` finds what a killed run left.
 //! A restart stops the node's process from inside its pod and lets the kubelet start
-//! its container again on the same data (`restart`).
+//! its container again on the same data (`restart`); a kill and a pause signal it
+//! from there too (`faults`). Links go through a Toxiproxy pod (`toxiproxy`).
 
 mod cleanup;
 mod cluster;
+mod faults;
 mod forward;
 pub mod objects;
 mod pods;
 mod restart;
+mod toxiproxy;
 mod watch;
 
 pub use cleanup::down_all;
@@ -27,7 +30,7 @@ pub use cluster::{Prepared, configured, connect, preflight};
 use super::shared::container::{chain_access, chain_command, node_command};
 use super::shared::images::RunImages;
 use super::shared::{self, new_password, write_private};
-use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
+use super::{ChainEndpoint, NodeEndpoint, ProxyHost, Restarted, Runtime, RuntimeError, Service};
 use crate::chain::{CHAIN_NAME, ConfigFile};
 use crate::metrics::ResourceReading;
 use crate::scenario::{Capabilities, ChainSpec, KubeSettings, NodeSpec, Support};
@@ -43,11 +46,12 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// What the kubernetes runtime runs: no fault proxy or node signals in pods yet.
+/// What the kubernetes runtime runs: node faults as signals in the pods, links through
+/// a Toxiproxy pod.
 pub const CAPABILITIES: Capabilities = Capabilities {
     name: "kubernetes",
-    faults: Support::NotYet,
-    links: Support::NotYet,
+    faults: Support::Runs,
+    links: Support::Runs,
     starts_nodes: true,
 };
 
@@ -98,6 +102,10 @@ pub struct KubeRuntime {
     chain_cert: Option<String>,
     /// `resources:` of each node and the chain, by name.
     envelopes: Vec<(String, crate::scenario::Envelope)>,
+    /// Nodes killed and not started yet.
+    killed: Vec<faults::Killed>,
+    /// The fault proxy, once started.
+    services: Vec<Service>,
 }
 
 impl std::fmt::Debug for KubeRuntime {
@@ -137,6 +145,8 @@ impl KubeRuntime {
             forwards: Vec::new(),
             loggers: Vec::new(),
             chain_cert: None,
+            killed: Vec::new(),
+            services: Vec::new(),
         }
     }
 
@@ -219,6 +229,7 @@ impl KubeRuntime {
     /// Deletes the node pods (the chain's last: LND can hang while its chain is gone),
     /// then the namespace, and waits until it is gone.
     async fn remove_all(&mut self) -> Result<(), RuntimeError> {
+        self.forget_kills();
         for task in self.forwards.drain(..).chain(self.poller.take()) {
             task.abort();
         }
@@ -474,6 +485,26 @@ impl Runtime for KubeRuntime {
             started_at,
             endpoint,
         })
+    }
+
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused).await
+    }
+
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
+    }
+
+    fn services(&self) -> Vec<Service> {
+        self.services.clone()
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

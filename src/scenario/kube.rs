@@ -226,22 +226,19 @@ workload:
             &format!("{NODES}after_load: {{ restart: all }}\n"),
         );
         assert_eq!(restarts.unwrap().restart, ["alice", "bob-1", "bob-2"]);
-        let e = error_of(&format!("{NODES}faults:\n  - {{ at: 5s, kill: alice }}\n"));
-        assert!(
-            e.contains("the kubernetes runtime does not run node or chain faults yet"),
-            "{e}"
+        // Node faults (signals in the pod) and links (a Toxiproxy pod) run there too.
+        let faults = parse(
+            Path::new("k.yaml"),
+            &format!(
+                "{NODES}faults:\n  - {{ at: 5s, kill: alice, restart_after: 5s }}\n  - {{ at: 9s, pause: bob-1, for: 2s }}\n"
+            ),
         );
-        let e = error_of(&format!(
-            "{NODES}links:\n  - {{ between: [alice, bob-1], latency: 5ms }}\n"
-        ));
-        assert!(
-            e.contains("the kubernetes runtime does not run links: or link faults yet"),
-            "{e}"
+        assert_eq!(faults.expect("faults on kubernetes").faults.len(), 2);
+        let links = parse(
+            Path::new("k.yaml"),
+            &format!("{NODES}links:\n  - {{ between: [alice, bob-1], latency: 5ms }}\n"),
         );
-        assert!(
-            e.contains("docker") && e.contains("local"),
-            "the runtimes that do: {e}"
-        );
+        assert_eq!(links.expect("links on kubernetes").links.len(), 1);
         let e = error_of(
             &NODES
                 .replace("runtime: kubernetes", "runtime: local")

@@ -103,7 +103,7 @@ pub fn namespace(name: &str, who: &Owner) -> Namespace {
     from(ns)
 }
 
-fn labels(run_id: &str, node: &str) -> serde_json::Value {
+pub fn labels(run_id: &str, node: &str) -> serde_json::Value {
     json!({ LABEL_RUN: label_value(run_id), LABEL_NODE: node })
 }
 
@@ -204,7 +204,7 @@ fn files_resources() -> serde_json::Value {
 /// With every capability dropped, root in the container is root only over its own
 /// files; the two containers' processes (same user, same capabilities) can still
 /// signal and read each other, which the restart and the file reader need.
-fn security_context(read_only_root: bool) -> serde_json::Value {
+pub fn security_context(read_only_root: bool) -> serde_json::Value {
     json!({
         "privileged": false,
         "allowPrivilegeEscalation": false,

@@ -6,6 +6,7 @@ use super::{EXEC_TIMEOUT, KubeRuntime, forward, kube_err, objects, watch};
 use crate::chain::ConfigFile;
 use crate::runtime::{NodeEndpoint, RuntimeError};
 use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use kube::Api;
 use kube::api::{AttachParams, PostParams};
 use objects::FILES_CONTAINER;
 use std::time::Duration;
@@ -104,31 +105,8 @@ impl KubeRuntime {
         cmd: &[&str],
         limit: Duration,
     ) -> Result<Vec<u8>, String> {
-        let run = async {
-            let params = AttachParams::default().container(container).stderr(false);
-            let mut process = (self.api::<Pod>().exec(name, cmd.to_vec(), &params).await)
-                .map_err(|e| format!("exec in pod {name}: {e}"))?;
-            let mut stdout = process.stdout().ok_or("exec without stdout")?;
-            let status = process.take_status();
-            let mut out = Vec::new();
-            (stdout.read_to_end(&mut out).await).map_err(|e| format!("reading its output: {e}"))?;
-            let failed = match status {
-                Some(status) => (status.await)
-                    .filter(|s| s.status.as_deref() != Some("Success"))
-                    .map(|s| s.message.unwrap_or_else(|| "failed".into())),
-                None => None,
-            };
-            let _ = process.join().await;
-            match failed {
-                None => Ok(out),
-                Some(message) => Err(format!(
-                    "{message}: {}",
-                    String::from_utf8_lossy(&out).trim()
-                )),
-            }
-        };
-        (tokio::time::timeout(limit, run).await)
-            .unwrap_or_else(|_| Err(format!("no end within {} s", limit.as_secs())))
+        let cmd: Vec<String> = cmd.iter().map(|c| c.to_string()).collect();
+        exec_in(self.api(), name.into(), container.into(), cmd, limit).await
     }
 
     /// Copies a node's credential files out once all exist, through the reader
@@ -147,4 +125,41 @@ impl KubeRuntime {
         }
         Ok(())
     }
+}
+
+/// Runs `cmd` in `container` of pod `name` within `limit`; its stdout when it
+/// succeeded, else what the API said and what the command printed. Owns what it
+/// uses, so that it can run in a task of its own.
+pub(super) async fn exec_in(
+    pods: Api<Pod>,
+    name: String,
+    container: String,
+    cmd: Vec<String>,
+    limit: Duration,
+) -> Result<Vec<u8>, String> {
+    let run = async {
+        let params = AttachParams::default().container(container).stderr(false);
+        let mut process = (pods.exec(&name, cmd, &params).await)
+            .map_err(|e| format!("exec in pod {name}: {e}"))?;
+        let mut stdout = process.stdout().ok_or("exec without stdout")?;
+        let status = process.take_status();
+        let mut out = Vec::new();
+        (stdout.read_to_end(&mut out).await).map_err(|e| format!("reading its output: {e}"))?;
+        let failed = match status {
+            Some(status) => (status.await)
+                .filter(|s| s.status.as_deref() != Some("Success"))
+                .map(|s| s.message.unwrap_or_else(|| "failed".into())),
+            None => None,
+        };
+        let _ = process.join().await;
+        match failed {
+            None => Ok(out),
+            Some(message) => Err(format!(
+                "{message}: {}",
+                String::from_utf8_lossy(&out).trim()
+            )),
+        }
+    };
+    (tokio::time::timeout(limit, run).await)
+        .unwrap_or_else(|_| Err(format!("no end within {} s", limit.as_secs())))
 }

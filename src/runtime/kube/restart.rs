@@ -6,31 +6,69 @@
 
 use std::time::Duration;
 
-/// Stops the node's process and prints its pid once it is gone (or why not, exiting
-/// 1); `$1` is the deadline in tenths of a second. The node's process is the one whose
-/// parent is outside the pod's namespace (ppid 0) that is neither the pause process
-/// (pid 1), nor this shell, nor the files container's `sleep`. Exactly one must match.
-const STOP_SCRIPT: &str = r#"limit=$1
-found=
-for d in /proc/[0-9]*; do
-  p=${d#/proc/}
-  case $p in 1|$$) continue ;; esac
-  read -r stat < "$d/stat" || continue
-  set -- ${stat##*') '}
-  [ "$2" = 0 ] || continue
-  read -r comm < "$d/comm" || continue
-  [ "$comm" = sleep ] && continue
-  found="$found $p"
-done
+/// Defines `node_pids`, which sets `found` to the pids of the node's processes: those
+/// whose parent is outside the pod's namespace (ppid 0), not zombies, that are neither
+/// the pause process (pid 1), nor this shell, nor the files container's `sleep`.
+const NODE_PIDS: &str = r#"node_pids() {
+  found=
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    case $p in 1|$$) continue ;; esac
+    read -r stat < "$d/stat" || continue
+    set -- ${stat##*') '}
+    [ "$2" = 0 ] || continue
+    [ "$1" = Z ] && continue
+    read -r comm < "$d/comm" || continue
+    [ "$comm" = sleep ] && continue
+    found="$found $p"
+  done
+}
+"#;
+
+/// Finds the node's process and leaves its pid in `$1`, or says why not and exits 1.
+/// Exactly one must match.
+const FIND_NODE: &str = r#"node_pids
 set -- $found
 [ $# -eq 1 ] || { echo "not one node process, pids:$found"; exit 1; }
-kill -s TERM "$1" || { echo "kill -s TERM $1 failed"; exit 1; }
+"#;
+
+/// Kills the node's process (`$1`), then waits for the process of the container the
+/// kubelet starts again and freezes it (SIGSTOP) once it runs the node's program (the
+/// same name as the killed one: not the container runtime's init, which must finish
+/// starting the container); prints its pid, or why not (exiting 1). `$limit` is how
+/// many looks (each 0.05 s apart) it waits.
+const KILL_HOLD_SCRIPT: &str = r#"old=$1
+read -r name < "/proc/$old/comm" || { echo "no name for $old"; exit 1; }
+kill -s KILL "$old" || { echo "kill -s KILL $old failed"; exit 1; }
+i=0
+while :; do
+  node_pids
+  new=
+  for p in $found; do
+    [ "$p" = "$old" ] && continue
+    read -r c < "/proc/$p/comm" && [ "$c" = "$name" ] && new=$p
+  done
+  if [ -n "$new" ] && kill -s STOP "$new"; then echo "$new"; exit 0; fi
+  [ "$i" -ge "$limit" ] && { echo "no new node process after the kill"; exit 1; }
+  sleep 0.05
+  i=$((i + 1))
+done
+"#;
+
+/// Stops the node's process and prints its pid once it is gone (or why not, exiting
+/// 1); `$1` is the deadline in tenths of a second.
+const STOP_SCRIPT: &str = r#"kill -s TERM "$1" || { echo "kill -s TERM $1 failed"; exit 1; }
 i=0
 while [ -d "/proc/$1" ]; do
   [ "$i" -eq "$limit" ] && kill -s KILL "$1"
   sleep 0.1
   i=$((i + 1))
 done
+echo "$1"
+"#;
+
+/// Sends signal `$1` to the node's process and prints its pid (or why not, exiting 1).
+const SIGNAL_SCRIPT: &str = r#"kill -s "$sig" "$1" || { echo "kill -s $sig $1 failed"; exit 1; }
 echo "$1"
 "#;
 
@@ -41,9 +79,53 @@ pub fn stop_command(deadline: Duration) -> Vec<String> {
     vec![
         "/bin/sh".into(),
         "-c".into(),
-        STOP_SCRIPT.into(),
+        format!("limit=$1\n{NODE_PIDS}{FIND_NODE}{STOP_SCRIPT}"),
         "stop-node".into(),
         tenths.to_string(),
+    ]
+}
+
+/// The command, run in the files container, that kills the node's process (SIGKILL)
+/// and holds the one the kubelet starts next frozen (SIGSTOP) as soon as it appears,
+/// waiting at most `within` for it; it prints the new process's pid.
+pub fn kill_hold_command(within: Duration) -> Vec<String> {
+    let looks = within.as_millis() / 50;
+    vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("limit=$1\n{NODE_PIDS}{FIND_NODE}{KILL_HOLD_SCRIPT}"),
+        "kill-hold-node".into(),
+        looks.to_string(),
+    ]
+}
+
+/// A signal [`signal_command`] sends to the node's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// A pause: the process is frozen, its sockets stay open.
+    Stop,
+    /// The end of a pause.
+    Cont,
+}
+
+impl Signal {
+    fn name(self) -> &'static str {
+        match self {
+            Signal::Stop => "STOP",
+            Signal::Cont => "CONT",
+        }
+    }
+}
+
+/// The command, run in the files container, that sends `signal` to the node's
+/// process (found as [`stop_command`] finds it) and returns at once.
+pub fn signal_command(signal: Signal) -> Vec<String> {
+    vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("sig=$1\n{NODE_PIDS}{FIND_NODE}{SIGNAL_SCRIPT}"),
+        "signal-node".into(),
+        signal.name().into(),
     ]
 }
 
@@ -61,5 +143,50 @@ mod tests {
         assert_eq!(cmd[..2], ["/bin/sh".to_string(), "-c".to_string()]);
         assert_eq!(cmd[4], "900");
         assert!(cmd[2].contains("kill -s TERM") && cmd[2].contains("kill -s KILL"));
+        assert!(cmd[2].starts_with("limit=$1\n") && cmd[2].contains("not one node process"));
+    }
+
+    #[test]
+    fn the_signal_command_names_its_signal_and_finds_the_node_first() {
+        for (signal, name) in [(Signal::Stop, "STOP"), (Signal::Cont, "CONT")] {
+            let cmd = signal_command(signal);
+            assert_eq!(cmd[..2], ["/bin/sh".to_string(), "-c".to_string()]);
+            assert_eq!(cmd[4], name);
+            let script = &cmd[2];
+            assert!(script.starts_with("sig=$1\n"));
+            let find = script.find("not one node process").expect("finds the node");
+            let kill = script.find("kill -s \"$sig\" \"$1\"").expect("signals it");
+            assert!(find < kill, "the pid is found before the signal: {script}");
+        }
+    }
+
+    #[test]
+    fn the_kill_holds_the_next_process_frozen() {
+        let cmd = kill_hold_command(Duration::from_secs(60));
+        assert_eq!(cmd[4], "1200", "looks 0.05 s apart");
+        let script = &cmd[2];
+        let kill = script.find("kill -s KILL \"$old\"").expect("kills");
+        let stop = script
+            .find("kill -s STOP \"$new\"")
+            .expect("freezes the next one");
+        assert!(kill < stop, "{script}");
+    }
+
+    /// The scripts run under a real shell: with a fake /proc they cannot be run here,
+    /// but their syntax is checked (`sh -n`).
+    #[test]
+    fn the_scripts_are_valid_shell() {
+        let scripts = [
+            stop_command(Duration::from_secs(1)),
+            signal_command(Signal::Stop),
+            kill_hold_command(Duration::from_secs(1)),
+        ];
+        for cmd in scripts {
+            let out = std::process::Command::new("/bin/sh")
+                .args(["-n", "-c", &cmd[2]])
+                .output()
+                .expect("sh runs");
+            assert!(out.status.success(), "{}: {:?}", cmd[2], out);
+        }
     }
 }

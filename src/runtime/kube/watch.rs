@@ -102,6 +102,10 @@ pub fn stopped(pod: &Pod, asked: i32) -> Option<String> {
     }
     let waiting = state.waiting.as_ref()?;
     let reason = waiting.reason.as_deref().unwrap_or_default();
+    // The kubelet's back-off before a restart asked for (a second kill or restart).
+    if reason == "CrashLoopBackOff" && c.restart_count < asked {
+        return None;
+    }
     STUCK.contains(&reason).then(|| {
         format!(
             "it cannot start: {reason}: {}",
@@ -327,5 +331,20 @@ mod tests {
             stopped(&ended_again, 1).as_deref(),
             Some("exit code 1 (Error)")
         );
+    }
+
+    /// A node killed or restarted on purpose a second time is held back by the
+    /// kubelet (CrashLoopBackOff, 10 s at first) before it starts again: while that
+    /// restart is the one asked for, it is a wait, not a death.
+    #[test]
+    fn a_back_off_before_an_asked_restart_is_no_death() {
+        let backing_off = pod(json!({ "phase": "Running", "containerStatuses": [
+            { "name": "node", "image": "i", "imageID": "", "ready": false, "restartCount": 1,
+              "state": { "waiting": { "reason": "CrashLoopBackOff", "message": "back-off 10s" } },
+              "lastState": { "terminated": { "exitCode": 137, "reason": "Error" } } }
+        ]}));
+        assert_eq!(stopped(&backing_off, 2), None, "the second restart asked");
+        let why = stopped(&backing_off, 1).expect("no restart pending: a death");
+        assert!(why.contains("CrashLoopBackOff"), "{why}");
     }
 }

@@ -36,19 +36,16 @@ pub(in crate::scenario) fn check(
                 "run the chain on bitcoind: chain: { implementation: bitcoind }",
             ));
         }
-        if matches!(runtime, RuntimeKind::Kubernetes | RuntimeKind::External) {
-            let name = match runtime {
-                RuntimeKind::Kubernetes => "kubernetes",
-                _ => "external",
-            };
-            return Err(ctx.error(
-                at,
-                format!(
-                    "the {name} runtime cannot stop the {CHAIN_NAME} backend and start it again"
-                ),
-                "run the scenario with runtime: local or runtime: docker",
-            ));
-        }
+        let why = match runtime {
+            RuntimeKind::Kubernetes => "the kubernetes runtime does not stop its chain backend yet",
+            RuntimeKind::External => "the external runtime starts no chain backend to stop",
+            _ => continue,
+        };
+        return Err(ctx.error(
+            at,
+            format!("{} cannot run here: {why}", fault.label()),
+            "run the scenario with runtime: local or runtime: docker",
+        ));
     }
     Ok(())
 }

@@ -362,8 +362,8 @@ fn chain_faults_read_on_bitcoind_and_are_refused_where_they_cannot_run() {
         ),
         (
             "runtime: kubernetes\nchain: { implementation: bitcoind }\nfaults:\n  - { at: 9s, kill: chain }\n",
-            "t.yaml:2",
-            "the kubernetes runtime",
+            "t.yaml:24:21:",
+            "kill chain cannot run here: the kubernetes runtime does not stop its chain backend yet",
         ),
     ]);
     // A node may not be called chain, so the word names the chain only.
