@@ -44,6 +44,10 @@ fn import_list_show_and_trend_the_fixture_runs() {
     let show = stdout_of(history(&store).args(["show", "2"]), 0);
     assert!(show.contains("lnd 0.19.0-beta"), "{show}");
     assert!(show.contains("TPS 112.0"), "{show}");
+    assert!(
+        show.contains("bytes per payment -"),
+        "not read in this report: {show}"
+    );
     let trend = stdout_of(history(&store).args(["trend", "tps"]), 0);
     assert!(trend.contains("lnd 0.19.0-beta"), "{trend}");
     assert!(trend.contains("n=2 (runs 3, 4)"), "{trend}");
