@@ -145,6 +145,11 @@ fn on_postgresql_check_calls_a_slower_node_significant_and_a_repeat_not() {
         password: Some(server.password.clone()),
     };
     planted_regression(&store, work.path());
+    // The runs are on the server (not in a file named like the URL).
+    let runs: i64 = (server.client().query_one("SELECT count(*) FROM runs", &[]))
+        .unwrap()
+        .get(0);
+    assert_eq!(runs, 3);
 }
 
 /// Two runs of the scenario, then one with the slower node: `check` exits 0, then 1.

@@ -68,6 +68,11 @@ fn check_on_postgresql_calls_a_planted_regression_and_not_a_repeat() {
     let dir = tempfile::tempdir().unwrap();
     let (url, pw) = (server.url(), server.password.clone());
     check_calls_a_planted_regression(&|| on(&url, Some(&pw)), dir.path());
+    // The runs are on the server (not in a file named like the URL).
+    let runs: i64 = (server.client().query_one("SELECT count(*) FROM runs", &[]))
+        .unwrap()
+        .get(0);
+    assert_eq!(runs, 3);
 }
 
 #[test]
