@@ -238,3 +238,23 @@ fn store_and_no_store_together_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+#[test]
+fn a_run_refuses_a_postgresql_url_that_does_not_parse_before_it_starts() {
+    let out = Command::cargo_bin("lnbench-tui")
+        .unwrap()
+        .arg(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+        ))
+        .arg("--store")
+        .arg("postgres://bench:pw-9c1e77aa@db:notaport/history")
+        .arg("--no-tui")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a PostgreSQL URL"), "{err}");
+    assert!(err.contains("postgres://bench:[REDACTED]@db"), "{err}");
+    assert!(!err.contains("pw-9c1e77aa"), "{err}");
+    assert!(!err.contains("chain up"), "the run started: {err}");
+}
