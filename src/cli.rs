@@ -122,10 +122,11 @@ pub enum SnapshotCommand {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The results store (an SQLite file). Default: $LNBENCH_HISTORY, else
-    /// history.sqlite in the cache directory ($LNBENCH_CACHE, $XDG_CACHE_HOME/lnbench-tui
-    /// or ~/.cache/lnbench-tui).
-    #[arg(long, value_name = "PATH", global = true)]
+    /// The results store: an SQLite file, or a PostgreSQL server
+    /// (postgres://USER@HOST:PORT/DATABASE, the password in $PGPASSWORD). Default:
+    /// $LNBENCH_HISTORY, else history.sqlite in the cache directory ($LNBENCH_CACHE,
+    /// $XDG_CACHE_HOME/lnbench-tui or ~/.cache/lnbench-tui).
+    #[arg(long, value_name = "PATH|URL", global = true)]
     pub store: Option<PathBuf>,
     #[command(subcommand)]
     pub command: HistoryCommand,
@@ -161,8 +162,9 @@ pub enum HistoryCommand {
     },
     /// A metric over the runs, per scenario point, by node version or commit.
     Trend {
-        /// The metric: TPS, p50 / p90 / p99 latency, or the nodes' CPU.
-        #[arg(value_parser = ["tps", "p50", "p90", "p99", "cpu"])]
+        /// The metric: TPS, p50 / p90 / p99 latency, the nodes' CPU, or their data-dir
+        /// growth per payment.
+        #[arg(value_parser = ["tps", "p50", "p90", "p99", "cpu", "bytes-per-payment"])]
         metric: String,
         /// Only this scenario (its name).
         #[arg(long, value_name = "NAME")]
@@ -182,12 +184,12 @@ pub enum HistoryCommand {
         #[arg(long, value_name = "N", default_value = "10")]
         last: usize,
         /// The metrics tested (repeat the flag for several).
-        #[arg(long, value_parser = ["tps", "p50", "p90", "p99", "cpu"], default_values = ["tps", "p50", "p99"])]
+        #[arg(long, value_parser = ["tps", "p50", "p90", "p99", "cpu", "bytes-per-payment"], default_values = ["tps", "p50", "p99"])]
         metric: Vec<String>,
     },
     /// Write a static site of the runs (no script): DIR/index.html lists the
-    /// scenarios, each scenario's page has SVG trend charts of TPS, p50, p99 and CPU
-    /// per point, each dot linked to its report.
+    /// scenarios, each scenario's page has SVG trend charts of TPS, p50, p99, CPU and
+    /// bytes per payment per point, each dot linked to its report.
     Site {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
@@ -251,9 +253,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = crate::scenario::duration_flag, help_heading = "Load")]
     pub duration: Option<std::time::Duration>,
 
-    /// Record the run in this results store (default: $LNBENCH_HISTORY, else, for a
-    /// release build, history.sqlite in the cache directory); see `lnbench-tui history`.
-    #[arg(long, value_name = "PATH", help_heading = "History")]
+    /// Record the run in this results store, a file or a postgres:// URL (default:
+    /// $LNBENCH_HISTORY, else, for a release build, history.sqlite in the cache
+    /// directory); see `lnbench-tui history`.
+    #[arg(long, value_name = "PATH|URL", help_heading = "History")]
     pub store: Option<PathBuf>,
 
     /// Do not record the run in the results history.

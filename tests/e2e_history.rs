@@ -1,5 +1,6 @@
 //! End to end: real runs (two LND nodes on a btcd regtest chain, local runtime,
-//! short repeated loads) record themselves into a temporary SQLite store, and
+//! short repeated loads) record themselves into a temporary store, an SQLite file or
+//! a private PostgreSQL server (its password as PGPASSWORD), and
 //! `history check` calls a repeat of the same run within noise and a run with a
 //! slower node a significant regression.
 //!
@@ -10,6 +11,8 @@
 //! GOMAXPROCS=1), which costs it CPU on every payment.
 
 mod common;
+#[path = "history_support/pg.rs"]
+mod pg;
 
 use common::*;
 use std::os::unix::fs::PermissionsExt;
@@ -69,7 +72,13 @@ fn cache_with(dir: &Path, wrapper: Option<&str>) -> PathBuf {
     dir.to_path_buf()
 }
 
-fn run(scenario: &Path, cache: &Path, store: &Path, work: &Path, name: &str) {
+/// Where the runs are recorded: `--store` and the PGPASSWORD it needs, if any.
+struct Store {
+    arg: String,
+    password: Option<String>,
+}
+
+fn run(scenario: &Path, cache: &Path, store: &Store, work: &Path, name: &str) {
     let run_dir = work.join("runs");
     std::fs::create_dir_all(&run_dir).unwrap();
     let out = Command::new(lnbench())
@@ -79,8 +88,9 @@ fn run(scenario: &Path, cache: &Path, store: &Path, work: &Path, name: &str) {
         .arg("--run-dir")
         .arg(&run_dir)
         .arg("--store")
-        .arg(store)
+        .arg(&store.arg)
         .env("LNBENCH_CACHE", cache)
+        .envs(store.password.iter().map(|p| ("PGPASSWORD", p)))
         .output()
         .expect("run lnbench-tui");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -89,14 +99,21 @@ fn run(scenario: &Path, cache: &Path, store: &Path, work: &Path, name: &str) {
         stderr.contains("history: recorded as run"),
         "{name} not recorded: {stderr}"
     );
+    if let Some(p) = &store.password {
+        assert!(
+            !stderr.contains(p.as_str()),
+            "{name} printed the store's password"
+        );
+    }
     let left = processes_mentioning(&run_dir);
     assert!(left.is_empty(), "processes of {name} still alive: {left:?}");
 }
 
-fn check(store: &Path) -> (i32, String) {
+fn check(store: &Store) -> (i32, String) {
     let out = Command::new(lnbench())
         .args(["history", "check", "--store"])
-        .arg(store)
+        .arg(&store.arg)
+        .envs(store.password.iter().map(|p| ("PGPASSWORD", p)))
         .output()
         .expect("history check");
     let text =
@@ -109,22 +126,48 @@ fn check(store: &Path) -> (i32, String) {
 fn check_calls_a_slower_node_significant_and_a_repeat_not() {
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
-    let w = work.path();
+    let store = Store {
+        arg: work.path().join("history.sqlite").display().to_string(),
+        password: None,
+    };
+    planted_regression(&store, work.path());
+}
+
+#[test]
+fn on_postgresql_check_calls_a_slower_node_significant_and_a_repeat_not() {
+    require_node_binaries();
+    let Some(server) = pg::start("e2e_history::on_postgresql") else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    let store = Store {
+        arg: server.url(),
+        password: Some(server.password.clone()),
+    };
+    planted_regression(&store, work.path());
+    // The runs are on the server (not in a file named like the URL).
+    let runs: i64 = (server.client().query_one("SELECT count(*) FROM runs", &[]))
+        .unwrap()
+        .get(0);
+    assert_eq!(runs, 3);
+}
+
+/// Two runs of the scenario, then one with the slower node: `check` exits 0, then 1.
+fn planted_regression(store: &Store, w: &Path) {
     let scenario = w.join("history-e2e.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
-    let store = w.join("history.sqlite");
     let normal = cache_with(&w.join("cache"), None);
     let slow = cache_with(&w.join("cache-slow"), Some("GOGC=1 GOMAXPROCS=1"));
 
-    run(&scenario, &normal, &store, w, "first");
-    run(&scenario, &normal, &store, w, "second");
-    let (code, text) = check(&store);
+    run(&scenario, &normal, store, w, "first");
+    run(&scenario, &normal, store, w, "second");
+    let (code, text) = check(store);
     assert_eq!(code, 0, "a repeat of the same run: {text}");
     assert!(text.contains("against runs 1"), "{text}");
     assert!(!text.contains("cannot judge"), "{text}");
 
-    run(&scenario, &slow, &store, w, "slower");
-    let (code, text) = check(&store);
+    run(&scenario, &slow, store, w, "slower");
+    let (code, text) = check(store);
     assert_eq!(code, 1, "the slower node: {text}");
     assert!(text.contains("against runs 1, 2"), "{text}");
     assert!(text.contains("REGRESSION"), "{text}");

@@ -2,58 +2,14 @@
 //! real report: import, list, show, trend, check and its exit codes, and bad stores.
 
 mod common;
+#[path = "history_support/runs.rs"]
+mod runs;
 
 use assert_cmd::Command;
 use common::repo_file;
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-
-fn history(store: &Path) -> Command {
-    let mut c = Command::cargo_bin("lnbench-tui").unwrap();
-    c.arg("history").arg("--store").arg(store);
-    c
-}
-
-fn report(started_at: &str, tps: f64) -> Value {
-    let text = std::fs::read_to_string(repo_file("tests/fixtures/reports/real-lnd-a/report.json"))
-        .unwrap();
-    let mut r: Value = serde_json::from_str(&text).unwrap();
-    r["started_at"] = json!(started_at);
-    r["results"]["tps_avg"] = json!(tps);
-    r["results"]["latency"]["p50_us"] = json!((1e6 / tps) as u64);
-    r["results"]["latency"]["p99_us"] = json!((4e6 / tps) as u64);
-    r
-}
-
-/// A run repeated (a sweep directory of `repeat=K` points) with these TPS.
-fn repeated(dir: &Path, started_at: &str, tps: &[f64]) -> PathBuf {
-    let mut points = Vec::new();
-    for (k, t) in tps.iter().enumerate() {
-        let label = format!("repeat={}", k + 1);
-        std::fs::create_dir_all(dir.join(&label)).unwrap();
-        let r = report(started_at, *t);
-        std::fs::write(dir.join(&label).join("report.json"), r.to_string()).unwrap();
-        points.push(json!({ "label": label, "status": "done" }));
-    }
-    let base = report(started_at, 1.0);
-    let sweep = json!({
-        "schema_version": 2, "complete": true, "started_at": started_at,
-        "finished_at": started_at, "scenario": base["scenario"], "runtime": "local",
-        "host": base["host"], "tool": base["tool"], "points": points,
-    });
-    std::fs::write(dir.join("sweep.json"), sweep.to_string()).unwrap();
-    dir.to_path_buf()
-}
-
-fn stdout_of(c: &mut Command, code: i32) -> String {
-    let out = c.output().unwrap();
-    let (o, e) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert_eq!(out.status.code(), Some(code), "stdout:\n{o}\nstderr:\n{e}");
-    o + &e
-}
+use runs::*;
+use serde_json::json;
+use std::path::Path;
 
 #[test]
 fn tests_run_a_build_that_records_nothing_in_the_machines_history() {
@@ -88,6 +44,10 @@ fn import_list_show_and_trend_the_fixture_runs() {
     let show = stdout_of(history(&store).args(["show", "2"]), 0);
     assert!(show.contains("lnd 0.19.0-beta"), "{show}");
     assert!(show.contains("TPS 112.0"), "{show}");
+    assert!(
+        show.contains("bytes per payment -"),
+        "not read in this report: {show}"
+    );
     let trend = stdout_of(history(&store).args(["trend", "tps"]), 0);
     assert!(trend.contains("lnd 0.19.0-beta"), "{trend}");
     assert!(trend.contains("n=2 (runs 3, 4)"), "{trend}");
@@ -97,38 +57,7 @@ fn import_list_show_and_trend_the_fixture_runs() {
 fn check_exits_1_on_a_planted_regression_and_0_on_noise() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
-    let d = dir.path();
-    let base = repeated(
-        &d.join("a"),
-        "2026-11-20T10:00:00Z",
-        &[60.0, 62.0, 61.0, 63.0, 59.0],
-    );
-    let same = repeated(
-        &d.join("b"),
-        "2026-11-20T11:00:00Z",
-        &[61.0, 60.5, 62.5, 59.5, 63.5],
-    );
-    stdout_of(history(&store).arg("import").arg(&base).arg(&same), 0);
-    let noise = stdout_of(history(&store).arg("check"), 0);
-    assert!(noise.contains("within noise"), "{noise}");
-    assert!(!noise.contains("REGRESSION"), "{noise}");
-
-    let slow = repeated(
-        &d.join("c"),
-        "2026-11-20T12:00:00Z",
-        &[40.0, 41.0, 39.5, 42.0, 40.5],
-    );
-    stdout_of(history(&store).arg("import").arg(&slow), 0);
-    let out = stdout_of(
-        history(&store).args(["check", "--scenario", "alice-pays-bob"]),
-        1,
-    );
-    assert!(out.contains("tps 40.5 (median of 5)"), "{out}");
-    assert!(out.contains("significant (Mann-Whitney U"), "{out}");
-    assert!(out.contains("REGRESSION"), "{out}");
-    stdout_of(history(&store).args(["check", "--last", "0"]), 2);
-    let none = stdout_of(history(&store).args(["check", "--scenario", "nope"]), 0);
-    assert!(none.contains("nothing to check"), "{none}");
+    check_calls_a_planted_regression(&|| history(&store), dir.path());
 }
 
 #[test]
@@ -308,4 +237,24 @@ fn store_and_no_store_together_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn a_run_refuses_a_postgresql_url_that_does_not_parse_before_it_starts() {
+    let out = Command::cargo_bin("lnbench-tui")
+        .unwrap()
+        .arg(repo_file(
+            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
+        ))
+        .arg("--store")
+        .arg("postgres://bench:pw-9c1e77aa@db:notaport/history")
+        .arg("--no-tui")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a PostgreSQL URL"), "{err}");
+    assert!(err.contains("postgres://bench:[REDACTED]@db"), "{err}");
+    assert!(!err.contains("pw-9c1e77aa"), "{err}");
+    assert!(!err.contains("chain up"), "the run started: {err}");
 }

@@ -33,11 +33,11 @@ pub(crate) fn history(args: HistoryArgs) -> Result<Exit> {
             since.as_deref(),
         ),
         HistoryCommand::Show { id } => {
-            let store = Store::open_existing(&path)?;
+            let mut store = Store::open_existing(&path)?;
             let Some(run) = store.run(id)? else {
                 return Err(BadStore(format!(
                     "no run {id} in {}: `lnbench-tui history list` shows the ids",
-                    path.display()
+                    store.at()
                 ))
                 .into());
             };
@@ -260,7 +260,7 @@ fn show(r: &StoredRun) {
     for p in &run.points {
         let name = if p.label.is_empty() { "run" } else { &p.label };
         outln!(
-            "  {name}: TPS {}, p50 {}, p90 {}, p99 {}, ok {}, failed {}, CPU {}{}",
+            "  {name}: TPS {}, p50 {}, p90 {}, p99 {}, ok {}, failed {}, CPU {}, bytes per payment {}{}",
             Metric::Tps.text(p.tps),
             Metric::P50.text(p.p50_us as f64),
             Metric::P90.text(p.p90_us as f64),
@@ -269,6 +269,7 @@ fn show(r: &StoredRun) {
             p.failed,
             p.cpu_pct
                 .map_or_else(|| "-".into(), |c| Metric::Cpu.text(c)),
+            (p.bytes_per_payment).map_or_else(|| "-".into(), |b| Metric::BytesPerPayment.text(b)),
             if p.complete { "" } else { " (partial)" }
         );
         outln!("    envelope: {}", p.envelope);

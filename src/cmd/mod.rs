@@ -82,14 +82,7 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
     let tui = !args.no_tui && std::io::IsTerminal::is_terminal(&std::io::stdout());
     // Where the run is recorded: refused before the run when it cannot be a store.
     let store = crate::history::recording_store(args.store.as_deref(), args.no_store);
-    if let Some(path) = store.as_deref().filter(|p| p.is_dir()) {
-        return Err(crate::history::BadStore(format!(
-            "--store {}: a directory; give a file, e.g. {}",
-            path.display(),
-            path.join(crate::history::FILE_NAME).display()
-        ))
-        .into());
-    }
+    crate::history::refuse_early(store.as_deref())?;
     let recorded_dir = args.report.clone();
     let opts = run::RunOptions {
         tui,

@@ -14,15 +14,18 @@ pub enum Metric {
     P90,
     P99,
     Cpu,
+    /// The nodes' data-dir growth per successful payment (summed over the nodes).
+    BytesPerPayment,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [
+    pub const ALL: [Metric; 6] = [
         Metric::Tps,
         Metric::P50,
         Metric::P90,
         Metric::P99,
         Metric::Cpu,
+        Metric::BytesPerPayment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -32,6 +35,7 @@ impl Metric {
             Metric::P90 => "p90",
             Metric::P99 => "p99",
             Metric::Cpu => "cpu",
+            Metric::BytesPerPayment => "bytes-per-payment",
         }
     }
 
@@ -46,6 +50,7 @@ impl Metric {
             Metric::P90 => Some(p.p90_us as f64),
             Metric::P99 => Some(p.p99_us as f64),
             Metric::Cpu => p.cpu_pct,
+            Metric::BytesPerPayment => p.bytes_per_payment,
         }
     }
 
@@ -58,6 +63,7 @@ impl Metric {
         match self {
             Metric::Tps => crate::report::format::tps(v),
             Metric::Cpu => format!("{v:.0} %"),
+            Metric::BytesPerPayment => crate::report::resources_charts::signed_bytes(v),
             _ => crate::report::format::latency_us(v.round().max(0.0) as u64),
         }
     }

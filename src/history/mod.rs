@@ -5,15 +5,21 @@
 //! - `record.rs`: what a run is in the store, read from its report.json (and, for a
 //!   sweep or repeated run, each point's).
 //! - `import.rs`: report directories (single runs, sweeps) into records.
-//! - `store.rs`: the SQLite store, its versioned migrations, inserts and queries.
+//! - `store.rs`: the store, its versioned migrations, inserts and queries, shared by
+//!   SQLite (`sqlite.rs`) and PostgreSQL (`pg.rs`); `sql.rs` holds where their SQL
+//!   differs, `dsn.rs` where the store is (a file, or a server's URL, redacted).
 //! - `check.rs`: the latest run against the earlier comparable ones, with the
 //!   significance test of `compare` ([`crate::report::stats::significance`]).
 //! - `site.rs`: a static, script-free site of trend charts (SVG) per scenario.
 
 pub mod check;
+pub mod dsn;
 pub mod import;
+mod pg;
 pub mod record;
 pub mod site;
+pub mod sql;
+mod sqlite;
 pub mod store;
 
 #[cfg(test)]
@@ -22,7 +28,8 @@ mod tests;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The environment variable that names the store (a path), or `off` to record nothing.
+/// The environment variable that names the store (a path or a `postgres://` URL), or
+/// `off` to record nothing.
 pub const STORE_ENV: &str = "LNBENCH_HISTORY";
 /// The store's file name in the cache directory.
 pub const FILE_NAME: &str = "history.sqlite";
@@ -96,7 +103,7 @@ pub fn record_after_run(path: &Path, report_dir: &Path) {
         });
     match recorded {
         Ok(store::Inserted::New(id)) => {
-            crate::lines::errln!("history: recorded as run {id} in {}", path.display())
+            crate::lines::errln!("history: recorded as run {id} in {}", named(path))
         }
         Ok(store::Inserted::Already(id)) => {
             crate::lines::errln!("history: already recorded as run {id}")
@@ -104,8 +111,32 @@ pub fn record_after_run(path: &Path, report_dir: &Path) {
         Err(e) => crate::lines::errln!(
             "warning: the run was not recorded in the history ({}): {e:#}; the report is \
              intact, `lnbench-tui history import {}` records it later",
-            path.display(),
+            named(path),
             report_dir.display()
         ),
     }
+}
+
+/// The store at `path` as it may be printed: a file's path, a server's URL without
+/// its password.
+pub fn named(path: &Path) -> String {
+    match dsn::StoreAt::of(path) {
+        Ok(at) => at.to_string(),
+        Err(_) if path.to_str().is_some_and(dsn::is_postgres) => "(a PostgreSQL URL)".into(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// Before a run: a store that cannot be one (a directory, a URL that does not
+/// parse) is refused at once, not after the load.
+pub fn refuse_early(path: Option<&Path>) -> Result<(), BadStore> {
+    let Some(path) = path else { return Ok(()) };
+    if path.is_dir() {
+        return Err(BadStore(format!(
+            "--store {}: a directory; give a file, e.g. {}",
+            path.display(),
+            path.join(FILE_NAME).display()
+        )));
+    }
+    dsn::StoreAt::of(path).map(|_| ())
 }

@@ -70,6 +70,9 @@ pub struct PointRecord {
     /// The nodes' CPU over the load, summed (percent of one core); `None` when the
     /// runtime read none.
     pub cpu_pct: Option<f64>,
+    /// The nodes' data-dir growth over the load per successful payment, summed;
+    /// `None` when no node's was read (or the store's run predates schema 2).
+    pub bytes_per_payment: Option<f64>,
     pub nodes: Vec<NodeRecord>,
 }
 
@@ -82,6 +85,7 @@ pub struct NodeRecord {
     pub commit: Option<String>,
     pub database: Option<String>,
     pub cpu_pct: Option<f64>,
+    pub bytes_per_payment: Option<f64>,
 }
 
 /// Why a report cannot be recorded.
@@ -156,6 +160,7 @@ pub fn point_of(doc: &Value, label: &str, report: &str) -> Result<PointRecord, N
         .map(|nodes| nodes.iter().map(node_of).collect())
         .unwrap_or_default();
     let cpus: Vec<f64> = nodes.iter().filter_map(|n| n.cpu_pct).collect();
+    let bytes: Vec<f64> = nodes.iter().filter_map(|n| n.bytes_per_payment).collect();
     let parts: Vec<&str> = label
         .split(',')
         .filter(|p| !p.is_empty() && !p.starts_with("repeat="))
@@ -185,6 +190,7 @@ pub fn point_of(doc: &Value, label: &str, report: &str) -> Result<PointRecord, N
         p90_us: u("/latency/p90_us"),
         p99_us: u("/latency/p99_us"),
         cpu_pct: (!cpus.is_empty()).then(|| cpus.iter().sum()),
+        bytes_per_payment: (!bytes.is_empty()).then(|| bytes.iter().sum()),
         nodes,
     })
 }
@@ -201,6 +207,7 @@ fn node_of(n: &Value) -> NodeRecord {
             .and_then(Value::as_str)
             .map(str::to_string),
         cpu_pct: n.pointer("/resources/cpu_pct_avg").and_then(Value::as_f64),
+        bytes_per_payment: (n.pointer("/resources/bytes_per_payment")).and_then(Value::as_f64),
     }
 }
 

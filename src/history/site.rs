@@ -1,6 +1,6 @@
 //! `history site DIR`: a static site of the runs recorded, without script: an index
 //! of scenarios, and per scenario a page with an SVG trend chart per point and metric
-//! (TPS, p50, p99, CPU), one dot per finished load in the order run, labelled by the
+//! (TPS, p50, p99, CPU, bytes per payment), one dot per finished load in the order run, labelled by the
 //! nodes' versions, each dot a link to that load's report.html.
 
 use super::check::{By, Metric, versions_of};
@@ -10,7 +10,13 @@ use std::fmt::Write;
 use std::path::{Component, Path, PathBuf};
 
 pub const INDEX: &str = "index.html";
-const METRICS: [Metric; 4] = [Metric::Tps, Metric::P50, Metric::P99, Metric::Cpu];
+const METRICS: [Metric; 5] = [
+    Metric::Tps,
+    Metric::P50,
+    Metric::P99,
+    Metric::Cpu,
+    Metric::BytesPerPayment,
+];
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 220.0;
 const PAD: f64 = 48.0;
@@ -147,18 +153,17 @@ fn scenario_body(runs: &[&StoredRun], base: &Path) -> String {
     body
 }
 
-/// A line of dots in run order, the y axis from 0 to the largest value.
+/// A line of dots in run order, the y axis from 0 (or the lowest value, when one is
+/// below 0: a node that shrank its files) to the largest value.
 fn chart(dots: &[Dot], m: Metric) -> String {
-    let top = dots
-        .iter()
-        .map(|d| d.value)
-        .fold(0.0_f64, f64::max)
-        .max(1e-9);
+    let top = dots.iter().map(|d| d.value).fold(0.0_f64, f64::max);
+    let low = dots.iter().map(|d| d.value).fold(0.0_f64, f64::min);
+    let span = (top - low).max(1e-9);
     let step = (WIDTH - 2.0 * PAD) / (dots.len().max(2) - 1) as f64;
     let xy = |i: usize, v: f64| {
         (
             PAD + step * i as f64,
-            HEIGHT - PAD - (v / top) * (HEIGHT - 2.0 * PAD),
+            HEIGHT - PAD - ((v - low) / span) * (HEIGHT - 2.0 * PAD),
         )
     };
     let mut svg = format!(
@@ -168,10 +173,15 @@ fn chart(dots: &[Dot], m: Metric) -> String {
     );
     let _ = write!(
         svg,
-        "<text x=\"4\" y=\"{:.0}\">{}</text><text x=\"4\" y=\"{:.0}\">0</text>",
+        "<text x=\"4\" y=\"{:.0}\">{}</text><text x=\"4\" y=\"{:.0}\">{}</text>",
         PAD,
         esc(&m.text(top)),
-        HEIGHT - PAD
+        HEIGHT - PAD,
+        if low < 0.0 {
+            esc(&m.text(low))
+        } else {
+            "0".into()
+        }
     );
     let points: Vec<String> = (dots.iter().enumerate())
         .map(|(i, d)| {

@@ -1,26 +1,85 @@
-//! The SQLite results store: one file, its schema versioned (`schema_version`, one
-//! migration per version, applied in a transaction on open), a run written in one
-//! transaction with its points and nodes, so a failure leaves nothing half written.
+//! The results store, on SQLite (one file) or PostgreSQL (a server): its schema
+//! versioned (`schema_version`, one migration per version, applied in a transaction
+//! on open), a run written in one transaction with its points and nodes, so a failure
+//! leaves nothing half written. The record and query code is shared; the SQL that
+//! differs is in `sql.rs` ([`Dialect`]), the connections in `sqlite.rs` and `pg.rs`.
 
 use super::BadStore;
+use super::dsn::StoreAt;
+use super::pg::Pg;
 use super::record::{HostRecord, NodeRecord, PointRecord, RunRecord};
-use anyhow::{Context, Result};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
-use std::path::{Path, PathBuf};
+use super::sql::{Cell, Dialect, Param};
+use super::sqlite::Sqlite;
+use anyhow::Result;
+use std::path::Path;
 use std::time::Duration;
 
-/// The schema this build writes and reads. A store of a higher version is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub use super::sql::SCHEMA_VERSION;
+pub use super::sqlite::BUSY_TIMEOUT;
 
-/// `MIGRATIONS[i]` takes a store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+enum Db {
+    Sqlite(Sqlite),
+    Postgres(Box<Pg>),
+}
 
-/// How long a store locked by another process is waited for.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+impl Db {
+    fn dialect(&self) -> Dialect {
+        match self {
+            Db::Sqlite(_) => Dialect::Sqlite,
+            Db::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        match self {
+            Db::Sqlite(db) => db.batch(sql),
+            Db::Postgres(db) => db.batch(sql),
+        }
+    }
+
+    /// `sql` in SQLite's placeholders (turned into the server's).
+    fn execute(&mut self, sql: &str, params: &[Param]) -> Result<u64> {
+        let sql = self.dialect().sql(sql);
+        match self {
+            Db::Sqlite(db) => db.execute(&sql, params),
+            Db::Postgres(db) => db.execute(&sql, params),
+        }
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param]) -> Result<Vec<Vec<Cell>>> {
+        let sql = self.dialect().sql(sql);
+        match self {
+            Db::Sqlite(db) => db.query(&sql, params),
+            Db::Postgres(db) => db.query(&sql, params),
+        }
+    }
+
+    /// The first cell of the first row.
+    fn one(&mut self, sql: &str, params: &[Param]) -> Result<Option<Cell>> {
+        Ok(self
+            .query(sql, params)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next()))
+    }
+
+    /// `body` in a transaction that writes: committed when it succeeds, rolled back
+    /// when it fails (nothing half written).
+    fn transaction<T>(&mut self, body: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
+        self.batch(self.dialect().begin())?;
+        match body(self).and_then(|v| self.batch("COMMIT").map(|()| v)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let _ = self.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
 
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    db: Db,
+    at: StoreAt,
 }
 
 /// A run as stored, with its id.
@@ -40,336 +99,292 @@ pub enum Inserted {
 }
 
 impl Store {
-    /// Opens the store at `path`, creating it (and its directory) if needed, and
-    /// brings its schema up to date.
+    /// Opens the store at `path` (a file, or a `postgres://` URL), creating it (and
+    /// its directory) if needed, and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
-        Store::open_with(path, true, BUSY_TIMEOUT)
+        Store::open_at(StoreAt::of(path)?, true, BUSY_TIMEOUT)
     }
 
     /// Opens a store that must exist (the commands that only read).
     pub fn open_existing(path: &Path) -> Result<Store> {
-        Store::open_with(path, false, BUSY_TIMEOUT)
+        Store::open_at(StoreAt::of(path)?, false, BUSY_TIMEOUT)
     }
 
     pub fn open_with(path: &Path, create: bool, busy: Duration) -> Result<Store> {
-        if path.is_dir() {
-            return Err(BadStore(format!(
-                "--store {}: a directory; give a file, e.g. {}",
-                path.display(),
-                path.join(super::FILE_NAME).display()
-            ))
-            .into());
-        }
-        if !create && !path.exists() {
-            return Err(BadStore(format!(
-                "--store {}: no results store there yet; runs that write a report record \
-                 themselves, or `lnbench-tui history import DIR` records earlier ones",
-                path.display()
-            ))
-            .into());
-        }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn =
-            Connection::open_with_flags(path, flags).map_err(|e| store_error(path, e, busy))?;
-        conn.busy_timeout(busy)
-            .map_err(|e| store_error(path, e, busy))?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+        Store::open_at(StoreAt::of(path)?, create, busy)
+    }
+
+    /// A server's database is there to be used: `create` only matters for a file.
+    pub fn open_at(at: StoreAt, create: bool, busy: Duration) -> Result<Store> {
+        let db = match &at {
+            StoreAt::File(path) => Db::Sqlite(Sqlite::open(path, create, busy)?),
+            StoreAt::Postgres(dsn) => Db::Postgres(Box::new(Pg::connect(dsn)?)),
         };
-        store.migrate().map_err(|e| lift(path, e, busy))?;
+        let mut store = Store { db, at };
+        store.migrate()?;
         Ok(store)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where it is (a URL without its password).
+    pub fn at(&self) -> &StoreAt {
+        &self.at
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version = Store::version_of(&tx)?;
-        let Some(version) = version else {
-            return Err(BadStore(format!(
-                "--store {}: an SQLite database but not a results store (no schema_version \
-                 table); give another path",
-                self.path.display()
-            ))
-            .into());
-        };
-        if version > SCHEMA_VERSION {
-            return Err(BadStore(format!(
-                "--store {}: schema version {version}, written by a newer lnbench-tui (this \
-                 one reads up to {SCHEMA_VERSION}); upgrade lnbench-tui, or give another --store",
-                self.path.display()
-            ))
-            .into());
-        }
-        for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(sql)?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES (?1)",
-                [v as i64 + 1],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+        let at = self.at.to_string();
+        self.db.transaction(|db| {
+            let d = db.dialect();
+            if let Some(lock) = d.migration_lock() {
+                db.execute(lock, &[])?;
+            }
+            let Some(version) = version_of(db)? else {
+                return Err(BadStore(format!(
+                    "--store {at}: a database but not a results store (no schema_version \
+                     table); give another store"
+                ))
+                .into());
+            };
+            if version > SCHEMA_VERSION {
+                return Err(BadStore(format!(
+                    "--store {at}: schema version {version}, written by a newer lnbench-tui \
+                     (this one reads up to {SCHEMA_VERSION}); upgrade lnbench-tui, or give \
+                     another --store"
+                ))
+                .into());
+            }
+            for v in version..SCHEMA_VERSION {
+                let sql = d.migration(v).expect("a migration per version");
+                db.batch(sql)?;
+                db.execute(
+                    "INSERT INTO schema_version (version) VALUES (?1)",
+                    &[(v + 1).into()],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The schema version the store is at.
+    pub fn version(&mut self) -> Result<i64> {
+        Ok(version_of(&mut self.db)?.unwrap_or(0))
     }
 
     /// Records `run` with its points and nodes in one transaction.
     pub fn insert(&mut self, run: &RunRecord) -> Result<Inserted> {
-        let path = self.path.clone();
-        self.insert_tx(run)
-            .map_err(|e| lift(&path, e, BUSY_TIMEOUT))
-    }
-
-    fn insert_tx(&mut self, run: &RunRecord) -> Result<Inserted> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM runs WHERE source = ?1 AND started_at = ?2 AND scenario_hash = ?3",
-                params![run.source, run.started_at, run.scenario_hash],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(id) = existing {
-            return Ok(Inserted::Already(id));
-        }
-        let h = &run.host;
-        tx.execute(
-            "INSERT INTO runs (recorded_at, started_at, finished_at, scenario, scenario_hash, \
-             runtime, tool_version, complete, source, host_cpu, host_cores, host_memory, \
-             host_os, host_kernel, host_class) \
-             VALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-             ?10, ?11, ?12, ?13, ?14)",
-            params![
-                run.started_at,
-                run.finished_at,
-                run.scenario,
-                run.scenario_hash,
-                run.runtime,
-                run.tool_version,
-                run.complete,
-                run.source,
-                h.cpu_model,
-                h.cores as i64,
-                h.memory_bytes as i64,
-                h.os,
-                h.kernel,
-                h.class()
-            ],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        for p in &run.points {
-            insert_point(&tx, run_id, p)?;
-        }
-        tx.commit()?;
-        Ok(Inserted::New(run_id))
+        self.db.transaction(|db| insert_run(db, run))
     }
 
     /// Every run, oldest first, with its points and nodes.
-    pub fn runs(&self) -> Result<Vec<StoredRun>> {
-        self.runs_where("1 = 1", [])
+    pub fn runs(&mut self) -> Result<Vec<StoredRun>> {
+        self.runs_where("1 = 1", &[])
     }
 
     /// The run `id`, if stored.
-    pub fn run(&self, id: i64) -> Result<Option<StoredRun>> {
-        Ok(self.runs_where("id = ?1", [id])?.pop())
+    pub fn run(&mut self, id: i64) -> Result<Option<StoredRun>> {
+        Ok(self.runs_where("id = ?1", &[id.into()])?.pop())
     }
 
-    fn runs_where<P: rusqlite::Params>(&self, cond: &str, p: P) -> Result<Vec<StoredRun>> {
-        let read = || -> rusqlite::Result<Vec<StoredRun>> {
-            let mut stmt = self.conn.prepare(&format!(
+    fn runs_where(&mut self, cond: &str, p: &[Param]) -> Result<Vec<StoredRun>> {
+        let rows = self.db.query(
+            &format!(
                 "SELECT id, recorded_at, started_at, finished_at, scenario, scenario_hash, \
                  runtime, tool_version, complete, source, host_cpu, host_cores, host_memory, \
                  host_os, host_kernel FROM runs WHERE {cond} ORDER BY started_at, id"
-            ))?;
-            let mut runs: Vec<StoredRun> = stmt
-                .query_map(p, |r| {
-                    Ok(StoredRun {
-                        id: r.get(0)?,
-                        recorded_at: r.get(1)?,
-                        run: RunRecord {
-                            started_at: r.get(2)?,
-                            finished_at: r.get(3)?,
-                            scenario: r.get(4)?,
-                            scenario_hash: r.get(5)?,
-                            runtime: r.get(6)?,
-                            tool_version: r.get(7)?,
-                            complete: r.get(8)?,
-                            source: r.get(9)?,
-                            host: HostRecord {
-                                cpu_model: r.get(10)?,
-                                cores: r.get::<_, i64>(11)? as u64,
-                                memory_bytes: r.get::<_, i64>(12)? as u64,
-                                os: r.get(13)?,
-                                kernel: r.get(14)?,
-                            },
-                            points: Vec::new(),
-                        },
-                    })
-                })?
-                .collect::<rusqlite::Result<_>>()?;
-            for run in &mut runs {
-                run.run.points = points_of(&self.conn, run.id)?;
-            }
-            Ok(runs)
-        };
-        read().map_err(|e| store_error(&self.path, e, BUSY_TIMEOUT))
-    }
-}
-
-impl Store {
-    /// The schema version the file says, 0 for a new (empty) file, `None` for a
-    /// database with tables but no version (not a results store).
-    fn version_of(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-        let has_table: bool = conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-            [],
-            |r| r.get(0),
+            ),
+            p,
         )?;
-        if has_table {
-            return conn.query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0));
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id = r[0].int()?;
+            runs.push(StoredRun {
+                id,
+                recorded_at: r[1].text()?,
+                run: RunRecord {
+                    started_at: r[2].text()?,
+                    finished_at: r[3].text()?,
+                    scenario: r[4].text()?,
+                    scenario_hash: r[5].text()?,
+                    runtime: r[6].text()?,
+                    tool_version: r[7].text()?,
+                    complete: r[8].boolean()?,
+                    source: r[9].text()?,
+                    host: HostRecord {
+                        cpu_model: r[10].text()?,
+                        cores: r[11].int()? as u64,
+                        memory_bytes: r[12].int()? as u64,
+                        os: r[13].text()?,
+                        kernel: r[14].text()?,
+                    },
+                    points: points_of(&mut self.db, id)?,
+                },
+            });
         }
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-        Ok(if tables == 0 { Some(0) } else { None })
+        Ok(runs)
     }
 }
 
-fn insert_point(tx: &rusqlite::Transaction, run_id: i64, p: &PointRecord) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO points (run_id, label, grp, repeat, report, complete, load, envelope, \
-         outside_load_pct, steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, cpu_pct) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-        params![
-            run_id,
-            p.label,
-            p.group,
-            p.repeat,
-            p.report,
-            p.complete,
-            p.load,
-            p.envelope,
-            p.outside_load_pct,
-            p.steal_pct,
-            p.disturbed,
-            p.ok as i64,
-            p.failed as i64,
-            p.tps,
-            p.p50_us as i64,
-            p.p90_us as i64,
-            p.p99_us as i64,
-            p.cpu_pct
+/// The schema version the store says, 0 for a new (empty) one, `None` for a
+/// database with tables but no version (not a results store).
+fn version_of(db: &mut Db) -> Result<Option<i64>> {
+    let d = db.dialect();
+    let has_table = db.one(d.has_version_table(), &[])?;
+    if has_table.map(|c| c.boolean()).transpose()? == Some(true) {
+        let v = db.one("SELECT max(version) FROM schema_version", &[])?;
+        return v.map_or(Ok(None), |c| c.opt_int());
+    }
+    let tables = db.one(d.table_count(), &[])?;
+    let tables = tables.map(|c| c.int()).transpose()?.unwrap_or(0);
+    Ok((tables == 0).then_some(0))
+}
+
+fn insert_run(db: &mut Db, run: &RunRecord) -> Result<Inserted> {
+    let existing = db.one(
+        "SELECT id FROM runs WHERE source = ?1 AND started_at = ?2 AND scenario_hash = ?3",
+        &[
+            (&run.source).into(),
+            (&run.started_at).into(),
+            (&run.scenario_hash).into(),
         ],
     )?;
-    let point_id = tx.last_insert_rowid();
+    if let Some(id) = existing {
+        return Ok(Inserted::Already(id.int()?));
+    }
+    let h = &run.host;
+    let recorded_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let class = h.class();
+    let id = db.one(
+        "INSERT INTO runs (recorded_at, started_at, finished_at, scenario, scenario_hash, \
+         runtime, tool_version, complete, source, host_cpu, host_cores, host_memory, \
+         host_os, host_kernel, host_class) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING id",
+        &[
+            (&recorded_at).into(),
+            (&run.started_at).into(),
+            (&run.finished_at).into(),
+            (&run.scenario).into(),
+            (&run.scenario_hash).into(),
+            (&run.runtime).into(),
+            (&run.tool_version).into(),
+            run.complete.into(),
+            (&run.source).into(),
+            (&h.cpu_model).into(),
+            h.cores.into(),
+            h.memory_bytes.into(),
+            (&h.os).into(),
+            (&h.kernel).into(),
+            (&class).into(),
+        ],
+    )?;
+    let run_id = returned(id)?;
+    for p in &run.points {
+        insert_point(db, run_id, p)?;
+    }
+    Ok(Inserted::New(run_id))
+}
+
+fn returned(id: Option<Cell>) -> Result<i64> {
+    id.ok_or_else(|| anyhow::anyhow!("INSERT ... RETURNING id returned no row"))?
+        .int()
+}
+
+fn insert_point(db: &mut Db, run_id: i64, p: &PointRecord) -> Result<()> {
+    let id = db.one(
+        "INSERT INTO points (run_id, label, grp, repeat, report, complete, load, envelope, \
+         outside_load_pct, steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, \
+         cpu_pct, bytes_per_payment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+         ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) RETURNING id",
+        &[
+            run_id.into(),
+            (&p.label).into(),
+            (&p.group).into(),
+            p.repeat.into(),
+            (&p.report).into(),
+            p.complete.into(),
+            (&p.load).into(),
+            (&p.envelope).into(),
+            p.outside_load_pct.into(),
+            p.steal_pct.into(),
+            p.disturbed.into(),
+            p.ok.into(),
+            p.failed.into(),
+            p.tps.into(),
+            p.p50_us.into(),
+            p.p90_us.into(),
+            p.p99_us.into(),
+            p.cpu_pct.into(),
+            p.bytes_per_payment.into(),
+        ],
+    )?;
+    let point_id = returned(id)?;
     for n in &p.nodes {
-        tx.execute(
-            "INSERT INTO nodes (point_id, name, implementation, version, commit_id, database, cpu_pct) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                point_id,
-                n.name,
-                n.implementation,
-                n.version,
-                n.commit,
-                n.database,
-                n.cpu_pct
+        db.execute(
+            "INSERT INTO nodes (point_id, name, implementation, version, commit_id, database, \
+             cpu_pct, bytes_per_payment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            &[
+                point_id.into(),
+                (&n.name).into(),
+                (&n.implementation).into(),
+                (&n.version).into(),
+                (&n.commit).into(),
+                (&n.database).into(),
+                n.cpu_pct.into(),
+                n.bytes_per_payment.into(),
             ],
         )?;
     }
     Ok(())
 }
 
-fn points_of(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<PointRecord>> {
-    let mut stmt = conn.prepare_cached(
+fn points_of(db: &mut Db, run_id: i64) -> Result<Vec<PointRecord>> {
+    let rows = db.query(
         "SELECT id, label, grp, repeat, report, complete, load, envelope, outside_load_pct, \
-         steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, cpu_pct \
-         FROM points WHERE run_id = ?1 ORDER BY id",
+         steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, cpu_pct, \
+         bytes_per_payment FROM points WHERE run_id = ?1 ORDER BY id",
+        &[run_id.into()],
     )?;
-    let rows: Vec<(i64, PointRecord)> = stmt
-        .query_map([run_id], |r| {
-            Ok((
-                r.get(0)?,
-                PointRecord {
-                    label: r.get(1)?,
-                    group: r.get(2)?,
-                    repeat: r.get(3)?,
-                    report: r.get(4)?,
-                    complete: r.get(5)?,
-                    load: r.get(6)?,
-                    envelope: r.get(7)?,
-                    outside_load_pct: r.get(8)?,
-                    steal_pct: r.get(9)?,
-                    disturbed: r.get(10)?,
-                    ok: r.get::<_, i64>(11)? as u64,
-                    failed: r.get::<_, i64>(12)? as u64,
-                    tps: r.get(13)?,
-                    p50_us: r.get::<_, i64>(14)? as u64,
-                    p90_us: r.get::<_, i64>(15)? as u64,
-                    p99_us: r.get::<_, i64>(16)? as u64,
-                    cpu_pct: r.get(17)?,
-                    nodes: Vec::new(),
-                },
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut nodes = conn.prepare_cached(
-        "SELECT name, implementation, version, commit_id, database, cpu_pct FROM nodes \
-         WHERE point_id = ?1 ORDER BY rowid",
-    )?;
+    let nodes_sql = format!(
+        "SELECT name, implementation, version, commit_id, database, cpu_pct, \
+         bytes_per_payment FROM nodes WHERE point_id = ?1 ORDER BY {}",
+        db.dialect().node_order()
+    );
     let mut points = Vec::with_capacity(rows.len());
-    for (id, mut p) in rows {
-        p.nodes = nodes
-            .query_map([id], |r| {
+    for r in rows {
+        let nodes = db
+            .query(&nodes_sql, &[r[0].int()?.into()])?
+            .iter()
+            .map(|n| {
                 Ok(NodeRecord {
-                    name: r.get(0)?,
-                    implementation: r.get(1)?,
-                    version: r.get(2)?,
-                    commit: r.get(3)?,
-                    database: r.get(4)?,
-                    cpu_pct: r.get(5)?,
+                    name: n[0].text()?,
+                    implementation: n[1].text()?,
+                    version: n[2].text()?,
+                    commit: n[3].opt_text()?,
+                    database: n[4].opt_text()?,
+                    cpu_pct: n[5].opt_real()?,
+                    bytes_per_payment: n[6].opt_real()?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        points.push(p);
+            })
+            .collect::<Result<_>>()?;
+        points.push(PointRecord {
+            label: r[1].text()?,
+            group: r[2].text()?,
+            repeat: r[3].opt_int()?.map(|v| v as u32),
+            report: r[4].text()?,
+            complete: r[5].boolean()?,
+            load: r[6].text()?,
+            envelope: r[7].text()?,
+            outside_load_pct: r[8].opt_real()?,
+            steal_pct: r[9].opt_real()?,
+            disturbed: r[10].opt_bool()?,
+            ok: r[11].int()? as u64,
+            failed: r[12].int()? as u64,
+            tps: r[13].real()?,
+            p50_us: r[14].int()? as u64,
+            p90_us: r[15].int()? as u64,
+            p99_us: r[16].int()? as u64,
+            cpu_pct: r[17].opt_real()?,
+            bytes_per_payment: r[18].opt_real()?,
+            nodes,
+        });
     }
     Ok(points)
-}
-
-/// An error of SQLite's, said for the store at `path`: a file that is no database
-/// (bad input), one locked by another process past the wait (environment).
-fn store_error(path: &Path, e: rusqlite::Error, busy: Duration) -> anyhow::Error {
-    match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => BadStore(format!(
-            "--store {}: not a results store, or a damaged one (SQLite: {e}); move it away \
-             or give another --store; nothing was written to it",
-            path.display()
-        ))
-        .into(),
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => anyhow::anyhow!(
-            "the results store {} is locked by another process (waited {} s); try again once \
-             it is done; nothing was written",
-            path.display(),
-            busy.as_secs_f64()
-        ),
-        _ => anyhow::Error::new(e).context(format!("results store {}", path.display())),
-    }
-}
-
-/// [`store_error`] for an error that may be SQLite's inside an anyhow chain.
-fn lift(path: &Path, e: anyhow::Error, busy: Duration) -> anyhow::Error {
-    match e.downcast::<rusqlite::Error>() {
-        Ok(sqlite) => store_error(path, sqlite, busy),
-        Err(other) => other,
-    }
 }

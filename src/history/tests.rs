@@ -18,7 +18,7 @@ fn report(started_at: &str, tps: f64, p99_us: u64, envelope_cpus: Option<f64>) -
     r["results"]["latency"]["p50_us"] = json!(p99_us / 2);
     r["results"]["latency"]["p99_us"] = json!(p99_us);
     for n in r["nodes"].as_array_mut().unwrap() {
-        let mut res = json!({ "cpu_pct_avg": 50.0 });
+        let mut res = json!({ "cpu_pct_avg": 50.0, "bytes_per_payment": 1500.0 });
         if let Some(cpus) = envelope_cpus {
             res["envelope"] =
                 json!({ "name": "nodes", "cpus": cpus, "memory_bytes": null, "cpuset": null });
@@ -129,6 +129,12 @@ fn a_run_and_a_repeated_run_round_trip_through_the_store() {
     let p = &run.points[0];
     assert_eq!((p.group.as_str(), p.repeat), ("", None));
     assert_eq!((p.tps, p.p99_us, p.cpu_pct), (33.0, 500_000, Some(100.0)));
+    assert_eq!(
+        p.bytes_per_payment,
+        Some(3000.0),
+        "two nodes' growth, summed"
+    );
+    assert_eq!(p.nodes[0].bytes_per_payment, Some(1500.0));
     assert!(p.envelope.contains("alice cpus=0.7"), "{}", p.envelope);
     assert_eq!(p.nodes[0].commit.as_deref(), Some("v0.21.1-beta"));
 
@@ -367,4 +373,93 @@ fn a_directory_without_a_report_is_not_recordable() {
     .unwrap();
     let e = import::read_dir(dir.path()).err().unwrap();
     assert!(e.to_string().contains("line 3 column"), "{e}");
+}
+
+/// A store left at schema version 1 by an earlier lnbench-tui, with one run in it.
+fn v1_store(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(include_str!("schema_v1.sql")).unwrap();
+    conn.execute_batch(
+        "INSERT INTO schema_version (version) VALUES (1);
+         INSERT INTO runs VALUES (1, '2026-11-20T10:00:01Z', '2026-11-20T10:00:00Z',
+           '2026-11-20T10:01:00Z', 'old', 'abc', 'local', 'v0', 1, '/r', 'cpu', 2, 1, 'os',
+           'k', 'cpu, 2 cores, 0 GiB');
+         INSERT INTO points VALUES (1, 1, '', '', NULL, '/r/report.json', 1, 'l', 'none',
+           NULL, NULL, NULL, 10, 0, 5.0, 1, 2, 3, 40.0);
+         INSERT INTO nodes VALUES (1, 'alice', 'lnd', '0.18.5-beta', NULL, 'bbolt', 40.0);",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_version_1_store_is_upgraded_to_keep_bytes_per_payment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    v1_store(&path);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(SCHEMA_VERSION, 2);
+    let old = store.runs().unwrap();
+    assert_eq!(old.len(), 1);
+    let p = &old[0].run.points[0];
+    assert_eq!(
+        (p.tps, p.cpu_pct, p.bytes_per_payment),
+        (5.0, Some(40.0), None)
+    );
+    assert_eq!(p.nodes[0].bytes_per_payment, None);
+
+    write(
+        &dir.path().join("new"),
+        "report.json",
+        &report("2026-11-21T10:00:00Z", 30.0, 1000, None),
+    );
+    let run = import::read_dir(&dir.path().join("new")).unwrap();
+    assert_eq!(store.insert(&run).unwrap(), Inserted::New(2));
+    drop(store);
+    let mut again = Store::open_existing(&path).unwrap();
+    let runs = again.runs().unwrap();
+    assert_eq!(runs[1].run, run);
+    assert_eq!(runs[1].run.points[0].bytes_per_payment, Some(3000.0));
+    let versions: Vec<i64> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2], "each migration once");
+}
+
+#[test]
+fn trend_and_the_site_show_bytes_per_payment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_in(dir.path());
+    for (name, at) in [("a", "2026-11-20T10:00:00Z"), ("b", "2026-11-20T11:00:00Z")] {
+        write(
+            &dir.path().join(name),
+            "report.json",
+            &report(at, 30.0, 1000, None),
+        );
+        store
+            .insert(&import::read_dir(&dir.path().join(name)).unwrap())
+            .unwrap();
+    }
+    let runs = store.runs().unwrap();
+    let t = check::trend(&runs, None, Metric::BytesPerPayment, By::Version);
+    assert_eq!((t[0].rows[0].median, t[0].rows[0].n), (3000.0, 2));
+    assert_eq!(
+        Metric::parse("bytes-per-payment"),
+        Some(Metric::BytesPerPayment)
+    );
+    assert_eq!(Metric::BytesPerPayment.text(3000.0), "2.9 KiB");
+    let pages = site::write(&runs, &dir.path().join("site")).unwrap();
+    let html = std::fs::read_to_string(&pages[1]).unwrap();
+    for m in ["tps", "p50", "p99", "cpu", "bytes-per-payment"] {
+        assert!(html.contains(&format!("<h3>{m}</h3>")), "{m} chart missing");
+    }
+    assert!(
+        html.contains("2.9 KiB"),
+        "the chart's top is labelled in bytes"
+    );
 }
