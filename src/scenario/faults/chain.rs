@@ -4,7 +4,6 @@
 use super::super::error::ScenarioError;
 use super::super::validate::Ctx;
 use super::{Fault, RawFault};
-use crate::chain::CHAIN_NAME;
 use crate::scenario::{ChainKind, RuntimeKind};
 use serde_saphyr::Spanned;
 
