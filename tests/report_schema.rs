@@ -248,6 +248,7 @@ async fn a_stream_report_matches_the_schema() {
         payment_timeout: Duration::from_secs(5),
         ledger: None,
         max_parts: None,
+        attack: None,
         stream: Some(StreamPlan {
             amounts: vec![600, 400],
         }),
