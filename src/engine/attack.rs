@@ -182,6 +182,31 @@ async fn held(
     None
 }
 
+/// Starts the plan's attack beside the load (None without one): its task and what
+/// ends it.
+pub(super) fn spawn(
+    ctx: &Arc<super::Context>,
+    cancel: &CancellationToken,
+) -> Option<(CancellationToken, tokio::task::JoinHandle<()>)> {
+    ctx.attack.as_ref()?;
+    let (ctx, stop) = (ctx.clone(), cancel.child_token());
+    let ends = stop.clone();
+    let task = tokio::spawn(async move {
+        if let Some(a) = &ctx.attack {
+            a.run(ctx.start, stop).await;
+        }
+    });
+    Some((ends, task))
+}
+
+/// Ends the attack with the load, and waits until its slots cancelled their invoices.
+pub(super) async fn end(attack: Option<(CancellationToken, tokio::task::JoinHandle<()>)>) {
+    if let Some((stop, task)) = attack {
+        stop.cancel();
+        let _ = task.await;
+    }
+}
+
 /// Notes a measured honest payment's end for the attack's windows (none without one).
 pub(super) fn note(
     ctx: &super::Context,

@@ -237,15 +237,7 @@ pub async fn run_with_activity(
         notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
         attack: plan.attack.map(attack::Attack::new),
     });
-    let attack_stop = cancel.child_token();
-    let attack = (ctx.attack.is_some()).then(|| {
-        let (ctx, stop) = (ctx.clone(), attack_stop.clone());
-        tokio::spawn(async move {
-            if let Some(a) = &ctx.attack {
-                a.run(ctx.start, stop).await;
-            }
-        })
-    });
+    let attack = attack::spawn(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
     let mut workers = JoinSet::new();
@@ -273,11 +265,7 @@ pub async fn run_with_activity(
     let panicked = running
         .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
         .await;
-    // The attack ends with the load; its slots cancel their invoices first.
-    attack_stop.cancel();
-    if let Some(attack) = attack {
-        let _ = attack.await;
-    }
+    attack::end(attack).await;
     wind_down(
         ctx,
         closed,
