@@ -54,6 +54,7 @@ fn main() {
             ledger: None,
             stream: None,
             max_parts: None,
+            attack: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

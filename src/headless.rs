@@ -278,6 +278,7 @@ mod tests {
             mismatches: None,
             parts: None,
             drain: None,
+            attack: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

@@ -164,6 +164,7 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             stream: None,
             parts: None,
             drain: None,
+            attack: None,
         },
     );
     report.nodes[0].resources.envelope = Some(EnvelopeReading {

@@ -29,6 +29,7 @@ fn summary() -> Summary {
         stream: None,
         parts: None,
         drain: None,
+        attack: None,
         mismatches: None,
         dropped: 0,
         tps_avg: 0.0,

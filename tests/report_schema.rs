@@ -248,6 +248,7 @@ async fn a_stream_report_matches_the_schema() {
         payment_timeout: Duration::from_secs(5),
         ledger: None,
         max_parts: None,
+        attack: None,
         stream: Some(StreamPlan {
             amounts: vec![600, 400],
         }),
@@ -273,4 +274,33 @@ async fn a_stream_report_matches_the_schema() {
     assert_eq!(stream["recipients"][1]["amount_msat"], 400);
     // Fake nodes cannot read records back.
     assert!(stream["recipients"][0]["records_received"].is_null());
+}
+
+/// `workload: attack:`: results.attack as the engine fills it (slots held a second,
+/// the honest windows, the cost).
+#[tokio::test]
+async fn attack_results_match_the_schema() {
+    use lnbench_tui::metrics::FailureKind;
+    use lnbench_tui::metrics::attack::AttackStats;
+    let mut results = fake_results().await;
+    let stats = AttackStats::new(Duration::from_secs(2), Duration::from_secs(4));
+    stats.record(Duration::from_secs(1), Ok(Duration::from_millis(5)));
+    let no_route = Err(FailureKind::Node(FailureReason::NoRoute));
+    stats.record(Duration::from_secs(3), no_route);
+    stats.hold();
+    stats.sample(2);
+    stats.release(10_000, Duration::from_secs(2));
+    let who = ("mallory", "eve");
+    results.attack = Some(stats.summary(who, 4, 10_000, Duration::from_secs(2), 6.0));
+    let json = serde_json::to_value(common::sample_report("name: fake\n", results)).unwrap();
+    common::assert_matches_schema(&json);
+    let attack = &json["results"]["attack"];
+    assert_eq!(attack["slots_held"], serde_json::json!([0, 0, 1]));
+    assert_eq!(attack["during"]["failures_by_reason"]["no_route"], 1);
+    assert_eq!(attack["cost"]["locked_msat_s"], 20_000.0);
+
+    let mut wrong = json.clone();
+    wrong["results"]["attack"]["slots_target"] = serde_json::json!(0);
+    let outcome = std::panic::catch_unwind(|| common::assert_matches_schema(&wrong));
+    assert!(outcome.is_err(), "an attack of 0 slots must not validate");
 }

@@ -505,3 +505,32 @@ fn a_scenario_without_thresholds_has_none() {
     .unwrap();
     assert!(s.thresholds.is_empty());
 }
+
+/// scenarios/jamming.yaml: the attacker's route crosses the honest route's Bob ->
+/// Carol channel, and `share: 1.0` holds every slot the nodes' args allow.
+#[test]
+fn shipped_jamming_scenario_jams_every_slot_of_the_honest_channel() {
+    let s = scenario::load(
+        Path::new("scenarios/jamming.yaml"),
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let attack = s
+        .workload
+        .attack
+        .as_ref()
+        .expect("jamming.yaml has an attack");
+    assert_eq!(
+        (attack.attacker.as_str(), attack.accomplice.as_str()),
+        ("mallory", "eve")
+    );
+    assert_eq!(attack.slots, 12);
+    let stop = s.workload.stop.duration.unwrap();
+    assert!(attack.start + attack.duration < stop, "{attack:?}");
+    let has = |from: &str, to: &str| s.channels.iter().any(|c| c.from == from && c.to == to);
+    assert!(
+        has("alice", "bob") && has("bob", "carol") && has("mallory", "bob") && has("carol", "eve")
+    );
+    assert_eq!(s.workload.senders, ["alice"]);
+    assert_eq!(s.workload.receivers, ["carol"]);
+}

@@ -34,6 +34,7 @@ pub fn closed_keysend(sender: Arc<dyn LightningNode>, workers: u32, payments: u6
         ledger: None,
         stream: None,
         max_parts: None,
+        attack: None,
     }
 }
 

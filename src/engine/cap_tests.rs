@@ -47,6 +47,7 @@ fn capped_plan(
         ledger: Some(ledger.clone()),
         stream: None,
         max_parts: None,
+        attack: None,
     }
 }
 

@@ -11,6 +11,9 @@
 //! `ok + failed + indeterminate` is every payment started.
 
 pub mod activity;
+pub mod attack;
+#[cfg(test)]
+mod attack_tests;
 mod control;
 mod dispatch;
 mod invoices;
@@ -76,6 +79,8 @@ pub struct Plan {
     pub stream: Option<stream::StreamPlan>,
     /// Invoice payments: the most parts the sender may split one into.
     pub max_parts: Option<u32>,
+    /// `workload: attack:`: jamming beside the honest load.
+    pub attack: Option<attack::AttackPlan>,
 }
 
 /// Why the load ended.
@@ -155,6 +160,8 @@ struct Context {
     start: Instant,
     /// Parts of multi-part payments, liquidity failures of a drain.
     notes: split::Notes,
+    /// `workload: attack:`, with its figures.
+    attack: Option<attack::Attack>,
 }
 
 impl Context {
@@ -228,7 +235,9 @@ pub async fn run_with_activity(
         stop_reason: OnceLock::new(),
         start: Instant::now(),
         notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
+        attack: plan.attack.map(attack::Attack::new),
     });
+    let attack = attack::spawn(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
     let mut workers = JoinSet::new();
@@ -256,6 +265,7 @@ pub async fn run_with_activity(
     let panicked = running
         .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
         .await;
+    attack::end(attack).await;
     wind_down(
         ctx,
         closed,
@@ -397,6 +407,7 @@ async fn wind_down(
         summary.stream = Some(stream.summary());
     }
     ctx.notes.fill(&mut summary);
+    summary.attack = (ctx.attack.as_ref()).map(|a| a.summary(ctx.start.elapsed().as_secs_f64()));
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,

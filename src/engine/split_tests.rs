@@ -21,6 +21,7 @@ fn plan(sender: FakeNode, kind: PaymentKind, stop: StopCondition) -> Plan {
         ledger: None,
         stream: None,
         max_parts: None,
+        attack: None,
     }
 }
 

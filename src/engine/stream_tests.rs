@@ -50,6 +50,7 @@ fn stream_plan(senders: &[FakeNode], recipients: &[FakeNode], ticks: u64) -> Pla
         payment_timeout: Duration::from_secs(60),
         ledger: None,
         max_parts: None,
+        attack: None,
         stream: Some(StreamPlan {
             amounts: SHARES.to_vec(),
         }),

@@ -30,6 +30,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         ledger: None,
         stream: None,
         max_parts: None,
+        attack: None,
     }
 }
 

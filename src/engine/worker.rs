@@ -227,6 +227,7 @@ fn count(
     };
     let latency = counted.ok().map(|(latency, _)| latency);
     super::split::note(ctx, &result, latency, paid.parts);
+    super::attack::note(ctx, &counted);
     if let Err(kind) = counted
         && verdict == Verdict::Failed
     {

@@ -8,6 +8,7 @@
 //!
 //! Units: latencies are whole microseconds (`u64`) everywhere; front ends format them.
 
+pub mod attack;
 mod envelope;
 mod events;
 pub mod export;

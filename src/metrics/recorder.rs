@@ -541,6 +541,7 @@ fn summarize(
         stream: None,
         parts: None,
         drain: None,
+        attack: None,
         interval_log,
         payment_log: None,
     }

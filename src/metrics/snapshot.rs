@@ -204,6 +204,10 @@ pub struct Summary {
     /// `stop: liquidity_failures:`: the drain's figures; filled in by the engine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain: Option<super::parts::DrainSummary>,
+    /// `workload: attack:`: slots held, the honest load around the attack, its cost;
+    /// filled in by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attack: Option<super::attack::AttackSummary>,
 }
 
 /// One route's payments as the tool counted them, warm-up included: what the

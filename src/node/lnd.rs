@@ -8,6 +8,8 @@
 mod driver;
 #[doc(hidden)]
 pub mod fake_grpc;
+mod hold;
+mod outcome;
 mod readback;
 mod records;
 
@@ -19,12 +21,14 @@ use super::driver::NodeEndpoint;
 use super::parts::{Parts, Split};
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
-    PaymentOutcome, WalletBalance,
+    PaymentHash, PaymentOutcome, WalletBalance,
 };
 use crate::tls;
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, sha256};
 use bitcoin::hex::DisplayHex;
+pub use outcome::failure_reason;
+use outcome::{final_outcome, parts_of};
 use records::records_request;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +36,7 @@ use std::time::Duration;
 use tonic::metadata::{AsciiMetadataValue, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+use voltage_tonic_lnd::invoicesrpc::invoices_client::InvoicesClient;
 use voltage_tonic_lnd::lnrpc::{self, lightning_client::LightningClient};
 use voltage_tonic_lnd::routerrpc::{self, router_client::RouterClient};
 
@@ -75,6 +80,7 @@ pub struct LndNode {
     name: Arc<str>,
     lightning: LightningClient<Service>,
     router: RouterClient<Service>,
+    invoices: InvoicesClient<Service>,
 }
 
 impl LndNode {
@@ -137,7 +143,8 @@ impl LndNode {
         Ok(LndNode {
             name: Arc::from(name),
             lightning: LightningClient::with_interceptor(channel.clone(), interceptor.clone()),
-            router: RouterClient::with_interceptor(channel, interceptor),
+            router: RouterClient::with_interceptor(channel.clone(), interceptor.clone()),
+            invoices: InvoicesClient::with_interceptor(channel, interceptor),
         })
     }
 
@@ -213,55 +220,6 @@ fn is_starting_up(err: &NodeError) -> bool {
         // The port may accept TCP before the gRPC server serves.
         NodeError::Connect { .. } => true,
         _ => false,
-    }
-}
-
-/// The outcome of a payment update, if it is final.
-fn final_outcome(payment: &lnrpc::Payment) -> Option<PaymentOutcome> {
-    use lnrpc::payment::PaymentStatus;
-    match payment.status() {
-        PaymentStatus::Succeeded => {
-            let hops = payment
-                .htlcs
-                .iter()
-                .filter(|h| h.status() == lnrpc::htlc_attempt::HtlcStatus::Succeeded)
-                .filter_map(|h| h.route.as_ref())
-                .map(|r| r.hops.len() as u32)
-                .max()
-                .unwrap_or(0);
-            Some(PaymentOutcome::Succeeded {
-                fee_msat: u64::try_from(payment.fee_msat).unwrap_or(0),
-                hops,
-            })
-        }
-        PaymentStatus::Failed => Some(PaymentOutcome::Failed {
-            reason: failure_reason(payment.failure_reason()),
-        }),
-        _ => None,
-    }
-}
-
-/// The HTLC attempts of a final payment: those that settled it, and all tried.
-fn parts_of(payment: &lnrpc::Payment) -> Parts {
-    let settled = (payment.htlcs.iter())
-        .filter(|h| h.status() == lnrpc::htlc_attempt::HtlcStatus::Succeeded)
-        .count();
-    Parts {
-        settled: u32::try_from(settled).unwrap_or(u32::MAX),
-        attempts: u32::try_from(payment.htlcs.len()).unwrap_or(u32::MAX),
-    }
-}
-
-/// Maps LND's failure reason to ours.
-pub fn failure_reason(reason: lnrpc::PaymentFailureReason) -> FailureReason {
-    use lnrpc::PaymentFailureReason as R;
-    match reason {
-        R::FailureReasonTimeout => FailureReason::Timeout,
-        R::FailureReasonNoRoute => FailureReason::NoRoute,
-        R::FailureReasonIncorrectPaymentDetails => FailureReason::IncorrectPaymentDetails,
-        R::FailureReasonInsufficientBalance => FailureReason::InsufficientBalance,
-        R::FailureReasonCanceled => FailureReason::Canceled,
-        R::FailureReasonError | R::FailureReasonNone => FailureReason::Error,
     }
 }
 
@@ -588,6 +546,18 @@ impl LightningNode for LndNode {
             ..Default::default()
         };
         self.send_payment_split(request, timeout).await
+    }
+
+    async fn add_hold_invoice(&self, hash: PaymentHash, msat: u64) -> Result<String, NodeError> {
+        self.hold_add(hash, msat).await
+    }
+
+    async fn hold_invoice_accepted(&self, hash: PaymentHash) -> Result<bool, NodeError> {
+        self.hold_accepted(hash).await
+    }
+
+    async fn cancel_invoice(&self, hash: PaymentHash) -> Result<(), NodeError> {
+        self.hold_cancel(hash).await
     }
 }
 

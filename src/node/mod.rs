@@ -286,6 +286,11 @@ pub fn fresh_preimage() -> ([u8; 32], PaymentHash) {
     (preimage, sha256::Hash::hash(&preimage).to_byte_array())
 }
 
+/// The default of the hold-invoice calls: this client has none.
+fn no_hold_invoices(node: &str, call: &'static str) -> NodeError {
+    NodeError::protocol(node, call, "this client has no hold invoices")
+}
+
 /// An error talking to a node (connection, RPC status, malformed answer).
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
@@ -480,6 +485,27 @@ pub trait LightningNode: Send + Sync {
             outcome,
             parts: None,
         })
+    }
+    /// Hold invoices (the accomplice of `workload: attack:`): an invoice for `hash`,
+    /// whose preimage the node does not know, so it can only hold the HTLC that pays
+    /// it, then cancel it. The default: not supported.
+    async fn add_hold_invoice(
+        &self,
+        hash: PaymentHash,
+        amount_msat: u64,
+    ) -> Result<String, NodeError> {
+        let _ = (hash, amount_msat);
+        Err(no_hold_invoices(self.name(), "add_hold_invoice"))
+    }
+    /// Whether the HTLC paying the hold invoice `hash` is held (ACCEPTED).
+    async fn hold_invoice_accepted(&self, hash: PaymentHash) -> Result<bool, NodeError> {
+        let _ = hash;
+        Err(no_hold_invoices(self.name(), "hold_invoice_accepted"))
+    }
+    /// Cancels the invoice `hash`, failing back the HTLC it holds.
+    async fn cancel_invoice(&self, hash: PaymentHash) -> Result<(), NodeError> {
+        let _ = hash;
+        Err(no_hold_invoices(self.name(), "cancel_invoice"))
     }
     /// The node's own record of payments sent and received, for reconciling the
     /// tool's counts after a load; None when the client cannot read it.

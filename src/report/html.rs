@@ -90,6 +90,7 @@ struct View<'a> {
     faults: Option<super::faults::FaultsView>,
     /// A network run's section (report/network_html.rs), HTML already escaped.
     network: Option<minijinja::Value>,
+    attack: Option<minijinja::Value>,
     /// The reconciliation table's rows and its summary lines; None when not reconciled.
     reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
     /// `kind: stream`: ticks and recipients; None for other kinds.
@@ -217,6 +218,7 @@ impl<'a> View<'a> {
             profiles: super::profiles::view(report),
             faults: super::faults::view(report),
             network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
+            attack: super::attack::section(report).map(minijinja::Value::from_safe_string),
             reconciliation: (report.reconciliation.as_ref())
                 .map(|r| (super::reconciliation::rows(r), r.lines())),
             stream: super::stream_view::view(report),

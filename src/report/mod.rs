@@ -2,6 +2,7 @@
 //! file per format: `json.rs` (report.json), `html.rs` (report.html with the charts
 //! of `charts.rs` inline, each also as its own `.svg`), `markdown.rs` (summary.md).
 
+pub mod attack;
 pub mod charts;
 pub mod compare;
 pub mod csv;

@@ -256,6 +256,7 @@ mod tests {
             stream: None,
             parts: None,
             drain: None,
+            attack: None,
             mismatches: None,
             dropped: 0,
             tps_avg: tps,

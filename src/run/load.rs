@@ -156,6 +156,15 @@ fn plan_of(
             amounts: s.splits.iter().map(|s| s.amount_msat).collect(),
         }),
         max_parts: w.max_parts,
+        attack: (w.attack.as_ref()).map(|a| engine::attack::AttackPlan {
+            attacker: network.nodes[&a.attacker].node.clone(),
+            accomplice: network.nodes[&a.accomplice].node.clone(),
+            slots: a.slots,
+            amount_msat: a.amount_msat,
+            hold: a.hold,
+            start: a.start,
+            duration: a.duration,
+        }),
     };
     (plan, activity)
 }

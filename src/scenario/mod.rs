@@ -3,6 +3,9 @@
 //! The types in this file are the validated scenario the rest of the tool uses.
 
 mod activity;
+mod attack;
+#[cfg(test)]
+mod attack_tests;
 mod capabilities;
 mod caps;
 mod dist;
@@ -37,6 +40,7 @@ mod validate;
 mod workload;
 
 pub use activity::Activity;
+pub use attack::{Attack, MAX_SLOTS, hold_invoices_missing};
 pub use capabilities::{Capabilities, Runtimes, Support};
 pub use dist::Dist;
 pub use error::{Position, ScenarioError};
@@ -291,6 +295,8 @@ pub struct Workload {
     /// Invoice payments: the most parts the sender may split one into (multi-part
     /// payments); None leaves the node's default.
     pub max_parts: Option<u32>,
+    /// `attack:`: jamming beside the honest load (None: no attack).
+    pub attack: Option<Attack>,
 }
 
 /// A validated scenario.

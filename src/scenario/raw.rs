@@ -306,6 +306,9 @@ pub(super) struct RawWorkload {
     /// Invoice payments: the most parts the sender may split one into (`parts.rs`).
     #[serde(default)]
     pub max_parts: Option<Spanned<u32>>,
+    /// Jamming under load: an attacker holding HTLC slots on the honest route (`attack.rs`).
+    #[serde(default)]
+    pub attack: Option<Spanned<super::attack::RawAttack>>,
 }
 
 /// Open-loop phases; they always run in this order, whatever the order in the file.

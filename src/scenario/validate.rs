@@ -112,7 +112,11 @@ pub(super) fn validate(
         )?);
     }
     let known_channels = caps.starts_nodes.then_some(&raw.channels[..]);
-    let workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
+    let mut workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;
+    let (w, raw_nodes) = (&raw.workload.value, &raw.nodes.value.0);
+    let load = (&workload.load, &workload.stop);
+    workload.attack = super::attack::validate(&ctx, &groups, known_channels, w, load, raw_nodes)?;
+    super::attack::check_nodes(&ctx, raw_nodes, w)?;
     let activity = activity(&ctx, &groups, &raw)?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;

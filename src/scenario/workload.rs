@@ -114,6 +114,7 @@ pub(super) fn validate(
         payment_timeout,
         stream,
         max_parts,
+        attack: None,
     })
 }
 

@@ -292,6 +292,7 @@ pub fn fake_plan(
         ledger: None,
         stream: None,
         max_parts: None,
+        attack: None,
     }
 }
 

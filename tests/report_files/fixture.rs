@@ -71,6 +71,7 @@ pub fn fixed_report() -> Report {
         stream: None,
         parts: None,
         drain: None,
+        attack: None,
         mismatches: None,
         dropped: 0,
         tps_avg: ok as f64 / 40.0,

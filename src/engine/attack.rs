@@ -1,0 +1,230 @@
+//! Jamming under load (`workload: attack:`): beside the honest load, `slots` tasks
+//! each keep one HTLC of the attacker held at the accomplice. A slot makes a hold
+//! invoice at the accomplice for a hash whose preimage nobody keeps, has the attacker
+//! pay it, waits until the accomplice holds the HTLC (ACCEPTED), keeps it `hold`,
+//! cancels the invoice (the HTLC fails back) and starts again, until the window ends.
+//!
+//! Bounded: `slots` tasks (at most [`crate::scenario::MAX_SLOTS`]), each with one
+//! invoice at a time. However the attack ends (its window, the load's end, a
+//! cancelled run), every slot cancels its invoice before its task returns, and the
+//! engine waits for them, so no HTLC stays held.
+
+use crate::metrics::attack::AttackStats;
+use crate::node::{LightningNode, PaymentHash, PaymentOutcome};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How often a slot asks whether its HTLC arrived.
+const POLL: Duration = Duration::from_millis(200);
+/// A slot whose HTLC did not arrive tries again after this long.
+const RETRY: Duration = Duration::from_secs(1);
+/// How long a slot waits for the attacker's payment to fail back once cancelled.
+const FAIL_BACK: Duration = Duration::from_secs(15);
+
+/// The attack the engine runs.
+#[derive(Clone)]
+pub struct AttackPlan {
+    pub attacker: Arc<dyn LightningNode>,
+    pub accomplice: Arc<dyn LightningNode>,
+    pub slots: u32,
+    pub amount_msat: u64,
+    pub hold: Duration,
+    /// From the load's start.
+    pub start: Duration,
+    pub duration: Duration,
+}
+
+impl std::fmt::Debug for AttackPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "attack {} -> {}: {} slots",
+            self.attacker.name(),
+            self.accomplice.name(),
+            self.slots
+        )
+    }
+}
+
+/// A running attack: its figures and the task that drives it.
+#[derive(Debug)]
+pub(super) struct Attack {
+    pub plan: AttackPlan,
+    pub stats: Arc<AttackStats>,
+}
+
+impl Attack {
+    pub(super) fn new(plan: AttackPlan) -> Self {
+        let stats = AttackStats::new(plan.start, plan.start + plan.duration);
+        Attack {
+            plan,
+            stats: Arc::new(stats),
+        }
+    }
+
+    /// `results.attack`, for a load that ran `load_s` seconds.
+    pub(super) fn summary(&self, load_s: f64) -> crate::metrics::attack::AttackSummary {
+        let p = &self.plan;
+        let who = (p.attacker.name(), p.accomplice.name());
+        (self.stats).summary(who, p.slots, p.amount_msat, p.hold, load_s)
+    }
+
+    /// Runs the attack from `load_start`: waits for its window, holds the slots until
+    /// the window ends or `stop`, and samples the slots held once a second until
+    /// `stop`. Returns once every slot has cancelled its invoice.
+    pub(super) async fn run(&self, load_start: Instant, stop: CancellationToken) {
+        let sampler = sample_every_second(self.stats.clone(), load_start, stop.clone());
+        let window = stop.child_token();
+        let attack = async {
+            tokio::select! {
+                _ = tokio::time::sleep_until(load_start + self.plan.start) => {}
+                _ = window.cancelled() => return,
+            }
+            let mut slots = JoinSet::new();
+            for _ in 0..self.plan.slots {
+                let (plan, stats) = (self.plan.clone(), self.stats.clone());
+                slots.spawn(slot(plan, stats, window.clone()));
+            }
+            let end = load_start + self.plan.start + self.plan.duration;
+            tokio::select! {
+                _ = tokio::time::sleep_until(end) => window.cancel(),
+                _ = window.cancelled() => {}
+            }
+            while slots.join_next().await.is_some() {}
+        };
+        tokio::join!(sampler, attack);
+    }
+}
+
+/// Notes the slots held at the end of each second of the load, until `stop`.
+async fn sample_every_second(stats: Arc<AttackStats>, start: Instant, stop: CancellationToken) {
+    let mut interval =
+        tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            at = interval.tick() => {
+                let second = at.saturating_duration_since(start).as_secs();
+                stats.sample(usize::try_from(second.saturating_sub(1)).unwrap_or(usize::MAX));
+            }
+        }
+    }
+}
+
+/// One slot: hold an HTLC, release it after `hold`, again, until `window` ends.
+async fn slot(plan: AttackPlan, stats: Arc<AttackStats>, window: CancellationToken) {
+    while !window.is_cancelled() {
+        // The preimage is dropped at once: the invoice can only be held or cancelled.
+        let (_, hash) = crate::node::fresh_preimage();
+        let bolt11 = match plan
+            .accomplice
+            .add_hold_invoice(hash, plan.amount_msat)
+            .await
+        {
+            Ok(bolt11) => bolt11,
+            Err(_) => {
+                pause(&window, RETRY).await;
+                continue;
+            }
+        };
+        stats.invoices.fetch_add(1, Ordering::Relaxed);
+        let payer = plan.attacker.clone();
+        let timeout = plan.hold + FAIL_BACK;
+        let mut payment = tokio::spawn(async move { payer.pay_invoice(&bolt11, timeout).await });
+        let held_at = held(&plan, hash, &window, || payment.is_finished()).await;
+        if held_at.is_some() {
+            stats.accepted.fetch_add(1, Ordering::Relaxed);
+            stats.hold();
+            pause(&window, plan.hold).await;
+        }
+        match plan.accomplice.cancel_invoice(hash).await {
+            Ok(()) => stats.cancelled.fetch_add(1, Ordering::Relaxed),
+            Err(_) => stats.cancel_errors.fetch_add(1, Ordering::Relaxed),
+        };
+        if let Some(at) = held_at {
+            stats.release(plan.amount_msat, at.elapsed());
+        }
+        match tokio::time::timeout(FAIL_BACK, &mut payment).await {
+            Ok(Ok(Ok(PaymentOutcome::Succeeded { fee_msat, .. }))) => {
+                stats.fees_paid_msat.fetch_add(fee_msat, Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            // The HTLC failed back at the cancel; the payment's answer is not needed,
+            // and its task must not outlive the attack.
+            Err(_) => payment.abort(),
+        }
+        if held_at.is_none() {
+            pause(&window, RETRY).await;
+        }
+    }
+}
+
+/// When the accomplice held the HTLC of `hash`; None if it did not within `hold`,
+/// the attacker's payment ended (`paid`: no route, ...) or the window ended first.
+async fn held(
+    plan: &AttackPlan,
+    hash: PaymentHash,
+    window: &CancellationToken,
+    paid: impl Fn() -> bool,
+) -> Option<Instant> {
+    let give_up = Instant::now() + plan.hold;
+    while Instant::now() < give_up && !window.is_cancelled() && !paid() {
+        if let Ok(true) = plan.accomplice.hold_invoice_accepted(hash).await {
+            return Some(Instant::now());
+        }
+        pause(window, POLL).await;
+    }
+    None
+}
+
+/// Starts the plan's attack beside the load (None without one): its task and what
+/// ends it.
+pub(super) fn spawn(
+    ctx: &Arc<super::Context>,
+    cancel: &CancellationToken,
+) -> Option<(CancellationToken, tokio::task::JoinHandle<()>)> {
+    ctx.attack.as_ref()?;
+    let (ctx, stop) = (ctx.clone(), cancel.child_token());
+    let ends = stop.clone();
+    let task = tokio::spawn(async move {
+        if let Some(a) = &ctx.attack {
+            a.run(ctx.start, stop).await;
+        }
+    });
+    Some((ends, task))
+}
+
+/// Ends the attack with the load, and waits until its slots cancelled their invoices.
+pub(super) async fn end(attack: Option<(CancellationToken, tokio::task::JoinHandle<()>)>) {
+    if let Some((stop, task)) = attack {
+        stop.cancel();
+        let _ = task.await;
+    }
+}
+
+/// Notes a measured honest payment's end for the attack's windows (none without one).
+pub(super) fn note(
+    ctx: &super::Context,
+    counted: &Result<(Duration, Option<u32>), crate::metrics::FailureKind>,
+) {
+    if let Some(attack) = &ctx.attack {
+        let result = counted
+            .as_ref()
+            .map(|(latency, _)| *latency)
+            .map_err(|k| *k);
+        attack.stats.record(ctx.start.elapsed(), result);
+    }
+}
+
+/// Sleeps `d`, or less when the window ends.
+async fn pause(window: &CancellationToken, d: Duration) {
+    tokio::select! {
+        _ = tokio::time::sleep(d) => {}
+        _ = window.cancelled() => {}
+    }
+}

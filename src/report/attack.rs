@@ -1,0 +1,119 @@
+//! The jamming section of report.html (`results.attack`): the attack in one line, the
+//! honest payments before, during and after it, and the slots held each second.
+
+use super::Report;
+use super::format::latency_us;
+use crate::metrics::attack::{AttackSummary, AttackWindow};
+use std::fmt::Write as _;
+
+/// The section's HTML, or None for a run without an attack.
+pub fn section(report: &Report) -> Option<String> {
+    let a = report.results.attack.as_ref()?;
+    let mut html = String::from("<section id=\"attack\">\n<h2>Jamming</h2>\n");
+    let _ = writeln!(html, "<p>{}</p>", escape(&line(a)));
+    html.push_str(
+        "<table>\n<tr><th>honest payments</th><th>from</th><th>to</th><th>ok</th><th>failed</th>\
+         <th>TPS</th><th>p50</th><th>p99</th><th>failures by reason</th></tr>\n",
+    );
+    for (name, w) in [
+        ("before", &a.before),
+        ("during", &a.during),
+        ("after", &a.after),
+    ] {
+        let _ = writeln!(html, "{}", row(name, w));
+    }
+    html.push_str("</table>\n");
+    let held: Vec<String> = a.slots_held.iter().map(u32::to_string).collect();
+    let _ = writeln!(
+        html,
+        "<p class=\"muted\">Slots held, second by second: {}</p>\n</section>",
+        held.join(" ")
+    );
+    Some(html)
+}
+
+/// The attack in one sentence: who, how many slots, the window, the cost.
+pub fn line(a: &AttackSummary) -> String {
+    let mut line = format!(
+        "{} held up to {} of {} slots ({} msat each, {:.0} s per HTLC) through hold invoices \
+         of {} from {:.0} s to {:.0} s: {} HTLCs held, {} cancelled; it locked {:.0} msat*s \
+         and paid {} msat in fees.",
+        a.attacker,
+        a.slots_held_max,
+        a.slots_target,
+        a.amount_msat,
+        a.hold_s,
+        a.accomplice,
+        a.start_s,
+        a.end_s,
+        a.accepted,
+        a.cancelled,
+        a.cost.locked_msat_s,
+        a.cost.fees_paid_msat
+    );
+    if a.left_held > 0 || a.cancel_errors > 0 {
+        let _ = write!(
+            line,
+            " {} cancels failed; {} slots may still be held.",
+            a.cancel_errors, a.left_held
+        );
+    }
+    line
+}
+
+fn row(name: &str, w: &AttackWindow) -> String {
+    let reasons: Vec<String> = (w.failures_by_reason.iter())
+        .map(|(reason, n)| format!("{reason} {n}"))
+        .collect();
+    format!(
+        "<tr><td>{name}</td><td>{:.1} s</td><td>{:.1} s</td><td>{}</td><td>{}</td><td>{:.2}</td>\
+         <td>{}</td><td>{}</td><td>{}</td></tr>",
+        w.from_s,
+        w.to_s,
+        w.ok,
+        w.failed,
+        w.tps,
+        latency_us(w.latency.p50_us),
+        latency_us(w.latency.p99_us),
+        escape(&reasons.join(", "))
+    )
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::FailureKind;
+    use crate::metrics::attack::AttackStats;
+    use crate::node::FailureReason;
+    use std::time::Duration;
+
+    #[test]
+    fn the_attack_reads_as_a_line_and_a_row_per_window() {
+        let stats = AttackStats::new(Duration::from_secs(10), Duration::from_secs(20));
+        stats.record(
+            Duration::from_secs(12),
+            Err(FailureKind::Node(FailureReason::NoRoute)),
+        );
+        stats.hold();
+        stats.sample(0);
+        let a = stats.summary(("mallory", "eve"), 4, 10_000, Duration::from_secs(5), 30.0);
+        let line = line(&a);
+        assert!(
+            line.starts_with("mallory held up to 1 of 4 slots"),
+            "{line}"
+        );
+        assert!(
+            line.contains("hold invoices of eve from 10 s to 20 s"),
+            "{line}"
+        );
+        assert!(line.contains("1 slots may still be held"), "{line}");
+        let during = row("during", &a.during);
+        assert!(during.contains("<td>no_route 1</td>"), "{during}");
+    }
+}

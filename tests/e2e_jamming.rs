@@ -1,0 +1,87 @@
+//! Jamming under load end to end, through the real binary on real LND nodes and a
+//! real btcd chain: an attacker holds every HTLC slot of the channel the honest
+//! payments cross, the honest payments fail during the attack and succeed before and
+//! after it, and every held HTLC is cancelled by the end.
+
+mod common;
+
+use common::scenario_run::Finished;
+use common::*;
+
+/// Honest alice -> bob -> carol; the attacker mallory -> bob -> carol -> eve. Every
+/// channel takes at most 6 HTLCs in flight per direction (LND refuses fewer than 5), and the attack holds all 6
+/// of bob -> carol from second 8 to second 20 of a 32 s load. Alice forgets failed
+/// channels within seconds (`penaltyhalflife`), so payments succeed again after it.
+const SCENARIO: &str = "\
+name: e2e-jamming
+runtime: local
+chain:
+  implementation: btcd
+nodes:
+  alice:
+    implementation: lnd
+    args: [--default-remote-max-htlcs=6, --routerrpc.apriori.penaltyhalflife=2s]
+  bob:
+    implementation: lnd
+    args: [--default-remote-max-htlcs=6]
+  carol:
+    implementation: lnd
+    args: [--default-remote-max-htlcs=6]
+  mallory:
+    implementation: lnd
+    args: [--default-remote-max-htlcs=6]
+  eve:
+    implementation: lnd
+    args: [--default-remote-max-htlcs=6]
+channels:
+  - { from: alice, to: bob, capacity_sat: 1000000 }
+  - { from: bob, to: carol, capacity_sat: 1000000 }
+  - { from: mallory, to: bob, capacity_sat: 1000000 }
+  - { from: carol, to: eve, capacity_sat: 1000000 }
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: carol
+  amount_msat: 1000
+  concurrency: 1
+  stop:
+    duration: 32s
+  payment_timeout: 10s
+  attack: { attacker: mallory, accomplice: eve, share: 1.0, amount_msat: 10000, hold: 5s, start: 8s, for: 12s }
+";
+
+#[test]
+fn honest_payments_fail_while_every_slot_is_held_and_nothing_stays_held() {
+    require_node_binaries();
+    let run = Finished::run(SCENARIO);
+    assert_eq!(run.status.code(), Some(0), "{}", run.log);
+    let report = run.report_json();
+    assert_matches_schema(&report);
+    let attack = &report["results"]["attack"];
+    eprintln!("attack: {attack:#}");
+    assert_eq!(attack["slots_target"], 6, "{attack:#}");
+    assert_eq!(
+        attack["slots_held_max"], 6,
+        "the slots reach the target: {attack:#}"
+    );
+    // Held 5 s each over 12 s: refreshed.
+    assert!(attack["accepted"].as_u64().unwrap() > 6, "{attack:#}");
+    assert_eq!(attack["cancelled"], attack["invoices"], "{attack:#}");
+    assert_eq!(attack["cancel_errors"], 0, "{attack:#}");
+    assert_eq!(
+        attack["left_held"], 0,
+        "nothing held at the end: {attack:#}"
+    );
+    let (before, during, after) = (&attack["before"], &attack["during"], &attack["after"]);
+    assert!(before["ok"].as_u64().unwrap() > 0, "{before:#}");
+    assert_eq!(before["failed"], 0, "{before:#}");
+    let failed = during["failed"].as_u64().unwrap();
+    assert!(failed > 0, "honest payments fail while jammed: {during:#}");
+    let named: u64 = (during["failures_by_reason"].as_object().unwrap().values())
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(named, failed, "the report names why: {during:#}");
+    assert!(after["ok"].as_u64().unwrap() > 0, "{after:#}");
+    assert_eq!(attack["cost"]["fees_paid_msat"], 0, "{attack:#}");
+    assert!(attack["cost"]["locked_msat_s"].as_f64().unwrap() > 0.0);
+}
