@@ -2,8 +2,10 @@
 //! (`kill: chain` with `restart_after:`, `restart: chain`): its RPC answering again,
 //! the blocks mined then reaching every node, and every node's channels active.
 
+use super::{BACK_TIMEOUT, FaultAction, FaultRunner, State};
 use crate::chain::ChainBackend;
 use crate::node::LightningNode;
+use crate::runtime::Runtime;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::sync::Arc;
@@ -137,5 +139,61 @@ async fn until_all(
         }
         pending = still;
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The runner's side: stopping the chain, and its way back in a task of its own.
+impl FaultRunner {
+    /// `restart: chain`: a clean stop, a start, and the network's way back.
+    pub(super) async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) {
+        self.chain_before[i] = self.chain_now().await;
+        let stop = match runtime.stop_chain(false).await {
+            Ok(stop) => stop,
+            Err(e) => return self.failed(i, "stopping the chain", e),
+        };
+        match runtime.start_chain_again().await {
+            Ok(started_at) => self.await_chain_back(i, started_at, Some(stop)),
+            Err(e) => self.failed(i, "starting the chain again", e),
+        }
+    }
+
+    /// The chain's height now, if it answers.
+    pub(super) async fn chain_now(&self) -> Option<u64> {
+        let chain = self.net.chain.as_ref()?;
+        chain.height().await.ok()
+    }
+
+    /// Waits (in a task of its own) for the chain started at `started_at` to answer,
+    /// for the blocks mined then to reach every node, and for their channels.
+    pub(super) fn await_chain_back(&mut self, i: usize, started_at: Instant, stop: Option<Duration>) {
+        let Some(chain) = self.net.chain.clone() else {
+            return self.failed(i, "coming back", "no chain client");
+        };
+        let before = self.chain_before[i];
+        let nodes = (self.net.clients.iter())
+            .map(|(name, client)| Watched {
+                name: name.clone(),
+                client: Arc::clone(client),
+                active: self.expected_active(name),
+            })
+            .collect();
+        self.chain_backs.spawn(async move {
+            let back = wait(chain, nodes, started_at, BACK_TIMEOUT, stop, before).await;
+            (i, back)
+        });
+    }
+
+    pub(super) fn chain_back(&mut self, i: usize, back: anyhow::Result<ChainBack>) {
+        match back {
+            Ok(b) => {
+                self.records[i].chain_back = Some(b);
+                self.records[i].chain_height = Some(b.height);
+            }
+            Err(e) => self.failed(i, "coming back", e),
+        }
+        if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
+            self.mark(i, false);
+            self.state[i] = State::Done;
+        }
     }
 }

@@ -383,59 +383,6 @@ impl FaultRunner {
         self.state[i] = State::Done;
     }
 
-    /// `restart: chain`: a clean stop, a start, and the network's way back.
-    async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) {
-        self.chain_before[i] = self.chain_now().await;
-        let stop = match runtime.stop_chain(false).await {
-            Ok(stop) => stop,
-            Err(e) => return self.failed(i, "stopping the chain", e),
-        };
-        match runtime.start_chain_again().await {
-            Ok(started_at) => self.await_chain_back(i, started_at, Some(stop)),
-            Err(e) => self.failed(i, "starting the chain again", e),
-        }
-    }
-
-    /// Waits (in a task of its own) for the chain started at `started_at` to answer,
-    /// for a block mined then to reach every node, and for their channels.
-    /// The chain's height now, if it answers.
-    async fn chain_now(&self) -> Option<u64> {
-        let chain = self.net.chain.as_ref()?;
-        chain.height().await.ok()
-    }
-
-    fn await_chain_back(&mut self, i: usize, started_at: Instant, stop: Option<Duration>) {
-        let Some(chain) = self.net.chain.clone() else {
-            return self.failed(i, "coming back", "no chain client");
-        };
-        let before = self.chain_before[i];
-        let nodes = (self.net.clients.iter())
-            .map(|(name, client)| chain_back::Watched {
-                name: name.clone(),
-                client: Arc::clone(client),
-                active: self.expected_active(name),
-            })
-            .collect();
-        self.chain_backs.spawn(async move {
-            let back = chain_back::wait(chain, nodes, started_at, BACK_TIMEOUT, stop, before).await;
-            (i, back)
-        });
-    }
-
-    fn chain_back(&mut self, i: usize, back: anyhow::Result<ChainBack>) {
-        match back {
-            Ok(b) => {
-                self.records[i].chain_back = Some(b);
-                self.records[i].chain_height = Some(b.height);
-            }
-            Err(e) => self.failed(i, "coming back", e),
-        }
-        if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
-            self.mark(i, false);
-            self.state[i] = State::Done;
-        }
-    }
-
     /// Notes the chain's height in the record of fault `i`.
     async fn chain_height(&mut self, i: usize) {
         let Some(chain) = self.net.chain.clone() else {

@@ -1,8 +1,9 @@
-//! The jamming section of report.html (`results.attack`): the attack in one line, the
+//! The jamming section of report.html and summary.md (`results.attack`): the attack in one line, the
 //! honest payments before, during and after it, and the slots held each second.
 
 use super::Report;
 use super::format::latency_us;
+use super::markdown::cell;
 use crate::metrics::attack::{AttackSummary, AttackWindow};
 use std::fmt::Write as _;
 
@@ -61,22 +62,55 @@ pub fn line(a: &AttackSummary) -> String {
     line
 }
 
-fn row(name: &str, w: &AttackWindow) -> String {
+/// A window's cells: name, from, to, ok, failed, TPS, p50, p99, failures by reason.
+fn cells(name: &str, w: &AttackWindow) -> [String; 9] {
     let reasons: Vec<String> = (w.failures_by_reason.iter())
         .map(|(reason, n)| format!("{reason} {n}"))
         .collect();
-    format!(
-        "<tr><td>{name}</td><td>{:.1} s</td><td>{:.1} s</td><td>{}</td><td>{}</td><td>{:.2}</td>\
-         <td>{}</td><td>{}</td><td>{}</td></tr>",
-        w.from_s,
-        w.to_s,
-        w.ok,
-        w.failed,
-        w.tps,
+    [
+        name.to_string(),
+        format!("{:.1} s", w.from_s),
+        format!("{:.1} s", w.to_s),
+        w.ok.to_string(),
+        w.failed.to_string(),
+        format!("{:.2}", w.tps),
         latency_us(w.latency.p50_us),
         latency_us(w.latency.p99_us),
-        escape(&reasons.join(", "))
-    )
+        reasons.join(", "),
+    ]
+}
+
+fn row(name: &str, w: &AttackWindow) -> String {
+    let tds: Vec<String> = (cells(name, w).iter())
+        .map(|c| format!("<td>{}</td>", escape(c)))
+        .collect();
+    format!("<tr>{}</tr>", tds.concat())
+}
+
+/// `summary.md`'s jamming section: the line and the honest windows, or nothing.
+pub fn markdown(report: &Report) -> String {
+    report
+        .results
+        .attack
+        .as_ref()
+        .map_or(String::new(), markdown_of)
+}
+
+fn markdown_of(a: &AttackSummary) -> String {
+    let mut out = format!(
+        "\nJamming: {}\n\n| honest payments | from | to | ok | failed | TPS | p50 | p99 | \
+         failures by reason |\n|---|---|---|---|---|---|---|---|---|\n",
+        cell(&line(a))
+    );
+    for (name, w) in [
+        ("before", &a.before),
+        ("during", &a.during),
+        ("after", &a.after),
+    ] {
+        let row: Vec<String> = cells(name, w).iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
 }
 
 fn escape(s: &str) -> String {
@@ -115,5 +149,14 @@ mod tests {
         assert!(line.contains("1 slots may still be held"), "{line}");
         let during = row("during", &a.during);
         assert!(during.contains("<td>no_route 1</td>"), "{during}");
+        let md = markdown_of(&a);
+        assert!(
+            md.starts_with("\nJamming: mallory held up to 1 of 4 slots"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| during | 10.0 s | 20.0 s | 0 | 1 |") && md.contains("no\\_route 1 |"),
+            "{md}"
+        );
     }
 }

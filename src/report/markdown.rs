@@ -135,6 +135,7 @@ pub fn render(report: &Report) -> String {
     out.push_str(&super::resources::restart_markdown(report));
     out.push_str(&super::stream_view::markdown(report));
     out.push_str(&super::parts::markdown(report));
+    out.push_str(&super::attack::markdown(report));
     out.push_str(&super::faults::markdown(report));
     out.push_str(&super::profiles::markdown(report));
     if let Some(network) = &report.network {

@@ -317,6 +317,14 @@ fn unsupported(name: &str, what: &str) -> RuntimeError {
     }
 }
 
+fn chain_unsupported(runtime: &str) -> RuntimeError {
+    RuntimeError::Unsupported {
+        what: "stopping the chain backend and starting it again".into(),
+        why: format!("the {runtime} runtime cannot"),
+        hint: "run the scenario with runtime: local or runtime: docker".into(),
+    }
+}
+
 /// Creates the chain backend's wallet for a node whose driver keeps its funds there
 /// (Eclair), before the node starts; nothing for others.
 pub(crate) async fn create_chain_wallet(
@@ -404,25 +412,15 @@ pub trait Runtime: Send {
     async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {
         Err(unsupported(name, "pause"))
     }
-    /// Stops the chain backend (SIGKILL, a container kill, when `kill`; else a clean
-    /// stop with a deadline) and leaves it down until [`Runtime::start_chain_again`];
-    /// the stop is not reported by [`Runtime::exited`]. Returns how long it took.
+    /// Stops the chain backend (SIGKILL when `kill`, else a clean stop with a deadline)
+    /// until [`Runtime::start_chain_again`], unreported by [`Runtime::exited`].
     async fn stop_chain(&mut self, _kill: bool) -> Result<std::time::Duration, RuntimeError> {
-        Err(RuntimeError::Unsupported {
-            what: "stopping the chain backend".into(),
-            why: format!("the {} runtime cannot stop its chain", self.describe()),
-            hint: "run the scenario with runtime: local or runtime: docker".into(),
-        })
+        Err(chain_unsupported(&self.describe()))
     }
-    /// Starts the chain backend [`Runtime::stop_chain`] stopped, on its data, with the
-    /// same ports and credentials. Returns when it was started, without waiting for
-    /// its RPC.
+    /// Starts the chain [`Runtime::stop_chain`] stopped, on its data, ports and
+    /// credentials; returns when started, without waiting for its RPC.
     async fn start_chain_again(&mut self) -> Result<tokio::time::Instant, RuntimeError> {
-        Err(RuntimeError::Unsupported {
-            what: "starting the chain backend again".into(),
-            why: format!("the {} runtime cannot stop its chain", self.describe()),
-            hint: "run the scenario with runtime: local or runtime: docker".into(),
-        })
+        Err(chain_unsupported(&self.describe()))
     }
     /// Starts a Toxiproxy server for the run's peer links, with `ports` listeners for
     /// proxies, and waits until its API answers. It is stopped by `down`.

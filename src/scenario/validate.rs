@@ -136,8 +136,13 @@ pub(super) fn validate(
     let profile = super::profile::validate(&ctx, &groups, raw.profile.as_ref())?;
     let (links, faults) = super::faults::validate(&ctx, &groups, &raw, &workload.stop)?;
     let mining = super::faults::mining(&ctx, &raw)?;
-    check_fault_runtime(&ctx, (runtime, runtimes), &raw, &links, &faults)?;
-    super::faults::check_chain_faults(&ctx, raw.faults.as_ref(), &faults, chain.kind, runtime)?;
+    check_fault_runtime(
+        &ctx,
+        (runtime, runtimes),
+        &raw,
+        (&links, &faults),
+        chain.kind,
+    )?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
     let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {
@@ -285,13 +290,13 @@ fn etcd_members(ctx: &Ctx, raw: &RawScenario) -> Result<u32, ScenarioError> {
 
 /// Links and link faults need a runtime that proxies peer links; node and chain
 /// faults one that can signal its nodes. Each is refused where the runtime does not
-/// declare it, at `links:` or `faults:`.
+/// declare it, at `links:` or `faults:`; a fault that stops the chain where it cannot.
 fn check_fault_runtime(
     ctx: &Ctx,
     (kind, runtimes): (RuntimeKind, Runtimes),
     raw: &RawScenario,
-    links: &[super::LinkSpec],
-    faults: &[super::Fault],
+    (links, faults): (&[super::LinkSpec], &[super::Fault]),
+    chain: ChainKind,
 ) -> Result<(), ScenarioError> {
     let runtime = runtimes(kind);
     if !links.is_empty() || faults.iter().any(super::Fault::is_link) {
@@ -318,7 +323,7 @@ fn check_fault_runtime(
             runtimes,
         )?;
     }
-    Ok(())
+    super::faults::check_chain_faults(ctx, raw.faults.as_ref(), faults, chain, kind)
 }
 
 /// An error at `at` when `runtime` does not run what `support` reads, naming the
