@@ -165,7 +165,12 @@ impl FaultRunner {
 
     /// Waits (in a task of its own) for the chain started at `started_at` to answer,
     /// for the blocks mined then to reach every node, and for their channels.
-    pub(super) fn await_chain_back(&mut self, i: usize, started_at: Instant, stop: Option<Duration>) {
+    pub(super) fn await_chain_back(
+        &mut self,
+        i: usize,
+        started_at: Instant,
+        stop: Option<Duration>,
+    ) {
         let Some(chain) = self.net.chain.clone() else {
             return self.failed(i, "coming back", "no chain client");
         };
