@@ -122,6 +122,10 @@ workload:
     let results = &report["results"];
     eprintln!("failures: {:#}", results["failures_by_reason"]);
     assert_eq!(results["ok"], 0, "{results:#}");
-    assert!(results["failed"].as_u64().unwrap() > 0, "{results:#}");
+    // LND fails such a payment at once or keeps trying until its own timeout, past
+    // the load's end (then the tool stopped waiting: indeterminate); either way none
+    // succeeded, which is what the limit must cause.
+    let ended = results["failed"].as_u64().unwrap() + results["indeterminate"].as_u64().unwrap();
+    assert!(ended > 0, "{results:#}");
     assert_eq!(results["parts"]["payments"], 0, "{:#}", results["parts"]);
 }
