@@ -14,8 +14,7 @@ use bollard::Docker;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The image, tagged with the Toxiproxy release scripts/build-nodes.sh builds.
-pub const IMAGE: &str = "lnbench/toxiproxy:v2.5.0";
+pub use crate::runtime::shared::proxy::IMAGE;
 /// Its name in the run (container alias, directory, resources, services).
 pub const NAME: &str = "toxiproxy";
 /// Where the API directory is mounted in the container.
@@ -108,19 +107,5 @@ impl DockerRuntime {
                 })
                 .collect(),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The image's tag is the Toxiproxy release scripts/build-nodes.sh builds (and
-    /// scripts/build-images.sh tags it with).
-    #[test]
-    fn the_image_is_tagged_with_the_built_release() {
-        let go_mod = include_str!("../../../scripts/toxiproxy-unix/go.mod");
-        let release = (go_mod.lines())
-            .find_map(|l| l.trim().strip_prefix("github.com/Shopify/toxiproxy/v2 "))
-            .expect("Toxiproxy in go.mod");
-        assert_eq!(super::IMAGE, format!("lnbench/toxiproxy:{release}"));
     }
 }

@@ -17,8 +17,7 @@ use serde_json::json;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The image, tagged with the Toxiproxy release scripts/build-nodes.sh builds.
-pub const IMAGE: &str = "lnbench/toxiproxy:v2.5.0";
+pub use crate::runtime::shared::proxy::IMAGE;
 /// Its pod's, Service's and directory's name in the run.
 pub const NAME: &str = "toxiproxy";
 /// The API's port on the pod's loopback.
@@ -144,16 +143,6 @@ impl KubeRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The image's tag is the Toxiproxy release scripts/build-nodes.sh builds.
-    #[test]
-    fn the_image_is_tagged_with_the_built_release() {
-        let go_mod = include_str!("../../../scripts/toxiproxy-unix/go.mod");
-        let release = (go_mod.lines())
-            .find_map(|l| l.trim().strip_prefix("github.com/Shopify/toxiproxy/v2 "))
-            .expect("Toxiproxy in go.mod");
-        assert_eq!(IMAGE, format!("lnbench/toxiproxy:{release}"));
-    }
 
     /// The API is on the loopback only, the image never pulled, the proxies' ports
     /// declared, and the server runs unprivileged on a read-only root.

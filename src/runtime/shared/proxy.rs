@@ -4,6 +4,10 @@
 use crate::runtime::RuntimeError;
 use std::path::{Path, PathBuf};
 
+/// The fault proxy's image for the docker and kubernetes runtimes, tagged with the
+/// Toxiproxy release scripts/build-nodes.sh builds.
+pub const IMAGE: &str = "lnbench/toxiproxy:v2.5.0";
+
 /// The longest path a unix socket may have (`sun_path` holds 108 bytes with its NUL).
 pub const SOCKET_PATH_MAX: usize = 107;
 
@@ -32,4 +36,19 @@ pub fn api_socket(dir: &Path) -> Result<PathBuf, RuntimeError> {
         .create(&private)
         .map_err(io)?;
     Ok(socket)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The image's tag is the Toxiproxy release scripts/build-nodes.sh builds.
+    #[test]
+    fn the_image_is_tagged_with_the_built_release() {
+        let go_mod = include_str!("../../../scripts/toxiproxy-unix/go.mod");
+        let release = (go_mod.lines())
+            .find_map(|l| l.trim().strip_prefix("github.com/Shopify/toxiproxy/v2 "))
+            .expect("Toxiproxy in go.mod");
+        assert_eq!(IMAGE, format!("lnbench/toxiproxy:{release}"));
+    }
 }
