@@ -3,6 +3,9 @@
 //! invoice at the accomplice for a hash whose preimage nobody keeps, has the attacker
 //! pay it, waits until the accomplice holds the HTLC (ACCEPTED), keeps it `hold`,
 //! cancels the invoice (the HTLC fails back) and starts again, until the window ends.
+//! Slot i of n holds its first HTLC only (i + 1) / n of `hold`, so the slots' refreshes
+//! are spread over the hold time: in step, every slot would free at once, and the
+//! honest payments would take the freed slots each time.
 //!
 //! Bounded: `slots` tasks (at most [`crate::scenario::MAX_SLOTS`]), each with one
 //! invoice at a time. However the attack ends (its window, the load's end, a
@@ -85,9 +88,10 @@ impl Attack {
                 _ = window.cancelled() => return,
             }
             let mut slots = JoinSet::new();
-            for _ in 0..self.plan.slots {
+            for i in 0..self.plan.slots {
                 let (plan, stats) = (self.plan.clone(), self.stats.clone());
-                slots.spawn(slot(plan, stats, window.clone()));
+                let first = first_hold(plan.hold, i, plan.slots);
+                slots.spawn(slot(plan, stats, window.clone(), first));
             }
             let end = load_start + self.plan.start + self.plan.duration;
             tokio::select! {
@@ -116,8 +120,20 @@ async fn sample_every_second(stats: Arc<AttackStats>, start: Instant, stop: Canc
     }
 }
 
-/// One slot: hold an HTLC, release it after `hold`, again, until `window` ends.
-async fn slot(plan: AttackPlan, stats: Arc<AttackStats>, window: CancellationToken) {
+/// How long slot `i` of `n` holds its first HTLC: (i + 1) / n of `hold`.
+pub(super) fn first_hold(hold: Duration, i: u32, n: u32) -> Duration {
+    hold.mul_f64(f64::from(i + 1) / f64::from(n.max(1)))
+}
+
+/// One slot: hold an HTLC, release it after `first` the first time and `hold` after
+/// that, again, until `window` ends.
+async fn slot(
+    plan: AttackPlan,
+    stats: Arc<AttackStats>,
+    window: CancellationToken,
+    first: Duration,
+) {
+    let mut hold = first;
     while !window.is_cancelled() {
         // The preimage is dropped at once: the invoice can only be held or cancelled.
         let (_, hash) = crate::node::fresh_preimage();
@@ -140,7 +156,8 @@ async fn slot(plan: AttackPlan, stats: Arc<AttackStats>, window: CancellationTok
         if held_at.is_some() {
             stats.accepted.fetch_add(1, Ordering::Relaxed);
             stats.hold();
-            pause(&window, plan.hold).await;
+            pause(&window, hold).await;
+            hold = plan.hold;
         }
         match plan.accomplice.cancel_invoice(hash).await {
             Ok(()) => stats.cancelled.fetch_add(1, Ordering::Relaxed),

@@ -26,6 +26,8 @@ enum State {
 struct HoldPair {
     invoices: Mutex<HashMap<PaymentHash, State>>,
     changed: tokio::sync::Notify,
+    /// When each cancel came, in order.
+    cancels: Mutex<Vec<tokio::time::Instant>>,
 }
 
 impl HoldPair {
@@ -108,6 +110,10 @@ impl LightningNode for HoldPair {
     }
     async fn cancel_invoice(&self, hash: PaymentHash) -> Result<(), NodeError> {
         self.invoices.lock().unwrap().insert(hash, State::Canceled);
+        self.cancels
+            .lock()
+            .unwrap()
+            .push(tokio::time::Instant::now());
         self.changed.notify_waiters();
         Ok(())
     }
@@ -191,4 +197,31 @@ async fn a_cancelled_run_cancels_every_held_invoice() {
     let attack = run.await.unwrap().unwrap().summary.attack.unwrap();
     assert_eq!(pair.count(State::Accepted) + pair.count(State::Open), 0);
     assert_eq!((attack.left_held, attack.cancelled), (0, attack.invoices));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_slots_refresh_one_after_another_not_all_at_once() {
+    let pair = Arc::new(HoldPair::default());
+    let (recorder, _snapshots) = Recorder::new();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let plan = plan(&pair, Duration::from_secs(10));
+    run(plan, recorder, rx, CancellationToken::new())
+        .await
+        .unwrap();
+    // 3 slots held 2 s each: the first refreshes 2/3 s apart, not in one instant.
+    let cancels = pair.cancels.lock().unwrap().clone();
+    assert!(cancels.len() >= 3, "{cancels:?}");
+    for pair in cancels[..3].windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= Duration::from_millis(600), "{cancels:?}");
+    }
+}
+
+#[test]
+fn first_holds_spread_over_the_hold_time() {
+    let hold = Duration::from_secs(6);
+    let firsts: Vec<_> = (0..3).map(|i| attack::first_hold(hold, i, 3)).collect();
+    let secs = [2, 4, 6].map(Duration::from_secs);
+    assert_eq!(firsts, secs);
+    assert_eq!(attack::first_hold(hold, 0, 0), hold);
 }
