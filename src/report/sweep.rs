@@ -125,6 +125,9 @@ pub struct PointResults {
     /// Payments the point's reconciliation found the tool and the nodes disagree on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mismatches: Option<u64>,
+    /// The honest payments around the point's attack (`workload: attack:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attack: Option<attack::PointAttack>,
 }
 
 /// One node of a point, as the implementation matrix shows it.
@@ -176,6 +179,7 @@ impl PointResults {
             nodes: nodes.to_vec(),
             machine: s.machine.clone(),
             mismatches: s.mismatches,
+            attack: s.attack.as_ref().map(attack::PointAttack::of),
         }
     }
 }
@@ -406,6 +410,7 @@ pub fn markdown(report: &SweepReport) -> String {
     if super::matrix::is_matrix(&report.parameters) {
         out.push_str(&super::matrix::markdown(report));
     }
+    out.push_str(&attack::markdown(report));
     out.push_str(&super::spread::markdown(report));
     let _ = writeln!(out, "\n{}", bound_verdict(report));
     let hops = hop_lines(report);
@@ -494,5 +499,7 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
 
 #[cfg(test)]
 mod chromium_tests;
+
+pub mod attack;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -118,3 +118,56 @@ fn an_accomplice_without_hold_invoices_is_refused_with_why() {
     assert!(err.contains("eve is cln"), "{err}");
     assert!(err.contains("plugin"), "{err}");
 }
+
+#[test]
+fn a_sweep_over_attack_slots_sets_each_points_slots_on_one_network() {
+    let text = format!(
+        "{}sweep:\n  attack_slots: [2, 4, 8]\n",
+        with("slots: 8", "share: 0.5")
+    );
+    let s = parse(Path::new("t.yaml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let sweep = s.sweep.expect("a sweep");
+    let labels: Vec<&str> = sweep.points.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["attack.slots=2", "attack.slots=4", "attack.slots=8"]
+    );
+    let slots: Vec<u32> = (sweep.points.iter())
+        .map(|p| p.scenario.workload.attack.as_ref().unwrap().slots)
+        .collect();
+    // The sweep's value, not the file's share (half of bob's 10).
+    assert_eq!(slots, [2, 4, 8]);
+    assert!(sweep.points.iter().all(|p| p.network == 0));
+}
+
+#[test]
+fn an_attack_slots_sweep_without_an_attack_or_beyond_the_limit_is_located() {
+    let no_attack = JAM.replace(
+        "  attack: { attacker: mallory, accomplice: eve, slots: 8, hold: 5s, start: 10s, for: 20s }\n",
+        "",
+    );
+    let err = parse_error(&format!("{no_attack}sweep:\n  attack_slots: [2, 4]\n"));
+    assert!(err.starts_with("t.yaml:27:17: "), "{err}");
+    assert!(err.contains("workload has no attack:"), "{err}");
+    let err = parse_error(&format!("{JAM}sweep:\n  attack_slots: [2, 500]\n"));
+    assert!(err.starts_with("t.yaml:28:21: "), "{err}");
+    assert!(err.contains("sweep point attack.slots=500"), "{err}");
+}
+
+#[test]
+fn an_lnd_htlc_limit_below_five_is_refused_at_its_node() {
+    for bad in ["4", "none"] {
+        let text = with(
+            "--default-remote-max-htlcs=10",
+            &format!("--default-remote-max-htlcs={bad}"),
+        );
+        let err = parse_error(&text);
+        assert!(err.starts_with("t.yaml:5:3: "), "{err}");
+        assert!(err.contains("fewer than 5 HTLCs"), "{err}");
+    }
+    let five = with(
+        "--default-remote-max-htlcs=10",
+        "--default-remote-max-htlcs=5",
+    );
+    assert!(parse(Path::new("t.yaml"), &five).is_ok());
+}

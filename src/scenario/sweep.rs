@@ -50,6 +50,8 @@ pub(super) struct RawSweep {
     #[serde(default)]
     pub payment_engine: Option<Spanned<Vec<Spanned<PaymentEngine>>>>,
     #[serde(default)]
+    pub attack_slots: Option<Counts>,
+    #[serde(default)]
     pub p99_bound: Option<Spanned<String>>,
 }
 
@@ -152,6 +154,8 @@ pub enum SweepParam {
     /// Closed and open loop on one axis (`concurrency:` and `rate:` both swept): a
     /// concurrency value runs a closed loop, a rate the workload's open-loop phases.
     Load,
+    /// The HTLC slots `workload: attack:` holds (`attack_slots:`).
+    AttackSlots,
 }
 
 impl SweepParam {
@@ -170,6 +174,7 @@ impl SweepParam {
             SweepParam::PaymentEngine => "payment_engine".into(),
             SweepParam::Load => "load".into(),
             SweepParam::Repeat => "repeat".into(),
+            SweepParam::AttackSlots => "attack.slots".into(),
         }
     }
 
@@ -506,6 +511,12 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
             w.rate = None;
         }
         (SweepParam::Load, SweepValue::Rate(_)) => apply(raw, &SweepParam::Rate, value, at),
+        (SweepParam::AttackSlots, SweepValue::Count(n)) => {
+            if let Some(attack) = &mut w.attack {
+                attack.value.slots = Some(Spanned::new(n, at, at));
+                attack.value.share = None;
+            }
+        }
         // `dimensions` pairs every parameter with its own kind of value.
         _ => {}
     }

@@ -52,6 +52,7 @@ pub(crate) fn point(
             nodes: Vec::new(),
             machine: None,
             mismatches: None,
+            attack: None,
         }),
         thresholds_passed: None,
     }

@@ -39,11 +39,27 @@ pub(super) fn dimensions(
     if let Some(list) = &s.payment_engine {
         dims.push(payment_engine_dim(ctx, raw, s, list)?);
     }
+    if let Some(list) = &s.attack_slots {
+        if raw.workload.value.attack.is_none() {
+            return Err(ctx.error(
+                &list.referenced,
+                "sweep attack_slots: needs an attack, but workload has no attack:",
+                "add workload: attack: { attacker: ..., accomplice: ..., slots: 1, hold: 10s, for: 20s } (the sweep sets its slots), or remove attack_slots:",
+            ));
+        }
+        let values = counts(
+            ctx,
+            list,
+            "attack_slots",
+            "HTLCs the attacker holds at once",
+        )?;
+        dims.push(dim(SweepParam::AttackSlots, list, values));
+    }
     if dims.is_empty() {
         return Err(ctx.error(
             &sweep.referenced,
             "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, payment_engine, e.g. concurrency: [1, 4, 7, 10]",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, payment_engine, attack_slots, e.g. concurrency: [1, 4, 7, 10]",
         ));
     }
     for d in &dims {

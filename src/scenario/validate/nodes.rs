@@ -37,6 +37,9 @@ pub(super) fn expand_nodes(
         check_node_name(ctx, name)?;
         check_image(ctx, node.image.as_ref(), &format!("node {}", name.value))?;
         check_args(ctx, name, &node.args)?;
+        if node.implementation.value == crate::node::Implementation::Lnd {
+            check_lnd_max_htlcs(ctx, name, &node.args)?;
+        }
         let replicas = match &node.replicas {
             Some(r) if r.value == 0 => {
                 return Err(ctx.error(
@@ -125,6 +128,35 @@ fn check_args(ctx: &Ctx, name: &Spanned<String>, args: &[String]) -> Result<(), 
             ),
             format!("shorten it to {MAX_ARG_LEN} bytes or fewer"),
         ));
+    }
+    Ok(())
+}
+
+/// LND refuses a channel whose `max_accepted_htlcs` is below 5 when it opens: a
+/// `--default-remote-max-htlcs` under that would fail the run at setup, so it is
+/// refused here, with the node it is on.
+const LND_MIN_MAX_HTLCS: u32 = 5;
+
+fn check_lnd_max_htlcs(
+    ctx: &Ctx,
+    name: &Spanned<String>,
+    args: &[String],
+) -> Result<(), ScenarioError> {
+    let flag = "--default-remote-max-htlcs=";
+    for arg in args {
+        let Some(value) = arg.strip_prefix(flag) else {
+            continue;
+        };
+        match value.trim().parse::<u32>() {
+            Ok(n) if n >= LND_MIN_MAX_HTLCS => {}
+            _ => {
+                return Err(ctx.error(
+                    &name.referenced,
+                    format!("node {} has {arg}: LND opens no channel with fewer than {LND_MIN_MAX_HTLCS} HTLCs in flight", name.value),
+                    format!("write {flag}{LND_MIN_MAX_HTLCS} or more (483 is LND's default)"),
+                ));
+            }
+        }
     }
     Ok(())
 }
