@@ -67,6 +67,7 @@ fn snapshot(second: u64) -> Snapshot {
         recent,
         load: LoadSetting::Closed { concurrency: 50 },
         faults: Vec::new(),
+        live: Default::default(),
     }
 }
 

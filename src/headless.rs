@@ -99,6 +99,10 @@ fn progress_counts(s: &Snapshot) -> String {
     if !s.faults.is_empty() {
         let _ = write!(line, "  fault: {}", s.faults.join(", "));
     }
+    let live = s.live.line();
+    if !live.is_empty() {
+        let _ = write!(line, "  {live}");
+    }
     line
 }
 

@@ -88,5 +88,12 @@ fn honest_payments_fail_while_every_slot_is_held_and_nothing_stays_held() {
     assert_eq!(named, failed, "the report names why: {during:#}");
     assert!(after["ok"].as_u64().unwrap() > 0, "{after:#}");
     assert_eq!(attack["cost"]["fees_paid_msat"], 0, "{attack:#}");
+    // The progress lines show the slots held live, none before the attack.
+    let held: Vec<u32> = (run.log.lines())
+        .filter_map(|l| l.split("attack ").nth(1)?.split_once("/6 slots held"))
+        .filter_map(|(n, _)| n.parse().ok())
+        .collect();
+    assert_eq!(held.first(), Some(&0), "{}", run.log);
+    assert!(held.iter().any(|n| *n > 0), "{}", run.log);
     assert!(attack["cost"]["locked_msat_s"].as_f64().unwrap() > 0.0);
 }

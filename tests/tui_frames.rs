@@ -114,6 +114,7 @@ fn running() -> Snapshot {
         recent,
         load: LoadSetting::Closed { concurrency: 10 },
         faults: Vec::new(),
+        live: Default::default(),
     }
 }
 
@@ -158,6 +159,27 @@ fn failures_are_listed_by_reason_with_counts() {
     };
     let t = render(100, 30, &App::new(&s), &s);
     insta::assert_snapshot!("failures", t.backend());
+}
+
+#[test]
+fn an_attack_and_a_stream_show_on_the_counts_line() {
+    let mut s = running();
+    s.live.attack = Some((6, 6));
+    s.live.streams = Some(lnbench_tui::metrics::live::StreamTicks {
+        ok: 120,
+        partial: 3,
+        failed: 1,
+    });
+    let text = render(140, 30, &App::new(&s), &s).backend().to_string();
+    let line = text
+        .lines()
+        .find(|l| l.contains("failed"))
+        .unwrap_or_default();
+    assert!(line.contains("attack 6/6 slots held"), "{text}");
+    assert!(
+        line.contains("streams 120 ok · 3 partial · 1 failed"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -213,6 +213,7 @@ pub async fn run_with_activity(
     let stream = (plan.stream).map(|s| stream::StreamState::new(s, &plan.routes));
     if let Some(stream) = &stream {
         stream.mark(&plan.routes).await;
+        recorder.watch_stream(stream.shared());
     }
     let closed = matches!(plan.load, Load::Closed { .. });
     let ctx = Arc::new(Context {
@@ -237,6 +238,9 @@ pub async fn run_with_activity(
         notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
         attack: plan.attack.map(attack::Attack::new),
     });
+    if let Some(a) = &ctx.attack {
+        recorder.watch_attack(a.stats.clone(), a.plan.slots);
+    }
     let attack = attack::spawn(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));

@@ -10,7 +10,7 @@
 use super::Context;
 use crate::metrics::stream::{SplitOutcome, StreamSummary, TickOutcome};
 use crate::node::{FailureReason, NodeError, PaymentOutcome, fresh_preimage};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The TLV record type of Podcasting 2.0's value-for-value metadata.
 pub const PODCAST_RECORD: u64 = 7_629_169;
@@ -27,7 +27,8 @@ pub struct StreamPlan {
 pub(super) struct StreamState {
     amounts: Vec<u64>,
     total_msat: u64,
-    summary: Mutex<StreamSummary>,
+    /// Shared with the recorder, which shows the ticks live.
+    summary: Arc<Mutex<StreamSummary>>,
     /// Each recipient's count of podcast records received before the load.
     marks: Mutex<Vec<Option<u64>>>,
 }
@@ -53,7 +54,7 @@ impl StreamState {
             .map(|(r, a)| (r.receiver.name().to_string(), *a));
         StreamState {
             total_msat: plan.amounts.iter().sum(),
-            summary: Mutex::new(StreamSummary::new(recipients)),
+            summary: Arc::new(Mutex::new(StreamSummary::new(recipients))),
             marks: Mutex::new(Vec::new()),
             amounts: plan.amounts,
         }
@@ -89,6 +90,11 @@ impl StreamState {
             let before = marks.get(i).copied().flatten();
             r.records_received = now[i].zip(before).map(|(n, b)| n.saturating_sub(b));
         }
+    }
+
+    /// The figures as they are counted, for the live view.
+    pub(super) fn shared(&self) -> Arc<Mutex<StreamSummary>> {
+        self.summary.clone()
     }
 
     pub(super) fn summary(&self) -> StreamSummary {

@@ -14,6 +14,7 @@ mod events;
 pub mod export;
 pub mod hlog;
 pub mod host;
+pub mod live;
 pub mod parts;
 pub mod payments;
 pub mod process;

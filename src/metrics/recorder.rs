@@ -118,6 +118,8 @@ struct State {
     events: EventLog,
     /// Faults in force (see [`Snapshot::faults`]).
     faults: Vec<String>,
+    /// Where [`Snapshot::live`] is read from.
+    live: super::live::LiveSources,
     /// Where each closing interval is appended, when the run keeps an `.hlog`.
     interval_log: Option<IntervalLog>,
     /// Where each merged batch's payments are appended, when the run keeps a
@@ -247,6 +249,7 @@ impl State {
             recent: self.series.recent().copied().collect(),
             load: self.load,
             faults: self.faults.clone(),
+            live: self.live.read(),
         }
     }
 }
@@ -285,6 +288,7 @@ impl Recorder {
             last_interval: Percentiles::default(),
             events: EventLog::new(MAX_EVENTS),
             faults: Vec::new(),
+            live: Default::default(),
             interval_log: None,
             payment_log: None,
             phases: Default::default(),
@@ -373,6 +377,16 @@ impl Recorder {
             }
             _ => {}
         }
+    }
+
+    /// Shows an attack's slots held (of `target`) in every snapshot from now on.
+    pub fn watch_attack(&self, stats: Arc<super::attack::AttackStats>, target: u32) {
+        self.state().live.attack = Some((stats, target));
+    }
+
+    /// Shows a stream's ticks by outcome in every snapshot from now on.
+    pub fn watch_stream(&self, summary: Arc<Mutex<super::stream::StreamSummary>>) {
+        self.state().live.stream = Some(summary);
     }
 
     /// The load setting in force.

@@ -116,6 +116,8 @@ pub struct Snapshot {
     pub load: LoadSetting,
     /// Faults of `faults:` in force now (`kill bob`), in the order they began.
     pub faults: Vec<String>,
+    /// The attack's slots held and the stream's ticks, where the workload has them.
+    pub live: super::live::LiveFigures,
 }
 
 /// The figures of one measured open-loop phase (ramp or hold): the payments

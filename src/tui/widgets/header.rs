@@ -126,6 +126,14 @@ impl Widget for Header<'_> {
             second.push(Span::styled("   fault ", t.label));
             second.push(Span::styled(s.faults.join(", "), t.bad));
         }
+        let live = s.live.line();
+        if !live.is_empty() {
+            let style = match s.live.attack {
+                Some((held, _)) if held > 0 => t.bad,
+                _ => t.label,
+            };
+            second.push(Span::styled(format!("   {live}"), style));
+        }
         Paragraph::new(vec![Line::from(first), Line::from(second)])
             .block(block)
             .render(area, buf);
