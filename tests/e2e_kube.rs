@@ -13,70 +13,17 @@
 
 mod common;
 
+use common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
 use common::running::Running;
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
 const SCENARIO: &str = "tests/fixtures/kube/alice-pays-bob.yaml";
 /// The same network with `after_load: restart: all`.
 const RESTART: &str = "tests/fixtures/kube/restart.yaml";
-const KUBE_VERSION: &str = "v1.34.4";
-
-/// One run on the cluster at a time: three pairs of LND nodes at once would swamp two
-/// cores.
-static CLUSTER: Mutex<()> = Mutex::new(());
-
-fn kubeconfig() -> PathBuf {
-    cache_dir().join("kube/cluster/admin.kubeconfig")
-}
-
-fn kubectl() -> PathBuf {
-    cache_dir().join(format!("kube/{KUBE_VERSION}/bin/kubectl"))
-}
-
-/// True when the cluster answers. False, recorded as not run, when its binaries are
-/// not built; a built cluster that does not answer fails (CI brings it up).
-fn cluster_or_not_run(test: &str) -> bool {
-    let build = "scripts/build-kube.sh, then scripts/kube-cluster.sh up";
-    if !built_or_not_run_at(test, &kubectl(), build) {
-        return false;
-    }
-    let up = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(kubeconfig())
-        .args(["get", "--raw", "/readyz"])
-        .output()
-        .expect("run kubectl");
-    if up.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&up.stderr);
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true and the cluster's binaries are built, but it does not answer: {why}");
-    }
-    record_not_run(
-        test,
-        &format!("the local cluster is not up ({build}): {why}"),
-    );
-    false
-}
-
-/// Whether namespace `name` exists on the cluster.
-fn namespace_exists(name: &str) -> bool {
-    let out = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(kubeconfig())
-        .args(["get", "namespace", name, "--ignore-not-found", "-o", "name"])
-        .output()
-        .expect("run kubectl");
-    assert!(out.status.success(), "kubectl get namespace: {out:?}");
-    !String::from_utf8_lossy(&out.stdout).trim().is_empty()
-}
 
 fn namespace_of(run_id: &str) -> String {
     lnbench_tui::runtime::kube::objects::namespace_for(run_id)

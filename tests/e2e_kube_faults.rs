@@ -10,63 +10,11 @@
 
 mod common;
 
+use common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
 use common::scenario_run::{assert_nothing_left, fault, lnd_pair};
 use common::*;
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
-
-const KUBE_VERSION: &str = "v1.34.4";
-
-/// One run on the cluster at a time (two cores).
-static CLUSTER: Mutex<()> = Mutex::new(());
-
-fn kubeconfig() -> PathBuf {
-    cache_dir().join("kube/cluster/admin.kubeconfig")
-}
-
-fn kubectl() -> PathBuf {
-    cache_dir().join(format!("kube/{KUBE_VERSION}/bin/kubectl"))
-}
-
-/// True when the cluster answers; false, recorded as not run, when its binaries are
-/// not built or (outside CI) it is not up.
-fn cluster_or_not_run(test: &str) -> bool {
-    let build = "scripts/build-kube.sh, then scripts/kube-cluster.sh up";
-    if !built_or_not_run_at(test, &kubectl(), build) {
-        return false;
-    }
-    let up = (Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(kubeconfig()))
-    .args(["get", "--raw", "/readyz"])
-    .output()
-    .expect("run kubectl");
-    if up.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&up.stderr);
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true and the cluster's binaries are built, but it does not answer: {why}");
-    }
-    record_not_run(
-        test,
-        &format!("the local cluster is not up ({build}): {why}"),
-    );
-    false
-}
-
-fn namespace_exists(name: &str) -> bool {
-    let out = (Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(kubeconfig()))
-    .args(["get", "namespace", name, "--ignore-not-found", "-o", "name"])
-    .output()
-    .expect("run kubectl");
-    assert!(out.status.success(), "kubectl get namespace: {out:?}");
-    !String::from_utf8_lossy(&out.stdout).trim().is_empty()
-}
 
 /// Runs the scenario text to its end on the cluster; its report.json (schema-checked)
 /// and log. Nothing of the run may be left in its run dir, nor its namespace.

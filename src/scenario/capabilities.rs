@@ -24,8 +24,6 @@ pub struct Capabilities {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Support {
     Runs,
-    /// Not built yet for this runtime.
-    NotYet,
     /// Never, for the reason given (the message the scenario's author reads).
     Never(&'static str),
 }

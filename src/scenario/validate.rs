@@ -306,22 +306,14 @@ fn check_fault_runtime(
             (Some(l), None) => &l.referenced,
             (None, None) => &raw.name.referenced,
         };
-        let what = "links: or link faults";
-        check_support(ctx, at, runtime, |c| c.links, what, runtimes)?;
+        check_support(ctx, at, runtime, |c| c.links, runtimes)?;
     }
     if faults.iter().any(|f| !f.is_link()) {
         let at = raw
             .faults
             .as_ref()
             .map_or(&raw.name.referenced, |f| &f.referenced);
-        check_support(
-            ctx,
-            at,
-            runtime,
-            |c| c.faults,
-            "node or chain faults",
-            runtimes,
-        )?;
+        check_support(ctx, at, runtime, |c| c.faults, runtimes)?;
     }
     super::faults::check_chain_faults(ctx, raw.faults.as_ref(), faults, chain, kind)
 }
@@ -333,12 +325,10 @@ fn check_support(
     at: &Location,
     runtime: &super::Capabilities,
     support: fn(&super::Capabilities) -> Support,
-    what: &str,
     runtimes: Runtimes,
 ) -> Result<(), ScenarioError> {
     let why = match support(runtime) {
         Support::Runs => return Ok(()),
-        Support::NotYet => format!("the {} runtime does not run {what} yet", runtime.name),
         Support::Never(why) => why.to_string(),
     };
     let able: Vec<&str> = (RuntimeKind::ALL.iter())

@@ -5,6 +5,7 @@
 
 pub mod docker;
 pub mod fuzz;
+pub mod kube;
 pub mod openmetrics;
 pub mod running;
 pub mod scenario_run;
