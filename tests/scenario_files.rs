@@ -524,7 +524,13 @@ fn shipped_jamming_scenario_jams_every_slot_of_the_honest_channel() {
         (attack.attacker.as_str(), attack.accomplice.as_str()),
         ("mallory", "eve")
     );
-    assert_eq!(attack.slots, 12);
+    // The sweep holds 4, 8 and then all 12 slots (every node's HTLC limit).
+    let sweep = s.sweep.as_ref().expect("jamming.yaml sweeps attack_slots");
+    let slots: Vec<u32> = (sweep.points.iter())
+        .map(|p| p.scenario.workload.attack.as_ref().unwrap().slots)
+        .collect();
+    assert_eq!(slots, [4, 8, 12]);
+    assert_eq!(attack.slots, 4, "the first point's");
     let stop = s.workload.stop.duration.unwrap();
     assert!(attack.start + attack.duration < stop, "{attack:?}");
     let has = |from: &str, to: &str| s.channels.iter().any(|c| c.from == from && c.to == to);
