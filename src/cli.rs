@@ -186,6 +186,10 @@ pub enum HistoryCommand {
         /// The metrics tested (repeat the flag for several).
         #[arg(long, value_parser = ["tps", "p50", "p90", "p99", "cpu", "bytes-per-payment"], default_values = ["tps", "p50", "p99"])]
         metric: Vec<String>,
+        /// A significant change for the worse is a regression only when it is larger
+        /// than PCT percent and than the widest swing of an earlier run's median.
+        #[arg(long, value_name = "PCT", default_value = "5")]
+        min_change: f64,
     },
     /// Write a static site of the runs (no script): DIR/index.html lists the
     /// scenarios, each scenario's page has SVG trend charts of TPS, p50, p99, CPU and

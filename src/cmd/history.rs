@@ -77,7 +77,8 @@ pub(crate) fn history(args: HistoryArgs) -> Result<Exit> {
             scenario,
             last,
             metric,
-        } => check_latest(&path, scenario.as_deref(), last, &metric),
+            min_change,
+        } => check_latest(&path, scenario.as_deref(), last, &metric, min_change),
     }
 }
 
@@ -139,15 +140,23 @@ fn check_latest(
     scenario: Option<&str>,
     last: usize,
     metric: &[String],
+    min_change_pct: f64,
 ) -> Result<Exit> {
     if last == 0 {
         return Err(UsageError("--last must be at least 1").into());
     }
-    let metrics: Vec<Metric> = (metric.iter())
-        .map(|m| Metric::parse(m).expect("clap checked the metric"))
-        .collect();
+    if !(min_change_pct.is_finite() && min_change_pct >= 0.0) {
+        return Err(UsageError("--min-change must be a percentage of 0 or more (5, 12.5)").into());
+    }
+    let opts = check::CheckOptions {
+        last,
+        metrics: (metric.iter())
+            .map(|m| Metric::parse(m).expect("clap checked the metric"))
+            .collect(),
+        min_change_pct,
+    };
     let runs = Store::open_existing(path)?.runs()?;
-    let Some(report) = check::check(&runs, scenario, last, &metrics) else {
+    let Some(report) = check::check(&runs, scenario, &opts) else {
         outln!(
             "no complete run recorded{}: nothing to check",
             for_scenario(&scenario.map(str::to_string))
@@ -352,11 +361,13 @@ fn print_check(report: &check::CheckReport) {
             let words = match &v.significance {
                 Some(s) => {
                     let flag = if v.regression() {
-                        " REGRESSION"
+                        format!(", beyond {} REGRESSION", floor_words(v))
+                    } else if v.worse() {
+                        format!(", within {}: not a regression", floor_words(v))
                     } else if s.significant {
-                        " better"
+                        " better".into()
                     } else {
-                        ""
+                        String::new()
                     };
                     format!("{}{flag}", s.words())
                 }
@@ -385,4 +396,19 @@ fn print_check(report: &check::CheckReport) {
             report.latest
         );
     }
+}
+
+/// `the 5 % floor (--min-change)` or `the 21.4 % floor (the widest swing of an
+/// earlier run)`.
+fn floor_words(v: &check::MetricVerdict) -> String {
+    let from_spread = v.spread_pct.is_some_and(|s| s >= v.floor_pct);
+    format!(
+        "the {:.1} % floor ({})",
+        v.floor_pct,
+        if from_spread {
+            "the widest swing of an earlier run"
+        } else {
+            "--min-change"
+        }
+    )
 }

@@ -106,15 +106,66 @@ pub struct MetricVerdict {
     pub latest: Vec<f64>,
     /// `None` when a side has fewer than two figures.
     pub significance: Option<Significance>,
+    /// How far the median of an earlier run strayed, at most, from the median of all
+    /// the earlier runs' figures, percent of it: the run-to-run noise that repeats
+    /// within one run do not show. `None` with fewer than two earlier runs.
+    pub spread_pct: Option<f64>,
+    /// The smallest change called a regression, percent: the larger of the minimum
+    /// asked for (`--min-change`) and `spread_pct`.
+    pub floor_pct: f64,
 }
 
 impl MetricVerdict {
     /// Significantly worse than the baseline.
-    pub fn regression(&self) -> bool {
+    pub fn worse(&self) -> bool {
         self.significance.is_some_and(|s| {
             s.significant && ((s.change_pct > 0.0) != self.metric.higher_is_better())
         })
     }
+
+    /// Significantly worse, by more than the floor.
+    pub fn regression(&self) -> bool {
+        self.worse() && (self.significance).is_some_and(|s| s.change_pct.abs() > self.floor_pct)
+    }
+
+    /// One metric's figures against the earlier runs' (`per_run`, one list of loads
+    /// per run).
+    fn of(
+        metric: Metric,
+        per_run: &[Vec<PointRecord>],
+        mine: &[PointRecord],
+        min_change_pct: f64,
+    ) -> MetricVerdict {
+        let values = |loads: &[PointRecord]| -> Vec<f64> {
+            loads.iter().filter_map(|p| metric.value(p)).collect()
+        };
+        let baseline: Vec<f64> = per_run.iter().flat_map(|r| values(r)).collect();
+        let latest = values(mine);
+        let spread_pct = run_to_run_spread(per_run.iter().map(|r| values(r)), &baseline);
+        MetricVerdict {
+            metric,
+            significance: significance(&baseline, &latest),
+            floor_pct: spread_pct.map_or(min_change_pct, |s| s.max(min_change_pct)),
+            spread_pct,
+            baseline,
+            latest,
+        }
+    }
+}
+
+/// The largest distance of a run's median from the median of `all`, percent of the
+/// latter; `None` with fewer than two runs that have a figure, or a median of 0.
+fn run_to_run_spread(runs: impl Iterator<Item = Vec<f64>>, all: &[f64]) -> Option<f64> {
+    let medians: Vec<f64> = runs.filter(|v| !v.is_empty()).map(|v| median(&v)).collect();
+    let center = median(all);
+    if medians.len() < 2 || center == 0.0 {
+        return None;
+    }
+    let widest = medians
+        .iter()
+        .map(|m| (m - center).abs())
+        .fold(0.0, f64::max);
+    Some(widest / center.abs() * 100.0)
 }
 
 /// The latest run and how each of its points compares.
@@ -130,6 +181,17 @@ impl CheckReport {
     }
 }
 
+/// What `check` compares and how strictly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOptions {
+    /// Up to this many earlier comparable runs.
+    pub last: usize,
+    pub metrics: Vec<Metric>,
+    /// A significant change for the worse is a regression only beyond this many
+    /// percent (and beyond the earlier runs' own spread).
+    pub min_change_pct: f64,
+}
+
 /// The latest complete run (of `scenario`, if named) against up to `last` earlier
 /// comparable runs per point: every repeat of those runs is the baseline sample,
 /// every repeat of the latest the other, tested as `compare` does. `None` without
@@ -137,8 +199,7 @@ impl CheckReport {
 pub fn check(
     runs: &[StoredRun],
     scenario: Option<&str>,
-    last: usize,
-    metrics: &[Metric],
+    opts: &CheckOptions,
 ) -> Option<CheckReport> {
     let (at, latest) = runs
         .iter()
@@ -178,25 +239,15 @@ pub fn check(
                 .copied()
                 .filter(|r| !of(r).is_empty())
                 .collect();
-            let skip = base_runs.len().saturating_sub(last);
+            let skip = base_runs.len().saturating_sub(opts.last);
             base_runs.drain(..skip);
-            let base: Vec<PointRecord> = base_runs.iter().flat_map(|r| of(r)).collect();
+            let per_run: Vec<Vec<PointRecord>> = base_runs.iter().map(|r| of(r)).collect();
             let mine = of(latest);
             PointCheck {
                 group: k.group.to_string(),
                 baseline_runs: base_runs.iter().map(|r| r.id).collect(),
-                verdicts: metrics
-                    .iter()
-                    .map(|&m| {
-                        let baseline: Vec<f64> = base.iter().filter_map(|p| m.value(p)).collect();
-                        let latest: Vec<f64> = mine.iter().filter_map(|p| m.value(p)).collect();
-                        MetricVerdict {
-                            metric: m,
-                            significance: significance(&baseline, &latest),
-                            baseline,
-                            latest,
-                        }
-                    })
+                verdicts: (opts.metrics.iter())
+                    .map(|&m| MetricVerdict::of(m, &per_run, &mine, opts.min_change_pct))
                     .collect(),
             }
         })

@@ -173,9 +173,9 @@ fn check_calls_a_slower_run_a_regression_and_a_repeat_noise() {
         let run = import::read_dir(&repeated(&d.join(name), at, &tps, None)).unwrap();
         store.insert(&run).unwrap();
     }
-    let metrics = [Metric::Tps, Metric::P99];
+    let opts = opts(10, &[Metric::Tps, Metric::P99], 5.0);
     let runs = store.runs().unwrap();
-    let noise = check::check(&runs, None, 10, &metrics).unwrap();
+    let noise = check::check(&runs, None, &opts).unwrap();
     assert_eq!(noise.latest, 2);
     assert_eq!(noise.points[0].baseline_runs, [1]);
     assert!(!noise.regression(), "{noise:#?}");
@@ -188,7 +188,7 @@ fn check_calls_a_slower_run_a_regression_and_a_repeat_noise() {
     );
     store.insert(&import::read_dir(&slow).unwrap()).unwrap();
     let runs = store.runs().unwrap();
-    let slower = check::check(&runs, Some("alice-pays-bob"), 10, &metrics).unwrap();
+    let slower = check::check(&runs, Some("alice-pays-bob"), &opts).unwrap();
     assert_eq!(slower.latest, 3);
     assert_eq!(slower.points[0].baseline_runs, [1, 2]);
     assert!(slower.regression(), "{slower:#?}");
@@ -196,8 +196,83 @@ fn check_calls_a_slower_run_a_regression_and_a_repeat_noise() {
     assert_eq!((tps.baseline.len(), tps.latest.len()), (10, 5));
     assert!(tps.regression() && tps.significance.unwrap().change_pct < 0.0);
     // --last 1: the baseline is the latest comparable run only.
-    let last = check::check(&runs, None, 1, &metrics).unwrap();
+    let last = check::check(&runs, None, &check::CheckOptions { last: 1, ..opts }).unwrap();
     assert_eq!(last.points[0].baseline_runs, [2]);
+}
+
+fn opts(last: usize, metrics: &[Metric], min_change_pct: f64) -> check::CheckOptions {
+    check::CheckOptions {
+        last,
+        metrics: metrics.to_vec(),
+        min_change_pct,
+    }
+}
+
+/// Runs of the scenario with these TPS figures (one run per list, one repeat per
+/// figure), an hour apart, in a fresh store.
+fn runs_of(d: &std::path::Path, tps: &[&[f64]]) -> Vec<crate::history::store::StoredRun> {
+    let mut store = store_in(d);
+    for (i, figures) in tps.iter().enumerate() {
+        let at = format!("2026-11-20T1{i}:00:00Z");
+        let run = repeated(&d.join(format!("r{i}")), &at, figures, None);
+        store.insert(&import::read_dir(&run).unwrap()).unwrap();
+    }
+    store.runs().unwrap()
+}
+
+const A: [f64; 5] = [60.0, 61.0, 62.0, 63.0, 59.0];
+/// 15.6 % below A, each figure below all of A's.
+const C: [f64; 5] = [51.0, 51.5, 52.0, 51.2, 51.8];
+
+#[test]
+fn a_significant_change_smaller_than_min_change_is_not_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = runs_of(dir.path(), &[&A, &C]);
+    let tps = |min| check::check(&runs, None, &opts(10, &[Metric::Tps], min)).unwrap();
+    // C is 15.6 % below A: worse beyond noise, a regression under a 10 % floor...
+    let strict = tps(10.0);
+    let v = &strict.points[0].verdicts[0];
+    assert!(v.worse() && v.regression(), "{v:#?}");
+    assert_eq!(
+        v.spread_pct, None,
+        "one earlier run has no run-to-run spread"
+    );
+    assert_eq!(v.floor_pct, 10.0);
+    // ...and not one under a 20 % floor, though still significantly worse.
+    let lenient = tps(20.0);
+    let v = &lenient.points[0].verdicts[0];
+    assert!(v.worse() && !v.regression(), "{v:#?}");
+    assert!(!lenient.regression());
+}
+
+#[test]
+fn the_earlier_runs_own_spread_raises_the_floor() {
+    let high = [70.0, 71.0, 72.0, 73.0, 69.0];
+    let mid = [56.0, 57.0, 58.0, 57.5, 56.5];
+    let low = [44.0, 45.0, 46.0, 45.5, 44.5];
+    // Below every earlier figure (so significantly worse), 23.7 % below their median.
+    let latest = [43.0, 43.5, 43.8, 43.2, 43.6];
+    let dir = tempfile::tempdir().unwrap();
+    let runs = runs_of(dir.path(), &[&high, &mid, &low, &latest]);
+    let report = check::check(&runs, None, &opts(10, &[Metric::Tps], 0.0)).unwrap();
+    assert_eq!(report.points[0].baseline_runs, [1, 2, 3]);
+    let v = &report.points[0].verdicts[0];
+    // The 15 earlier figures' median is 57; the first run's median 71 strays 24.6 %.
+    let spread = v.spread_pct.expect("three earlier runs");
+    assert!((spread - 14.0 / 57.0 * 100.0).abs() < 1e-9, "{spread}");
+    assert_eq!(v.floor_pct, spread);
+    assert!(v.worse(), "{v:#?}");
+    assert!(!v.regression(), "within the earlier runs' swing: {v:#?}");
+    assert!(!report.regression());
+    // A floor asked for above the spread wins.
+    let report = check::check(&runs, None, &opts(10, &[Metric::Tps], 30.0)).unwrap();
+    assert_eq!(report.points[0].verdicts[0].floor_pct, 30.0);
+    // Beyond the swing: a regression.
+    let slower: Vec<f64> = latest.iter().map(|t| t - 6.0).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let runs = runs_of(dir.path(), &[&high, &mid, &low, &slower]);
+    let report = check::check(&runs, None, &opts(10, &[Metric::Tps], 0.0)).unwrap();
+    assert!(report.regression(), "{report:#?}");
 }
 
 #[test]
@@ -210,7 +285,7 @@ fn runs_under_another_envelope_are_not_compared() {
     store.insert(&import::read_dir(&free).unwrap()).unwrap();
     store.insert(&import::read_dir(&held).unwrap()).unwrap();
     let runs = store.runs().unwrap();
-    let report = check::check(&runs, None, 10, &[Metric::Tps]).unwrap();
+    let report = check::check(&runs, None, &opts(10, &[Metric::Tps], 5.0)).unwrap();
     assert!(report.points[0].baseline_runs.is_empty(), "{report:#?}");
     assert!(!report.regression());
 }

@@ -83,7 +83,16 @@ pub fn check_calls_a_planted_regression(history: &dyn Fn() -> Command, d: &Path)
     assert!(out.contains("tps 40.5 (median of 5)"), "{out}");
     assert!(out.contains("significant (Mann-Whitney U"), "{out}");
     assert!(out.contains("REGRESSION"), "{out}");
+    // A floor above the change: still significantly worse, no longer a regression.
+    let floor = ["check", "--metric", "tps", "--min-change", "40"];
+    let lenient = stdout_of(history().args(floor), 0);
+    assert!(
+        lenient.contains("within the 40.0 % floor (--min-change): not a regression"),
+        "{lenient}"
+    );
+    assert!(!lenient.contains("REGRESSION"), "{lenient}");
     stdout_of(history().args(["check", "--last", "0"]), 2);
+    stdout_of(history().args(["check", "--min-change", "-1"]), 2);
     let none = stdout_of(history().args(["check", "--scenario", "nope"]), 0);
     assert!(none.contains("nothing to check"), "{none}");
 }
