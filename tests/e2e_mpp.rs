@@ -91,6 +91,19 @@ workload:
         assert!(row["attempts"].as_u64().unwrap() >= n * row["payments"].as_u64().unwrap());
         assert_eq!(row["latency"]["count"], row["payments"], "{row:#}");
     }
+    // Retried: more attempts than parts, so at most the extra attempts over the rows.
+    let extra: u64 = (rows.iter())
+        .map(|r| {
+            let (parts, payments) = (
+                r["parts"].as_u64().unwrap(),
+                r["payments"].as_u64().unwrap(),
+            );
+            r["attempts"].as_u64().unwrap() - parts * payments
+        })
+        .sum();
+    let retried = parts["retried"].as_u64().expect("retried");
+    assert!(retried <= extra.min(2), "{parts:#}");
+    assert_eq!(retried == 0, extra == 0, "{parts:#}");
 }
 
 /// The limit reaches LND: 2.5 M sat needs three parts of at most a channel's balance

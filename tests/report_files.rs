@@ -210,6 +210,8 @@ fn html_shows_parts_and_drain_when_the_run_had_them() {
         unknown: 0,
         more_than_one_attempt: 5,
         more_than_one_attempt_share: 5.0 / 7.0,
+        retried: 1,
+        retried_share: 1.0 / 7.0,
         multi_part: 6,
         by_parts: vec![PartsRow {
             parts: 3,

@@ -23,6 +23,11 @@ pub struct PartsSummary {
     pub more_than_one_attempt: u64,
     /// `more_than_one_attempt / payments` (0 without payments).
     pub more_than_one_attempt_share: f64,
+    /// Of `payments`: those with more HTLC attempts than settled parts, so at least
+    /// one part failed and was tried again.
+    pub retried: u64,
+    /// `retried / payments` (0 without payments).
+    pub retried_share: f64,
     /// Of `payments`: those split in more than one part.
     pub multi_part: u64,
     /// One row per number of parts, ascending.
@@ -64,6 +69,7 @@ pub struct PartsStats {
 struct Row {
     attempts: u64,
     more_than_one_attempt: u64,
+    retried: u64,
     latency: Histogram<u64>,
 }
 
@@ -86,11 +92,13 @@ impl PartsStats {
         let row = rows.entry(settled).or_insert_with(|| Row {
             attempts: 0,
             more_than_one_attempt: 0,
+            retried: 0,
             latency: Histogram::new_with_bounds(1, 600_000_000, 3)
                 .expect("constant histogram bounds are valid"),
         });
         row.attempts += u64::from(attempts);
         row.more_than_one_attempt += u64::from(attempts > 1);
+        row.retried += u64::from(attempts > settled);
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         row.latency.saturating_record(us.max(1));
     }
@@ -107,6 +115,7 @@ impl PartsStats {
             .collect();
         let payments = by_parts.iter().map(|r| r.payments).sum();
         let more_than_one_attempt = rows.values().map(|r| r.more_than_one_attempt).sum();
+        let retried = rows.values().map(|r| r.retried).sum();
         let multi_part = (by_parts.iter())
             .filter(|r| r.parts > 1)
             .map(|r| r.payments)
@@ -117,6 +126,8 @@ impl PartsStats {
             unknown: self.unknown.load(Ordering::Relaxed),
             more_than_one_attempt,
             more_than_one_attempt_share: share(more_than_one_attempt, payments),
+            retried,
+            retried_share: share(retried, payments),
             multi_part,
             by_parts,
         }
@@ -179,6 +190,9 @@ mod tests {
         assert_eq!((s.max_parts, s.payments, s.unknown), (8, 3, 1));
         assert_eq!((s.multi_part, s.more_than_one_attempt), (2, 2));
         assert!((s.more_than_one_attempt_share - 2.0 / 3.0).abs() < 1e-9);
+        // Split in 3 and settled at the first try is not retried; 5 attempts for 3 is.
+        assert_eq!(s.retried, 1);
+        assert!((s.retried_share - 1.0 / 3.0).abs() < 1e-9);
         let parts: Vec<(u32, u64, u64)> = (s.by_parts.iter())
             .map(|r| (r.parts, r.payments, r.attempts))
             .collect();

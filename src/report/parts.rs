@@ -26,12 +26,12 @@ pub fn rows(parts: &PartsSummary) -> Vec<[String; 5]> {
 pub fn lines(parts: &PartsSummary) -> Vec<String> {
     let mut lines = vec![format!(
         "Part limit {}; {} of {} succeeded payments were split in more than one part; {} \
-         ({:.1} %) took more than one HTLC attempt.",
+         ({:.1} %) had a part fail and tried again.",
         parts.max_parts,
         parts.multi_part,
         parts.payments,
-        parts.more_than_one_attempt,
-        parts.more_than_one_attempt_share * 100.0
+        parts.retried,
+        parts.retried_share * 100.0
     )];
     if parts.unknown > 0 {
         lines.push(format!(
@@ -92,6 +92,8 @@ mod tests {
             unknown: 1,
             more_than_one_attempt: 3,
             more_than_one_attempt_share: 0.75,
+            retried: 1,
+            retried_share: 0.25,
             multi_part: 2,
             by_parts: vec![PartsRow {
                 parts: 2,
@@ -105,7 +107,7 @@ mod tests {
         assert_eq!(r[0][3], latency_us(12_000));
         let l = lines(&parts);
         assert!(
-            l[0].contains("Part limit 8; 2 of 4") && l[0].contains("(75.0 %)"),
+            l[0].contains("Part limit 8; 2 of 4") && l[0].contains("1 (25.0 %) had a part fail"),
             "{l:?}"
         );
         assert!(l[1].starts_with("1 succeeded payments"), "{l:?}");
