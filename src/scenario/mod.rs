@@ -121,6 +121,7 @@ pub(crate) fn parse_with_repeat(
         false => validate::validate(path, text, raw, runtimes)?,
     };
     scenario.repeat = repeat;
+    repeat::check_drain(&ctx, &scenario, &at)?;
     let scenario = repeat::expand(&ctx, scenario, &at)?;
     caps::check_run_total(&ctx, &scenario, total_at)?;
     Ok(scenario)

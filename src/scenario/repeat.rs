@@ -165,6 +165,35 @@ pub(super) fn validate(
     Ok(repeat)
 }
 
+/// Repeats of a draining load (`stop: liquidity_failures:`) each need a network of
+/// their own: on a shared one, every repeat after the first starts with the channels
+/// the first left dry, and measures nothing.
+pub(super) fn check_drain(
+    ctx: &Ctx,
+    scenario: &Scenario,
+    at: &Location,
+) -> Result<(), ScenarioError> {
+    let repeat = scenario.repeat;
+    let drains = |s: &Scenario| s.workload.stop.liquidity_failures.is_some();
+    let any_drains = drains(scenario)
+        || (scenario.sweep.as_ref())
+            .is_some_and(|sw| sw.points.iter().any(|p| drains(&p.scenario)));
+    if repeat.count <= 1 || repeat.fresh_network || !any_drains {
+        return Ok(());
+    }
+    Err(ctx.error(
+        at,
+        format!(
+            "{} repeats of a draining load (stop: liquidity_failures:) on one network: each after the first would start with the channels the first left dry",
+            repeat.count
+        ),
+        format!(
+            "write repeat: {{ count: {}, fresh_network: true }} (each repeat sets up a network of its own)",
+            repeat.count
+        ),
+    ))
+}
+
 /// Turns the scenario's repeats into sweep points: each point (or the scenario itself)
 /// `count` times, labelled `...,repeat=K`, consecutive, on the point's network unless
 /// `fresh_network`. `at` locates an error (too many points).

@@ -116,3 +116,31 @@ fn mistakes_are_named_at_their_place() {
         "{many}"
     );
 }
+
+#[test]
+fn a_draining_load_repeats_only_on_fresh_networks() {
+    let drain = PAIR.replace(
+        "    payments: 10\n",
+        "    payments: 10\n    liquidity_failures: 3\n",
+    );
+    let shared = error_of(&format!("{drain}repeat: 2\n"));
+    assert!(
+        shared.contains("t.yaml:19:9:")
+            && shared.contains("2 repeats of a draining load")
+            && shared.contains("fresh_network: true"),
+        "{shared}"
+    );
+    // --repeat gives the count (the error points at the name: no repeat: is written).
+    let flag = parse_with_repeat(Path::new("t.yaml"), &drain, Some(2), RUNTIMES)
+        .expect_err("repeats on one network");
+    assert!(
+        flag.to_string().contains("2 repeats of a draining load"),
+        "{flag}"
+    );
+    // Fresh networks, or a single run, are fine.
+    let fresh = format!("{drain}repeat: {{ count: 1, fresh_network: true }}\n");
+    assert_eq!(labels(&fresh, Some(2)), ["repeat=1", "repeat=2"]);
+    parse(Path::new("t.yaml"), &drain).unwrap();
+    // Without the drain stop, repeats share the network as before.
+    assert_eq!(labels(PAIR, Some(2)), ["repeat=1", "repeat=2"]);
+}
