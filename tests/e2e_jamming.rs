@@ -77,6 +77,28 @@ fn honest_payments_fail_while_every_slot_is_held_and_nothing_stays_held() {
         attack["left_held"], 0,
         "nothing held at the end: {attack:#}"
     );
+    // Eve's own count (LND's pending HTLCs over her channels, only the attack's: the
+    // honest payments end at carol), asked each second right after the tool counted.
+    let node: Vec<u64> = (attack["accomplice_pending_htlcs"]
+        .as_array()
+        .unwrap()
+        .iter())
+    .map(|n| n.as_u64().expect("LND answers every second"))
+    .collect();
+    let tool: Vec<u64> = (attack["slots_held"].as_array().unwrap().iter())
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(node.len(), tool.len(), "{attack:#}");
+    let (node_max, tool_max) = (node.iter().max().unwrap(), tool.iter().max().unwrap());
+    assert!(
+        *node_max <= 6 && node_max + 1 >= *tool_max && *node_max >= 5,
+        "eve held what the tool counted: {node:?} against {tool:?}"
+    );
+    assert_eq!(node[0], 0, "nothing before the attack: {node:?}");
+    assert_eq!(
+        attack["accomplice_pending_after"], 0,
+        "eve holds nothing once the slots cancelled: {attack:#}"
+    );
     let (before, during, after) = (&attack["before"], &attack["during"], &attack["after"]);
     assert!(before["ok"].as_u64().unwrap() > 0, "{before:#}");
     assert_eq!(before["failed"], 0, "{before:#}");

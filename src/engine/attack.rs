@@ -80,7 +80,8 @@ impl Attack {
     /// the window ends or `stop`, and samples the slots held once a second until
     /// `stop`. Returns once every slot has cancelled its invoice.
     pub(super) async fn run(&self, load_start: Instant, stop: CancellationToken) {
-        let sampler = sample_every_second(self.stats.clone(), load_start, stop.clone());
+        let (stats, accomplice) = (self.stats.clone(), self.plan.accomplice.clone());
+        let sampler = sample_every_second(stats, accomplice, load_start, stop.clone());
         let window = stop.child_token();
         let attack = async {
             tokio::select! {
@@ -99,13 +100,28 @@ impl Attack {
                 _ = window.cancelled() => {}
             }
             while slots.join_next().await.is_some() {}
+            let after = pending_htlcs(self.plan.accomplice.as_ref()).await;
+            self.stats.accomplice_after(after);
         };
         tokio::join!(sampler, attack);
     }
 }
 
-/// Notes the slots held at the end of each second of the load, until `stop`.
-async fn sample_every_second(stats: Arc<AttackStats>, start: Instant, stop: CancellationToken) {
+/// The node's count of HTLCs in flight on its channels; None when it does not
+/// answer within a second or cannot tell.
+async fn pending_htlcs(node: &dyn LightningNode) -> Option<u32> {
+    let health = tokio::time::timeout(Duration::from_secs(1), node.channel_health()).await;
+    health.ok()?.ok()??.pending_htlcs
+}
+
+/// Notes the slots held at the end of each second of the load, and the
+/// accomplice's own count right after, until `stop`.
+async fn sample_every_second(
+    stats: Arc<AttackStats>,
+    accomplice: Arc<dyn LightningNode>,
+    start: Instant,
+    stop: CancellationToken,
+) {
     let mut interval =
         tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -114,7 +130,9 @@ async fn sample_every_second(stats: Arc<AttackStats>, start: Instant, stop: Canc
             _ = stop.cancelled() => return,
             at = interval.tick() => {
                 let second = at.saturating_duration_since(start).as_secs();
-                stats.sample(usize::try_from(second.saturating_sub(1)).unwrap_or(usize::MAX));
+                let second = usize::try_from(second.saturating_sub(1)).unwrap_or(usize::MAX);
+                stats.sample(second);
+                stats.sample_accomplice(second, pending_htlcs(accomplice.as_ref()).await);
             }
         }
     }

@@ -70,6 +70,15 @@ impl LightningNode for HoldPair {
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         Err(unused("list_channels"))
     }
+    /// The accomplice's word: one pending HTLC per accepted invoice.
+    async fn channel_health(&self) -> Result<Option<crate::node::ChannelHealth>, NodeError> {
+        Ok(Some(crate::node::ChannelHealth {
+            channels: 1,
+            active: 1,
+            pending_htlcs: Some(self.count(State::Accepted) as u32),
+            force_closed: 0,
+        }))
+    }
     async fn create_invoice(&self, _: u64) -> Result<Invoice, NodeError> {
         Err(unused("create_invoice"))
     }
@@ -174,6 +183,18 @@ async fn slots_reach_their_target_are_refreshed_and_all_cancelled_at_the_end() {
     assert_eq!(attack.slots_held.first(), Some(&0), "{attack:?}");
     assert_eq!(attack.slots_held.get(3), Some(&3), "{attack:?}");
     assert_eq!(attack.slots_held.last(), Some(&0), "{attack:?}");
+    // The accomplice's own count, asked each second after the tool's: never below it
+    // (a slot counts once the node has accepted its HTLC, seen by a poll up to 200 ms
+    // later), the same at the peak and after the window.
+    let node: Vec<u32> = (attack.accomplice_pending_htlcs.iter())
+        .map(|n| n.expect("the fake answers"))
+        .collect();
+    assert_eq!(node.len(), attack.slots_held.len());
+    let pairs = node.iter().zip(&attack.slots_held);
+    assert!(pairs.clone().all(|(n, t)| n >= t), "{attack:?}");
+    assert_eq!(node.iter().max(), Some(&3), "{attack:?}");
+    assert_eq!(node.last(), Some(&0), "{attack:?}");
+    assert_eq!(attack.accomplice_pending_after, Some(0));
     assert!(attack.before.ok > 0 && attack.during.ok > 0 && attack.after.ok > 0);
     assert!(
         attack.cost.locked_msat_s >= 3.0 * 5_000.0 * 4.0,

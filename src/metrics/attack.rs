@@ -43,6 +43,13 @@ pub struct AttackSummary {
     pub cancel_errors: u64,
     /// Slots still held when the attack ended (0 when every cancel went through).
     pub left_held: u32,
+    /// The accomplice's own count of HTLCs in flight on its channels, asked right
+    /// after each entry of `slots_held` (null for a second it did not answer, or a
+    /// client that cannot tell): the node's word beside the tool's, which match when
+    /// nobody else pays the accomplice.
+    pub accomplice_pending_htlcs: Vec<Option<u32>>,
+    /// Its count once every slot had cancelled (None when it did not answer).
+    pub accomplice_pending_after: Option<u32>,
     /// Honest payments before, during and after the window.
     pub before: AttackWindow,
     pub during: AttackWindow,
@@ -115,6 +122,8 @@ pub struct AttackStats {
     pub held: AtomicU32,
     held_max: AtomicU32,
     seconds: Mutex<Vec<u32>>,
+    accomplice_seconds: Mutex<Vec<Option<u32>>>,
+    accomplice_after: Mutex<Option<u32>>,
     pub invoices: AtomicU64,
     pub accepted: AtomicU64,
     pub cancelled: AtomicU64,
@@ -134,6 +143,8 @@ impl AttackStats {
             held: AtomicU32::new(0),
             held_max: AtomicU32::new(0),
             seconds: Mutex::new(Vec::new()),
+            accomplice_seconds: Mutex::new(Vec::new()),
+            accomplice_after: Mutex::new(None),
             invoices: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
@@ -196,6 +207,23 @@ impl AttackStats {
         }
     }
 
+    /// The accomplice's count of pending HTLCs, asked after the sample of `second`.
+    pub fn sample_accomplice(&self, second: usize, pending: Option<u32>) {
+        let mut seconds = (self.accomplice_seconds.lock()).unwrap_or_else(|e| e.into_inner());
+        if second < MAX_SECONDS && seconds.len() <= second {
+            seconds.resize(second, None);
+            seconds.push(pending);
+        }
+    }
+
+    /// The accomplice's count of pending HTLCs once the slots had cancelled.
+    pub fn accomplice_after(&self, pending: Option<u32>) {
+        *self
+            .accomplice_after
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = pending;
+    }
+
     /// The summary of a load that lasted `load_s` seconds.
     pub fn summary(
         &self,
@@ -228,6 +256,13 @@ impl AttackStats {
             cancelled: self.cancelled.load(Ordering::Relaxed),
             cancel_errors: self.cancel_errors.load(Ordering::Relaxed),
             left_held: self.held.load(Ordering::Relaxed),
+            accomplice_pending_htlcs: (self.accomplice_seconds.lock())
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            accomplice_pending_after: *self
+                .accomplice_after
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
             before: windows[0].summary(0.0, load(start_s)),
             during: windows[1].summary(load(start_s), load(end_s)),
             after: windows[2].summary(load(end_s), load_s.max(load(end_s))),

@@ -27,10 +27,39 @@ pub fn section(report: &Report) -> Option<String> {
     let held: Vec<String> = a.slots_held.iter().map(u32::to_string).collect();
     let _ = writeln!(
         html,
-        "<p class=\"muted\">Slots held, second by second: {}</p>\n</section>",
+        "<p class=\"muted\">Slots held, second by second: {}</p>",
         held.join(" ")
     );
+    if let Some(words) = node_line(a) {
+        let _ = writeln!(html, "<p class=\"muted\">{}</p>", escape(&words));
+    }
+    html.push_str("</section>\n");
     Some(html)
+}
+
+/// The accomplice's own count beside the tool's, when it gave one.
+pub fn node_line(a: &AttackSummary) -> Option<String> {
+    let said: Vec<u32> = a
+        .accomplice_pending_htlcs
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    if said.is_empty() && a.accomplice_pending_after.is_none() {
+        return None;
+    }
+    let seconds: Vec<String> = (a.accomplice_pending_htlcs.iter())
+        .map(|n| n.map_or("-".to_string(), |n| n.to_string()))
+        .collect();
+    let after =
+        (a.accomplice_pending_after).map_or("did not answer".to_string(), |n| n.to_string());
+    Some(format!(
+        "{}'s own count of HTLCs in flight, asked right after each second's: {} (most {}); \
+         after the attack: {after}.",
+        a.accomplice,
+        seconds.join(" "),
+        said.iter().max().copied().unwrap_or(0)
+    ))
 }
 
 /// The attack in one sentence: who, how many slots, the window, the cost.
@@ -110,6 +139,9 @@ fn markdown_of(a: &AttackSummary) -> String {
         let row: Vec<String> = cells(name, w).iter().map(|c| cell(c)).collect();
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
+    if let Some(words) = node_line(a) {
+        let _ = writeln!(out, "\n{}", cell(&words));
+    }
     out
 }
 
@@ -158,5 +190,17 @@ mod tests {
             md.contains("| during | 10.0 s | 20.0 s | 0 | 1 |") && md.contains("no\\_route 1 |"),
             "{md}"
         );
+        assert_eq!(node_line(&a), None, "the accomplice was not asked");
+        stats.sample_accomplice(0, Some(1));
+        stats.sample_accomplice(2, Some(0));
+        stats.accomplice_after(Some(0));
+        let a = stats.summary(("mallory", "eve"), 4, 10_000, Duration::from_secs(5), 30.0);
+        let words = node_line(&a).unwrap();
+        assert_eq!(
+            words,
+            "eve's own count of HTLCs in flight, asked right after each second's: 1 - 0 \
+             (most 1); after the attack: 0."
+        );
+        assert!(markdown_of(&a).contains("eve's own count"));
     }
 }
