@@ -84,7 +84,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     crate::files::check_writable(out, "--out")?;
     let mut comparison = Comparison::of(&runs, noise_pct);
     comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
-    repeats::apply(&mut comparison.rows, &repeated);
+    repeats::apply(&mut comparison.rows, &repeated, noise_pct);
     comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
     comparison.machines = (runs.iter().zip(&repeated))
         .map(|(run, r)| machine::of(run, r.as_ref()))
@@ -170,7 +170,7 @@ impl<'a> Comparison<'a> {
         if self.repeated > 1 {
             let _ = writeln!(
                 out,
-                "Repeated runs: TPS and the p50 / p90 / p99 rows show each run's median across its repeats, and their Δ is judged against the repeats' noise (Mann-Whitney U, significant at p < 0.05; ± is the standard error of the difference) instead of the ±{}% threshold.\n",
+                "Repeated runs: TPS and the p50 / p90 / p99 rows show each run's median across its repeats, and their Δ is judged against the repeats' noise (Mann-Whitney U, significant at p < 0.05; ± is the standard error of the difference), and flagged only when it is also beyond ±{}%: two runs differ more than the repeats within one.\n",
                 self.noise_pct
             );
         }

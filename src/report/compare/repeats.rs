@@ -172,8 +172,11 @@ type Judged = (&'static str, Pick, Better, fn(f64) -> String);
 
 /// Where both the baseline and a run have repeats, the rows of TPS and of the p50,
 /// p90 and p99 latency show the median across repeats (`n=5`) and judge the change
-/// against the noise: significant (Mann-Whitney U, p < 0.05) or within noise.
-pub fn apply(rows: &mut [Row], repeats: &[Option<Repeats>]) {
+/// against the noise: better or worse when significant (Mann-Whitney U, p < 0.05)
+/// and beyond ±`noise_pct` %, else within noise. Repeats within one run understate
+/// how much two runs differ, so a significant change within the threshold is not
+/// flagged.
+pub fn apply(rows: &mut [Row], repeats: &[Option<Repeats>], noise_pct: f64) {
     let metrics: [Judged; 4] = [
         (
             "TPS (avg)",
@@ -203,15 +206,17 @@ pub fn apply(rows: &mut [Row], repeats: &[Option<Repeats>]) {
                 continue;
             };
             let up = s.change_pct > 0.0;
-            let verdict = match (s.significant, up == (better == Better::Higher)) {
+            let beyond = s.change_pct.abs() > noise_pct;
+            let verdict = match (s.significant && beyond, up == (better == Better::Higher)) {
                 (false, _) => Verdict::Noise,
                 (true, true) => Verdict::Better,
                 (true, false) => Verdict::Worse,
             };
             let flag = match verdict {
-                Verdict::Noise => "",
-                Verdict::Better => " better",
-                Verdict::Worse => " worse",
+                Verdict::Noise if s.significant => format!(", within ±{noise_pct}%"),
+                Verdict::Noise => String::new(),
+                Verdict::Better => " better".into(),
+                Verdict::Worse => " worse".into(),
             };
             row.changes[i - 1] = ChangeCell {
                 text: format!("{}{flag}", s.words()),

@@ -100,7 +100,7 @@ fn the_table_calls_a_clear_change_significant_and_noise_noise() {
     }
     let results: Vec<_> = inputs.iter().map(|r| &r.report.results).collect();
     let mut table = rows(&results, 5.0);
-    apply(&mut table, &reps);
+    apply(&mut table, &reps, 5.0);
     let tps = table.iter().find(|r| r.metric == "TPS (avg)").unwrap();
     assert_eq!(tps.values[0], "30.2 (median, n=5)");
     assert_eq!(
@@ -134,6 +134,21 @@ fn the_table_calls_a_clear_change_significant_and_noise_noise() {
         "{}",
         p99.changes[1].text
     );
+    // A threshold above the TPS change: significant, but not flagged; p99's +33 %
+    // is beyond it and still worse.
+    let mut lenient = rows(&results, 30.0);
+    apply(&mut lenient, &reps, 30.0);
+    let tps = lenient.iter().find(|r| r.metric == "TPS (avg)").unwrap();
+    assert_eq!(tps.changes[1].verdict, Some(Verdict::Noise));
+    assert!(
+        tps.changes[1]
+            .text
+            .ends_with("5 vs 5 repeats), within ±30%"),
+        "{}",
+        tps.changes[1].text
+    );
+    let p99 = lenient.iter().find(|r| r.metric == "latency p99").unwrap();
+    assert_eq!(p99.changes[1].verdict, Some(Verdict::Worse));
     // Rows without repeats keep the fixed threshold.
     let ok = table
         .iter()
