@@ -127,9 +127,11 @@ fn send_failure(e: &ServerError) -> Option<FailureReason> {
     if e.code != Some(LightningError) {
         return None;
     }
-    // ldk-node's messages for its errors (`ldk_node::NodeError`'s Display).
+    // ldk-node's messages for its errors (`ldk_node::NodeError`'s Display): "Failed to
+    // send the given payment." for PaymentSendingFailed (ldk-node 0.7), which is also
+    // what a drained channel gives (LDK logs RouteNotFound).
     let m = e.message.to_ascii_lowercase();
-    Some(if m.contains("failed to send payment") {
+    Some(if m.contains("failed to send") {
         // PaymentSendingFailed: LDK found no route (with enough liquidity), or the
         // invoice expired; the route is what fails in a benchmark.
         FailureReason::NoRoute

@@ -41,7 +41,7 @@ fn lightning_error(message: &str) -> ServerError {
 #[test]
 fn refused_sends_map_to_reasons_and_request_errors_stay_errors() {
     assert_eq!(
-        send_failure(&lightning_error("Failed to send payment.")),
+        send_failure(&lightning_error("Failed to send the given payment.")),
         Some(FailureReason::NoRoute)
     );
     assert_eq!(
