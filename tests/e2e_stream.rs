@@ -2,7 +2,8 @@
 //! nodes and a real btcd chain: two listeners stream ticks split across two
 //! recipients; every tick ok, every recipient got its splits, each recipient's node
 //! saw the podcast record (read back from its invoices), and the nodes' ledgers
-//! reconcile with the tool's counts split by split.
+//! reconcile with the tool's counts split by split. Then the same with Core Lightning
+//! listeners (xkeysend's `extratlvs`) paying LND recipients on Bitcoin Core.
 
 mod common;
 
@@ -14,15 +15,30 @@ const TICKS: u64 = 20;
 #[test]
 fn listeners_stream_split_ticks_that_recipients_receive_with_the_podcast_record() {
     require_node_binaries();
+    streams("btcd", "lnd");
+}
+
+#[test]
+fn core_lightning_listeners_send_the_podcast_record_too() {
+    let test = "core_lightning_listeners_send_the_podcast_record_too";
+    let cln = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
+    let bitcoind = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
+    if built_or_not_run(test, "lightningd", cln) && built_or_not_run(test, "bitcoind", bitcoind) {
+        streams("bitcoind", "cln");
+    }
+}
+
+/// Listeners of `listener` stream to two LND recipients on `chain`.
+fn streams(chain: &str, listener: &str) {
     let scenario = format!(
         "\
 name: e2e-stream
 runtime: local
 chain:
-  implementation: btcd
+  implementation: {chain}
 nodes:
   listener:
-    implementation: lnd
+    implementation: {listener}
     replicas: 2
   host:
     implementation: lnd

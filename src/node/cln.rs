@@ -12,6 +12,7 @@
 
 mod driver;
 mod jsonrpc;
+mod keysend;
 mod readback;
 
 pub use driver::{CLN, ClnCredentials, DEFAULT_VERSION};
@@ -525,20 +526,26 @@ impl LightningNode for ClnNode {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
-        const CALL: &str = "Xkeysend";
-        let default = amount_msat / 10 + FEE_LIMIT_BASE_MSAT;
-        let request = pb::XkeysendRequest {
-            destination: self.pubkey_bytes(CALL, dest)?,
-            amount_msat: msat(amount_msat),
-            maxfee: msat(super::fee_limit_msat(default, max_fee_msat)),
-            retry_for: retry_for(timeout),
-            ..Default::default()
-        };
-        let mut client = self.client.clone();
-        self.settle(CALL, client.xkeysend(request), timeout, |r| {
-            succeeded(r.amount_msat, r.amount_sent_msat)
-        })
-        .await
+        let extratlvs = Default::default();
+        self.xkeysend(dest, amount_msat, timeout, max_fee_msat, extratlvs)
+            .await
+    }
+
+    /// `xkeysend` with `extratlvs` (type as decimal text, value as hex): CLN makes
+    /// the preimage itself.
+    async fn keysend_records(
+        &self,
+        dest: &str,
+        amount_msat: u64,
+        _preimage: [u8; 32],
+        timeout: Duration,
+        records: &[(u64, Vec<u8>)],
+    ) -> Result<PaymentOutcome, NodeError> {
+        let extratlvs = (records.iter())
+            .map(|(t, v)| (t.to_string(), v.to_lower_hex_string()))
+            .collect();
+        self.xkeysend(dest, amount_msat, timeout, None, extratlvs)
+            .await
     }
 
     /// Through the node's payment engine: `xpay`, `pay` or `renepay`, each with the

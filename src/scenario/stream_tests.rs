@@ -116,6 +116,19 @@ fn a_sender_that_cannot_send_the_record_is_refused_with_why() {
     .replacen("nodes:", "chain:\n  implementation: bitcoind\nnodes:", 1);
     let err = parse_error(&ldk);
     assert!(err.contains("recipient app is ldk"), "{err}");
+    // Core Lightning sends the record with xkeysend's extratlvs.
+    let cln = with(
+        "nodes:
+  listener:
+    implementation: lnd",
+        "chain:
+  implementation: bitcoind
+nodes:
+  listener:
+    implementation: cln",
+    );
+    crate::scenario::tests::parse(std::path::Path::new("t.yaml"), &cln)
+        .unwrap_or_else(|e| panic!("a CLN listener streams: {e}"));
 }
 
 #[test]

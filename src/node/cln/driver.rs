@@ -74,6 +74,11 @@ fn chain_args(dir: &str, chain: &ChainAccess) -> Vec<String> {
 
 #[async_trait]
 impl NodeDriver for Cln {
+    /// `xkeysend` takes `extratlvs`.
+    fn custom_records_missing(&self) -> Option<&'static str> {
+        None
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Cln
     }
