@@ -58,7 +58,32 @@ workload:
 #[test]
 fn honest_payments_fail_while_every_slot_is_held_and_nothing_stays_held() {
     require_node_binaries();
-    let run = Finished::run(SCENARIO);
+    jammed(SCENARIO);
+}
+
+/// The jammed hop is Core Lightning: bob forwards both the honest payments and the
+/// attack's, on Bitcoin Core. Carol (LND) still takes at most 6 HTLCs from bob.
+#[test]
+fn a_core_lightning_hop_is_jammed_the_same_way() {
+    let test = "a_core_lightning_hop_is_jammed_the_same_way";
+    let cln = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
+    let bitcoind = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
+    if !(built_or_not_run(test, "lightningd", cln) && built_or_not_run(test, "bitcoind", bitcoind))
+    {
+        return;
+    }
+    let scenario = SCENARIO
+        .replace("implementation: btcd", "implementation: bitcoind")
+        .replace(
+            "  bob:\n    implementation: lnd\n    args: [--default-remote-max-htlcs=6]",
+            "  bob:\n    implementation: cln\n    args: [--max-concurrent-htlcs=6]",
+        );
+    assert!(scenario.contains("implementation: cln"), "{scenario}");
+    jammed(&scenario);
+}
+
+fn jammed(scenario: &str) {
+    let run = Finished::run(scenario);
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let report = run.report_json();
     assert_matches_schema(&report);
