@@ -89,6 +89,20 @@ fn an_eclair_hop_is_jammed_the_same_way() {
     );
 }
 
+/// The same with an LDK hop (ldk-server sets no HTLC limit of its own here; carol's
+/// 6 is the one that counts).
+#[test]
+fn an_ldk_hop_is_jammed_the_same_way() {
+    let build = "LDK_SERVER_SRC=<ldk-server source tree> scripts/build-nodes.sh";
+    let bob = "  bob:\n    implementation: ldk";
+    jammed_hop(
+        "an_ldk_hop_is_jammed_the_same_way",
+        "ldk-server",
+        build,
+        bob,
+    );
+}
+
 /// The scenario on Bitcoin Core with bob as `bob` (its YAML), when `binary` is built.
 fn jammed_hop(test: &str, binary: &str, build: &str, bob: &str) {
     let bitcoind = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
