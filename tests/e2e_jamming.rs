@@ -65,26 +65,20 @@ fn honest_payments_fail_while_every_slot_is_held_and_nothing_stays_held() {
 /// attack's, on Bitcoin Core. Carol (LND) still takes at most 6 HTLCs from bob.
 #[test]
 fn a_core_lightning_hop_is_jammed_the_same_way() {
-    let build = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
     let bob = "  bob:\n    implementation: cln\n    args: [--max-concurrent-htlcs=6]";
-    jammed_hop(
-        "a_core_lightning_hop_is_jammed_the_same_way",
-        "lightningd",
-        build,
-        bob,
-    );
+    let test = "a_core_lightning_hop_is_jammed_the_same_way";
+    jammed_hop(test, "lightningd", CLN_BUILD, bob);
 }
 
 /// The same with an Eclair hop.
 #[test]
 fn an_eclair_hop_is_jammed_the_same_way() {
-    let build = "ECLAIR_SRC=<Eclair source tree> scripts/build-nodes.sh, with a JDK >= 21";
     let bob =
         "  bob:\n    implementation: eclair\n    args: [-Declair.channel.max-accepted-htlcs=6]";
     jammed_hop(
         "an_eclair_hop_is_jammed_the_same_way",
         "eclair-node",
-        build,
+        ECLAIR_BUILD,
         bob,
     );
 }
@@ -93,20 +87,18 @@ fn an_eclair_hop_is_jammed_the_same_way() {
 /// 6 is the one that counts).
 #[test]
 fn an_ldk_hop_is_jammed_the_same_way() {
-    let build = "LDK_SERVER_SRC=<ldk-server source tree> scripts/build-nodes.sh";
     let bob = "  bob:\n    implementation: ldk";
     jammed_hop(
         "an_ldk_hop_is_jammed_the_same_way",
         "ldk-server",
-        build,
+        LDK_BUILD,
         bob,
     );
 }
 
 /// The scenario on Bitcoin Core with bob as `bob` (its YAML), when `binary` is built.
 fn jammed_hop(test: &str, binary: &str, build: &str, bob: &str) {
-    let bitcoind = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-    if !(built_or_not_run(test, binary, build) && built_or_not_run(test, "bitcoind", bitcoind)) {
+    if !built_on_bitcoind(test, binary, build) {
         return;
     }
     let scenario = SCENARIO

@@ -21,9 +21,7 @@ fn listeners_stream_split_ticks_that_recipients_receive_with_the_podcast_record(
 #[test]
 fn core_lightning_listeners_send_the_podcast_record_too() {
     let test = "core_lightning_listeners_send_the_podcast_record_too";
-    let cln = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
-    let bitcoind = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-    if built_or_not_run(test, "lightningd", cln) && built_or_not_run(test, "bitcoind", bitcoind) {
+    if built_on_bitcoind(test, "lightningd", CLN_BUILD) {
         streams("bitcoind", "cln");
     }
 }

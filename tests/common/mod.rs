@@ -54,6 +54,19 @@ pub fn built_or_not_run(test: &str, binary: &str, build: &str) -> bool {
     built_or_not_run_at(test, &cache_dir().join("bin").join(binary), build)
 }
 
+/// How to build each implementation from its source tree, for [`built_or_not_run`].
+pub const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
+pub const CLN_BUILD: &str = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
+pub const ECLAIR_BUILD: &str =
+    "ECLAIR_SRC=<Eclair source tree> scripts/build-nodes.sh, with a JDK >= 21";
+pub const LDK_BUILD: &str = "LDK_SERVER_SRC=<ldk-server source tree> scripts/build-nodes.sh";
+
+/// [`built_or_not_run`] for `binary` and for bitcoind, which Core Lightning, Eclair
+/// and LDK run on.
+pub fn built_on_bitcoind(test: &str, binary: &str, build: &str) -> bool {
+    built_or_not_run(test, binary, build) && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
+}
+
 /// [`built_or_not_run`] for a binary anywhere in the build cache (`path`).
 pub fn built_or_not_run_at(test: &str, path: &Path, build: &str) -> bool {
     if path.exists() {
