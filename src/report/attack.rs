@@ -39,13 +39,8 @@ pub fn section(report: &Report) -> Option<String> {
 
 /// The accomplice's own count beside the tool's, when it gave one.
 pub fn node_line(a: &AttackSummary) -> Option<String> {
-    let said: Vec<u32> = a
-        .accomplice_pending_htlcs
-        .iter()
-        .flatten()
-        .copied()
-        .collect();
-    if said.is_empty() && a.accomplice_pending_after.is_none() {
+    let most = a.accomplice_pending_htlcs.iter().flatten().max();
+    if most.is_none() && a.accomplice_pending_after.is_none() {
         return None;
     }
     let seconds: Vec<String> = (a.accomplice_pending_htlcs.iter())
@@ -58,7 +53,7 @@ pub fn node_line(a: &AttackSummary) -> Option<String> {
          after the attack: {after}.",
         a.accomplice,
         seconds.join(" "),
-        said.iter().max().copied().unwrap_or(0)
+        most.copied().unwrap_or(0)
     ))
 }
 

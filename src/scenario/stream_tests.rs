@@ -118,14 +118,8 @@ fn a_sender_that_cannot_send_the_record_is_refused_with_why() {
     assert!(err.contains("recipient app is ldk"), "{err}");
     // Core Lightning sends the record with xkeysend's extratlvs.
     let cln = with(
-        "nodes:
-  listener:
-    implementation: lnd",
-        "chain:
-  implementation: bitcoind
-nodes:
-  listener:
-    implementation: cln",
+        "nodes:\n  listener:\n    implementation: lnd",
+        "chain:\n  implementation: bitcoind\nnodes:\n  listener:\n    implementation: cln",
     );
     crate::scenario::tests::parse(std::path::Path::new("t.yaml"), &cln)
         .unwrap_or_else(|e| panic!("a CLN listener streams: {e}"));
