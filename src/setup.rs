@@ -418,17 +418,11 @@ type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
 /// Opens one round of channels: openers in parallel, each opener's channels one after
 /// the other so each takes its own funding output.
 async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
-    // Two nodes that open channels to each other take turns: Core Lightning refuses a
-    // second negotiation with a peer while one runs ("Multiple simultaneous opens not
-    // supported"). One lock per pair, held only around one open, so no deadlock.
-    let mut turns: HashMap<(String, String), Arc<tokio::sync::Mutex<()>>> = HashMap::new();
-    for (opener, plan) in &round {
-        for (_, to, _) in plan {
-            let pair = pair_key(opener, to);
-            turns.entry(pair).or_default();
-        }
-    }
-    let turns = Arc::new(turns);
+    let turns = Arc::new(Turns::new(&round, |to| {
+        nodes.get(to).is_some_and(|n| {
+            crate::node::driver(n.node.implementation()).one_inbound_open_at_a_time()
+        })
+    }));
     let mut tasks = tokio::task::JoinSet::new();
     for (opener, plan) in round {
         let from = node_named(nodes, opener)?.clone();
@@ -439,11 +433,7 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
         let opener = opener.to_string();
         tasks.spawn(async move {
             for (pubkey, to, capacity) in plan {
-                let turn = turns
-                    .get(&pair_key(&opener, &to))
-                    .cloned()
-                    .unwrap_or_default();
-                let _turn = turn.lock().await;
+                let _turn = turns.take(&opener, &to).await;
                 let mut attempt = 1;
                 loop {
                     match from.node.open_channel(&pubkey, capacity).await {
@@ -473,6 +463,51 @@ async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Res
         res.context("channel opening task panicked")??;
     }
     Ok(())
+}
+
+/// Who may open now. Two nodes that open channels to each other take turns: Core
+/// Lightning refuses a second negotiation with a peer while one runs ("Multiple
+/// simultaneous opens not supported"). A node that loses concurrent inbound opens
+/// (Eclair) takes one opener at a time. Each open holds its pair's lock, then its
+/// acceptor's if any, and nothing waits while holding an acceptor's: no deadlock.
+struct Turns {
+    pairs: HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>,
+    inbound: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
+}
+
+/// The locks one open holds while it runs.
+type Turn = (
+    Option<tokio::sync::OwnedMutexGuard<()>>,
+    Option<tokio::sync::OwnedMutexGuard<()>>,
+);
+
+impl Turns {
+    /// The locks for `round`, where `serial(name)` says whether that node takes one
+    /// inbound open at a time.
+    fn new(round: &Round<'_>, serial: impl Fn(&str) -> bool) -> Self {
+        let (mut pairs, mut inbound) = (HashMap::new(), HashMap::new());
+        for (opener, plan) in round {
+            for (_, to, _) in plan {
+                pairs.entry(pair_key(opener, to)).or_default();
+                if serial(to) {
+                    inbound.entry(to.clone()).or_default();
+                }
+            }
+        }
+        Turns { pairs, inbound }
+    }
+
+    async fn take(&self, opener: &str, to: &str) -> Turn {
+        let pair = match self.pairs.get(&pair_key(opener, to)) {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let inbound = match self.inbound.get(to) {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        (pair, inbound)
+    }
 }
 
 /// The two names in order, the same whichever end opens.
@@ -549,5 +584,35 @@ mod tests {
         for detail in ["Insufficient funds", "channel too small", "not found"] {
             assert!(!peer_gone(&err(detail)), "{detail}");
         }
+    }
+
+    /// Two openers of one Eclair node wait for each other; of any other node, they
+    /// do not. The pair lock keeps two nodes opening to each other apart either way.
+    #[tokio::test]
+    async fn an_acceptor_that_loses_concurrent_opens_takes_one_opener_at_a_time() {
+        let plan = |to: &str| vec![(String::new(), to.to_string(), 1_000_000)];
+        let round: Round = HashMap::from([
+            ("alice", plan("bob")),
+            ("mallory", plan("bob")),
+            ("bob", plan("alice")),
+        ]);
+        let soon = Duration::from_millis(50);
+        let serial = Turns::new(&round, |to| to == "bob");
+        let first = serial.take("alice", "bob").await;
+        let second = tokio::time::timeout(soon, serial.take("mallory", "bob")).await;
+        assert!(second.is_err(), "mallory waits while alice opens to bob");
+        let back = tokio::time::timeout(soon, serial.take("bob", "alice")).await;
+        assert!(
+            back.is_err(),
+            "bob waits to open to alice while alice opens to him"
+        );
+        drop(first);
+        let second = tokio::time::timeout(soon, serial.take("mallory", "bob")).await;
+        assert!(second.is_ok(), "mallory's turn once alice's open is done");
+
+        let parallel = Turns::new(&round, |_| false);
+        let _first = parallel.take("alice", "bob").await;
+        let second = tokio::time::timeout(soon, parallel.take("mallory", "bob")).await;
+        assert!(second.is_ok(), "two openers of an LND node go together");
     }
 }

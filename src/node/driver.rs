@@ -225,6 +225,11 @@ pub trait NodeDriver: Send + Sync {
     fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
         None
     }
+    /// True when the node loses an inbound open that arrives while another peer's is
+    /// being checked (setup then lets one peer at a time open to it).
+    fn one_inbound_open_at_a_time(&self) -> bool {
+        false
+    }
 }
 
 /// The image tag of a version: `26.06.6` and `v26.06.6` both give `v26.06.6`.

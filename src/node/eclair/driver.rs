@@ -299,6 +299,16 @@ impl NodeDriver for Eclair {
     fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
         None
     }
+
+    /// Eclair 0.13's `PendingChannelsRateLimiter` asks its router about each opener
+    /// through one message adapter, which a second request replaces: two inbound opens
+    /// from two peers in the same few milliseconds both answer the second opener's
+    /// check, and the first opener waits for an `accept_channel` that never comes
+    /// (its log: "waitForRequest: received unhandled message
+    /// PendingChannelsRateLimiterResponse(AcceptOpenChannel)").
+    fn one_inbound_open_at_a_time(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
