@@ -37,6 +37,14 @@ machine() {
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# The checked-out commit, with "+ uncommitted changes" when the tree differs from it
+# (the binary measured may not be that commit's).
+commit_name() {
+  local head
+  head=$(git rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
+  if git diff --quiet HEAD -- 2>/dev/null; then echo "$head"; else echo "$head + uncommitted changes"; fi
+}
+
 # The block's text for a finished run: $1 report dir, $2 the args, $3 load before,
 # $4 load after, $5 the run's exit code.
 render() {
@@ -51,7 +59,7 @@ render() {
     return 2
   fi
   echo "Measured by \`scripts/remeasure.sh\` on $(date -u +%Y-%m-%d): \`lnbench-tui $args\`"
-  echo "(release build, $("$bin" --version), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))."
+  echo "(release build, $("$bin" --version), commit $(commit_name))."
   echo "Machine: $(machine); load average"
   echo "before ${before}, after ${after} (1, 5 and 15 minutes)."
   if [ "$status" -ne 0 ]; then
