@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-const BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
 /// One run of the bitcoind scenario, `edit` applied to its text.
 struct Run {
     running: Running,
@@ -85,7 +83,11 @@ fn assert_lnd_on_bitcoind(report: &serde_json::Value, payments: u64) {
 
 #[test]
 fn lnd_on_bitcoind_pays_by_keysend_locally() {
-    if !built_or_not_run("lnd_on_bitcoind_pays_by_keysend_locally", "bitcoind", BUILD) {
+    if !built_or_not_run(
+        "lnd_on_bitcoind_pays_by_keysend_locally",
+        "bitcoind",
+        BITCOIND_BUILD,
+    ) {
         return;
     }
     let mut run = Run::start(300, |t| t);
@@ -117,7 +119,7 @@ fn lnd_on_bitcoind_pays_by_keysend_in_docker() {
     if !built_or_not_run(
         "lnd_on_bitcoind_pays_by_keysend_in_docker",
         "bitcoind",
-        BUILD,
+        BITCOIND_BUILD,
     ) {
         return;
     }
@@ -156,7 +158,7 @@ fn sigint_mid_load_on_bitcoind_ends_cleanly() {
     if !built_or_not_run(
         "sigint_mid_load_on_bitcoind_ends_cleanly",
         "bitcoind",
-        BUILD,
+        BITCOIND_BUILD,
     ) {
         return;
     }
@@ -176,7 +178,7 @@ fn bitcoind_killed_mid_load_fails_the_run_naming_the_chain() {
     if !built_or_not_run(
         "bitcoind_killed_mid_load_fails_the_run_naming_the_chain",
         "bitcoind",
-        BUILD,
+        BITCOIND_BUILD,
     ) {
         return;
     }

@@ -13,13 +13,9 @@ use common::*;
 use std::path::Path;
 use std::time::Duration;
 
-const CLN_BUILD: &str = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
-const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
 /// True when CLN and bitcoind are built; otherwise records that `test` did not run.
 fn built(test: &str) -> bool {
-    built_or_not_run(test, "lightningd", CLN_BUILD)
-        && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
+    built_on_bitcoind(test, "lightningd", CLN_BUILD)
 }
 
 fn fixture() -> String {

@@ -178,7 +178,7 @@ fn cln_pays_cln_on_a_postgres_container() {
     if !built_or_not_run(
         "cln_pays_cln_on_a_postgres_container",
         "lightningd",
-        "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh",
+        CLN_BUILD,
     ) {
         return;
     }

@@ -15,14 +15,9 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::time::Duration;
 
-const ECLAIR_BUILD: &str =
-    "ECLAIR_SRC=<Eclair source tree> scripts/build-nodes.sh, with a JDK >= 21";
-const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
 /// True when Eclair and bitcoind are built; otherwise records that `test` did not run.
 fn built(test: &str) -> bool {
-    built_or_not_run(test, "eclair-node", ECLAIR_BUILD)
-        && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
+    built_on_bitcoind(test, "eclair-node", ECLAIR_BUILD)
 }
 
 fn fixture() -> String {

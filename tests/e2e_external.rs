@@ -244,15 +244,7 @@ workload:
 #[test]
 fn external_core_lightning_through_a_sim_ln_file() {
     let test = "external_core_lightning_through_a_sim_ln_file";
-    if !(built_or_not_run(
-        test,
-        "lightningd",
-        "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh",
-    ) && built_or_not_run(
-        test,
-        "bitcoind",
-        "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh",
-    )) {
+    if !built_on_bitcoind(test, "lightningd", CLN_BUILD) {
         return;
     }
     require_node_binaries();

@@ -12,8 +12,6 @@ use common::scenario_run::{Finished, fault, lnd_pair};
 use common::*;
 use serde_json::Value;
 
-const BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
 /// Alice pays bob 5 keysends a second for 40 s on bitcoind; 8 s in the chain is
 /// stopped cleanly and started again; 22 s in it is killed and started 4 s later.
 fn scenario(name: &str, top: &str) -> String {
@@ -80,7 +78,7 @@ fn the_chain_restarted_and_killed_mid_load_comes_back_locally() {
     if !built_or_not_run(
         "the_chain_restarted_and_killed_mid_load_comes_back_locally",
         "bitcoind",
-        BUILD,
+        BITCOIND_BUILD,
     ) {
         return;
     }
@@ -93,7 +91,7 @@ fn the_chain_restarted_and_killed_mid_load_comes_back_locally() {
 #[test]
 fn the_chain_restarted_and_killed_mid_load_comes_back_in_docker() {
     let test = "the_chain_restarted_and_killed_mid_load_comes_back_in_docker";
-    if !built_or_not_run(test, "bitcoind", BUILD) {
+    if !built_or_not_run(test, "bitcoind", BITCOIND_BUILD) {
         return;
     }
     let Some(docker) = engine() else {

@@ -13,12 +13,6 @@ use common::scenario_run::{Finished, fault};
 use common::*;
 use serde_json::Value;
 
-const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
-fn built(test: &str, binary: &str, build: &str) -> bool {
-    built_or_not_run(test, binary, build) && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
-}
-
 /// Alice pays bob (both `implementation`) at 10 payments a second for `load_s`; bob
 /// is killed 8 s in and started again 3 s later, then paused `pause_at_s` in for 3 s
 /// (once he is back from the kill: the report's windows end at the next fault).
@@ -116,11 +110,10 @@ fn killed_and_paused_receiver_recovers(
 
 #[test]
 fn a_killed_and_a_paused_cln_node_recover() {
-    let build = "CLN_SRC=<Core Lightning source tree> scripts/build-nodes.sh";
-    if built(
+    if built_on_bitcoind(
         "a_killed_and_a_paused_cln_node_recover",
         "lightningd",
-        build,
+        CLN_BUILD,
     ) {
         killed_and_paused_receiver_recovers("cln", "keysend", 50, 30);
     }
@@ -128,11 +121,10 @@ fn a_killed_and_a_paused_cln_node_recover() {
 
 #[test]
 fn a_killed_and_a_paused_eclair_node_recover() {
-    let build = "ECLAIR_SRC=<Eclair source tree> scripts/build-nodes.sh, with a JDK >= 21";
-    if built(
+    if built_on_bitcoind(
         "a_killed_and_a_paused_eclair_node_recover",
         "eclair-node",
-        build,
+        ECLAIR_BUILD,
     ) {
         // A JVM node takes a while to serve its API again on a busy machine.
         killed_and_paused_receiver_recovers("eclair", "keysend", 140, 105);
@@ -141,11 +133,10 @@ fn a_killed_and_a_paused_eclair_node_recover() {
 
 #[test]
 fn a_killed_and_a_paused_ldk_node_recover() {
-    let build = "LDK_SERVER_SRC=<ldk-server source tree> scripts/build-nodes.sh";
-    if built(
+    if built_on_bitcoind(
         "a_killed_and_a_paused_ldk_node_recover",
         "ldk-server",
-        build,
+        LDK_BUILD,
     ) {
         // ldk-server at the pinned commit has no keysend: the receiver makes invoices.
         // It has no API to dial a peer either: its channels are back once the payer's

@@ -19,13 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-const LDK_BUILD: &str = "LDK_SERVER_SRC=<ldk-server source tree> scripts/build-nodes.sh";
-const BITCOIND_BUILD: &str = "BITCOIN_SRC=<Bitcoin Core source tree> scripts/build-nodes.sh";
-
 /// True when ldk-server and bitcoind are built; otherwise records that `test` did not run.
 fn built(test: &str) -> bool {
-    built_or_not_run(test, "ldk-server", LDK_BUILD)
-        && built_or_not_run(test, "bitcoind", BITCOIND_BUILD)
+    built_on_bitcoind(test, "ldk-server", LDK_BUILD)
 }
 
 fn fixture() -> String {
