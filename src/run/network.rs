@@ -105,6 +105,7 @@ pub(super) async fn run(
         Err(e) => {
             let why = crate::redact::redact_text(&format!("setup failed: {e}"));
             partial_report(ctx, &facts, &log, why, &mut view);
+            keep_log_tails(ctx, first, runtime.as_ref(), &mut view);
             tally.stopped_by = Some(format!("network {number} did not come up: {e:#}"));
             tally.error = Some(e);
         }
@@ -238,6 +239,48 @@ fn partial_report(ctx: &Ctx<'_>, facts: &RunFacts, log: &StepLog, why: String, v
         Err(e) => view
             .out
             .stderr(format!("partial report not written: {e:#}")),
+    }
+}
+
+/// Lines of each node's log kept when setup fails.
+const LOG_TAIL_LINES: usize = 200;
+
+/// When setup failed, the last lines of each node's log go beside the partial report
+/// (`logs/<node>.log`, secrets redacted): the run directory with the whole logs goes
+/// at teardown unless `--keep`, and the reason a node stalled is usually in its log.
+fn keep_log_tails(
+    ctx: &Ctx<'_>,
+    scenario: &crate::scenario::Scenario,
+    runtime: &dyn Runtime,
+    view: &mut View,
+) {
+    let Some(dir) = (ctx.opts.report_dir.as_ref()).filter(|_| !ctx.plan.is_sweep()) else {
+        return;
+    };
+    let logs = dir.join("logs");
+    if let Err(e) = std::fs::create_dir_all(&logs) {
+        view.out
+            .stderr(format!("node logs not kept: {}: {e}", logs.display()));
+        return;
+    }
+    for node in &scenario.nodes {
+        let tail = crate::redact::redact_text(&runtime.log_tail(&node.name, LOG_TAIL_LINES));
+        let file: String = (node.name.chars())
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = logs.join(format!("{file}.log"));
+        match std::fs::write(&path, tail) {
+            Ok(()) => view.out.stderr(format!("log tail: {}", path.display())),
+            Err(e) => view
+                .out
+                .stderr(format!("log tail not kept: {}: {e}", path.display())),
+        }
     }
 }
 

@@ -564,6 +564,7 @@ async fn junit_has_a_suite_per_point_and_a_case_per_threshold() {
 }
 
 mod caps;
+mod failed_setup;
 mod reconcile;
 
 #[tokio::test]
