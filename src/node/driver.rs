@@ -225,6 +225,11 @@ pub trait NodeDriver: Send + Sync {
     fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
         None
     }
+    /// The most HTLCs the node accepts at once on a channel (`max_accepted_htlcs`),
+    /// given its `args:` (an attack's `share:` is of the smallest in the scenario).
+    fn max_accepted_htlcs(&self, _args: &[String]) -> u32 {
+        483
+    }
     /// True when the node loses an inbound open that arrives while another peer's is
     /// being checked (setup then lets one peer at a time open to it).
     fn one_inbound_open_at_a_time(&self) -> bool {
@@ -261,4 +266,11 @@ pub(crate) fn node_secret(
     engine.input(b"\0");
     engine.input(name.as_bytes());
     hmac::Hmac::<sha256::Hash>::from_engine(engine).to_byte_array()
+}
+
+/// The number after `prefix` in the last of `args` that starts with it.
+pub(crate) fn flag_value(args: &[String], prefix: &str) -> Option<u32> {
+    (args.iter().rev())
+        .find_map(|a| a.strip_prefix(prefix))
+        .and_then(|v| v.trim().parse().ok())
 }

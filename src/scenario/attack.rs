@@ -8,8 +8,8 @@
 //! ```
 //!
 //! `share: 0.5` in place of `slots:` holds that share of the smallest
-//! `max_accepted_htlcs` of the scenario's nodes (LND: `--default-remote-max-htlcs`,
-//! 483 when not given).
+//! `max_accepted_htlcs` of the scenario's nodes (each implementation's flag in the
+//! node's `args:`, or its default: `NodeDriver::max_accepted_htlcs`).
 
 use super::duration;
 use super::error::ScenarioError;
@@ -23,8 +23,6 @@ use std::time::Duration;
 
 /// The most slots an attack may hold: BOLT 2's limit on HTLCs one side may offer.
 pub const MAX_SLOTS: u32 = 483;
-/// LND's default `max_accepted_htlcs` (`--default-remote-max-htlcs`).
-const LND_MAX_ACCEPTED_HTLCS: u32 = 483;
 const DEFAULT_AMOUNT_MSAT: u64 = 10_000;
 const HINT: &str = "write a number and a unit, e.g. 30s or 2m";
 
@@ -229,14 +227,14 @@ fn slots(
     }
 }
 
-/// The smallest `max_accepted_htlcs` the scenario's LND nodes set by
-/// `--default-remote-max-htlcs` (483 when none does).
+/// The smallest `max_accepted_htlcs` of the scenario's nodes: each from its `args:`
+/// where its implementation has a flag for it, else that implementation's default
+/// (LND 483, Core Lightning 483 on regtest, Eclair 30, LDK 50).
 pub(super) fn max_accepted_htlcs(nodes: &[(Spanned<String>, RawNode)]) -> u32 {
-    let set = nodes.iter().flat_map(|(_, n)| &n.args).filter_map(|arg| {
-        let value = arg.strip_prefix("--default-remote-max-htlcs=")?;
-        value.trim().parse::<u32>().ok()
-    });
-    set.min().unwrap_or(LND_MAX_ACCEPTED_HTLCS)
+    (nodes.iter())
+        .map(|(_, n)| crate::node::driver(n.implementation.value).max_accepted_htlcs(&n.args))
+        .min()
+        .unwrap_or(MAX_SLOTS)
 }
 
 /// How long the load lasts when the file says: its stop duration, or the sum of the

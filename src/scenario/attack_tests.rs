@@ -65,6 +65,41 @@ fn a_share_is_of_the_smallest_max_accepted_htlcs() {
     assert!(both.contains("both slots: and share:"), "{both}");
 }
 
+/// Each implementation's own flag, or its default where bob sets none: half of it.
+#[test]
+fn a_share_reads_each_implementations_limit() {
+    let hop = |bob: &str| {
+        let text = with(
+            "  bob:\n    implementation: lnd\n    args: [--default-remote-max-htlcs=10]\n",
+            bob,
+        )
+        .replace("slots: 8", "share: 0.5")
+        .replace(
+            "name: t\n",
+            "name: t\nchain: { implementation: bitcoind }\n",
+        );
+        let s = parse(Path::new("t.yaml"), &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        s.workload.attack.unwrap().slots
+    };
+    let cases = [
+        (
+            "  bob:\n    implementation: cln\n    args: [--max-concurrent-htlcs=12]\n",
+            6,
+        ),
+        ("  bob:\n    implementation: cln\n", 242),
+        ("  bob:\n    implementation: eclair\n", 15),
+        (
+            "  bob:\n    implementation: eclair\n    args: [-Declair.channel.max-accepted-htlcs=8]\n",
+            4,
+        ),
+        ("  bob:\n    implementation: ldk\n", 25),
+        ("  bob:\n    implementation: lnd\n", 242),
+    ];
+    for (bob, slots) in cases {
+        assert_eq!(hop(bob), slots, "{bob}");
+    }
+}
+
 #[test]
 fn zero_slots_and_unknown_nodes_are_located_errors() {
     let zero = parse_error(&with("slots: 8", "slots: 0"));

@@ -74,6 +74,12 @@ fn chain_args(dir: &str, chain: &ChainAccess) -> Vec<String> {
 
 #[async_trait]
 impl NodeDriver for Cln {
+    /// `--max-concurrent-htlcs`: 483 by default on test networks such as regtest (30
+    /// on mainnet; `testnet_config` in lightningd/options.c).
+    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
+        crate::node::driver::flag_value(args, "--max-concurrent-htlcs=").unwrap_or(483)
+    }
+
     /// `xkeysend` takes `extratlvs`.
     fn custom_records_missing(&self) -> Option<&'static str> {
         None

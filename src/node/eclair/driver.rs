@@ -76,6 +76,12 @@ fn prop(key: &str, value: impl std::fmt::Display) -> String {
 
 #[async_trait]
 impl NodeDriver for Eclair {
+    /// `eclair.channel.max-accepted-htlcs`, 30 by default (reference.conf).
+    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
+        let prefix = "-Declair.channel.max-accepted-htlcs=";
+        crate::node::driver::flag_value(args, prefix).unwrap_or(30)
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Eclair
     }

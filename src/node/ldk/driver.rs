@@ -125,6 +125,12 @@ fn config(a: &NodeLaunch) -> String {
 
 #[async_trait]
 impl NodeDriver for Ldk {
+    /// LDK's `ChannelHandshakeConfig::our_max_accepted_htlcs` default, 50: ldk-server
+    /// takes no setting for it.
+    fn max_accepted_htlcs(&self, _args: &[String]) -> u32 {
+        50
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Ldk
     }

@@ -72,6 +72,11 @@ fn chain_args(chain: &ChainAccess) -> Vec<String> {
 
 #[async_trait]
 impl NodeDriver for Lnd {
+    /// `--default-remote-max-htlcs`, 483 by default.
+    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
+        crate::node::driver::flag_value(args, "--default-remote-max-htlcs=").unwrap_or(483)
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Lnd
     }
