@@ -506,31 +506,37 @@ fn a_scenario_without_thresholds_has_none() {
     assert!(s.thresholds.is_empty());
 }
 
-/// scenarios/jamming.yaml: the attacker's route crosses the honest route's Bob ->
-/// Carol channel, and `share: 1.0` holds every slot the nodes' args allow.
+/// scenarios/jamming.yaml and its Core Lightning and Eclair hop variants: the
+/// attacker's route crosses the honest route's Bob -> Carol channel, and `share: 1.0`
+/// holds every slot the nodes' args allow.
 #[test]
-fn shipped_jamming_scenario_jams_every_slot_of_the_honest_channel() {
-    let s = scenario::load(
-        Path::new("scenarios/jamming.yaml"),
-        lnbench_tui::runtime::capabilities,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let attack = s
-        .workload
-        .attack
-        .as_ref()
-        .expect("jamming.yaml has an attack");
+fn shipped_jamming_scenarios_jam_every_slot_of_the_honest_channel() {
+    for (file, hop) in [
+        ("scenarios/jamming.yaml", "lnd"),
+        ("scenarios/jamming-cln.yaml", "cln"),
+        ("scenarios/jamming-eclair.yaml", "eclair"),
+    ] {
+        jams_every_slot(file, hop);
+    }
+}
+
+fn jams_every_slot(file: &str, hop: &str) {
+    let s = scenario::load(Path::new(file), lnbench_tui::runtime::capabilities)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bob = s.nodes.iter().find(|n| n.name == "bob").expect("a bob");
+    assert_eq!(bob.implementation.as_str(), hop, "{file}");
+    let attack = s.workload.attack.as_ref().expect("an attack");
     assert_eq!(
         (attack.attacker.as_str(), attack.accomplice.as_str()),
         ("mallory", "eve")
     );
     // The sweep holds 4, 8 and then all 12 slots (every node's HTLC limit).
-    let sweep = s.sweep.as_ref().expect("jamming.yaml sweeps attack_slots");
+    let sweep = s.sweep.as_ref().expect("a sweep over attack_slots");
     let slots: Vec<u32> = (sweep.points.iter())
         .map(|p| p.scenario.workload.attack.as_ref().unwrap().slots)
         .collect();
-    assert_eq!(slots, [4, 8, 12]);
-    assert_eq!(attack.slots, 4, "the first point's");
+    assert_eq!(slots, [4, 8, 12], "{file}");
+    assert_eq!(attack.slots, 4, "{file}: the first point's");
     let stop = s.workload.stop.duration.unwrap();
     assert!(attack.start + attack.duration < stop, "{attack:?}");
     let has = |from: &str, to: &str| s.channels.iter().any(|c| c.from == from && c.to == to);
