@@ -265,16 +265,8 @@ fn keep_log_tails(
     }
     for node in &scenario.nodes {
         let tail = crate::redact::redact_text(&runtime.log_tail(&node.name, LOG_TAIL_LINES));
-        let file: String = (node.name.chars())
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = logs.join(format!("{file}.log"));
+        // Names are validated to a safe alphabet: they name directories already.
+        let path = logs.join(format!("{}.log", node.name));
         match std::fs::write(&path, tail) {
             Ok(()) => view.out.stderr(format!("log tail: {}", path.display())),
             Err(e) => view
