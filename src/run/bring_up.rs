@@ -130,12 +130,7 @@ pub async fn bring_up(
     }
 
     log.begin("routes ready");
-    let w = &scenario.workload;
-    let names: Vec<(String, String)> = super::activity::probes(scenario).unwrap_or_else(|| {
-        (w.senders.iter())
-            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
-            .collect()
-    });
+    let names = route_probes(scenario);
     let pairs: Vec<(ReadyNode, ReadyNode)> = (names.iter())
         .map(|(s, r)| (nodes[s].clone(), nodes[r].clone()))
         .collect();
@@ -147,6 +142,22 @@ pub async fn bring_up(
         links,
         chain: Some(Arc::clone(&chain_arc)),
     })
+}
+
+/// Who must be able to pay whom before the load starts: each sender each receiver
+/// (or the activity's probes), and an attack's attacker its accomplice, whose route
+/// crosses the jammed hop and is learnt by gossip like the honest ones.
+fn route_probes(scenario: &Scenario) -> Vec<(String, String)> {
+    let w = &scenario.workload;
+    let mut names: Vec<(String, String)> = super::activity::probes(scenario).unwrap_or_else(|| {
+        (w.senders.iter())
+            .flat_map(|s| w.receivers.iter().map(move |r| (s.clone(), r.clone())))
+            .collect()
+    });
+    if let Some(a) = &w.attack {
+        names.push((a.attacker.clone(), a.accomplice.clone()));
+    }
+    names
 }
 
 /// Connects to each started node and waits until it is synced to `height`; each is
@@ -244,4 +255,52 @@ async fn handed_out(
     }
     log.end();
     Ok(Network::without_chain(nodes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route_probes;
+    use std::path::Path;
+
+    const JAM: &str = "\
+name: t
+nodes:
+  alice: { implementation: lnd }
+  bob: { implementation: lnd }
+  carol: { implementation: lnd }
+  mallory: { implementation: lnd }
+  eve: { implementation: lnd }
+channels:
+  - { from: alice, to: bob, capacity_sat: 1000000 }
+  - { from: bob, to: carol, capacity_sat: 1000000 }
+  - { from: mallory, to: bob, capacity_sat: 1000000 }
+  - { from: carol, to: eve, capacity_sat: 1000000 }
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: carol
+  concurrency: 2
+  stop:
+    duration: 40s
+  attack: { attacker: mallory, accomplice: eve, slots: 8, hold: 5s, start: 10s, for: 20s }
+";
+
+    fn probes(text: &str) -> Vec<(String, String)> {
+        let s = crate::scenario::parse(Path::new("t.yaml"), text, crate::runtime::capabilities)
+            .unwrap();
+        route_probes(&s)
+    }
+
+    /// A CI run on an Eclair hop (gossip relayed once a minute then) started the attack
+    /// before mallory knew carol -> eve: not one slot was held.
+    #[test]
+    fn the_attacker_must_reach_its_accomplice_before_the_load_starts() {
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            probes(JAM),
+            [pair("alice", "carol"), pair("mallory", "eve")]
+        );
+        let (honest, _) = JAM.split_once("  attack:").unwrap();
+        assert_eq!(probes(honest), [pair("alice", "carol")]);
+    }
 }

@@ -167,6 +167,9 @@ impl NodeDriver for Eclair {
             prop("channel.min-depth-blocks", 6),
             // After a restart, its UTXOs locked by an unfinished funding are released.
             prop("bitcoind.startup-locked-utxos-behavior", "unlock"),
+            // Gossip is relayed every 60 s by default: a node two hops away could learn a
+            // channel a minute after setup (the others gossip fast here too).
+            prop("router.broadcast-interval", "2s"),
         ]);
         args
     }
@@ -373,6 +376,7 @@ mod tests {
                 "-Declair.bitcoind.zmqblock=tcp://127.0.0.1:28332",
                 "-Declair.bitcoind.zmqtx=tcp://127.0.0.1:28333",
                 "-Declair.features.keysend=optional",
+                "-Declair.router.broadcast-interval=2s",
             ],
         );
         assert!(args.iter().all(|a| a.starts_with("-D")), "{args:?}");
