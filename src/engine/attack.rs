@@ -171,6 +171,8 @@ async fn slot(
         let timeout = plan.hold + FAIL_BACK;
         let mut payment = tokio::spawn(async move { payer.pay_invoice(&bolt11, timeout).await });
         let held_at = held(&plan, hash, &window, || payment.is_finished()).await;
+        // A try the window's end cut short is not a miss.
+        let missed = held_at.is_none() && !window.is_cancelled();
         if held_at.is_some() {
             stats.accepted.fetch_add(1, Ordering::Relaxed);
             stats.hold();
@@ -184,7 +186,12 @@ async fn slot(
         if let Some(at) = held_at {
             stats.release(plan.amount_msat, at.elapsed());
         }
-        match tokio::time::timeout(FAIL_BACK, &mut payment).await {
+        let ended_first = payment.is_finished();
+        let answer = tokio::time::timeout(FAIL_BACK, &mut payment).await;
+        if missed {
+            stats.miss(miss_reason(ended_first, &answer));
+        }
+        match answer {
             Ok(Ok(Ok(PaymentOutcome::Succeeded { fee_msat, .. }))) => {
                 stats.fees_paid_msat.fetch_add(fee_msat, Ordering::Relaxed);
             }
@@ -196,6 +203,26 @@ async fn slot(
         if held_at.is_none() {
             pause(&window, RETRY).await;
         }
+    }
+}
+
+/// The attacker's payment as a slot waited for it: its result, unless its task failed
+/// or it did not end in time.
+type Answer = Result<
+    Result<Result<PaymentOutcome, crate::node::NodeError>, tokio::task::JoinError>,
+    tokio::time::error::Elapsed,
+>;
+
+/// Why a try's HTLC never reached the accomplice: the attacker's own answer when its
+/// payment ended before the invoice was cancelled (`ended_first`), else `not_held`
+/// (still on its way when the slot gave up).
+fn miss_reason(ended_first: bool, answer: &Answer) -> &'static str {
+    use crate::metrics::FailureKind;
+    match answer {
+        _ if !ended_first => "not_held",
+        Ok(Ok(Ok(PaymentOutcome::Failed { reason }))) => FailureKind::Node(*reason).as_str(),
+        Ok(Ok(Ok(PaymentOutcome::Succeeded { .. }))) => "not_held",
+        Ok(Ok(Err(_)) | Err(_)) | Err(_) => FailureKind::RpcError.as_str(),
     }
 }
 

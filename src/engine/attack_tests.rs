@@ -28,6 +28,8 @@ struct HoldPair {
     changed: tokio::sync::Notify,
     /// When each cancel came, in order.
     cancels: Mutex<Vec<tokio::time::Instant>>,
+    /// The attacker knows no route to the accomplice: every payment fails at once.
+    no_route: bool,
 }
 
 impl HoldPair {
@@ -100,6 +102,10 @@ impl LightningNode for HoldPair {
         _: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
         let hash = <[u8; 32]>::from_hex(bolt11).map_err(|_| unused("bad invoice"))?;
+        if self.no_route {
+            let reason = FailureReason::NoRoute;
+            return Ok(PaymentOutcome::Failed { reason });
+        }
         self.invoices.lock().unwrap().insert(hash, State::Accepted);
         loop {
             let changed = self.changed.notified();
@@ -178,6 +184,7 @@ async fn slots_reach_their_target_are_refreshed_and_all_cancelled_at_the_end() {
     assert!(attack.accepted >= 9, "{attack:?}");
     assert_eq!(attack.cancelled, attack.invoices, "{attack:?}");
     assert_eq!((attack.cancel_errors, attack.left_held), (0, 0));
+    assert!(attack.missed_by_reason.is_empty(), "{attack:?}");
     assert_eq!(pair.count(State::Accepted) + pair.count(State::Open), 0);
     // Nothing held before the window, the target during it, nothing after it.
     assert_eq!(attack.slots_held.first(), Some(&0), "{attack:?}");
@@ -201,6 +208,27 @@ async fn slots_reach_their_target_are_refreshed_and_all_cancelled_at_the_end() {
         "{attack:?}"
     );
     assert_eq!(attack.cost.fees_paid_msat, 0);
+}
+
+/// A CI run started an attack whose attacker had not yet learnt the route: it held
+/// nothing, and the report did not say why.
+#[tokio::test(start_paused = true)]
+async fn an_attacker_without_a_route_holds_nothing_and_the_report_says_why() {
+    let pair = Arc::new(HoldPair {
+        no_route: true,
+        ..HoldPair::default()
+    });
+    let (recorder, _snapshots) = Recorder::new();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let plan = plan(&pair, Duration::from_secs(10));
+    let outcome = run(plan, recorder, rx, CancellationToken::new()).await;
+    let attack = outcome.unwrap().summary.attack.expect("results.attack");
+    assert_eq!((attack.slots_held_max, attack.accepted), (0, 0));
+    // 3 slots over 5 s, a try a second each: every try missed, for want of a route.
+    let missed = attack.missed_by_reason.get("no_route").copied();
+    assert!(missed >= Some(12), "{attack:?}");
+    assert_eq!(attack.missed_by_reason.len(), 1, "{attack:?}");
+    assert!(missed <= Some(attack.invoices), "{attack:?}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -43,6 +43,10 @@ pub struct AttackSummary {
     pub cancel_errors: u64,
     /// Slots still held when the attack ended (0 when every cancel went through).
     pub left_held: u32,
+    /// The attacker's payments that did not reach the accomplice while the window was
+    /// open, by why: the attacker's failure reason (`no_route`, ...), or `not_held`
+    /// when the HTLC had not arrived within `hold_s`. Nonzero ones only.
+    pub missed_by_reason: BTreeMap<&'static str, u64>,
     /// The accomplice's own count of HTLCs in flight on its channels, asked right
     /// after each entry of `slots_held` (null for a second it did not answer, or a
     /// client that cannot tell): the node's word beside the tool's, which match when
@@ -124,6 +128,7 @@ pub struct AttackStats {
     seconds: Mutex<Vec<u32>>,
     accomplice_seconds: Mutex<Vec<Option<u32>>>,
     accomplice_after: Mutex<Option<u32>>,
+    missed: Mutex<BTreeMap<&'static str, u64>>,
     pub invoices: AtomicU64,
     pub accepted: AtomicU64,
     pub cancelled: AtomicU64,
@@ -145,6 +150,7 @@ impl AttackStats {
             seconds: Mutex::new(Vec::new()),
             accomplice_seconds: Mutex::new(Vec::new()),
             accomplice_after: Mutex::new(None),
+            missed: Mutex::new(BTreeMap::new()),
             invoices: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
@@ -176,6 +182,12 @@ impl AttackStats {
                 *w.failures.entry(kind.as_str()).or_default() += 1;
             }
         }
+    }
+
+    /// An attacker's payment that did not reach the accomplice, and why.
+    pub fn miss(&self, why: &'static str) {
+        let mut missed = self.missed.lock().unwrap_or_else(|e| e.into_inner());
+        *missed.entry(why).or_default() += 1;
     }
 
     /// One more slot held.
@@ -256,6 +268,9 @@ impl AttackStats {
             cancelled: self.cancelled.load(Ordering::Relaxed),
             cancel_errors: self.cancel_errors.load(Ordering::Relaxed),
             left_held: self.held.load(Ordering::Relaxed),
+            missed_by_reason: (self.missed.lock())
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             accomplice_pending_htlcs: (self.accomplice_seconds.lock())
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),

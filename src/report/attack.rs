@@ -76,6 +76,18 @@ pub fn line(a: &AttackSummary) -> String {
         a.cost.locked_msat_s,
         a.cost.fees_paid_msat
     );
+    if !a.missed_by_reason.is_empty() {
+        let why: Vec<String> = (a.missed_by_reason.iter())
+            .map(|(reason, n)| format!("{reason} {n}"))
+            .collect();
+        let missed: u64 = a.missed_by_reason.values().sum();
+        let _ = write!(
+            line,
+            " {missed} of its payments did not reach {} ({}).",
+            a.accomplice,
+            why.join(", ")
+        );
+    }
     if a.left_held > 0 || a.cancel_errors > 0 {
         let _ = write!(
             line,
@@ -154,6 +166,10 @@ mod tests {
     use crate::node::FailureReason;
     use std::time::Duration;
 
+    fn line_of(stats: &AttackStats) -> String {
+        line(&stats.summary(("mallory", "eve"), 4, 10_000, Duration::from_secs(5), 30.0))
+    }
+
     #[test]
     fn the_attack_reads_as_a_line_and_a_row_per_window() {
         let stats = AttackStats::new(Duration::from_secs(10), Duration::from_secs(20));
@@ -174,6 +190,15 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("1 slots may still be held"), "{line}");
+        assert!(!line.contains("did not reach"), "{line}");
+        stats.miss("no_route");
+        stats.miss("no_route");
+        stats.miss("not_held");
+        let missed = line_of(&stats);
+        assert!(
+            missed.contains(" 3 of its payments did not reach eve (no_route 2, not_held 1)."),
+            "{missed}"
+        );
         let during = row("during", &a.during);
         assert!(during.contains("<td>no_route 1</td>"), "{during}");
         let md = markdown_of(&a);
