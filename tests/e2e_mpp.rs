@@ -1,6 +1,7 @@
 //! Multi-part payments end to end, through the real binary on real LND nodes and a
 //! real btcd chain: invoices larger than any of alice's channels to bob, paid with a
-//! part limit, and the report's payments by parts, reconciled with both nodes.
+//! part limit, and the report's payments by parts, reconciled with both nodes; and the
+//! same limit from an LDK sender on Bitcoin Core.
 
 mod common;
 
@@ -141,4 +142,58 @@ workload:
     let ended = results["failed"].as_u64().unwrap() + results["indeterminate"].as_u64().unwrap();
     assert!(ended > 0, "{results:#}");
     assert_eq!(results["parts"]["payments"], 0, "{:#}", results["parts"]);
+}
+
+/// An LDK sender (ldk-server's `Bolt11Send` takes `max_path_count`) pays LND on
+/// Bitcoin Core: with `max_parts: 8` the two 1.5 M sat invoices that fit are paid,
+/// and with `max_parts: 2` a 2.5 M sat one never is. ldk-server tells no parts, so
+/// every paid one counts as `unknown`.
+#[test]
+fn an_ldk_sender_splits_within_its_part_limit() {
+    let test = "an_ldk_sender_splits_within_its_part_limit";
+    if !built_on_bitcoind(test, "ldk-server", LDK_BUILD) {
+        return;
+    }
+    let channels = CHANNELS
+        .replace("implementation: btcd", "implementation: bitcoind")
+        .replacen("implementation: lnd", "implementation: ldk", 1);
+    assert!(
+        channels.contains("  alice:\n    implementation: ldk"),
+        "{channels}"
+    );
+    let load = |amount_msat: u64, max_parts: u32| {
+        let scenario = format!(
+            "{channels}\
+workload:
+  kind: invoice
+  senders: [alice]
+  receiver: bob
+  amount_msat: {amount_msat}
+  max_parts: {max_parts}
+  concurrency: 1
+  stop:
+    duration: 15s
+  payment_timeout: 30s
+"
+        );
+        let run = alone(&scenario);
+        assert_eq!(run.status.code(), Some(0), "{}", run.log);
+        let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_matches_schema(&report);
+        eprintln!("results: {:#}", report["results"]);
+        report
+    };
+    let split = load(1_500_000_000, 8);
+    assert_reconciled(&split);
+    let results = &split["results"];
+    assert_eq!(results["ok"], 2, "{results:#}");
+    let parts = &results["parts"];
+    assert_eq!(
+        (&parts["max_parts"], &parts["unknown"]),
+        (&8.into(), &2.into())
+    );
+    assert_eq!(parts["payments"], 0, "{parts:#}");
+    let capped = load(2_500_000_000, 2);
+    assert_eq!(capped["results"]["ok"], 0, "{:#}", capped["results"]);
 }

@@ -12,6 +12,7 @@
 //! and a broker). A failed payment carries no reason there.
 //! `driver.rs` holds the rest of what the tool knows about ldk-server.
 
+mod bolt11;
 mod channels;
 mod driver;
 mod proto;
@@ -27,6 +28,7 @@ use super::{
 };
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, HashEngine, hmac, sha256};
+use bolt11::payment_hash_of;
 use channels::channel_info;
 use prost::Message;
 use std::collections::HashMap;
@@ -55,6 +57,8 @@ const INVOICE_EXPIRY_SECS: u32 = 24 * 3600;
 const FUNDING_WAIT: Duration = Duration::from_secs(30);
 /// Any one HTTP request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most parts of a payment without `max_parts:` (LDK's own default, MAX_PATH_COUNT).
+const MAX_PATH_COUNT: u32 = 10;
 
 /// One ldk-server node. Clones share the HTTP connection pool and the noted peer
 /// addresses. No `Debug`: it holds the API key.
@@ -158,48 +162,6 @@ fn final_outcome(payment: &proto::Payment) -> Option<PaymentOutcome> {
         }),
         Ok(proto::PaymentStatus::Pending) | Err(_) => None,
     }
-}
-
-/// The payment hash of a BOLT 11 invoice: its `p` field (type 1, 52 five-bit words, of
-/// which the first 256 bits are the hash). ldk-server's `Bolt11Receive` answers the
-/// invoice only.
-fn payment_hash_of(bolt11: &str) -> Option<[u8; 32]> {
-    use bitcoin::bech32::{Bech32, Fe32, primitives::decode::CheckedHrpstring};
-    let checked = CheckedHrpstring::new::<Bech32>(bolt11).ok()?;
-    let words: Vec<u8> = checked
-        .data_part_ascii_no_checksum()
-        .iter()
-        .map(|&c| Fe32::from_char(char::from(c)).map(Fe32::to_u8))
-        .collect::<Result<_, _>>()
-        .ok()?;
-    // 7 words of timestamp first, 104 words of signature last, tagged fields between.
-    const TIMESTAMP: usize = 7;
-    const SIGNATURE: usize = 104;
-    let fields = words.get(TIMESTAMP..words.len().checked_sub(SIGNATURE)?)?;
-    let mut at = 0;
-    while at + 3 <= fields.len() {
-        let (tag, len) = (
-            fields[at],
-            usize::from(fields[at + 1]) * 32 + usize::from(fields[at + 2]),
-        );
-        let data = fields.get(at + 3..at + 3 + len)?;
-        if tag == 1 && len == 52 {
-            let mut bytes = Vec::with_capacity(33);
-            let (mut acc, mut bits) = (0u32, 0u32);
-            for &w in data {
-                acc = (acc << 5) | u32::from(w);
-                bits += 5;
-                if bits >= 8 {
-                    bits -= 8;
-                    bytes.push((acc >> bits) as u8);
-                    acc &= (1 << bits) - 1;
-                }
-            }
-            return bytes.get(..32)?.try_into().ok();
-        }
-        at += 3 + len;
-    }
-    None
 }
 
 /// True for the errors ldk-server gives while it is still starting: its REST listener
@@ -337,6 +299,38 @@ impl LdkNode {
     }
 
     /// Asks for the payment's state until it is final, or until well after `timeout`.
+    /// Pays `bolt11` in at most `max_path_count` parts and waits for its end.
+    async fn bolt11_send(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
+        max_path_count: u32,
+    ) -> Result<PaymentOutcome, NodeError> {
+        const CALL: &str = "Bolt11Send";
+        let fee_limit = super::fee_limit_msat(FEE_LIMIT_MSAT, max_fee_msat);
+        let request = proto::Bolt11SendRequest {
+            invoice: bolt11.to_string(),
+            route_parameters: Some(proto::RouteParametersConfig {
+                max_total_routing_fee_msat: Some(fee_limit),
+                // LDK's defaults (DEFAULT_MAX_TOTAL_CLTV_EXPIRY_DELTA,
+                // DEFAULT_MAX_CHANNEL_SATURATION_POW_HALF): a config replaces them all.
+                max_total_cltv_expiry_delta: 1008,
+                max_path_count,
+                max_channel_saturation_power_of_half: 2,
+            }),
+        };
+        let sent: Result<proto::Bolt11SendResponse, _> = self.call(CALL, &request).await;
+        match sent {
+            Ok(sent) => self.wait_final(sent.payment_id, timeout).await,
+            Err(CallError::Node(e)) => Err(e),
+            Err(CallError::Server(e)) => match send_failure(&e) {
+                Some(reason) => Ok(PaymentOutcome::Failed { reason }),
+                None => Err(self.rpc(CALL, &e)),
+            },
+        }
+    }
+
     async fn wait_final(
         &self,
         payment_id: String,
@@ -564,28 +558,23 @@ impl LightningNode for LdkNode {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError> {
-        const CALL: &str = "Bolt11Send";
-        let fee_limit = super::fee_limit_msat(FEE_LIMIT_MSAT, max_fee_msat);
-        let request = proto::Bolt11SendRequest {
-            invoice: bolt11.to_string(),
-            route_parameters: Some(proto::RouteParametersConfig {
-                max_total_routing_fee_msat: Some(fee_limit),
-                // LDK's defaults (DEFAULT_MAX_TOTAL_CLTV_EXPIRY_DELTA, MAX_PATH_COUNT,
-                // DEFAULT_MAX_CHANNEL_SATURATION_POW_HALF): a config replaces them all.
-                max_total_cltv_expiry_delta: 1008,
-                max_path_count: 10,
-                max_channel_saturation_power_of_half: 2,
-            }),
-        };
-        let sent: Result<proto::Bolt11SendResponse, _> = self.call(CALL, &request).await;
-        match sent {
-            Ok(sent) => self.wait_final(sent.payment_id, timeout).await,
-            Err(CallError::Node(e)) => Err(e),
-            Err(CallError::Server(e)) => match send_failure(&e) {
-                Some(reason) => Ok(PaymentOutcome::Failed { reason }),
-                None => Err(self.rpc(CALL, &e)),
-            },
-        }
+        self.bolt11_send(bolt11, timeout, max_fee_msat, MAX_PATH_COUNT)
+            .await
+    }
+
+    /// The limit is LDK's `max_path_count`; ldk-server's payment tells no parts.
+    async fn pay_invoice_split(
+        &self,
+        bolt11: &str,
+        timeout: Duration,
+        max_fee_msat: Option<u64>,
+        max_parts: u32,
+    ) -> Result<super::parts::Split, NodeError> {
+        let outcome = (self.bolt11_send(bolt11, timeout, max_fee_msat, max_parts)).await?;
+        Ok(super::parts::Split {
+            outcome,
+            parts: None,
+        })
     }
 }
 

@@ -93,7 +93,7 @@ pub(super) fn check_senders_split(
                     "max_parts is set, but sender {} runs {implementation}: {why}",
                     sender.value
                 ),
-                "pay from LND nodes to set max_parts, or remove max_parts (the node then splits by its own default)",
+                "pay from LND or LDK nodes to set max_parts, or remove max_parts (the node then splits by its own default)",
             ));
         }
     }

@@ -85,6 +85,10 @@ impl NodeDriver for Cln {
         None
     }
 
+    fn part_limit_missing(&self) -> Option<&'static str> {
+        Some("xpay takes no part limit (it chooses one itself)")
+    }
+
     fn implementation(&self) -> Implementation {
         Implementation::Cln
     }

@@ -90,6 +90,13 @@ impl NodeDriver for Eclair {
         Some("Eclair's keysend call (sendtonode) has no parameter for custom TLV records")
     }
 
+    fn part_limit_missing(&self) -> Option<&'static str> {
+        Some(
+            "Eclair's payinvoice takes no part limit; its node-wide one is \
+             -Declair.router.path-finding.default.mpp.max-parts in the node's args:",
+        )
+    }
+
     /// A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
     /// classpath, its arguments being JVM options.
     fn binary(&self) -> &'static str {

@@ -250,6 +250,11 @@ impl NodeDriver for Ldk {
         Some(NO_KEYSEND)
     }
 
+    /// `Bolt11Send` takes `max_path_count`.
+    fn part_limit_missing(&self) -> Option<&'static str> {
+        None
+    }
+
     /// ldk-node's default reserve per anchor channel (`AnchorChannelsConfig::
     /// per_channel_reserve_sats`): without it spendable, an inbound anchor channel is
     /// refused ("insufficient available on-chain reserves").

@@ -93,6 +93,21 @@ fn max_parts_with_a_sender_that_is_not_lnd_is_a_located_error() {
         text.starts_with("t.yaml:20:14: max_parts is set, but sender alice runs cln"),
         "{text}"
     );
+    assert!(text.contains("xpay takes no part limit"), "{text}");
+}
+
+#[test]
+fn an_ldk_sender_takes_max_parts() {
+    let ldk = mpp(2_500_000_000, "  max_parts: 8\n")
+        .replacen("implementation: lnd", "implementation: ldk", 1)
+        .replacen(
+            "nodes:\n",
+            "chain:\n  implementation: bitcoind\nnodes:\n",
+            1,
+        );
+    assert!(ldk.contains("implementation: ldk"), "{ldk}");
+    let s = parse(Path::new("t.yaml"), &ldk).unwrap();
+    assert_eq!(s.workload.max_parts, Some(8));
 }
 
 #[test]
