@@ -282,14 +282,23 @@ async fn connect_one(
     {
         let from = node_named(nodes, &ch.from)?;
         let to = node_named(nodes, &ch.to)?;
-        let addr = (via.and_then(|v| v.dial_addr(&ch.from, &ch.to))).unwrap_or(&to.p2p_addr);
+        let proxied = via.and_then(|v| v.dial_addr(&ch.from, &ch.to));
+        let addr = proxied.unwrap_or(&to.p2p_addr);
         // A node can answer GetInfo before its peer server is up: retried a while.
+        // Through a proxy, any failure is retried too: on Kubernetes the proxy's new
+        // Service routes only once kube-proxy has its rules, and a dial begun before
+        // that keeps its SYNs on the unrouted path (their conntrack entry) until it
+        // times out, where a new dial is routed (a CI rehearsal: LND's 30 s
+        // ConnectPeer timed out on the Service's address).
         let driver = crate::node::driver(from.node.implementation());
         let deadline = tokio::time::Instant::now() + PEER_SERVER_WAIT;
         loop {
             match from.node.connect_peer(&to.info.pubkey, addr).await {
                 Ok(()) => break,
-                Err(e) if driver.is_starting_up(&e) && tokio::time::Instant::now() < deadline => {
+                Err(e)
+                    if (driver.is_starting_up(&e) || proxied.is_some())
+                        && tokio::time::Instant::now() < deadline =>
+                {
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 Err(e) => {
