@@ -25,7 +25,26 @@ channels:
     count: 4
 ";
 
-/// The two tests one at a time: side by side, the other test's four nodes took the
+/// `channels` with alice paying bob invoices of `amount_msat` in at most `max_parts`
+/// parts, one at a time, for `duration`.
+fn invoices(channels: &str, amount_msat: u64, max_parts: u32, duration: &str) -> String {
+    format!(
+        "{channels}\
+workload:
+  kind: invoice
+  senders: [alice]
+  receiver: bob
+  amount_msat: {amount_msat}
+  max_parts: {max_parts}
+  concurrency: 1
+  stop:
+    duration: {duration}
+  payment_timeout: 30s
+"
+    )
+}
+
+/// The tests one at a time: side by side, the other test's four nodes took the
 /// cores (outside load 94 %) and LND had not failed the first payment 10 s in (a CI
 /// rehearsal saw `indeterminate: 1`, nothing failed).
 fn alone(scenario: &str) -> Finished {
@@ -44,21 +63,7 @@ fn alone(scenario: &str) -> Finished {
 #[test]
 fn invoices_above_one_channel_are_paid_in_several_parts() {
     require_node_binaries();
-    let scenario = format!(
-        "{CHANNELS}\
-workload:
-  kind: invoice
-  senders: [alice]
-  receiver: bob
-  amount_msat: 1500000000
-  max_parts: 8
-  concurrency: 1
-  stop:
-    duration: 15s
-  payment_timeout: 30s
-"
-    );
-    let run = alone(&scenario);
+    let run = alone(&invoices(CHANNELS, 1_500_000_000, 8, "15s"));
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -114,21 +119,7 @@ workload:
 #[test]
 fn a_part_limit_below_what_the_amount_needs_fails_every_payment() {
     require_node_binaries();
-    let scenario = format!(
-        "{CHANNELS}\
-workload:
-  kind: invoice
-  senders: [alice]
-  receiver: bob
-  amount_msat: 2500000000
-  max_parts: 2
-  concurrency: 1
-  stop:
-    duration: 20s
-  payment_timeout: 30s
-"
-    );
-    let run = alone(&scenario);
+    let run = alone(&invoices(CHANNELS, 2_500_000_000, 2, "20s"));
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -162,21 +153,7 @@ fn an_ldk_sender_splits_within_its_part_limit() {
         "{channels}"
     );
     let load = |amount_msat: u64, max_parts: u32| {
-        let scenario = format!(
-            "{channels}\
-workload:
-  kind: invoice
-  senders: [alice]
-  receiver: bob
-  amount_msat: {amount_msat}
-  max_parts: {max_parts}
-  concurrency: 1
-  stop:
-    duration: 15s
-  payment_timeout: 30s
-"
-        );
-        let run = alone(&scenario);
+        let run = alone(&invoices(&channels, amount_msat, max_parts, "15s"));
         assert_eq!(run.status.code(), Some(0), "{}", run.log);
         let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
         let report: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -260,30 +260,8 @@ async fn handed_out(
 #[cfg(test)]
 mod tests {
     use super::route_probes;
+    use crate::scenario::attack_tests::JAM;
     use std::path::Path;
-
-    const JAM: &str = "\
-name: t
-nodes:
-  alice: { implementation: lnd }
-  bob: { implementation: lnd }
-  carol: { implementation: lnd }
-  mallory: { implementation: lnd }
-  eve: { implementation: lnd }
-channels:
-  - { from: alice, to: bob, capacity_sat: 1000000 }
-  - { from: bob, to: carol, capacity_sat: 1000000 }
-  - { from: mallory, to: bob, capacity_sat: 1000000 }
-  - { from: carol, to: eve, capacity_sat: 1000000 }
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: carol
-  concurrency: 2
-  stop:
-    duration: 40s
-  attack: { attacker: mallory, accomplice: eve, slots: 8, hold: 5s, start: 10s, for: 20s }
-";
 
     fn probes(text: &str) -> Vec<(String, String)> {
         let s = crate::scenario::parse(Path::new("t.yaml"), text, crate::runtime::capabilities)

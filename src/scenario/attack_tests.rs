@@ -5,8 +5,9 @@ use super::tests::{parse, parse_error};
 use std::path::Path;
 use std::time::Duration;
 
-/// Honest alice -> bob -> carol; the attacker mallory -> bob -> carol -> eve.
-const JAM: &str = "\
+/// Honest alice -> bob -> carol; the attacker mallory -> bob -> carol -> eve (also
+/// the run's route probes test).
+pub(crate) const JAM: &str = "\
 name: t
 nodes:
   alice:

@@ -5,7 +5,7 @@
 mod activity;
 mod attack;
 #[cfg(test)]
-mod attack_tests;
+pub(crate) mod attack_tests;
 mod capabilities;
 mod caps;
 mod dist;
