@@ -354,7 +354,8 @@ fn summary_rows(report: &Report) -> Vec<Row> {
 /// The workload table: what was sent, how much and how fast.
 fn workload_rows(report: &Report) -> Vec<Row> {
     let w = &report.workload;
-    vec![
+    let history = (report.history.as_ref()).map(|h| row("History", h.line()));
+    let mut rows = vec![
         row("Kind", w.kind.clone()),
         row("What is timed", format::what_is_timed(&w.kind)),
         row("Amount", format!("{} msat", w.amount_msat)),
@@ -365,7 +366,9 @@ fn workload_rows(report: &Report) -> Vec<Row> {
             "Payment timeout",
             format::seconds(w.payment_timeout_seconds),
         ),
-    ]
+    ];
+    rows.extend(history);
+    rows
 }
 
 /// What the tool itself cost: CPU and memory.

@@ -126,6 +126,9 @@ pub fn render(report: &Report) -> String {
     for (metric, value) in rows {
         let _ = writeln!(out, "| {metric} | {} |", cell(&value));
     }
+    if let Some(h) = &report.history {
+        let _ = writeln!(out, "\n{}", cell(&h.line()));
+    }
     phase_and_threshold_tables(report, &mut out);
     out.push_str(&super::reconciliation::markdown(
         report.reconciliation.as_ref(),

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod envelopes;
 pub mod faults;
 pub mod format;
+pub mod history_phase;
 pub mod host;
 pub mod html;
 pub mod json;
@@ -157,6 +158,10 @@ pub struct Report {
     /// were skipped, so its setup is not that of a fresh network; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotRef>,
+    /// `history:`: what the network had paid before the load, and the phase that
+    /// brought it there; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<history_phase::HistoryPhase>,
 }
 
 /// The snapshot a run started from.

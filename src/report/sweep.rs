@@ -78,6 +78,9 @@ pub struct PointReport {
     pub values: BTreeMap<String, serde_json::Value>,
     /// Points with the same number ran on the same network, one after the other.
     pub network: usize,
+    /// A history ladder's step: what the network had paid before this point's load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::history_phase::HistoryPhase>,
     pub status: PointStatus,
     /// Why a skipped or failed point was not run.
     pub reason: Option<String>,
@@ -144,6 +147,8 @@ pub struct NodeFigures {
     pub cpu_ms_per_payment: Option<f64>,
     /// Data-dir growth over the load per successful payment.
     pub bytes_per_payment: Option<f64>,
+    /// The data dir's size when the load ended.
+    pub data_dir_bytes: Option<u64>,
     /// `after_load: restart`: seconds from its start until its channels were active again.
     pub restart_s: Option<f64>,
     /// A sender's way of learning that payments ended (`websocket event, exact`);

@@ -125,7 +125,7 @@ pub(super) async fn run_load(
 
 /// The engine's plan: the scenario's routes (every sender to every receiver), or with
 /// `activity:` the routes over the network and how payments spread on them.
-fn plan_of(
+pub(super) fn plan_of(
     scenario: &Scenario,
     network: &Network,
     network_load: NetworkLoad,

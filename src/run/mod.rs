@@ -20,6 +20,7 @@ mod activity;
 mod bring_up;
 mod choose;
 mod external;
+mod history;
 mod load;
 pub(crate) mod metrics_endpoint;
 mod model;

@@ -126,6 +126,7 @@ pub(super) fn build_report(
         thresholds: Vec::new(),
         tool_resources: None,
         snapshot: facts.snapshot.clone(),
+        history: None,
         profiling: None,
         links: scenario.links.iter().map(report::LinkReport::of).collect(),
         faults: Vec::new(),

@@ -3,6 +3,7 @@
 //! whatever ended the network.
 
 use super::bring_up::{Network, RunFacts, bring_up};
+use super::history;
 use super::model::build_report;
 use super::output::View;
 use super::point::{Point, measure};
@@ -139,11 +140,14 @@ async fn run_points(
 ) {
     let plan = ctx.plan;
     let total = plan.len();
+    // Payments the run made on this network so far (`history:` tops up from it).
+    let mut made = 0;
     for (k, &i) in points.iter().enumerate() {
         // `after_load: restart` once per network, after its last point: the restart
-        // time of what the network ran, not a pause between loads.
+        // time of what the network ran, not a pause between loads. A history ladder
+        // restarts after every point: the restart time at each step is its curve.
         let mut scenario = plan.scenario_of(i).clone();
-        if k + 1 != points.len() {
+        if k + 1 != points.len() && !plan.is_history_ladder() {
             scenario.restart.clear();
         }
         if !settle(ctx, i, &scenario, view).await {
@@ -161,6 +165,29 @@ async fn run_points(
             plan.label(i)
                 .map_or_else(|| d.clone(), |label| d.join(label))
         });
+        let mut log = view.step_log("history");
+        let history = match history::top_up(
+            &scenario,
+            net.network,
+            &mut made,
+            &ctx.signals.cancel,
+            &mut log,
+        )
+        .await
+        {
+            Ok(h) => h,
+            Err(e) => {
+                tally.stopped_by = Some(format!("{e:#}"));
+                tally.error = Some(e);
+                break;
+            }
+        };
+        if let Some(h) = &history {
+            view.out.stderr(format!("==> {}", h.line()));
+        }
+        if ctx.signals.cancel.is_cancelled() {
+            break;
+        }
         let point = Point {
             scenario: &scenario,
             facts: net.facts,
@@ -177,9 +204,11 @@ async fn run_points(
             run_dir: net.run_dir.to_path_buf(),
             metrics: ctx.exporter.cloned(),
             ledger: ctx.ledger.clone(),
+            history,
         };
         let (signals, session) = (ctx.signals, view.session.as_mut());
         let measured = measure(point, net.network, runtime, signals, &mut view.out, session).await;
+        made += measured.summary.ok;
         if tally.record(i, measured, signals, view.quit()) {
             break;
         }

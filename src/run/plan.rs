@@ -101,6 +101,11 @@ impl Plan {
         self.sweep_point(i).map_or(&self.scenario, |p| &p.scenario)
     }
 
+    /// True when the sweep climbs a history ladder (`history:` swept).
+    pub fn is_history_ladder(&self) -> bool {
+        (self.scenario.sweep.iter()).any(|s| s.params.contains(&SweepParam::History))
+    }
+
     /// `concurrency=4` (also its report folder); `None` for a run without sweep.
     pub fn label(&self, i: usize) -> Option<&str> {
         self.sweep_point(i).map(|p| p.label.as_str())

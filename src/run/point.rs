@@ -37,6 +37,8 @@ pub(crate) struct Point<'a> {
     pub metrics: Option<crate::metrics::export::Exporter>,
     /// Mainnet caps: the run's spend ledger, shared by its points.
     pub ledger: Option<std::sync::Arc<crate::engine::ledger::SpendLedger>>,
+    /// `history:`'s phase before this load, when the scenario has one.
+    pub history: Option<report::history_phase::HistoryPhase>,
 }
 
 /// What one load measured and how it ended.
@@ -55,6 +57,8 @@ pub(crate) struct Measured {
     pub cpu_pct_avg: Vec<(String, f64)>,
     /// Each node's implementation, release, database and costs over the load.
     pub nodes: Vec<report::sweep::NodeFigures>,
+    /// `history:`'s phase before the load (as the point was given it).
+    pub history: Option<report::history_phase::HistoryPhase>,
 }
 
 /// What the steps after the load found, for the report.
@@ -149,6 +153,7 @@ pub(super) async fn measure(
         report.thresholds = thresholds.clone();
         report.reconciliation = reconciliation;
         report.mainnet_caps = point.ledger.as_deref().map(super::model::mainnet_caps);
+        report.history = point.history.clone();
         if let Err(e) = write_report(report, after, (&point, dir), session.as_deref(), out) {
             load_err.get_or_insert(e);
         }
@@ -163,6 +168,7 @@ pub(super) async fn measure(
         load_err,
         cpu_pct_avg,
         nodes,
+        history: point.history.clone(),
     }
 }
 
@@ -501,6 +507,7 @@ fn node_figures(
                     .filter(|_| summary.ok > 0)
                     .map(|pct| pct / 100.0 * summary.active_s * 1000.0 / summary.ok as f64),
                 bytes_per_payment: r.bytes_per_payment,
+                data_dir_bytes: r.data_dir_bytes_end,
                 restart_s: (restarts.iter())
                     .find(|(name, _)| *name == spec.name)
                     .map(|(_, r)| r.channels_s),

@@ -327,6 +327,7 @@ fn point_report(p: &SweepPoint, outcome: Option<&Outcome>, reason: Option<String
             .map(|(param, v)| (param.name_for(v), value_json(v)))
             .collect(),
         network: p.network,
+        history: (outcome.and_then(|o| o.measured.as_ref())).and_then(|m| m.history.clone()),
         status: match (outcome, &reason) {
             (Some(o), _) => o.status.clone(),
             (None, Some(_)) => PointStatus::Skipped,

@@ -14,6 +14,9 @@ mod error;
 pub mod external;
 mod faults;
 mod graph_import;
+mod history;
+#[cfg(test)]
+mod history_tests;
 mod kube;
 #[cfg(test)]
 mod network_tests;
@@ -48,6 +51,7 @@ pub use faults::{
     EVERY as LINK_EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair,
     LinkShape, LinkSpec,
 };
+pub use history::{History, MAX_PAYMENTS as MAX_HISTORY_PAYMENTS};
 pub use kube::{KubeSettings, object_name_ok};
 pub use overrides::{Overrides, duration_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
@@ -353,6 +357,9 @@ pub struct Scenario {
     pub resources: Resources,
     /// `snapshot:`: the saved network to start from (`--snapshot` overrides it).
     pub snapshot: Option<SnapshotField>,
+    /// `history:`: payments the network has made before the measured load (None:
+    /// the load starts on the network as setup left it).
+    pub history: Option<History>,
 }
 
 /// `snapshot: NAME` (a snapshot in the cache) or `snapshot: ./DIR` (relative to the

@@ -66,6 +66,9 @@ pub(super) struct RawScenario {
     /// The saved network to start from: a snapshot's name in the cache, or its directory.
     #[serde(default)]
     pub snapshot: Option<Spanned<String>>,
+    /// Payments made before the measured load: `{ payments: 10000 }`.
+    #[serde(default)]
+    pub history: Option<Spanned<super::history::RawHistory>>,
 }
 
 /// A field left out: empty, at an unknown location.

@@ -51,6 +51,9 @@ pub(super) struct RawSweep {
     pub payment_engine: Option<Spanned<Vec<Spanned<PaymentEngine>>>>,
     #[serde(default)]
     pub attack_slots: Option<Counts>,
+    /// A history ladder: payments the network has made before each step's load.
+    #[serde(default)]
+    pub history: Option<Counts>,
     #[serde(default)]
     pub p99_bound: Option<Spanned<String>>,
 }
@@ -156,6 +159,8 @@ pub enum SweepParam {
     Load,
     /// The HTLC slots `workload: attack:` holds (`attack_slots:`).
     AttackSlots,
+    /// A history ladder's step (`history:`): the payments made before the load.
+    History,
 }
 
 impl SweepParam {
@@ -175,6 +180,7 @@ impl SweepParam {
             SweepParam::Load => "load".into(),
             SweepParam::Repeat => "repeat".into(),
             SweepParam::AttackSlots => "attack.slots".into(),
+            SweepParam::History => "history".into(),
         }
     }
 
@@ -516,6 +522,9 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
                 attack.value.slots = Some(Spanned::new(n, at, at));
                 attack.value.share = None;
             }
+        }
+        (SweepParam::History, SweepValue::Count(n)) => {
+            super::history::set_payments(raw, u64::from(n), at);
         }
         // `dimensions` pairs every parameter with its own kind of value.
         _ => {}

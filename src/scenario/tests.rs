@@ -76,7 +76,7 @@ fn an_unknown_top_level_field_lists_the_allowed_ones() {
     );
     assert!(
         text.ends_with(
-            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep, repeat, after_load, etcd, profile, external, links, faults, mining, topology, kubernetes, resources, snapshot; fix the spelling or remove `threads`"
+            "hint: allowed here: name, description, runtime, pull, chain, nodes, channels, workload, thresholds, sweep, repeat, after_load, etcd, profile, external, links, faults, mining, topology, kubernetes, resources, snapshot, history; fix the spelling or remove `threads`"
         ),
         "{text}"
     );

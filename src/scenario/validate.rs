@@ -145,6 +145,7 @@ pub(super) fn validate(
     )?;
     let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
+    let history = super::history::validate(&ctx, &raw, runtime, workload.kind)?;
     let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {
         value: s.value.trim().to_string(),
         at: format!(
@@ -181,6 +182,7 @@ pub(super) fn validate(
         kubernetes,
         resources,
         snapshot,
+        history,
     })
 }
 

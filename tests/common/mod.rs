@@ -388,6 +388,7 @@ pub fn sample_report(
         thresholds: Vec::new(),
         tool_resources: None,
         snapshot: None,
+        history: None,
         profiling: None,
         links: Vec::new(),
         faults: Vec::new(),

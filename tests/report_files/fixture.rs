@@ -170,6 +170,7 @@ pub fn fixed_report() -> Report {
         thresholds,
         tool_resources: None,
         snapshot: None,
+        history: None,
         profiling: None,
         links: Vec::new(),
         faults: Vec::new(),

@@ -12,6 +12,7 @@ fn node(name: &str, implementation: &str, version: &str, database: &str) -> Node
         database: database.into(),
         cpu_pct_avg: Some(50.0),
         cpu_ms_per_payment: Some(12.5),
+        data_dir_bytes: None,
         bytes_per_payment: Some(2048.0),
         restart_s: None,
         completion: (name == "alice").then(|| "stream, exact".to_string()),

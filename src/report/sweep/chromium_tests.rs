@@ -17,6 +17,7 @@ fn node(name: &str, implementation: &str, version: &str) -> NodeFigures {
         database: "postgres".into(),
         cpu_pct_avg: Some(87.5),
         cpu_ms_per_payment: Some(12.5),
+        data_dir_bytes: None,
         bytes_per_payment: Some(2048.0),
         restart_s: Some(3.2),
         completion: (name == "alice").then(|| "websocket event, exact (+2 by polling)".into()),

@@ -18,6 +18,7 @@ pub(crate) fn point(
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
         network: 0,
+        history: None,
         status: PointStatus::Done,
         reason: None,
         kind: "keysend".into(),

@@ -55,11 +55,14 @@ pub(super) fn dimensions(
         )?;
         dims.push(dim(SweepParam::AttackSlots, list, values));
     }
+    if let Some(list) = &s.history {
+        dims.push(history_dim(ctx, list)?);
+    }
     if dims.is_empty() {
         return Err(ctx.error(
             &sweep.referenced,
             "sweep: sets no parameter to sweep",
-            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, payment_engine, attack_slots, e.g. concurrency: [1, 4, 7, 10]",
+            "add one of concurrency, rate, kind, replicas, db_backend, chain, implementation, database, payment_engine, attack_slots, history, e.g. concurrency: [1, 4, 7, 10]",
         ));
     }
     for d in &dims {
@@ -73,8 +76,16 @@ pub(super) fn dimensions(
             }
         }
     }
-    // File order within each class; network parameters vary slowest.
-    dims.sort_by_key(|d| (!d.param.needs_new_network(), d.at.line(), d.at.column()));
+    // File order within each class; network parameters vary slowest, then the
+    // history ladder (its steps climb on one network, each step's loads inside it).
+    dims.sort_by_key(|d| {
+        let class = match &d.param {
+            p if p.needs_new_network() => 0,
+            SweepParam::History => 1,
+            _ => 2,
+        };
+        (class, d.at.line(), d.at.column())
+    });
     Ok(dims)
 }
 
@@ -333,6 +344,39 @@ fn dim<T>(param: SweepParam, list: &Spanned<T>, values: Vec<(SweepValue, Locatio
         at: list.referenced,
         values,
     }
+}
+
+/// `history:`: a ladder of payment counts, rising, 0 allowed (the first step may
+/// measure the fresh network).
+fn history_dim(ctx: &Ctx, list: &Counts) -> Result<Dim, ScenarioError> {
+    let mut values = Vec::new();
+    for (i, n) in list.value.iter().enumerate() {
+        if u64::from(n.value) > crate::scenario::MAX_HISTORY_PAYMENTS {
+            return Err(ctx.error(
+                &n.referenced,
+                format!(
+                    "sweep history has {}, more than {}",
+                    n.value,
+                    crate::scenario::MAX_HISTORY_PAYMENTS
+                ),
+                "write payment counts of at most 10000000",
+            ));
+        }
+        if i > 0 && n.value <= list.value[i - 1].value {
+            return Err(ctx.error(
+                &n.referenced,
+                format!(
+                    "sweep history is not rising: {} follows {}",
+                    n.value,
+                    list.value[i - 1].value
+                ),
+                "list the ladder's steps from the fewest payments to the most, e.g. history: [0, 10000, 50000]",
+            ));
+        }
+        values.push((SweepValue::Count(n.value), n.referenced));
+    }
+    let values = non_empty(ctx, list, "history", values)?;
+    Ok(dim(SweepParam::History, list, values))
 }
 
 fn counts(

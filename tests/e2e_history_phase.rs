@@ -1,0 +1,119 @@
+//! `history:` end to end, through the real binary on real LND nodes and a real btcd
+//! chain: a ladder of two steps on one network, each point's load preceded by the
+//! payments that bring the network to its step (and the restart after each step), and
+//! a history the channel cannot carry, refused with its reasons and nothing left
+//! running.
+
+mod common;
+
+use common::require_node_binaries;
+use common::scenario_run::{Finished, lnd_pair};
+use serde_json::Value;
+
+fn point<'a>(sweep: &'a Value, label: &str) -> &'a Value {
+    (sweep["points"].as_array().expect("points[]").iter())
+        .find(|p| p["label"] == label)
+        .unwrap_or_else(|| panic!("point {label} in {sweep:#}"))
+}
+
+fn bob(point: &Value) -> &Value {
+    (point["results"]["nodes"]
+        .as_array()
+        .expect("nodes[]")
+        .iter())
+    .find(|n| n["node"] == "bob")
+    .unwrap_or_else(|| panic!("bob in {point:#}"))
+}
+
+#[test]
+fn a_history_ladder_pays_each_steps_history_before_its_load() {
+    require_node_binaries();
+    let text = lnd_pair("e2e-history-ladder", "runtime: local\n", 2_000_000, 2)
+        + "  amount_msat: 1000
+  concurrency: 4
+  stop:
+    payments: 50
+history:
+  concurrency: 8
+after_load:
+  restart: [bob]
+sweep:
+  history: [0, 300]
+";
+    let run = Finished::run(&text);
+    assert!(run.status.success(), "{}", run.log);
+    let sweep = run.sweep_json();
+    let (first, second) = (point(&sweep, "history=0"), point(&sweep, "history=300"));
+    assert_eq!(
+        (first["network"].as_u64(), second["network"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // The first step is the fresh network: nothing to pay.
+    let h0 = &first["history"];
+    assert_eq!(
+        (h0["before"].as_u64(), h0["paid"].as_u64()),
+        (Some(0), Some(0)),
+        "{h0:#}"
+    );
+    // The second step tops up from what the first point's load paid.
+    let paid_before = first["results"]["ok"].as_u64().expect("ok");
+    assert_eq!(paid_before, 50, "{first:#}");
+    let h1 = &second["history"];
+    assert_eq!(h1["target"].as_u64(), Some(300), "{h1:#}");
+    assert_eq!(h1["before"].as_u64(), Some(50), "{h1:#}");
+    assert_eq!(h1["paid"].as_u64(), Some(250), "{h1:#}");
+    assert_eq!(h1["concurrency"].as_u64(), Some(8), "{h1:#}");
+    assert!(h1["tps"].as_f64().unwrap() > 0.0, "{h1:#}");
+    // The measured load is its own: 50 payments, not 300.
+    assert_eq!(second["results"]["ok"].as_u64(), Some(50), "{second:#}");
+    // A ladder restarts after every step, and says how big the data dir was.
+    for p in [first, second] {
+        assert!(bob(p)["restart_s"].as_f64().is_some(), "{p:#}");
+        assert!(bob(p)["data_dir_bytes"].as_u64().unwrap_or(0) > 0, "{p:#}");
+    }
+    let report = std::fs::read_to_string(run.report_dir().join("history=300/report.json"));
+    let report: Value = serde_json::from_str(&report.expect("point report")).unwrap();
+    common::assert_matches_schema(&report);
+    assert_eq!(
+        report["history"]["paid"].as_u64(),
+        Some(250),
+        "{:#}",
+        report["history"]
+    );
+    assert!(
+        run.log
+            .contains("==> history: 300 payments made before the load (250 paid"),
+        "{}",
+        run.log
+    );
+}
+
+#[test]
+fn a_history_the_channel_cannot_carry_ends_the_run_with_the_reasons() {
+    require_node_binaries();
+    // One 200,000 sat channel carries about eight 20,000 sat payments one way.
+    let text = lnd_pair("e2e-history-drained", "runtime: local\n", 200_000, 1)
+        + "  amount_msat: 20000000
+  concurrency: 1
+  stop:
+    payments: 5
+history:
+  payments: 30
+  concurrency: 1
+";
+    let run = Finished::run(&text);
+    assert!(!run.status.success(), "{}", run.log);
+    assert!(run.log.contains("history: "), "{}", run.log);
+    assert!(
+        run.log.contains("failed in the phase's round 1"),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log.contains("give the channels more capacity"),
+        "{}",
+        run.log
+    );
+    // No load ran: the history was not there.
+    assert!(!run.log.contains("==> load:"), "{}", run.log);
+}
