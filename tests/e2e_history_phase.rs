@@ -71,6 +71,17 @@ sweep:
         assert!(bob(p)["restart_s"].as_f64().is_some(), "{p:#}");
         assert!(bob(p)["data_dir_bytes"].as_u64().unwrap_or(0) > 0, "{p:#}");
     }
+    // The ladder's curves and table beside the sweep's own.
+    for chart in [
+        "history-p99.svg",
+        "history-data-dir.svg",
+        "history-restart.svg",
+    ] {
+        let svg = std::fs::read_to_string(run.report_dir().join(chart)).expect(chart);
+        assert!(svg.contains("payments made before the load"), "{chart}");
+    }
+    let md = std::fs::read_to_string(run.report_dir().join("sweep.md")).expect("sweep.md");
+    assert!(md.contains("| history=300 | 300 | 250, "), "{md}");
     let report = std::fs::read_to_string(run.report_dir().join("history=300/report.json"));
     let report: Value = serde_json::from_str(&report.expect("point report")).unwrap();
     common::assert_matches_schema(&report);
@@ -116,4 +127,79 @@ history:
     );
     // No load ran: the history was not there.
     assert!(!run.log.contains("==> load:"), "{}", run.log);
+}
+
+/// `lnbench-tui ARGS` in `work`, its stderr; nothing of the run may be left running.
+fn lnbench_in(work: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(common::lnbench())
+        .current_dir(work)
+        .args(args)
+        .output()
+        .expect("run lnbench-tui");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    common::scenario_run::assert_nothing_left(&work.join("runs"), &log);
+    (out.status.code(), log)
+}
+
+#[test]
+fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
+    require_node_binaries();
+    let work = tempfile::tempdir().expect("temp dir");
+    let w = work.path();
+    std::fs::create_dir(w.join("runs")).unwrap();
+    let pair = lnd_pair("e2e-history-snapshot", "runtime: local\n", 2_000_000, 2)
+        + "  amount_msat: 1000
+  concurrency: 4
+  stop:
+    payments: 20
+";
+    std::fs::write(
+        w.join("save.yaml"),
+        pair.clone() + "history: { payments: 120 }\n",
+    )
+    .unwrap();
+    std::fs::write(w.join("run.yaml"), pair + "history: { payments: 200 }\n").unwrap();
+    let save = [
+        "snapshot",
+        "save",
+        "save.yaml",
+        "--to",
+        "./snap",
+        "--run-dir",
+        "runs",
+    ];
+    let (code, log) = lnbench_in(w, &save);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("and 120 payments"), "{log}");
+    let manifest = std::fs::read_to_string(w.join("snap/manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["payments"].as_u64(), Some(120), "{manifest:#}");
+    let run = [
+        "run.yaml",
+        "--snapshot",
+        "./snap",
+        "--report",
+        "report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    let (code, log) = lnbench_in(w, &run);
+    assert_eq!(code, Some(0), "{log}");
+    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    common::assert_matches_schema(&report);
+    assert_eq!(
+        report["snapshot"]["payments"].as_u64(),
+        Some(120),
+        "{:#}",
+        report["snapshot"]
+    );
+    let h = &report["history"];
+    assert_eq!(
+        (h["before"].as_u64(), h["paid"].as_u64()),
+        (Some(120), Some(80)),
+        "{h:#}"
+    );
+    assert_eq!(report["results"]["ok"].as_u64(), Some(20));
 }

@@ -175,6 +175,8 @@ pub struct SnapshotRef {
     pub saved_setup_s: f64,
     /// How long copying and checking its files into the run took.
     pub restore_s: f64,
+    /// Payments the tool made on the network before it was saved (`history:`).
+    pub payments: u64,
 }
 
 /// The run's spend under mainnet caps when the report was written (one ledger serves

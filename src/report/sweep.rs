@@ -267,6 +267,7 @@ pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
     if super::matrix::is_matrix(&report.parameters) {
         charts.splice(0..0, super::matrix::charts(report)?);
     }
+    charts.extend(ladder::charts(report)?);
     paths.push(super::write_file(dir, HTML_FILE, &html(report, &charts)?)?);
     for chart in &charts {
         paths.push(super::write_file(dir, chart.file_name, &chart.svg)?);
@@ -416,6 +417,7 @@ pub fn markdown(report: &SweepReport) -> String {
         out.push_str(&super::matrix::markdown(report));
     }
     out.push_str(&attack::markdown(report));
+    out.push_str(&ladder::markdown(report));
     out.push_str(&super::spread::markdown(report));
     let _ = writeln!(out, "\n{}", bound_verdict(report));
     let hops = hop_lines(report);
@@ -506,5 +508,6 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
 mod chromium_tests;
 
 pub mod attack;
+mod ladder;
 #[cfg(test)]
 pub(crate) mod tests;

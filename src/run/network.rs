@@ -140,8 +140,9 @@ async fn run_points(
 ) {
     let plan = ctx.plan;
     let total = plan.len();
-    // Payments the run made on this network so far (`history:` tops up from it).
-    let mut made = 0;
+    // Payments made on this network so far (`history:` tops up from it): a restored
+    // snapshot's, then the run's.
+    let mut made = net.facts.snapshot.as_ref().map_or(0, |s| s.payments);
     for (k, &i) in points.iter().enumerate() {
         // `after_load: restart` once per network, after its last point: the restart
         // time of what the network ran, not a pause between loads. A history ladder

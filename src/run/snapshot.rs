@@ -84,6 +84,7 @@ pub(super) async fn restore(
         saved_at: manifest.saved_at,
         saved_setup_s: manifest.setup_s,
         restore_s,
+        payments: manifest.payments,
     });
     Ok(())
 }
@@ -150,9 +151,19 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
     };
     let setup_s = setup_started.elapsed().as_secs_f64();
     log.end();
-    // The chain's blocks, read while it runs.
+    // `history:`'s payments, then the chain's blocks, read while it runs.
+    let mut made = 0;
     let up = match up {
-        Ok(Some(network)) => chain_blocks(&network).await.map(Some),
+        Ok(Some(network)) => {
+            let mut log = StepLog::default();
+            match super::history::top_up(&scenario, &network, &mut made, &signals.cancel, &mut log)
+                .await
+            {
+                Err(e) => Err(e),
+                Ok(_) if signals.cancel.is_cancelled() => Ok(None),
+                Ok(_) => chain_blocks(&network).await.map(Some),
+            }
+        }
         other => other.map(|_| None),
     };
     // The nodes and chain stop before their files are read.
@@ -164,9 +175,15 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
         (Err(e), _) => Err(e),
         (Ok(None), _) => Ok(None),
         (Ok(Some(_)), Err(e)) => Err(anyhow::Error::new(e).context("stopping the network")),
-        (Ok(Some(blocks)), Ok(())) => keep(&scenario, &run_dir, to, &blocks, started_at, setup_s)
-            .await
-            .map(Some),
+        (Ok(Some(blocks)), Ok(())) => {
+            let saving = Saving {
+                blocks: &blocks,
+                started_at,
+                setup_s,
+                payments: made,
+            };
+            keep(&scenario, &run_dir, to, saving).await.map(Some)
+        }
     };
     if opts.keep {
         crate::leftovers::release(&run_dir);
@@ -185,16 +202,25 @@ async fn chain_blocks(network: &super::Network) -> Result<Vec<String>> {
     Ok(chain.raw_blocks().await?)
 }
 
-/// Copies the stopped network's data dirs into the snapshot, with the chain's
-/// `blocks` and the manifest.
-async fn keep(
-    scenario: &Scenario,
-    run_dir: &Path,
-    to: &Path,
-    blocks: &[String],
+/// What the manifest of a snapshot being saved records besides its files.
+struct Saving<'a> {
+    /// The chain's raw blocks.
+    blocks: &'a [String],
     started_at: SystemTime,
     setup_s: f64,
-) -> Result<()> {
+    /// Payments made on the network (`history:`).
+    payments: u64,
+}
+
+/// Copies the stopped network's data dirs into the snapshot, with the chain's
+/// `blocks` and the manifest.
+async fn keep(scenario: &Scenario, run_dir: &Path, to: &Path, saving: Saving<'_>) -> Result<()> {
+    let Saving {
+        blocks,
+        started_at,
+        setup_s,
+        payments,
+    } = saving;
     let path = run_dir
         .join(crate::chain::CHAIN_NAME)
         .join(snapshot::CHAIN_BLOCKS);
@@ -203,15 +229,20 @@ async fn keep(
     std::fs::write(&path, text).map_err(SnapshotError::io(&path))?;
     let versions = crate::runtime::local::versions(scenario).await?;
     let saved_at = humantime::format_rfc3339_seconds(started_at).to_string();
-    let manifest = Manifest::new(scenario, versions, saved_at, setup_s);
+    let mut manifest = Manifest::new(scenario, versions, saved_at, setup_s);
+    manifest.payments = payments;
     let names: Vec<String> = std::iter::once(crate::chain::CHAIN_NAME.to_string())
         .chain(scenario.nodes.iter().map(|n| n.name.clone()))
         .collect();
     let started = Instant::now();
     let leave_out = crate::runtime::local::config_files::written_at_start(scenario);
     let saved = snapshot::save(run_dir, &names, &leave_out, to, manifest, &scenario.source)?;
+    let history = match payments {
+        0 => String::new(),
+        n => format!(" and {n} payments"),
+    };
     crate::lines::errln!(
-        "snapshot saved: {} ({} files, {:.1} MB) in {:.1} s after a setup of {setup_s:.1} s",
+        "snapshot saved: {} ({} files, {:.1} MB) in {:.1} s after a setup of {setup_s:.1} s{history}",
         to.display(),
         saved.files,
         saved.bytes as f64 / 1e6,

@@ -11,9 +11,11 @@
 //!   history: [0, 10000, 50000]   # a ladder: one point per step, on one network
 //! ```
 //!
-//! The count is of the payments the tool made on the network in this run (history
-//! phases and the measured loads before), so a ladder's step tops up from the one
-//! before it. The phase pays like the workload (its kind, senders, receivers and
+//! The count is of the payments the tool made on the network: in this run (history
+//! phases and the measured loads before), and, for a network restored from a
+//! snapshot, those its manifest says were made before it was saved. So a ladder's step
+//! tops up from the one before it, and a snapshot saved with `history:` hands its
+//! history on. The phase pays like the workload (its kind, senders, receivers and
 //! amount), in a closed loop.
 
 use super::error::ScenarioError;
@@ -82,12 +84,6 @@ pub(super) fn validate(
         return refuse(
             "cannot run beside an attack (the attack holds slots the history would need)",
             "remove history: or workload: attack:",
-        );
-    }
-    if raw.snapshot.is_some() {
-        return refuse(
-            "does not count the payments a snapshot's network made before it was saved",
-            "remove snapshot:, or remove history: and give the snapshot its history when it is saved",
         );
     }
     let v = &h.value;

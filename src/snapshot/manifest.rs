@@ -33,6 +33,10 @@ pub struct Manifest {
     pub versions: BTreeMap<String, String>,
     /// Each file under `data/`, by its path there.
     pub files: BTreeMap<String, FileEntry>,
+    /// Payments the tool made on the network before it was saved (`history:`); 0 in
+    /// snapshots saved before the field existed.
+    #[serde(default)]
+    pub payments: u64,
 }
 
 /// The parts of a scenario a snapshot depends on, one line each: the chain, each node
@@ -77,6 +81,7 @@ impl Manifest {
             network: network_form(scenario),
             versions,
             files: BTreeMap::new(),
+            payments: 0,
         }
     }
 
