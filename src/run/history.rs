@@ -68,7 +68,9 @@ pub(super) async fn top_up(
                 .or_default() += n;
         }
         let tried = summary.ok + summary.failed;
-        if summary.ok * 2 < tried || (summary.ok == 0 && round > 1) {
+        // A signal ends the phase with what it did, not with an error.
+        let failing = summary.ok * 2 < tried || (summary.ok == 0 && round > 1);
+        if failing && !cancel.is_cancelled() {
             log.fail("most history payments failed");
             bail!(
                 "history: {} of {tried} payments failed in the phase's round {round} ({}); \
@@ -89,10 +91,12 @@ pub(super) async fn top_up(
     if *made < history.payments && !cancel.is_cancelled() {
         log.fail("history not reached");
         bail!(
-            "history: made {} of {} payments within {} ({} failed: {}); give it longer \
-             (history: {{ within: ... }}) or ask for fewer payments",
+            "history: made {} of {} payments in {:.0} s (within {}, at most {MAX_ROUNDS} \
+             rounds; {} failed: {}); give it longer (history: {{ within: ... }}) or ask \
+             for fewer payments",
             *made,
             history.payments,
+            phase.seconds,
             humantime::format_duration(history.within),
             phase.failed,
             reasons(&phase)

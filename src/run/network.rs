@@ -187,6 +187,7 @@ async fn run_points(
             view.out.stderr(format!("==> {}", h.line()));
         }
         if ctx.signals.cancel.is_cancelled() {
+            tally.stopped_by = ctx.signals.received().map(str::to_string);
             break;
         }
         let point = Point {
