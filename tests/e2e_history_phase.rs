@@ -129,16 +129,13 @@ history:
     assert!(!run.log.contains("==> load:"), "{}", run.log);
 }
 
-/// `lnbench-tui ARGS` in `work`, its stderr; nothing of the run may be left running.
+/// `lnbench-tui ARGS` in `work`: its exit code and stderr.
 fn lnbench_in(work: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(common::lnbench())
-        .current_dir(work)
-        .args(args)
-        .output()
-        .expect("run lnbench-tui");
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    common::scenario_run::assert_nothing_left(&work.join("runs"), &log);
-    (out.status.code(), log)
+    let out = common::scenario_run::lnbench_in(work, args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::scenario_run::assert_nothing_left;
+use common::scenario_run::lnbench_in;
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -35,17 +35,6 @@ workload:
   stop:
     payments: 40
 ";
-
-fn lnbench_in(work: &Path, args: &[&str]) -> Output {
-    let out = Command::new(lnbench())
-        .current_dir(work)
-        .args(args)
-        .output()
-        .expect("run lnbench-tui");
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_nothing_left(&work.join("runs"), &log);
-    out
-}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -166,7 +166,11 @@ async fn run_points(
             plan.label(i)
                 .map_or_else(|| d.clone(), |label| d.join(label))
         });
-        let mut log = view.step_log("history");
+        // Only a scenario with `history:` shows the step (the view's task is replaced).
+        let mut log = match scenario.history {
+            Some(_) => view.step_log("history"),
+            None => crate::setup::StepLog::default(),
+        };
         let history = match history::top_up(
             &scenario,
             net.network,

@@ -187,3 +187,16 @@ pub fn fault<'a>(report: &'a serde_json::Value, label: &str) -> &'a serde_json::
         .find(|f| f["label"] == label)
         .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
+
+/// `lnbench-tui ARGS` run in `work` (whose `runs/` is its run directory); nothing of
+/// the run may be left running.
+pub fn lnbench_in(work: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new(lnbench())
+        .current_dir(work)
+        .args(args)
+        .output()
+        .expect("run lnbench-tui");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_nothing_left(&work.join("runs"), &log);
+    out
+}
