@@ -47,7 +47,7 @@ fn the_store_on_postgresql_records_lists_and_checks() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
     let bad = stdout_of(on(&url, Some(&pw)).args(["show", "9"]), 2);
     assert!(
         bad.contains("no run 9 in postgres://history@127.0.0.1"),

@@ -282,6 +282,9 @@ fn show(r: &StoredRun) {
             if p.complete { "" } else { " (partial)" }
         );
         outln!("    envelope: {}", p.envelope);
+        if let Some(n) = p.made_before {
+            outln!("    history: {n} payments made before the load");
+        }
         outln!(
             "    outside load: {}",
             match (p.outside_load_pct, p.steal_pct) {

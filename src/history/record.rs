@@ -73,6 +73,10 @@ pub struct PointRecord {
     /// The nodes' data-dir growth over the load per successful payment, summed;
     /// `None` when no node's was read (or the store's run predates schema 2).
     pub bytes_per_payment: Option<f64>,
+    /// Payments the network had made before the measured load: `history:`'s count,
+    /// or a restored snapshot's; `None` for a fresh network (or a store's run that
+    /// predates schema 3).
+    pub made_before: Option<u64>,
     pub nodes: Vec<NodeRecord>,
 }
 
@@ -165,6 +169,7 @@ pub fn point_of(doc: &Value, label: &str, report: &str) -> Result<PointRecord, N
         .split(',')
         .filter(|p| !p.is_empty() && !p.starts_with("repeat="))
         .collect();
+    let made_before = made_before(doc);
     let repeat = (label.split(',')).find_map(|p| p.strip_prefix("repeat=")?.parse().ok());
     Ok(PointRecord {
         label: label.to_string(),
@@ -175,7 +180,7 @@ pub fn point_of(doc: &Value, label: &str, report: &str) -> Result<PointRecord, N
             .get("complete")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        load: load_of(doc.get("workload")),
+        load: load_of(doc.get("workload"), made_before),
         envelope: envelope_of(doc),
         outside_load_pct: machine.and_then(|m| m.get("outside_load_pct")?.as_f64()),
         steal_pct: machine.and_then(|m| m.get("steal_pct")?.as_f64()),
@@ -191,8 +196,20 @@ pub fn point_of(doc: &Value, label: &str, report: &str) -> Result<PointRecord, N
         p99_us: u("/latency/p99_us"),
         cpu_pct: (!cpus.is_empty()).then(|| cpus.iter().sum()),
         bytes_per_payment: (!bytes.is_empty()).then(|| bytes.iter().sum()),
+        made_before,
         nodes,
     })
+}
+
+/// The payments made before the load: the history phase's count (which includes a
+/// restored snapshot's), else the snapshot's; `None` when neither made any.
+fn made_before(doc: &Value) -> Option<u64> {
+    let history = doc.get("history").filter(|h| !h.is_null()).map(|h| {
+        let n = |k: &str| h.get(k).and_then(Value::as_u64).unwrap_or(0);
+        n("before") + n("paid")
+    });
+    let snapshot = doc.pointer("/snapshot/payments").and_then(Value::as_u64);
+    history.or(snapshot).filter(|n| *n > 0)
 }
 
 fn node_of(n: &Value) -> NodeRecord {
@@ -225,8 +242,9 @@ pub fn commit_in(version: &str) -> Option<String> {
     (hex.len() >= 7 && hex.chars().all(|c| c.is_ascii_hexdigit())).then(|| hex.to_string())
 }
 
-/// The load as one line, the same for the same workload.
-fn load_of(w: Option<&Value>) -> String {
+/// The load as one line, the same for the same workload on a network with the same
+/// history: a load after N payments made is not compared with one on a fresh network.
+fn load_of(w: Option<&Value>, made_before: Option<u64>) -> String {
     let Some(w) = w else {
         return String::new();
     };
@@ -238,10 +256,11 @@ fn load_of(w: Option<&Value>) -> String {
         "stop_after_payments",
         "stop_after_seconds",
     ];
-    keys.iter()
+    let mut parts: Vec<String> = (keys.iter())
         .map(|k| format!("{k}={}", w.get(*k).unwrap_or(&Value::Null)))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    parts.extend(made_before.map(|n| format!("made_before={n}")));
+    parts.join(" ")
 }
 
 /// Each node's and the chain's envelope (`alice cpus=0.7 memory=1073741824`), by

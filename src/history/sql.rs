@@ -47,6 +47,11 @@ impl From<Option<u32>> for Param<'_> {
         Param::Int(v.map(i64::from))
     }
 }
+impl From<Option<u64>> for Param<'_> {
+    fn from(v: Option<u64>) -> Self {
+        Param::Int(v.map(|v| v as i64))
+    }
+}
 impl From<f64> for Param<'_> {
     fn from(v: f64) -> Self {
         Param::Real(Some(v))
@@ -143,6 +148,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         include_str!("schema_v2.sql"),
         include_str!("schema_v2.pg.sql"),
+    ),
+    (
+        include_str!("schema_v3.sql"),
+        include_str!("schema_v3.pg.sql"),
     ),
 ];
 

@@ -291,8 +291,8 @@ fn insert_point(db: &mut Db, run_id: i64, p: &PointRecord) -> Result<()> {
     let id = db.one(
         "INSERT INTO points (run_id, label, grp, repeat, report, complete, load, envelope, \
          outside_load_pct, steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, \
-         cpu_pct, bytes_per_payment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-         ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) RETURNING id",
+         cpu_pct, bytes_per_payment, made_before) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+         ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) RETURNING id",
         &[
             run_id.into(),
             (&p.label).into(),
@@ -313,6 +313,7 @@ fn insert_point(db: &mut Db, run_id: i64, p: &PointRecord) -> Result<()> {
             p.p99_us.into(),
             p.cpu_pct.into(),
             p.bytes_per_payment.into(),
+            p.made_before.into(),
         ],
     )?;
     let point_id = returned(id)?;
@@ -339,7 +340,7 @@ fn points_of(db: &mut Db, run_id: i64) -> Result<Vec<PointRecord>> {
     let rows = db.query(
         "SELECT id, label, grp, repeat, report, complete, load, envelope, outside_load_pct, \
          steal_pct, disturbed, ok, failed, tps, p50_us, p90_us, p99_us, cpu_pct, \
-         bytes_per_payment FROM points WHERE run_id = ?1 ORDER BY id",
+         bytes_per_payment, made_before FROM points WHERE run_id = ?1 ORDER BY id",
         &[run_id.into()],
     )?;
     let nodes_sql = format!(
@@ -383,6 +384,7 @@ fn points_of(db: &mut Db, run_id: i64) -> Result<Vec<PointRecord>> {
             p99_us: r[16].int()? as u64,
             cpu_pct: r[17].opt_real()?,
             bytes_per_payment: r[18].opt_real()?,
+            made_before: r[19].opt_int()?.map(|v| v as u64),
             nodes,
         });
     }

@@ -162,6 +162,52 @@ fn a_run_and_a_repeated_run_round_trip_through_the_store() {
 }
 
 #[test]
+fn a_load_after_a_history_is_kept_with_it_and_not_compared_with_a_fresh_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_in(dir.path());
+    let mut after = report("2026-11-20T11:00:00Z", 30.0, 1000, None);
+    after["history"] = json!({ "target": 10000, "before": 120, "paid": 9880, "failed": 2,
+        "seconds": 70.0, "tps": 141.1, "concurrency": 10 });
+    after["snapshot"] = json!({ "payments": 120 });
+    let mut restored = report("2026-11-20T12:00:00Z", 30.0, 1000, None);
+    restored["snapshot"] = json!({ "payments": 120 });
+    let mut made = Vec::new();
+    for (name, at, r) in [
+        (
+            "fresh",
+            "2026-11-20T10:00:00Z",
+            report("2026-11-20T10:00:00Z", 60.0, 1000, None),
+        ),
+        ("after", "", after),
+        ("restored", "", restored),
+        (
+            "fresh2",
+            "2026-11-20T13:00:00Z",
+            report("2026-11-20T13:00:00Z", 61.0, 1000, None),
+        ),
+    ] {
+        let _ = at;
+        write(&dir.path().join(name), "report.json", &r);
+        let run = import::read_dir(&dir.path().join(name)).unwrap();
+        made.push(run.points[0].made_before);
+        store.insert(&run).unwrap();
+    }
+    assert_eq!(made, [None, Some(10000), Some(120), None]);
+    let runs = store.runs().unwrap();
+    let loads: Vec<&str> = runs.iter().map(|r| r.run.points[0].load.as_str()).collect();
+    assert!(loads[1].ends_with(" made_before=10000"), "{}", loads[1]);
+    assert_eq!(loads[0], loads[3]);
+    assert_ne!(loads[0], loads[2]);
+    assert_eq!(runs[1].run.points[0].made_before, Some(10000), "stored");
+    // The fresh run's baseline is the fresh one before it, not the runs with history.
+    let c = check::check(&runs, None, &opts(10, &[Metric::Tps], 0.0)).unwrap();
+    assert_eq!(
+        (c.latest, c.points[0].baseline_runs.as_slice()),
+        (4, &[1][..])
+    );
+}
+
+#[test]
 fn check_calls_a_slower_run_a_regression_and_a_repeat_noise() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store_in(dir.path());
@@ -473,7 +519,7 @@ fn a_version_1_store_is_upgraded_to_keep_bytes_per_payment() {
     v1_store(&path);
     let mut store = Store::open(&path).unwrap();
     assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
     let old = store.runs().unwrap();
     assert_eq!(old.len(), 1);
     let p = &old[0].run.points[0];
@@ -503,7 +549,8 @@ fn a_version_1_store_is_upgraded_to_keep_bytes_per_payment() {
         .unwrap()
         .collect::<rusqlite::Result<_>>()
         .unwrap();
-    assert_eq!(versions, [1, 2], "each migration once");
+    assert_eq!(versions, [1, 2, 3], "each migration once");
+    assert_eq!(runs[0].run.points[0].made_before, None, "older rows: NULL");
 }
 
 #[test]
