@@ -82,6 +82,12 @@ sweep:
     }
     let md = std::fs::read_to_string(run.report_dir().join("sweep.md")).expect("sweep.md");
     assert!(md.contains("| history=300 | 300 | 250, "), "{md}");
+    let html = std::fs::read_to_string(run.report_dir().join("sweep.html")).expect("sweep.html");
+    assert!(
+        html.contains("<section id=\"ladder\">"),
+        "no ladder table in sweep.html"
+    );
+    assert!(html.contains("<td class=\"num\">300</td>"), "{html}");
     let report = std::fs::read_to_string(run.report_dir().join("history=300/report.json"));
     let report: Value = serde_json::from_str(&report.expect("point report")).unwrap();
     common::assert_matches_schema(&report);

@@ -484,6 +484,8 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         matrix_rows => matrix_rows.iter().zip(&report.points).map(|(cells, p)| (cells, p.label.as_str(), p.status == PointStatus::Skipped)).collect::<Vec<_>>(),
         matrix_notes => matrix_notes,
         best_lines => super::matrix::best_lines(report),
+        ladder_columns => ladder::COLUMNS,
+        ladder_rows => ladder::rows(report),
         spread_columns => super::spread::COLUMNS,
         spread_rows => report.spread.iter().map(super::spread::row).collect::<Vec<_>>(),
         repeat => report.repeat.as_ref().map(|r| format!("each point ran {} times{}, {} s apart; thresholds judged {}", r.count, if r.fresh_network { " on fresh networks" } else { " on one network" }, r.settle_s, match r.thresholds { crate::scenario::Judge::Each => "each repeat", crate::scenario::Judge::Median => "the median across repeats" })),

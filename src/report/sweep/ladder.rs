@@ -64,18 +64,33 @@ pub fn charts(report: &SweepReport) -> Result<Vec<Chart>> {
     ])
 }
 
-/// sweep.md's ladder table: per step, the payments made before its load, what the
+/// The ladder table's columns.
+pub const COLUMNS: [&str; 7] = [
+    "point",
+    "made before the load",
+    "phase: paid, TPS",
+    "TPS",
+    "p99",
+    "data dir per node (per payment made)",
+    "restart until channels active",
+];
+
+/// The ladder table's rows: per step, the payments made before its load, what the
 /// phase paid and how fast, the load's TPS and p99, and per node its data dir (with
-/// the bytes per payment of the whole history) and restart time. Empty without a
+/// the bytes per payment of the whole history) and restart time. None without a
 /// ladder.
-pub fn markdown(report: &SweepReport) -> String {
-    let mut out = String::new();
+pub fn rows(report: &SweepReport) -> Vec<[String; 7]> {
     if !report.parameters.iter().any(|p| p == HISTORY) {
-        return out;
+        return Vec::new();
     }
-    out.push_str("\nHistory ladder (payments made on the network before each load):\n\n");
-    out.push_str("| point | made before the load | phase: paid, TPS | TPS | p99 | data dir per node (per payment made) | restart until channels active |\n");
-    out.push_str("|---|---|---|---|---|---|---|\n");
+    let dash = |v: Vec<String>| {
+        if v.is_empty() {
+            "-".into()
+        } else {
+            v.join(" · ")
+        }
+    };
+    let mut out = Vec::new();
     for p in &report.points {
         let (Some(h), Some(r)) = (&p.history, &p.results) else {
             continue;
@@ -97,25 +112,31 @@ pub fn markdown(report: &SweepReport) -> String {
         let restarts: Vec<String> = (r.nodes.iter())
             .filter_map(|n| Some(format!("{} {:.1} s", n.node, n.restart_s?)))
             .collect();
-        let dash = |v: Vec<String>| {
-            if v.is_empty() {
-                "-".into()
-            } else {
-                v.join(" · ")
-            }
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {}, {} | {} | {} | {} | {} |",
-            p.label,
-            h.made(),
-            h.paid,
-            format::tps(h.tps),
+        out.push([
+            p.label.clone(),
+            h.made().to_string(),
+            format!("{}, {}", h.paid, format::tps(h.tps)),
             format::tps(r.tps_avg),
             format::latency_us(r.latency.p99_us),
             dash(dirs),
             dash(restarts),
-        );
+        ]);
+    }
+    out
+}
+
+/// sweep.md's ladder table ([`rows`]); empty without a ladder.
+pub fn markdown(report: &SweepReport) -> String {
+    let rows = rows(report);
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    out.push_str("\nHistory ladder (payments made on the network before each load):\n\n");
+    let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(COLUMNS.len()));
+    for r in rows {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
     }
     out
 }
@@ -270,16 +291,25 @@ mod tests {
             table.contains("| history=10000 | 10000 | 5000, 1.0 | 50.0 | 250.0 ms | bob 100.0 MiB (10.1 KiB) | bob 7.5 s |"),
             "{table}"
         );
-        // A sweep without a ladder draws none.
+        // sweep.html has the same table, cells escaped, the label linking its report.
+        let html = crate::report::sweep::html(&r, &charts).unwrap();
+        let section = &html[html
+            .find("<section id=\"ladder\">")
+            .expect("ladder section")..];
+        let section = &section[..section.find("</section>").unwrap()];
         assert!(
-            markdown(&{
-                let mut other = r.clone();
-                other.parameters = vec!["concurrency".into()];
-                other
-            })
-            .is_empty()
+            section.contains("<a href=\"history=10000/report.html\">history=10000</a>"),
+            "{section}"
         );
+        assert!(
+            section.contains("<td class=\"num\">bob 100.0 MiB (10.1 KiB)</td>"),
+            "{section}"
+        );
+        // A sweep without a ladder has neither table nor charts.
         r.parameters = vec!["concurrency".into()];
+        assert!(markdown(&r).is_empty());
+        let html = crate::report::sweep::html(&r, &[]).unwrap();
+        assert!(!html.contains("id=\"ladder\""));
         assert!(super::charts(&r).unwrap().is_empty());
     }
 }
