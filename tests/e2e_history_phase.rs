@@ -206,3 +206,92 @@ fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
     );
     assert_eq!(report["results"]["ok"].as_u64(), Some(20));
 }
+
+#[test]
+fn a_key_value_snapshot_restored_with_native_sql_is_migrated_and_timed() {
+    require_node_binaries();
+    let work = tempfile::tempdir().expect("temp dir");
+    let w = work.path();
+    std::fs::create_dir(w.join("runs")).unwrap();
+    let pair = lnd_pair("e2e-history-migrate", "runtime: local\n", 2_000_000, 2)
+        + "  amount_msat: 1000
+  concurrency: 4
+  stop:
+    payments: 20
+";
+    let on = |args: &str| {
+        pair.replace(
+            "implementation: lnd\n",
+            &format!("implementation: lnd\n    args: [{args}]\n"),
+        )
+    };
+    let kv = on("--db.backend=sqlite") + "history: { payments: 100 }\n";
+    std::fs::write(w.join("save.yaml"), kv).unwrap();
+    let native = on("--db.backend=sqlite, --db.use-native-sql");
+    std::fs::write(w.join("run.yaml"), native).unwrap();
+    let save = [
+        "snapshot",
+        "save",
+        "save.yaml",
+        "--to",
+        "./snap",
+        "--run-dir",
+        "runs",
+    ];
+    let (code, log) = lnbench_in(w, &save);
+    assert_eq!(code, Some(0), "{log}");
+    let run = [
+        "run.yaml",
+        "--snapshot",
+        "./snap",
+        "--report",
+        "report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    let (code, log) = lnbench_in(w, &run);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("bob was saved on sqlite and migrates to sqlite-native"),
+        "{log}"
+    );
+    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    common::assert_matches_schema(&report);
+    let migrations = report["snapshot"]["migrations"]
+        .as_array()
+        .expect("migrations[]");
+    let nodes: Vec<&str> = migrations
+        .iter()
+        .filter_map(|m| m["node"].as_str())
+        .collect();
+    assert_eq!(nodes, ["alice", "bob"], "{migrations:#?}");
+    for m in migrations {
+        assert_eq!(
+            (m["from"].as_str(), m["to"].as_str()),
+            (Some("sqlite"), Some("sqlite-native"))
+        );
+        assert!(m["ready_s"].as_f64().unwrap() > 0.0, "{m:#}");
+    }
+    assert_eq!(report["results"]["ok"].as_u64(), Some(20));
+    // LND's log, as the report holds it: bob moved the history's keysend invoices,
+    // alice its payments (the history's and the route probes').
+    let logged = |node: &str, name: &str| -> Value {
+        let m = migrations.iter().find(|m| m["node"] == node).unwrap();
+        (m["logged"].as_array().expect("logged[]").iter())
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {m:#}"))
+            .clone()
+    };
+    let summary = std::fs::read_to_string(w.join("report/summary.md")).expect("summary.md");
+    assert!(
+        summary.contains("bob migrated sqlite to sqlite-native, ready "),
+        "{summary}"
+    );
+    let invoices = logged("bob", "kv_invoice_migration");
+    assert!(invoices["items"].as_u64().unwrap() >= 100, "{invoices:#}");
+    let payments = logged("alice", "kv_payments_migration");
+    assert!(payments["items"].as_u64().unwrap() >= 100, "{payments:#}");
+    assert!(payments["seconds"].as_f64().unwrap() > 0.0, "{payments:#}");
+}

@@ -157,6 +157,11 @@ pub trait NodeDriver: Send + Sync {
             Database::Default => "sqlite".into(),
         }
     }
+    /// The database migrations the node's log (`log`, its output from its start) says
+    /// it ran; none where the implementation logs none this reads.
+    fn migrations_in_log(&self, _log: &str) -> Vec<super::LoggedMigration> {
+        Vec::new()
+    }
     /// True when the node can reach PostgreSQL over a unix socket; false for clients
     /// that speak TCP only, for whom the local runtime's server also listens on
     /// loopback TCP (their login through [`NodeDriver::postgres_config`]).

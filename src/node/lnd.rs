@@ -9,6 +9,7 @@ mod driver;
 #[doc(hidden)]
 pub mod fake_grpc;
 mod hold;
+mod migrations;
 mod outcome;
 mod readback;
 mod records;

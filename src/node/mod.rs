@@ -166,6 +166,18 @@ pub struct ChannelHealth {
     pub force_closed: u32,
 }
 
+/// A database migration a node ran at its start, as its log tells it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoggedMigration {
+    /// The implementation's name for it (`kv_invoice_migration`).
+    pub name: String,
+    /// From its start to its end, by the node's own log timestamps.
+    pub seconds: f64,
+    /// What it says it moved (invoices, payments), where it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<u64>,
+}
+
 /// On-chain wallet balance in satoshis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WalletBalance {

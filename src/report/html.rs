@@ -355,6 +355,7 @@ fn summary_rows(report: &Report) -> Vec<Row> {
 fn workload_rows(report: &Report) -> Vec<Row> {
     let w = &report.workload;
     let history = (report.history.as_ref()).map(|h| row("History", h.line()));
+    let snapshot = (report.snapshot.as_ref()).map(|s| row("Started from", s.line()));
     let mut rows = vec![
         row("Kind", w.kind.clone()),
         row("What is timed", format::what_is_timed(&w.kind)),
@@ -368,6 +369,7 @@ fn workload_rows(report: &Report) -> Vec<Row> {
         ),
     ];
     rows.extend(history);
+    rows.extend(snapshot);
     rows
 }
 

@@ -129,6 +129,9 @@ pub fn render(report: &Report) -> String {
     if let Some(h) = &report.history {
         let _ = writeln!(out, "\n{}", cell(&h.line()));
     }
+    if let Some(s) = &report.snapshot {
+        let _ = writeln!(out, "\n{}", cell(&s.line()));
+    }
     phase_and_threshold_tables(report, &mut out);
     out.push_str(&super::reconciliation::markdown(
         report.reconciliation.as_ref(),

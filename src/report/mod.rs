@@ -40,6 +40,7 @@ use crate::metrics::NodeResources;
 use crate::setup::StepTiming;
 use anyhow::{Context, Result};
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use host::Host;
@@ -177,6 +178,53 @@ pub struct SnapshotRef {
     pub restore_s: f64,
     /// Payments the tool made on the network before it was saved (`history:`).
     pub payments: u64,
+    /// Nodes restored onto another database schema, which they migrated as they
+    /// started (LND's key-value SQL to native SQL).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub migrations: Vec<SnapshotMigration>,
+}
+
+impl SnapshotRef {
+    /// The report's line: `snapshot two-lnd (saved 2026-11-27T17:02:55Z, 100 payments
+    /// made), restored in 0.2 s; bob migrated sqlite to sqlite-native, ready 3.2 s
+    /// after its start (its log: kv_invoice_migration 101 in 0.13 s)`.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "snapshot {} (saved {}, {} payments made), restored in {:.1} s",
+            self.name, self.saved_at, self.payments, self.restore_s
+        );
+        for m in &self.migrations {
+            let logged: Vec<String> = (m.logged.iter())
+                .map(|l| match l.items {
+                    Some(n) => format!("{} {n} in {:.2} s", l.name, l.seconds),
+                    None => format!("{} in {:.2} s", l.name, l.seconds),
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "; {} migrated {} to {}, ready {:.1} s after its start",
+                m.node, m.from, m.to, m.ready_s
+            );
+            if !logged.is_empty() {
+                let _ = write!(out, " (its log: {})", logged.join(", "));
+            }
+        }
+        out
+    }
+}
+
+/// A restored node's database migration, and how long the node took to start with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnapshotMigration {
+    pub node: String,
+    /// The database as saved (`sqlite`) and as this run has it (`sqlite-native`).
+    pub from: String,
+    pub to: String,
+    /// From the nodes' start until this node answered, synced to the chain: its
+    /// start, migration included.
+    pub ready_s: f64,
+    /// The migrations the node's log says it ran, timed by its log.
+    pub logged: Vec<crate::node::LoggedMigration>,
 }
 
 /// The run's spend under mainnet caps when the report was written (one ledger serves
@@ -312,4 +360,51 @@ pub struct WorkloadReport {
     pub stop_after_payments: Option<u64>,
     pub stop_after_seconds: Option<f64>,
     pub payment_timeout_seconds: f64,
+}
+
+#[cfg(test)]
+mod snapshot_line_tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshot_line_names_each_migration_with_its_logged_times() {
+        let mut s = SnapshotRef {
+            name: "two-lnd".into(),
+            saved_at: "2026-11-27T17:02:55Z".into(),
+            saved_setup_s: 8.6,
+            restore_s: 0.18,
+            payments: 100,
+            migrations: Vec::new(),
+        };
+        assert_eq!(
+            s.line(),
+            "snapshot two-lnd (saved 2026-11-27T17:02:55Z, 100 payments made), restored in 0.2 s"
+        );
+        s.migrations.push(SnapshotMigration {
+            node: "bob".into(),
+            from: "sqlite".into(),
+            to: "sqlite-native".into(),
+            ready_s: 3.21,
+            logged: vec![
+                crate::node::LoggedMigration {
+                    name: "kv_invoice_migration".into(),
+                    seconds: 0.134,
+                    items: Some(101),
+                },
+                crate::node::LoggedMigration {
+                    name: "kv_graph_migration".into(),
+                    seconds: 0.009,
+                    items: None,
+                },
+            ],
+        });
+        assert!(
+            s.line().ends_with(
+                "; bob migrated sqlite to sqlite-native, ready 3.2 s after its start (its log: \
+                 kv_invoice_migration 101 in 0.13 s, kv_graph_migration in 0.01 s)"
+            ),
+            "{}",
+            s.line()
+        );
+    }
 }

@@ -13,6 +13,12 @@ use std::time::Duration;
 
 /// How long a node may take to start and sync before the run gives up.
 const NODE_READY_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a restored node that migrates its database may take (LND's key-value to
+/// native SQL migration runs before it answers; a long history takes minutes).
+const MIGRATION_READY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The lines of a migrated node's output read for its migrations (LND writes about
+/// 300 from its start until it is ready).
+const MIGRATION_LOG_LINES: usize = 5000;
 
 /// What setup learned, for the report.
 #[derive(Default)]
@@ -102,9 +108,10 @@ pub async fn bring_up(
     runtime.set_etcd_members(scenario.etcd_members);
     // Profiled LND nodes get their pprof listener (loopback) on the command line.
     let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
+    let started = std::time::Instant::now();
     let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
     facts.services = runtime.services();
-    let nodes = nodes_synced(scenario, runtime, &endpoints, height, log, facts).await?;
+    let nodes = nodes_synced(scenario, runtime, (&endpoints, started), height, log, facts).await?;
 
     // A restored snapshot has its funds and channels: only its peers to dial again.
     let restored = facts.snapshot.is_some();
@@ -160,17 +167,19 @@ fn route_probes(scenario: &Scenario) -> Vec<(String, String)> {
     names
 }
 
-/// Connects to each started node and waits until it is synced to `height`; each is
-/// a fact of the run.
+/// Connects to each started node and waits, for all at once, until each is synced
+/// to `height`; each is a fact of the run. A restored node that migrates its database
+/// is given [`MIGRATION_READY_TIMEOUT`], and its time from `started` (the nodes'
+/// start) until it was ready goes to the snapshot's record of the migration.
 async fn nodes_synced(
     scenario: &Scenario,
     runtime: &mut dyn Runtime,
-    endpoints: &[crate::node::NodeEndpoint],
+    (endpoints, started): (&[crate::node::NodeEndpoint], std::time::Instant),
     height: u64,
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<HashMap<String, ReadyNode>> {
-    let mut nodes = HashMap::new();
+    let mut connected = Vec::new();
     for (spec, ep) in scenario.nodes.iter().zip(endpoints) {
         let driver = crate::node::driver(spec.implementation);
         // A node can pass the runtime's readiness check and exit a moment later (a flag
@@ -183,18 +192,56 @@ async fn nodes_synced(
                 runtime.log_tail(&spec.name, 20)
             )
         })?;
-        let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
-        let info = setup::wait_synced(node.as_ref(), height, NODE_READY_TIMEOUT, starting)
-            .await
-            .with_context(|| {
-                format!(
-                    "{} {} did not become ready; last lines of its log:\n{}",
-                    spec.implementation,
-                    spec.name,
-                    runtime.log_tail(&spec.name, 20)
-                )
-            })?;
+        connected.push(node);
+    }
+    let migrating =
+        |name: &str| (facts.snapshot.iter()).any(|s| s.migrations.iter().any(|m| m.node == name));
+    let waits = scenario.nodes.iter().zip(&connected).map(|(spec, node)| {
+        let driver = crate::node::driver(spec.implementation);
+        let limit = match migrating(&spec.name) {
+            true => MIGRATION_READY_TIMEOUT,
+            false => NODE_READY_TIMEOUT,
+        };
+        async move {
+            let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
+            let info = setup::wait_synced(node.as_ref(), height, limit, starting).await;
+            (info, started.elapsed().as_secs_f64())
+        }
+    });
+    let synced = futures::future::join_all(waits).await;
+    let mut nodes = HashMap::new();
+    for (((spec, ep), node), (info, ready_s)) in (scenario.nodes.iter().zip(endpoints))
+        .zip(connected)
+        .zip(synced)
+    {
+        let info = info.with_context(|| {
+            format!(
+                "{} {} did not become ready; last lines of its log:\n{}",
+                spec.implementation,
+                spec.name,
+                runtime.log_tail(&spec.name, 20)
+            )
+        })?;
         log.progress(&format!("{} ready ({})", spec.name, info.version));
+        let migrations = facts
+            .snapshot
+            .iter_mut()
+            .flat_map(|s| s.migrations.iter_mut());
+        for m in migrations.filter(|m| m.node == spec.name) {
+            m.ready_s = ready_s;
+            let log = runtime.log_tail(&spec.name, MIGRATION_LOG_LINES);
+            m.logged = crate::node::driver(spec.implementation).migrations_in_log(&log);
+            let logged: Vec<String> = (m.logged.iter())
+                .map(|l| format!("{} {:.2} s", l.name, l.seconds))
+                .collect();
+            crate::lines::errln!(
+                "    {} migrated {} to {}, ready {ready_s:.1} s after its start (its log: {})",
+                m.node,
+                m.from,
+                m.to,
+                logged.join(", ")
+            );
+        }
         let ready = ReadyNode {
             node,
             info,

@@ -57,6 +57,7 @@ pub(super) async fn restore(
     let started = Instant::now();
     let versions = crate::runtime::local::versions(scenario).await?;
     let manifest = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
+    let (_, migrations) = snapshot::network_to_restore(scenario, &manifest.network);
     let bytes = snapshot::restore(&dir, &manifest, run_dir).map_err(at_field)?;
     let blocks = run_dir
         .join(crate::chain::CHAIN_NAME)
@@ -85,6 +86,23 @@ pub(super) async fn restore(
         saved_setup_s: manifest.setup_s,
         restore_s,
         payments: manifest.payments,
+        migrations: (migrations.into_iter())
+            .map(|m| {
+                crate::lines::errln!(
+                    "    {} was saved on {} and migrates to {} as it starts",
+                    m.node,
+                    m.from,
+                    m.to
+                );
+                crate::report::SnapshotMigration {
+                    node: m.node,
+                    from: m.from,
+                    to: m.to,
+                    ready_s: 0.0,
+                    logged: Vec::new(),
+                }
+            })
+            .collect(),
     });
     Ok(())
 }

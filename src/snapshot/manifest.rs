@@ -45,16 +45,7 @@ pub struct Manifest {
 pub fn network_form(scenario: &Scenario) -> Vec<String> {
     let mut lines = vec![format!("chain {}", scenario.chain.kind.as_str())];
     for n in &scenario.nodes {
-        lines.push(format!(
-            "node {} {} database={} args={:?}",
-            n.name,
-            n.implementation.as_str(),
-            match n.database {
-                crate::node::Database::Default => "default",
-                crate::node::Database::Postgres => "postgres",
-            },
-            n.args
-        ));
+        lines.push(node_line(n, &n.args));
     }
     for c in &scenario.channels {
         lines.push(format!(
@@ -63,6 +54,64 @@ pub fn network_form(scenario: &Scenario) -> Vec<String> {
         ));
     }
     lines
+}
+
+fn node_line(n: &crate::scenario::NodeSpec, args: &[String]) -> String {
+    format!(
+        "node {} {} database={} args={:?}",
+        n.name,
+        n.implementation.as_str(),
+        match n.database {
+            crate::node::Database::Default => "default",
+            crate::node::Database::Postgres => "postgres",
+        },
+        args
+    )
+}
+
+/// LND's flag for its native SQL schema: on a SQLite or PostgreSQL database kept in
+/// key-value form, LND migrates invoices, payments and the graph to it at its start.
+const NATIVE_SQL: &str = "--db.use-native-sql";
+
+/// A node restored onto another schema than it was saved with, which it migrates at
+/// its start: LND's key-value SQL database (`from`, `sqlite`) to native SQL (`to`,
+/// `sqlite-native`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    pub node: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// The network a snapshot must have been saved from to restore `scenario`, with the
+/// migrations the scenario asks for: an LND node whose only change is
+/// `--db.use-native-sql` added on a SQL backend is restored from its key-value
+/// database and migrates it as it starts. `saved` is the snapshot's network.
+pub fn network_to_restore(scenario: &Scenario, saved: &[String]) -> (Vec<String>, Vec<Migration>) {
+    let mut wanted = network_form(scenario);
+    let mut migrations = Vec::new();
+    for (n, line) in scenario.nodes.iter().zip(wanted.iter_mut().skip(1)) {
+        let native = |a: &String| a == NATIVE_SQL || *a == format!("{NATIVE_SQL}=true");
+        if n.implementation != crate::node::Implementation::Lnd
+            || !n.args.iter().any(native)
+            || saved.contains(line)
+        {
+            continue;
+        }
+        let kv: Vec<String> = n.args.iter().filter(|a| !native(a)).cloned().collect();
+        let driver = crate::node::driver(n.implementation);
+        let from = driver.database(n.database, &kv);
+        let kv_line = node_line(n, &kv);
+        if from != "bbolt" && saved.contains(&kv_line) {
+            migrations.push(Migration {
+                node: n.name.clone(),
+                to: driver.database(n.database, &n.args),
+                from,
+            });
+            *line = kv_line;
+        }
+    }
+    (wanted, migrations)
 }
 
 impl Manifest {

@@ -16,7 +16,7 @@ mod manifest;
 mod tests;
 
 pub use files::{copy_tree, hash_file};
-pub use manifest::{FORMAT, Manifest, network_form};
+pub use manifest::{FORMAT, Manifest, Migration, network_form, network_to_restore};
 
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
@@ -208,7 +208,8 @@ pub fn check_target(to: &Path) -> Result<(), SnapshotError> {
 }
 
 /// Reads the manifest of the snapshot in `dir` and checks it against the scenario's
-/// network and this machine's `versions` (name to version, `chain` included).
+/// network (a migration [`network_to_restore`] allows passes) and this machine's
+/// `versions` (name to version, `chain` included).
 pub fn check(
     dir: &Path,
     scenario: &Scenario,
@@ -231,7 +232,8 @@ pub fn check(
         Err(source) => return Err(SnapshotError::Io { path, source }),
     };
     let manifest = Manifest::parse(&text, &path)?;
-    manifest.check_network(&network_form(scenario), &text, &path)?;
+    let (wanted, _) = network_to_restore(scenario, &manifest.network);
+    manifest.check_network(&wanted, &text, &path)?;
     manifest.check_versions(versions, &text, &path)?;
     Ok(manifest)
 }

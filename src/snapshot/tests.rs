@@ -308,3 +308,48 @@ fn the_scenario_field_is_located_and_resolved_beside_the_scenario() {
     }
     assert!(scenario(BASE).snapshot.is_none());
 }
+
+/// BASE with bob's `args:`.
+fn bob_with(args: &str) -> Scenario {
+    let text = BASE.replace(
+        "  bob:\n    implementation: lnd\n",
+        &format!("  bob:\n    implementation: lnd\n    args: [{args}]\n"),
+    );
+    scenario(&text)
+}
+
+#[test]
+fn native_sql_added_on_a_key_value_sql_database_is_a_migration_not_another_network() {
+    let saved = network_form(&bob_with("--db.backend=sqlite"));
+    let native = bob_with("--db.backend=sqlite, --db.use-native-sql");
+    let (wanted, migrations) = network_to_restore(&native, &saved);
+    assert_eq!(wanted, saved);
+    assert_eq!(
+        migrations,
+        [Migration {
+            node: "bob".into(),
+            from: "sqlite".into(),
+            to: "sqlite-native".into()
+        }]
+    );
+    // Restored as saved: nothing to migrate.
+    let same = bob_with("--db.backend=sqlite");
+    assert_eq!(network_to_restore(&same, &saved), (saved.clone(), vec![]));
+    // Not migrations: the flag on bbolt (LND has no native schema there), the flag
+    // beside another change, and a snapshot saved natively restored to key-value.
+    for (saved, wanted) in [
+        (
+            network_form(&scenario(BASE)),
+            bob_with("--db.use-native-sql"),
+        ),
+        (
+            saved.clone(),
+            bob_with("--db.backend=sqlite, --db.use-native-sql, --norest"),
+        ),
+        (network_form(&native), bob_with("--db.backend=sqlite")),
+    ] {
+        let (lines, migrations) = network_to_restore(&wanted, &saved);
+        assert!(migrations.is_empty(), "{migrations:?}");
+        assert_ne!(lines, saved);
+    }
+}

@@ -211,6 +211,10 @@ impl NodeDriver for Lnd {
         })
     }
 
+    fn migrations_in_log(&self, log: &str) -> Vec<crate::node::LoggedMigration> {
+        super::migrations::in_log(log)
+    }
+
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let chosen = args
             .iter()
