@@ -14,6 +14,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+/// How long a node being saved may take to exit on SIGTERM (LND after 50,000
+/// payments took about 30 s here); one that needs longer is killed and not saved.
+const NODE_STOP_LIMIT: Duration = crate::runtime::RESTART_STOP_DEADLINE;
+
 /// How long restored channels may take to be active again.
 const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -187,13 +191,20 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
     // The nodes and chain stop before their files are read.
     let mut teardown = StepLog::default();
     teardown.begin("nodes and chain stopped");
-    let down = runtime.down().await;
+    let down = runtime.down_for_snapshot(NODE_STOP_LIMIT).await;
     teardown.end();
     let saved = match (up, down) {
         (Err(e), _) => Err(e),
         (Ok(None), _) => Ok(None),
         (Ok(Some(_)), Err(e)) => Err(anyhow::Error::new(e).context("stopping the network")),
-        (Ok(Some(blocks)), Ok(())) => {
+        (Ok(Some(_)), Ok(killed)) if !killed.is_empty() => Err(anyhow::anyhow!(
+            "{} did not stop within {} s of SIGTERM and had to be killed: the snapshot \
+             would keep a killed node's files, so nothing was saved; try again, or look \
+             in the node's log (`--keep` keeps the run directory) for what held it",
+            killed.join(", "),
+            NODE_STOP_LIMIT.as_secs()
+        )),
+        (Ok(Some(blocks)), Ok(_)) => {
             let saving = Saving {
                 blocks: &blocks,
                 started_at,

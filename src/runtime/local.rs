@@ -197,17 +197,6 @@ impl LocalRuntime {
             source,
         })
     }
-
-    /// SIGTERM to all, then wait for each until one shared deadline; SIGKILL the rest.
-    async fn stop(procs: Vec<Proc>) {
-        for p in &procs {
-            p.terminate();
-        }
-        let deadline = Instant::now() + STOP_DEADLINE;
-        for mut p in procs {
-            p.wait_or_kill(deadline).await;
-        }
-    }
 }
 
 #[async_trait]
@@ -508,23 +497,29 @@ impl Runtime for LocalRuntime {
         self.envelope_readings()
     }
 
+    async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
+        let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
+        self.down().await.map(|()| killed)
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
-        Self::stop(std::mem::take(&mut self.nodes)).await;
+        process::stop_all(std::mem::take(&mut self.nodes), STOP_DEADLINE).await;
         let pg = self.postgres.take();
         let pg_data = pg.as_ref().map(|p| p.data.clone());
         let pg_socket = pg.as_ref().map(|p| p.socket_dir.clone());
         let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
         let proxy = self.toxiproxy.take();
-        Self::stop(
+        process::stop_all(
             pg.map(|p| p.proc)
                 .into_iter()
                 .chain(etcd)
                 .chain(proxy)
                 .collect(),
+            STOP_DEADLINE,
         )
         .await;
-        Self::stop(self.chain.take().into_iter().collect()).await;
+        process::stop_all(self.chain.take().into_iter().collect(), STOP_DEADLINE).await;
         self.remove_cgroups().await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {

@@ -474,6 +474,16 @@ pub trait Runtime: Send {
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
+    /// [`Runtime::down`] for a snapshot: each node gets up to `limit` to exit on
+    /// SIGTERM (a node with a long history takes tens of seconds); returns the nodes
+    /// that had to be killed, whose files a snapshot must not keep. Only the local
+    /// runtime keeps snapshots; the others stop as `down` does and name none.
+    async fn down_for_snapshot(
+        &mut self,
+        _limit: std::time::Duration,
+    ) -> Result<Vec<String>, RuntimeError> {
+        self.down().await.map(|()| Vec::new())
+    }
 }
 
 #[cfg(test)]

@@ -153,6 +153,22 @@ impl Proc {
     }
 }
 
+/// SIGTERM to all, then waits for each until one shared deadline `limit` away, and
+/// SIGKILLs the rest; returns the names of those it had to kill.
+pub async fn stop_all(procs: Vec<Proc>, limit: Duration) -> Vec<String> {
+    for p in &procs {
+        p.terminate();
+    }
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut killed = Vec::new();
+    for mut p in procs {
+        if !p.wait_or_kill(deadline).await {
+            killed.push(p.name.clone());
+        }
+    }
+    killed
+}
+
 impl Drop for Proc {
     /// `kill_on_drop` only reaches the leader; take its whole group down with it.
     fn drop(&mut self) {

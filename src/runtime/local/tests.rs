@@ -190,3 +190,36 @@ fn drop_kills_what_down_did_not_stop() {
         "keep = true keeps the logs"
     );
 }
+
+#[tokio::test]
+async fn a_stop_for_a_snapshot_names_the_node_it_had_to_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = LocalRuntime::new(dir.path().join("run"), false);
+    // alice exits on SIGTERM; bob ignores it (as a node busy for longer than allowed).
+    for (name, script) in [
+        ("alice", "exec sleep 300"),
+        ("bob", "trap '' TERM; while :; do sleep 0.05; done"),
+    ] {
+        let d = rt.dir_for(name).unwrap();
+        let args = ["-c".to_string(), script.to_string()];
+        let proc = Proc::spawn(
+            name,
+            "test node",
+            Path::new("/bin/sh"),
+            &args,
+            d.join("output.log"),
+        )
+        .unwrap();
+        rt.pids.push(proc.pid);
+        rt.nodes.push(proc);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let killed = rt
+        .down_for_snapshot(Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert_eq!(killed, ["bob"]);
+    for pid in rt.pids() {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} gone");
+    }
+}
