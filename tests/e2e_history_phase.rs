@@ -144,6 +144,39 @@ fn lnbench_in(work: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// In `w` (with its `runs/`): `snapshot save save.yaml --to ./snap`, then `run.yaml
+/// --snapshot ./snap --report report`; both exit 0. The save's log, the run's log and
+/// its report.json, checked against the schema.
+fn save_then_restore(w: &std::path::Path) -> (String, String, Value) {
+    let save = [
+        "snapshot",
+        "save",
+        "save.yaml",
+        "--to",
+        "./snap",
+        "--run-dir",
+        "runs",
+    ];
+    let (code, saved) = lnbench_in(w, &save);
+    assert_eq!(code, Some(0), "{saved}");
+    let run = [
+        "run.yaml",
+        "--snapshot",
+        "./snap",
+        "--report",
+        "report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    let (code, log) = lnbench_in(w, &run);
+    assert_eq!(code, Some(0), "{log}");
+    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    common::assert_matches_schema(&report);
+    (saved, log, report)
+}
+
 #[test]
 fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
     require_node_binaries();
@@ -162,36 +195,11 @@ fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
     )
     .unwrap();
     std::fs::write(w.join("run.yaml"), pair + "history: { payments: 200 }\n").unwrap();
-    let save = [
-        "snapshot",
-        "save",
-        "save.yaml",
-        "--to",
-        "./snap",
-        "--run-dir",
-        "runs",
-    ];
-    let (code, log) = lnbench_in(w, &save);
-    assert_eq!(code, Some(0), "{log}");
-    assert!(log.contains("and 120 payments"), "{log}");
+    let (saved, _, report) = save_then_restore(w);
+    assert!(saved.contains("and 120 payments"), "{saved}");
     let manifest = std::fs::read_to_string(w.join("snap/manifest.json")).unwrap();
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["payments"].as_u64(), Some(120), "{manifest:#}");
-    let run = [
-        "run.yaml",
-        "--snapshot",
-        "./snap",
-        "--report",
-        "report",
-        "--run-dir",
-        "runs",
-        "--no-store",
-    ];
-    let (code, log) = lnbench_in(w, &run);
-    assert_eq!(code, Some(0), "{log}");
-    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
-    let report: Value = serde_json::from_str(&report).unwrap();
-    common::assert_matches_schema(&report);
     assert_eq!(
         report["snapshot"]["payments"].as_u64(),
         Some(120),
@@ -229,36 +237,11 @@ fn a_key_value_snapshot_restored_with_native_sql_is_migrated_and_timed() {
     std::fs::write(w.join("save.yaml"), kv).unwrap();
     let native = on("--db.backend=sqlite, --db.use-native-sql");
     std::fs::write(w.join("run.yaml"), native).unwrap();
-    let save = [
-        "snapshot",
-        "save",
-        "save.yaml",
-        "--to",
-        "./snap",
-        "--run-dir",
-        "runs",
-    ];
-    let (code, log) = lnbench_in(w, &save);
-    assert_eq!(code, Some(0), "{log}");
-    let run = [
-        "run.yaml",
-        "--snapshot",
-        "./snap",
-        "--report",
-        "report",
-        "--run-dir",
-        "runs",
-        "--no-store",
-    ];
-    let (code, log) = lnbench_in(w, &run);
-    assert_eq!(code, Some(0), "{log}");
+    let (_, log, report) = save_then_restore(w);
     assert!(
         log.contains("bob was saved on sqlite and migrates to sqlite-native"),
         "{log}"
     );
-    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
-    let report: Value = serde_json::from_str(&report).unwrap();
-    common::assert_matches_schema(&report);
     let migrations = report["snapshot"]["migrations"]
         .as_array()
         .expect("migrations[]");

@@ -194,20 +194,7 @@ impl SnapshotRef {
             self.name, self.saved_at, self.payments, self.restore_s
         );
         for m in &self.migrations {
-            let logged: Vec<String> = (m.logged.iter())
-                .map(|l| match l.items {
-                    Some(n) => format!("{} {n} in {:.2} s", l.name, l.seconds),
-                    None => format!("{} in {:.2} s", l.name, l.seconds),
-                })
-                .collect();
-            let _ = write!(
-                out,
-                "; {} migrated {} to {}, ready {:.1} s after its start",
-                m.node, m.from, m.to, m.ready_s
-            );
-            if !logged.is_empty() {
-                let _ = write!(out, " (its log: {})", logged.join(", "));
-            }
+            let _ = write!(out, "; {}", m.line());
         }
         out
     }
@@ -225,6 +212,27 @@ pub struct SnapshotMigration {
     pub ready_s: f64,
     /// The migrations the node's log says it ran, timed by its log.
     pub logged: Vec<crate::node::LoggedMigration>,
+}
+
+impl SnapshotMigration {
+    /// `bob migrated sqlite to sqlite-native, ready 3.2 s after its start (its log:
+    /// kv_invoice_migration 101 in 0.13 s)`.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "{} migrated {} to {}, ready {:.1} s after its start",
+            self.node, self.from, self.to, self.ready_s
+        );
+        let logged: Vec<String> = (self.logged.iter())
+            .map(|l| match l.items {
+                Some(n) => format!("{} {n} in {:.2} s", l.name, l.seconds),
+                None => format!("{} in {:.2} s", l.name, l.seconds),
+            })
+            .collect();
+        if !logged.is_empty() {
+            let _ = write!(out, " (its log: {})", logged.join(", "));
+        }
+        out
+    }
 }
 
 /// The run's spend under mainnet caps when the report was written (one ledger serves

@@ -231,16 +231,7 @@ async fn nodes_synced(
             m.ready_s = ready_s;
             let log = runtime.log_tail(&spec.name, MIGRATION_LOG_LINES);
             m.logged = crate::node::driver(spec.implementation).migrations_in_log(&log);
-            let logged: Vec<String> = (m.logged.iter())
-                .map(|l| format!("{} {:.2} s", l.name, l.seconds))
-                .collect();
-            crate::lines::errln!(
-                "    {} migrated {} to {}, ready {ready_s:.1} s after its start (its log: {})",
-                m.node,
-                m.from,
-                m.to,
-                logged.join(", ")
-            );
+            crate::lines::errln!("    {}", m.line());
         }
         let ready = ReadyNode {
             node,

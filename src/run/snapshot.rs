@@ -60,8 +60,7 @@ pub(super) async fn restore(
     log.begin("snapshot restored");
     let started = Instant::now();
     let versions = crate::runtime::local::versions(scenario).await?;
-    let manifest = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
-    let (_, migrations) = snapshot::network_to_restore(scenario, &manifest.network);
+    let (manifest, migrations) = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
     let bytes = snapshot::restore(&dir, &manifest, run_dir).map_err(at_field)?;
     let blocks = run_dir
         .join(crate::chain::CHAIN_NAME)

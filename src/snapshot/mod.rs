@@ -208,13 +208,13 @@ pub fn check_target(to: &Path) -> Result<(), SnapshotError> {
 }
 
 /// Reads the manifest of the snapshot in `dir` and checks it against the scenario's
-/// network (a migration [`network_to_restore`] allows passes) and this machine's
-/// `versions` (name to version, `chain` included).
+/// network and this machine's `versions` (name to version, `chain` included); with
+/// the migrations the restore asks for, which pass ([`network_to_restore`]).
 pub fn check(
     dir: &Path,
     scenario: &Scenario,
     versions: &BTreeMap<String, String>,
-) -> Result<Manifest, SnapshotError> {
+) -> Result<(Manifest, Vec<Migration>), SnapshotError> {
     let path = dir.join(MANIFEST);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -232,10 +232,10 @@ pub fn check(
         Err(source) => return Err(SnapshotError::Io { path, source }),
     };
     let manifest = Manifest::parse(&text, &path)?;
-    let (wanted, _) = network_to_restore(scenario, &manifest.network);
+    let (wanted, migrations) = network_to_restore(scenario, &manifest.network);
     manifest.check_network(&wanted, &text, &path)?;
     manifest.check_versions(versions, &text, &path)?;
-    Ok(manifest)
+    Ok((manifest, migrations))
 }
 
 /// Copies the snapshot's data dirs into `run_dir`, checking every file's sha256

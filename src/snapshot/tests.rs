@@ -144,7 +144,7 @@ fn the_sha256_is_the_standard_one() {
 #[test]
 fn a_snapshot_is_restored_file_for_file() {
     let (_out, to) = saved();
-    let m = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
     let run = tempfile::tempdir().unwrap();
     let bytes = restore(&to, &m, run.path()).unwrap();
     assert_eq!(bytes, m.files.values().map(|f| f.bytes).sum::<u64>());
@@ -156,7 +156,7 @@ fn a_snapshot_is_restored_file_for_file() {
 fn a_changed_file_is_refused_by_name() {
     let (_out, to) = saved();
     std::fs::write(to.join("data/bob/tls.cert"), "not the saved cert").unwrap();
-    let m = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
     let run = tempfile::tempdir().unwrap();
     let e = restore(&to, &m, run.path()).unwrap_err();
     assert!(e.is_bad_input());
@@ -172,7 +172,7 @@ fn a_changed_file_is_refused_by_name() {
 fn a_missing_or_added_file_is_refused_by_name() {
     let (_out, to) = saved();
     std::fs::remove_file(to.join("data/alice/tls.cert")).unwrap();
-    let m = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
     let e = err_text(restore(&to, &m, tempfile::tempdir().unwrap().path()).unwrap_err());
     // Located at the file's line in the manifest.
     assert!(e.contains("manifest.json:"), "{e}");
@@ -180,7 +180,7 @@ fn a_missing_or_added_file_is_refused_by_name() {
 
     let (_out2, to2) = saved();
     std::fs::write(to2.join("data/bob/extra"), "x").unwrap();
-    let m = check(&to2, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to2, &scenario(BASE), &versions()).unwrap();
     let e = err_text(restore(&to2, &m, tempfile::tempdir().unwrap().path()).unwrap_err());
     assert!(
         e.contains("data/bob/extra") && e.contains("not in manifest.json"),

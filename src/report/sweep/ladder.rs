@@ -77,7 +77,7 @@ pub const COLUMNS: [&str; 7] = [
 
 /// The ladder table's rows: per step, the payments made before its load, what the
 /// phase paid and how fast, the load's TPS and p99, and per node its data dir (with
-/// the bytes per payment of the whole history) and restart time. None without a
+/// the bytes per payment of the whole history) and restart time. Empty without a
 /// ladder.
 pub fn rows(report: &SweepReport) -> Vec<[String; 7]> {
     if !report.parameters.iter().any(|p| p == HISTORY) {
