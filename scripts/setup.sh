@@ -112,7 +112,8 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 nodes_pid=""
-trap '[ -z "$nodes_pid" ] || kill_tree "$nodes_pid"' EXIT
+fetch_pid=""
+trap '[ -z "$nodes_pid" ] || kill_tree "$nodes_pid"; [ -z "$fetch_pid" ] || kill_tree "$fetch_pid"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 if ! $dev; then
@@ -123,6 +124,11 @@ if ! $dev; then
   export LNBENCH_QUICK=1
 fi
 started=$SECONDS
+# lnbench-tui's crates download while Go compiles (the download waits on the network, the
+# compile on the cores), so the README's next command starts compiling at once. A failed
+# download is only reported here: that command downloads what is missing, or says why not.
+cargo fetch --locked --quiet --target "$(rustc -vV | sed -n 's/^host: //p')" &
+fetch_pid=$!
 nodes_out=$(mktemp)
 bash scripts/build-nodes.sh >"$nodes_out" &
 nodes_pid=$!
@@ -131,6 +137,8 @@ nodes_pid=""
 bin=$(tail -n 1 "$nodes_out")
 rm -f "$nodes_out"
 echo "node binaries: $bin ($((SECONDS - started)) s)" >&2
+wait "$fetch_pid" || echo "warning: downloading lnbench-tui's crates failed; cargo retries when it builds" >&2
+fetch_pid=""
 if $dev; then
   bash scripts/start-dockerd.sh
   images=$(bash scripts/build-images.sh | tail -n 1)

@@ -167,6 +167,15 @@ fn the_quick_start_run_names_a_shipped_scenario_and_flags_the_cli_takes() {
             args
         })
         .expect("cargo run ... -- ARGS");
+    let cargo_toml = std::fs::read_to_string(repo_file("Cargo.toml")).unwrap();
+    let words: Vec<&str> = build.split_whitespace().collect();
+    for pair in words.windows(2).filter(|w| w[0] == "--profile") {
+        assert!(
+            cargo_toml.contains(&format!("[profile.{}]", pair[1])),
+            "the quick start builds with `--profile {}`, which Cargo.toml does not define",
+            pair[1]
+        );
+    }
     let cli = Cli::try_parse_from(std::iter::once("lnbench-tui").chain(args.split_whitespace()))
         .unwrap_or_else(|e| panic!("the quick start's arguments `{args}` do not parse: {e}"));
     let scenario = cli.run.scenario.expect("the quick start names a scenario");
@@ -211,7 +220,14 @@ fn the_readme_test_command_is_the_one_ci_runs() {
 }
 
 /// Cargo's own flags, which the README's cargo commands use.
-const CARGO_FLAGS: [&str; 4] = ["--release", "--locked", "--all-targets", "--test"];
+const CARGO_FLAGS: [&str; 6] = [
+    "--release",
+    "--profile",
+    "--no-default-features",
+    "--locked",
+    "--all-targets",
+    "--test",
+];
 
 #[test]
 fn every_flag_path_and_scenario_the_readme_names_exists() {

@@ -183,7 +183,7 @@ impl<'a> View<'a> {
             headline,
             thresholds_verdict,
             title: format!("lnbench-tui report: {}", report.scenario.name),
-            tool: format!("{} {}", report.tool.name, report.tool.version),
+            tool: report.tool.line(),
             thresholds: threshold_rows(report),
             phases: r.phases.iter().map(PhaseRow::of).collect(),
             complete: report.complete,

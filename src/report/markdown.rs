@@ -118,8 +118,8 @@ pub fn render(report: &Report) -> String {
     };
     let _ = writeln!(
         out,
-        "**lnbench-tui {}**: {}{status}\n",
-        report.tool.version,
+        "**{}**: {}{status}\n",
+        report.tool.line(),
         cell(&report.scenario.name)
     );
     out.push_str("| metric | value |\n|---|---|\n");

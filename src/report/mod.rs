@@ -277,6 +277,9 @@ impl LinkReport {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// Which build measured: `release`, `quick` (the README's first look: opt-level 1,
+    /// no cross-unit inlining), `debug`, or the optimisation level of another profile.
+    pub build: String,
 }
 
 impl Tool {
@@ -284,7 +287,25 @@ impl Tool {
         Tool {
             name: env!("CARGO_PKG_NAME").into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            build: build_name(cfg!(debug_assertions), env!("LNBENCH_OPT_LEVEL")),
         }
+    }
+
+    /// "lnbench-tui 0.1.0", with the build named when it is not a release build.
+    pub fn line(&self) -> String {
+        match self.build.as_str() {
+            "release" => format!("{} {}", self.name, self.version),
+            build => format!("{} {} ({build} build)", self.name, self.version),
+        }
+    }
+}
+
+fn build_name(debug_assertions: bool, opt_level: &str) -> String {
+    match (debug_assertions, opt_level) {
+        (true, _) => "debug".into(),
+        (false, "3") => "release".into(),
+        (false, "1") => "quick".into(),
+        (false, level) => format!("opt-level {level}"),
     }
 }
 
@@ -414,5 +435,28 @@ mod snapshot_line_tests {
             "{}",
             s.line()
         );
+    }
+}
+
+#[cfg(test)]
+mod tool_tests {
+    use super::{Tool, build_name};
+
+    #[test]
+    fn a_report_names_the_build_that_measured_it_unless_it_is_a_release_build() {
+        assert_eq!(build_name(false, "3"), "release");
+        assert_eq!(build_name(false, "1"), "quick");
+        assert_eq!(build_name(true, "0"), "debug");
+        assert_eq!(build_name(true, "3"), "debug");
+        assert_eq!(build_name(false, "s"), "opt-level s");
+        let tool = |build: &str| Tool {
+            name: "lnbench-tui".into(),
+            version: "0.1.0".into(),
+            build: build.into(),
+        };
+        assert_eq!(tool("release").line(), "lnbench-tui 0.1.0");
+        assert_eq!(tool("quick").line(), "lnbench-tui 0.1.0 (quick build)");
+        // The tests' own build says whether it is a debug build.
+        assert_eq!(Tool::this().build == "debug", cfg!(debug_assertions));
     }
 }

@@ -435,8 +435,10 @@ pub fn markdown(report: &SweepReport) -> String {
         out,
         "\nLatencies are of successful payments; TPS is successful payments per active second. \
          Each point's full report is in its folder (`<point>/report.html`). \
-         {} {} on {} ({} cores).",
-        report.tool.name, report.tool.version, report.host.cpu_model, report.host.cores
+         {} on {} ({} cores).",
+        report.tool.line(),
+        report.host.cpu_model,
+        report.host.cores
     );
     out
 }
@@ -499,7 +501,7 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         finished_at => &report.finished_at,
         host => format!("{} ({} cores, {}), {}", report.host.cpu_model, report.host.cores,
             format::bytes(report.host.memory_bytes), report.host.os),
-        tool => format!("{} {}", report.tool.name, report.tool.version),
+        tool => report.tool.line(),
     };
     env.get_template(HTML_FILE)
         .and_then(|t| t.render(ctx))

@@ -116,6 +116,7 @@ pub fn fixed_report() -> Report {
         tool: report::Tool {
             name: "lnbench-tui".into(),
             version: "0.1.0".into(),
+            build: "release".into(),
         },
         complete: true,
         interrupted_by: None,
