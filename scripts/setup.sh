@@ -112,24 +112,23 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 nodes_pid=""
-tool_pid=""
-trap '[ -z "$nodes_pid" ] || kill_tree "$nodes_pid"; [ -z "$tool_pid" ] || kill_tree "$tool_pid"' EXIT
+fetch_pid=""
+trap '[ -z "$nodes_pid" ] || kill_tree "$nodes_pid"; [ -z "$fetch_pid" ] || kill_tree "$fetch_pid"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-started=$SECONDS
-if $dev; then
-  # lnbench-tui's crates download while Go compiles; `cargo test` builds the rest.
-  cargo fetch --locked --quiet --target "$(rustc -vV | sed -n 's/^host: //p')" &
-else
+if ! $dev; then
   # The quick start builds only what its scenario runs: lnd (without its PostgreSQL and
-  # etcd backends) and btcd; and lnbench-tui's quick build (the README's next command),
-  # at the lowest priority beside them, so it takes only the cycles Go leaves idle
-  # (downloads, links, packages waited for). At equal priority the two builds took longer
-  # side by side than one after the other (749 s against 308 s + 415 s, measured here).
+  # etcd backends) and btcd. lnbench-tui's own release build is the README's next
+  # command: run beside the node builds on two cores, both took longer than one after
+  # the other (measured here: 749 s side by side, 308 s then 415 s in turn).
   export LNBENCH_QUICK=1
-  nice -n 19 cargo build --profile quick --no-default-features --locked --quiet &
 fi
-tool_pid=$!
+started=$SECONDS
+# lnbench-tui's crates download while Go compiles (the download waits on the network, the
+# compile on the cores), so the README's next command starts compiling at once. A failed
+# download is only reported here: that command downloads what is missing, or says why not.
+cargo fetch --locked --quiet --target "$(rustc -vV | sed -n 's/^host: //p')" &
+fetch_pid=$!
 nodes_out=$(mktemp)
 bash scripts/build-nodes.sh >"$nodes_out" &
 nodes_pid=$!
@@ -138,14 +137,8 @@ nodes_pid=""
 bin=$(tail -n 1 "$nodes_out")
 rm -f "$nodes_out"
 echo "node binaries: $bin ($((SECONDS - started)) s)" >&2
-if $dev; then
-  wait "$tool_pid" || echo "warning: downloading lnbench-tui's crates failed; cargo retries when it builds" >&2
-else
-  echo "building lnbench-tui (the quick profile)..." >&2
-  wait "$tool_pid" || { rc=$?; echo "error: building lnbench-tui failed (above)" >&2; exit "$rc"; }
-  echo "lnbench-tui built, quick profile ($((SECONDS - started)) s)" >&2
-fi
-tool_pid=""
+wait "$fetch_pid" || echo "warning: downloading lnbench-tui's crates failed; cargo retries when it builds" >&2
+fetch_pid=""
 if $dev; then
   bash scripts/start-dockerd.sh
   images=$(bash scripts/build-images.sh | tail -n 1)
