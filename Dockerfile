@@ -20,7 +20,7 @@ ARG BASE=debian:bookworm-slim
 FROM ${RUST_IMAGE} AS builder
 WORKDIR /src
 # Only what the build reads (.dockerignore keeps the rest out of the context).
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 COPY src ./src
 COPY assets ./assets
 COPY benches ./benches
