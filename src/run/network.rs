@@ -113,7 +113,9 @@ pub(super) async fn run(
     }
     let down = teardown(ctx, runtime.as_mut(), &mut view).await;
     view.finish(ctx.signals).await;
-    report_down(&down, &run_dir, ctx.opts.keep);
+    for line in down_lines(&down, &runtime.killed_at_down(), &run_dir, ctx.opts.keep) {
+        crate::lines::errln!("{line}");
+    }
     if let Err(e) = down {
         (tally.error).get_or_insert(anyhow::Error::new(e).context("tearing down the run"));
     }
@@ -376,27 +378,57 @@ pub(super) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
     Ok(run_dir)
 }
 
-fn report_down(down: &Result<(), crate::runtime::RuntimeError>, run_dir: &Path, keep: bool) {
-    match down {
+/// What the teardown says: what had to be killed, then what is left (and the run
+/// directory's lock is released or kept to match).
+fn down_lines(
+    down: &Result<(), crate::runtime::RuntimeError>,
+    killed: &[String],
+    run_dir: &Path,
+    keep: bool,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !killed.is_empty() {
+        lines.push(format!(
+            "    did not exit on SIGTERM in time, so killed: {}",
+            killed.join(", ")
+        ));
+    }
+    lines.push(match down {
         Ok(()) if keep => {
             crate::leftovers::release(run_dir);
-            crate::lines::errln!("    kept run directory {}", run_dir.display());
+            format!("    kept run directory {}", run_dir.display())
         }
-        Ok(()) => {
-            crate::lines::errln!("    all processes (or containers) stopped, run directory removed")
-        }
+        Ok(()) => "    all processes (or containers) stopped, run directory removed".into(),
         Err(e) => {
             // What is left carries this process's token: its lock file stays for `down`.
             crate::leftovers::lock::left_behind();
-            crate::lines::errln!("    teardown: {e:#}")
+            format!("    teardown: {e:#}")
         }
-    }
+    });
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_teardown_names_what_it_had_to_kill_before_saying_all_stopped() {
+        let dir = Path::new("/nonexistent/run");
+        let killed = ["bob".to_string(), "chain".to_string()];
+        assert_eq!(
+            down_lines(&Ok(()), &killed, dir, false),
+            [
+                "    did not exit on SIGTERM in time, so killed: bob, chain",
+                "    all processes (or containers) stopped, run directory removed"
+            ]
+        );
+        assert_eq!(
+            down_lines(&Ok(()), &[], dir, false),
+            ["    all processes (or containers) stopped, run directory removed"]
+        );
+    }
 
     fn opts(parent: &std::path::Path) -> RunOptions {
         RunOptions {

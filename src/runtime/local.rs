@@ -86,6 +86,10 @@ pub struct LocalRuntime {
     /// `resources:` of the chain and of each database server.
     chain_envelope: Option<crate::scenario::Envelope>,
     database_envelope: Option<crate::scenario::Envelope>,
+    /// How long `down` waits for each process to exit on SIGTERM before killing it.
+    stop_deadline: Duration,
+    /// What `down` had to kill so far.
+    killed_at_down: Vec<String>,
 }
 
 impl LocalRuntime {
@@ -127,6 +131,8 @@ impl LocalRuntime {
             launches: Vec::new(),
             chain_launch: None,
             killed: Vec::new(),
+            stop_deadline: STOP_DEADLINE,
+            killed_at_down: Vec::new(),
             toxiproxy: None,
             toxiproxy_version: String::new(),
             cgroups: None,
@@ -502,24 +508,25 @@ impl Runtime for LocalRuntime {
         self.down().await.map(|()| killed)
     }
 
+    fn killed_at_down(&self) -> Vec<String> {
+        self.killed_at_down.clone()
+    }
+
     async fn down(&mut self) -> Result<(), RuntimeError> {
         // Nodes first: LND can hang on exit while its chain backend is gone.
-        process::stop_all(std::mem::take(&mut self.nodes), STOP_DEADLINE).await;
+        let limit = self.stop_deadline;
+        let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
+        self.killed_at_down.extend(killed);
         let pg = self.postgres.take();
         let pg_data = pg.as_ref().map(|p| p.data.clone());
         let pg_socket = pg.as_ref().map(|p| p.socket_dir.clone());
         let etcd = self.etcd.take().map(|e| e.procs).unwrap_or_default();
         let proxy = self.toxiproxy.take();
-        process::stop_all(
-            pg.map(|p| p.proc)
-                .into_iter()
-                .chain(etcd)
-                .chain(proxy)
-                .collect(),
-            STOP_DEADLINE,
-        )
-        .await;
-        process::stop_all(self.chain.take().into_iter().collect(), STOP_DEADLINE).await;
+        let services = pg.map(|p| p.proc).into_iter().chain(etcd).chain(proxy);
+        let killed = process::stop_all(services.collect(), limit).await;
+        self.killed_at_down.extend(killed);
+        let killed = process::stop_all(self.chain.take().into_iter().collect(), limit).await;
+        self.killed_at_down.extend(killed);
         self.remove_cgroups().await;
         // Outside the run directory when PostgreSQL ran as another user.
         if let Some(data) = pg_data.filter(|d| !d.starts_with(&self.run_dir)) {

@@ -474,6 +474,11 @@ pub trait Runtime: Send {
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
+    /// What [`Runtime::down`] had to kill because it did not exit on SIGTERM in time.
+    /// Only the local runtime says; the others name none.
+    fn killed_at_down(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// [`Runtime::down`] for a snapshot: each node gets up to `limit` to exit on
     /// SIGTERM (a node with a long history takes tens of seconds); returns the nodes
     /// that had to be killed, whose files a snapshot must not keep. Only the local

@@ -223,3 +223,31 @@ async fn a_stop_for_a_snapshot_names_the_node_it_had_to_kill() {
         assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} gone");
     }
 }
+
+#[tokio::test]
+async fn down_names_what_it_had_to_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = LocalRuntime::new(dir.path().join("run"), false);
+    rt.stop_deadline = Duration::from_millis(500);
+    // alice exits on SIGTERM; bob ignores it (as a node that hangs on exit).
+    for (name, script) in [
+        ("alice", "exec sleep 300"),
+        ("bob", "trap '' TERM; while :; do sleep 0.05; done"),
+    ] {
+        let d = rt.dir_for(name).unwrap();
+        let args = ["-c".to_string(), script.to_string()];
+        let log = d.join("output.log");
+        let proc = Proc::spawn(name, "test node", Path::new("/bin/sh"), &args, log).unwrap();
+        rt.pids.push(proc.pid);
+        rt.nodes.push(proc);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    rt.down().await.unwrap();
+    assert_eq!(rt.killed_at_down(), ["bob"]);
+    for pid in rt.pids() {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} gone");
+    }
+    // A second down has nothing more to kill, and forgets nothing.
+    rt.down().await.unwrap();
+    assert_eq!(rt.killed_at_down(), ["bob"]);
+}
