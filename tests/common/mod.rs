@@ -334,7 +334,12 @@ pub fn sample_report(
     use lnbench_tui::report;
     report::Report {
         schema_version: report::SCHEMA_VERSION,
-        tool: report::Tool::this(),
+        // A release build, as the committed snapshots were taken: a test build would add
+        // "(debug build)" to every tool line.
+        tool: report::Tool {
+            build: "release".into(),
+            ..report::Tool::this()
+        },
         complete: true,
         interrupted_by: None,
         started_at: "2026-11-22T10:00:00Z".into(),
