@@ -177,18 +177,25 @@ fn save_then_restore(w: &std::path::Path) -> (String, String, Value) {
     (saved, log, report)
 }
 
-#[test]
-fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
-    require_node_binaries();
+/// A work directory with `runs/` for `save_then_restore`, and a local LND pair paying 20
+/// keysends with 4 in flight, named `name`.
+fn snapshot_workspace(name: &str) -> (tempfile::TempDir, String) {
     let work = tempfile::tempdir().expect("temp dir");
-    let w = work.path();
-    std::fs::create_dir(w.join("runs")).unwrap();
-    let pair = lnd_pair("e2e-history-snapshot", "runtime: local\n", 2_000_000, 2)
+    std::fs::create_dir(work.path().join("runs")).unwrap();
+    let pair = lnd_pair(name, "runtime: local\n", 2_000_000, 2)
         + "  amount_msat: 1000
   concurrency: 4
   stop:
     payments: 20
 ";
+    (work, pair)
+}
+
+#[test]
+fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
+    require_node_binaries();
+    let (work, pair) = snapshot_workspace("e2e-history-snapshot");
+    let w = work.path();
     std::fs::write(
         w.join("save.yaml"),
         pair.clone() + "history: { payments: 120 }\n",
@@ -218,15 +225,8 @@ fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
 #[test]
 fn a_key_value_snapshot_restored_with_native_sql_is_migrated_and_timed() {
     require_node_binaries();
-    let work = tempfile::tempdir().expect("temp dir");
+    let (work, pair) = snapshot_workspace("e2e-history-migrate");
     let w = work.path();
-    std::fs::create_dir(w.join("runs")).unwrap();
-    let pair = lnd_pair("e2e-history-migrate", "runtime: local\n", 2_000_000, 2)
-        + "  amount_msat: 1000
-  concurrency: 4
-  stop:
-    payments: 20
-";
     let on = |args: &str| {
         pair.replace(
             "implementation: lnd\n",
