@@ -277,8 +277,9 @@ impl LinkReport {
 pub struct Tool {
     pub name: String,
     pub version: String,
-    /// Which build measured: `release`, `quick` (the README's first look: opt-level 1,
-    /// no cross-unit inlining), `debug`, or the optimisation level of another profile.
+    /// Which build measured: `release`, `quick` (the README's first look: the crate
+    /// itself unoptimised, the payment path's dependencies at opt-level 1), `debug`, or
+    /// the optimisation level of another profile.
     pub build: String,
 }
 
@@ -304,7 +305,8 @@ fn build_name(debug_assertions: bool, opt_level: &str) -> String {
     match (debug_assertions, opt_level) {
         (true, _) => "debug".into(),
         (false, "3") => "release".into(),
-        (false, "1") => "quick".into(),
+        // Only the quick profile leaves the crate unoptimised without debug assertions.
+        (false, "0") => "quick".into(),
         (false, level) => format!("opt-level {level}"),
     }
 }
@@ -445,7 +447,8 @@ mod tool_tests {
     #[test]
     fn a_report_names_the_build_that_measured_it_unless_it_is_a_release_build() {
         assert_eq!(build_name(false, "3"), "release");
-        assert_eq!(build_name(false, "1"), "quick");
+        assert_eq!(build_name(false, "0"), "quick");
+        assert_eq!(build_name(false, "1"), "opt-level 1");
         assert_eq!(build_name(true, "0"), "debug");
         assert_eq!(build_name(true, "3"), "debug");
         assert_eq!(build_name(false, "s"), "opt-level s");
