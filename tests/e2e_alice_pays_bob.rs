@@ -71,6 +71,19 @@ fn alice_pays_bob_keysend_real_lnd() {
         "node version {}",
         report["nodes"][0]["version"]
     );
+    // Each node's start-up: from the nodes' start until it answered synced, which the
+    // setup's "nodes up" step (chain height, wallet, graph) bounds from above.
+    let nodes_up_s = (report["setup"].as_array().unwrap().iter())
+        .find(|s| s["step"] == "nodes up")
+        .and_then(|s| s["seconds"].as_f64())
+        .expect("a nodes up step");
+    for node in report["nodes"].as_array().unwrap() {
+        let ready = node["ready_s"].as_f64().unwrap_or(-1.0);
+        assert!(
+            ready > 0.0 && ready <= nodes_up_s + 0.5,
+            "{node:#} (nodes up {nodes_up_s} s)"
+        );
+    }
     assert!(!report["results"]["series"].as_array().unwrap().is_empty());
     // payments.csv: a row per counted payment, from alice to bob, as many as counted.
     let csv = std::fs::read_to_string(report_dir.join("payments.csv")).expect("payments.csv");

@@ -83,6 +83,8 @@ fn check_report(report: &serde_json::Value, receiver: &str) {
     assert_eq!(nodes.len(), 2);
     assert!(nodes.iter().any(|n| n["name"] == receiver));
     for n in nodes {
+        // The tool did not start them: no start-up time.
+        assert!(n.get("ready_s").is_none(), "{n:#}");
         // Resources are not measured: no sample, no figure.
         let r = &n["resources"];
         assert!(r["samples"].as_array().unwrap().is_empty(), "{r:#}");

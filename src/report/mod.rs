@@ -369,6 +369,11 @@ pub struct NodeReport {
     /// latencies are (with any fallback since it connected); absent in old reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completion: Option<crate::node::Completion>,
+    /// Seconds from the start of the nodes until this one answered synced to the chain
+    /// (a restored snapshot's start-up included); absent where the tool did not start
+    /// it (an external network, a cluster's ready nodes) and in old reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_s: Option<f64>,
     /// The node's resource use over the load (samples empty when the runtime read
     /// none).
     pub resources: NodeResources,

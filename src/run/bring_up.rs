@@ -34,6 +34,8 @@ pub struct RunFacts {
     pub(super) snapshot: Option<crate::report::SnapshotRef>,
     /// A restored snapshot's chain (raw blocks from height 1), submitted before setup.
     pub(super) blocks: Vec<String>,
+    /// Seconds from the nodes' start until each answered synced to the chain, by name.
+    pub(super) ready_s: HashMap<String, f64>,
 }
 
 impl RunFacts {
@@ -223,6 +225,7 @@ async fn nodes_synced(
             )
         })?;
         log.progress(&format!("{} ready ({})", spec.name, info.version));
+        facts.ready_s.insert(spec.name.clone(), ready_s);
         let migrations = facts
             .snapshot
             .iter_mut()

@@ -87,6 +87,7 @@ pub(super) fn build_report(
                     }
                 },
                 completion: Some(ready.node.completion()),
+                ready_s: facts.ready_s.get(&spec.name).copied(),
                 resources: Default::default(),
                 restart: None,
             })

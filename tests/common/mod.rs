@@ -370,6 +370,7 @@ pub fn sample_report(
                 lnbench_tui::node::completion::Method::Stream,
                 "SendPaymentV2",
             )),
+            ready_s: None,
             resources: Default::default(),
             restart: None,
         }],

@@ -198,6 +198,7 @@ pub fn node(name: &str, role: &str, key: &str) -> report::NodeReport {
                 "SendPaymentV2",
             )
         }),
+        ready_s: None,
         resources: Default::default(),
         restart: None,
     }
