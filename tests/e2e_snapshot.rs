@@ -156,6 +156,12 @@ fn restored_and_pays(w: &Path, manifest: &serde_json::Value) {
         "setup {setup_s:.1} s when saved; restored setup {restored_s:.1} s (files {:.2} s)",
         report["snapshot"]["restore_s"].as_f64().unwrap()
     );
+    // Each restored node's own start-up, within the restored setup.
+    for node in report["nodes"].as_array().unwrap() {
+        let ready = node["ready_s"].as_f64().unwrap_or(-1.0);
+        assert!(ready > 0.0 && ready < restored_s, "{node:#}");
+        eprintln!("{} ready after {ready:.2} s", node["name"]);
+    }
 }
 
 /// A changed file, another version, another node, no snapshot: each refused, located.
