@@ -55,6 +55,7 @@ fn main() {
             stream: None,
             max_parts: None,
             attack: None,
+            rebalance: None,
         };
         let (recorder, mut snapshots) = Recorder::new();
         let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

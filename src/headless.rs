@@ -283,6 +283,7 @@ mod tests {
             parts: None,
             drain: None,
             attack: None,
+            rebalance: None,
             dropped: 0,
             tps_avg: 100.0,
             latency: Percentiles {

@@ -165,6 +165,7 @@ fn the_report_shows_each_envelope_and_what_was_not_available() {
             parts: None,
             drain: None,
             attack: None,
+            rebalance: None,
         },
     );
     report.nodes[0].resources.envelope = Some(EnvelopeReading {

@@ -30,6 +30,7 @@ fn summary() -> Summary {
         parts: None,
         drain: None,
         attack: None,
+        rebalance: None,
         mismatches: None,
         dropped: 0,
         tps_avg: 0.0,

@@ -249,6 +249,7 @@ async fn a_stream_report_matches_the_schema() {
         ledger: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
         stream: Some(StreamPlan {
             amounts: vec![600, 400],
         }),

@@ -35,6 +35,7 @@ pub fn closed_keysend(sender: Arc<dyn LightningNode>, workers: u32, payments: u6
         stream: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
     }
 }
 

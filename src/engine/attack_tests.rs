@@ -168,6 +168,7 @@ fn plan(pair: &Arc<HoldPair>, stop: Duration) -> Plan {
             start: Duration::from_secs(2),
             duration: Duration::from_secs(5),
         }),
+        rebalance: None,
     }
 }
 

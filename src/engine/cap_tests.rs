@@ -48,6 +48,7 @@ fn capped_plan(
         stream: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
     }
 }
 

@@ -18,6 +18,7 @@ mod control;
 mod dispatch;
 mod invoices;
 pub mod ledger;
+pub mod rebalance;
 pub mod schedule;
 mod split;
 pub mod stream;
@@ -81,6 +82,8 @@ pub struct Plan {
     pub max_parts: Option<u32>,
     /// `workload: attack:`: jamming beside the honest load.
     pub attack: Option<attack::AttackPlan>,
+    /// `workload: rebalance:`: circular rebalancing beside the load.
+    pub rebalance: Option<rebalance::RebalancePlan>,
 }
 
 /// Why the load ended.
@@ -162,6 +165,7 @@ struct Context {
     notes: split::Notes,
     /// `workload: attack:`, with its figures.
     attack: Option<attack::Attack>,
+    rebalance: Option<rebalance::Rebalancer>,
 }
 
 impl Context {
@@ -237,11 +241,13 @@ pub async fn run_with_activity(
         start: Instant::now(),
         notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
         attack: plan.attack.map(attack::Attack::new),
+        rebalance: plan.rebalance.map(rebalance::Rebalancer::new),
     });
     if let Some(a) = &ctx.attack {
         recorder.watch_attack(a.stats.clone(), a.plan.slots);
     }
     let attack = attack::spawn(&ctx, &cancel);
+    let rebalancing = rebalance::spawn(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
     let mut workers = JoinSet::new();
@@ -270,6 +276,7 @@ pub async fn run_with_activity(
         .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
         .await;
     attack::end(attack).await;
+    rebalance::end(rebalancing).await;
     wind_down(
         ctx,
         closed,
@@ -412,6 +419,7 @@ async fn wind_down(
     }
     ctx.notes.fill(&mut summary);
     summary.attack = (ctx.attack.as_ref()).map(|a| a.summary(ctx.start.elapsed().as_secs_f64()));
+    summary.rebalance = (ctx.rebalance.as_ref()).map(|r| r.stats.summary());
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
@@ -563,6 +571,8 @@ async fn tick_every_second(recorder: Recorder, done: CancellationToken) {
 
 #[cfg(test)]
 mod cap_tests;
+#[cfg(test)]
+mod rebalance_tests;
 #[cfg(test)]
 mod split_tests;
 #[cfg(test)]

@@ -22,6 +22,7 @@ fn plan(sender: FakeNode, kind: PaymentKind, stop: StopCondition) -> Plan {
         stream: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
     }
 }
 

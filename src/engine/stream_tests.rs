@@ -51,6 +51,7 @@ fn stream_plan(senders: &[FakeNode], recipients: &[FakeNode], ticks: u64) -> Pla
         ledger: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
         stream: Some(StreamPlan {
             amounts: SHARES.to_vec(),
         }),

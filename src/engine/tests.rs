@@ -31,6 +31,7 @@ fn plan(sender: &FakeNode, load: Load, stop: StopCondition) -> Plan {
         stream: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod live;
 pub mod parts;
 pub mod payments;
 pub mod process;
+pub mod rebalance;
 mod recorder;
 pub mod resources;
 mod series;

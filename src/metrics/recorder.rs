@@ -556,6 +556,7 @@ fn summarize(
         parts: None,
         drain: None,
         attack: None,
+        rebalance: None,
         interval_log,
         payment_log: None,
     }

@@ -210,6 +210,10 @@ pub struct Summary {
     /// filled in by the engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attack: Option<super::attack::AttackSummary>,
+    /// `workload: rebalance:`: the node's payments to itself and their cost; filled
+    /// in by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalance: Option<super::rebalance::RebalanceSummary>,
 }
 
 /// One route's payments as the tool counted them, warm-up included: what the

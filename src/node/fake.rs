@@ -444,6 +444,18 @@ impl LightningNode for FakeNode {
         self.pay(dest, amount_msat, invoice_hash(bolt11)).await
     }
 
+    /// Pays its own invoice: sent and received on its own ledger, like LND's.
+    async fn pay_self(
+        &self,
+        amount_msat: u64,
+        _hops: (&str, &str),
+        max_fee_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let invoice = self.create_invoice(amount_msat).await?;
+        (self.pay_invoice_capped(&invoice.bolt11, timeout, Some(max_fee_msat))).await
+    }
+
     async fn sent_statuses(
         &self,
         hashes: &[PaymentHash],

@@ -12,6 +12,7 @@ mod hold;
 mod migrations;
 mod outcome;
 mod readback;
+mod rebalance;
 mod records;
 
 pub use driver::{DEFAULT_VERSION, LND, LndCredentials};
@@ -547,6 +548,16 @@ impl LightningNode for LndNode {
             ..Default::default()
         };
         self.send_payment_split(request, timeout).await
+    }
+
+    async fn pay_self(
+        &self,
+        amount_msat: u64,
+        hops: (&str, &str),
+        max_fee_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        self.circle(amount_msat, hops, max_fee_msat, timeout).await
     }
 
     async fn add_hold_invoice(&self, hash: PaymentHash, msat: u64) -> Result<String, NodeError> {

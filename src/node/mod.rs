@@ -498,6 +498,24 @@ pub trait LightningNode: Send + Sync {
             parts: None,
         })
     }
+    /// Circular rebalancing (`workload: rebalance:`): pays an invoice of the node's
+    /// own of `amount_msat`, out through its channels with `first_hop` and back in
+    /// through its channel with `last_hop` (public keys), with at most `max_fee_msat`
+    /// in fees. The default: not supported (validation refuses it first).
+    async fn pay_self(
+        &self,
+        amount_msat: u64,
+        hops: (&str, &str),
+        max_fee_msat: u64,
+        timeout: Duration,
+    ) -> Result<PaymentOutcome, NodeError> {
+        let _ = (amount_msat, hops, max_fee_msat, timeout);
+        Err(NodeError::protocol(
+            self.name(),
+            "pay_self",
+            "this client cannot pay itself around a circle",
+        ))
+    }
     /// Hold invoices (the accomplice of `workload: attack:`): an invoice for `hash`,
     /// whose preimage the node does not know, so it can only hold the HTLC that pays
     /// it, then cancel it. The default: not supported.

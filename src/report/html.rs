@@ -99,6 +99,8 @@ struct View<'a> {
     parts: Option<(Vec<[String; 5]>, Vec<String>)>,
     /// The drain's line (`stop: liquidity_failures:`); None without.
     drain: Option<String>,
+    /// The rebalancing's lines (`workload: rebalance:`); None without.
+    rebalance: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -224,6 +226,7 @@ impl<'a> View<'a> {
             stream: super::stream_view::view(report),
             parts: (r.parts.as_ref()).map(|p| (super::parts::rows(p), super::parts::lines(p))),
             drain: r.drain.as_ref().map(super::parts::drain_line),
+            rebalance: r.rebalance.as_ref().map(super::parts::rebalance_lines),
             charts: charts
                 .iter()
                 .map(|c| ChartView {

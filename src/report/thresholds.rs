@@ -257,6 +257,7 @@ mod tests {
             parts: None,
             drain: None,
             attack: None,
+            rebalance: None,
             mismatches: None,
             dropped: 0,
             tps_avg: tps,

@@ -165,8 +165,28 @@ pub(super) fn plan_of(
             start: a.start,
             duration: a.duration,
         }),
+        rebalance: (w.rebalance.as_ref()).map(|r| rebalance_plan(network, r, w.payment_timeout)),
     };
     (plan, activity)
+}
+
+/// `workload: rebalance:` with the nodes' clients and public keys.
+fn rebalance_plan(
+    network: &Network,
+    r: &crate::scenario::Rebalance,
+    timeout: std::time::Duration,
+) -> engine::rebalance::RebalancePlan {
+    let hop = |name: &String| (name.clone(), network.nodes[name].info.pubkey.clone());
+    engine::rebalance::RebalancePlan {
+        node: network.nodes[&r.node].node.clone(),
+        first_hop: hop(&r.first_hop),
+        last_hop: hop(&r.last_hop),
+        amount_msat: r.amount_sat * 1_000,
+        every: r.every,
+        below_sat: r.below_sat,
+        max_fee_msat: r.max_fee_msat(),
+        timeout,
+    }
 }
 
 /// The interval log (latency.hlog) at `path` and the payment log beside it in the run

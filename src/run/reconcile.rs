@@ -90,7 +90,9 @@ pub(super) async fn after_load(
         .map(|(name, after)| {
             let before = marks.get(&name).cloned().unwrap_or(Ok(None));
             let read = match (before, after) {
-                (Ok(Some(before)), Ok(Some(after))) => LedgerRead::Read(after.since(&before)),
+                (Ok(Some(before)), Ok(Some(after))) => {
+                    LedgerRead::Read(without_own(after.since(&before), &name, summary))
+                }
                 (Err(why), _) | (_, Err(why)) => LedgerRead::Failed(why),
                 _ => LedgerRead::Unsupported,
             };
@@ -106,6 +108,22 @@ pub(super) async fn after_load(
     let checked = reconciliation::reconcile(&summary.routes, &ledgers, &by_hash);
     summary.mismatches = Some(checked.mismatches);
     Some(checked)
+}
+
+/// A ledger less the rebalancing node's payments to itself (`workload: rebalance:`),
+/// which its ledger counts as sent and received but no route of the load made.
+fn without_own(ledger: PaymentLedger, node: &str, summary: &Summary) -> PaymentLedger {
+    let Some(r) = summary.rebalance.as_ref().filter(|r| r.node == node) else {
+        return ledger;
+    };
+    ledger.since(&PaymentLedger {
+        sent_succeeded: r.succeeded,
+        sent_failed: r.failed_by_reason.values().sum(),
+        sent_in_flight: 0,
+        fees_paid_msat: r.fees_paid_msat,
+        received: r.succeeded,
+        received_msat: r.moved_msat,
+    })
 }
 
 /// Asks each sender what became of its indeterminate payments whose hash the tool

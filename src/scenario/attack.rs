@@ -173,7 +173,7 @@ fn positive(ctx: &Ctx, text: &Spanned<String>, name: &str) -> Result<Duration, S
 }
 
 /// The one instance of an attack node (a group of one replica).
-fn single(
+pub(super) fn single(
     ctx: &Ctx,
     groups: &Groups,
     name: &Spanned<String>,
@@ -239,7 +239,7 @@ pub(super) fn max_accepted_htlcs(nodes: &[(Spanned<String>, RawNode)]) -> u32 {
 
 /// How long the load lasts when the file says: its stop duration, or the sum of the
 /// open loop's phases (the shorter of the two).
-fn load_length(load: &Load, stop: &StopCondition) -> Option<Duration> {
+pub(super) fn load_length(load: &Load, stop: &StopCondition) -> Option<Duration> {
     let phases = match load {
         Load::Open { phases } => Some(phases.iter().map(|p| p.duration).sum::<Duration>()),
         Load::Closed { .. } => None,

@@ -27,6 +27,9 @@ mod parts;
 mod parts_tests;
 mod profile;
 mod raw;
+mod rebalance;
+#[cfg(test)]
+mod rebalance_tests;
 mod repeat;
 mod resources;
 mod stream;
@@ -55,6 +58,7 @@ pub use history::{History, MAX_PAYMENTS as MAX_HISTORY_PAYMENTS};
 pub use kube::{KubeSettings, object_name_ok};
 pub use overrides::{Overrides, duration_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
+pub use rebalance::{Rebalance, circular_payments_missing};
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use resources::{Envelope, Resources, cpuset_cpus};
 pub use stream::{Split, Stream, split_amounts};
@@ -302,6 +306,8 @@ pub struct Workload {
     pub max_parts: Option<u32>,
     /// `attack:`: jamming beside the honest load (None: no attack).
     pub attack: Option<Attack>,
+    /// `rebalance:`: circular rebalancing beside the load (None: none).
+    pub rebalance: Option<Rebalance>,
 }
 
 /// A validated scenario.

@@ -312,6 +312,9 @@ pub(super) struct RawWorkload {
     /// Jamming under load: an attacker holding HTLC slots on the honest route (`attack.rs`).
     #[serde(default)]
     pub attack: Option<Spanned<super::attack::RawAttack>>,
+    /// Circular rebalancing during the load (`rebalance.rs`).
+    #[serde(default)]
+    pub rebalance: Option<Spanned<super::rebalance::RawRebalance>>,
 }
 
 /// Open-loop phases; they always run in this order, whatever the order in the file.

@@ -117,6 +117,8 @@ pub(super) fn validate(
     let load = (&workload.load, &workload.stop);
     workload.attack = super::attack::validate(&ctx, &groups, known_channels, w, load, raw_nodes)?;
     super::attack::check_nodes(&ctx, raw_nodes, w)?;
+    workload.rebalance = super::rebalance::validate(&ctx, &groups, known_channels, w, load)?;
+    super::rebalance::check_nodes(&ctx, raw_nodes, w)?;
     let activity = activity(&ctx, &groups, &raw)?;
     let workload = super::activity::apply(workload, activity.as_ref());
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;

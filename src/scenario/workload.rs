@@ -115,6 +115,7 @@ pub(super) fn validate(
         stream,
         max_parts,
         attack: None,
+        rebalance: None,
     })
 }
 

@@ -307,6 +307,7 @@ pub fn fake_plan(
         stream: None,
         max_parts: None,
         attack: None,
+        rebalance: None,
     }
 }
 

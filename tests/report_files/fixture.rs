@@ -72,6 +72,7 @@ pub fn fixed_report() -> Report {
         parts: None,
         drain: None,
         attack: None,
+        rebalance: None,
         mismatches: None,
         dropped: 0,
         tps_avg: ok as f64 / 40.0,
