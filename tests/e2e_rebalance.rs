@@ -76,6 +76,13 @@ fn a_node_refills_its_drained_channel_around_a_circle_and_the_ledgers_still_matc
     assert_eq!(n(&r["ticks"]), sent + n(&r["skipped"]), "{r:#}");
     // Ticks every 3 s over a 30 s load: 9 or 10, fewer if a payment outlasted a tick.
     assert!((5..=10).contains(&n(&r["ticks"])), "{r:#}");
+    // The progress lines show them live.
+    assert!(
+        run.log.contains(" ok · ") && run.log.contains("msat fees"),
+        "the progress lines show the rebalances: {}",
+        run.log
+    );
+    assert!(run.log.contains("rebalances "), "{}", run.log);
     let html = std::fs::read_to_string(run.report_dir().join("report.html")).expect("report.html");
     assert!(
         html.contains("<h2>Rebalancing</h2>"),

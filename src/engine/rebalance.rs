@@ -133,12 +133,13 @@ async fn balance_toward(node: &dyn LightningNode, peer: &str) -> Option<u64> {
     )
 }
 
-/// Starts the plan's rebalancing beside the load (None without one).
+/// Starts the plan's rebalancing beside the load, shown live (None without one).
 pub(super) fn spawn(
     ctx: &Arc<super::Context>,
     cancel: &CancellationToken,
 ) -> Option<(CancellationToken, tokio::task::JoinHandle<()>)> {
-    ctx.rebalance.as_ref()?;
+    let r = ctx.rebalance.as_ref()?;
+    ctx.recorder.watch_rebalance(r.stats.clone());
     let (ctx, stop) = (ctx.clone(), cancel.child_token());
     let ends = stop.clone();
     let task = tokio::spawn(async move {

@@ -4,6 +4,7 @@
 //! them; each snapshot reads them afresh.
 
 use super::attack::AttackStats;
+use super::rebalance::RebalanceStats;
 use super::stream::StreamSummary;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 pub(super) struct LiveSources {
     pub attack: Option<(Arc<AttackStats>, u32)>,
     pub stream: Option<Arc<Mutex<StreamSummary>>>,
+    pub rebalance: Option<Arc<RebalanceStats>>,
 }
 
 /// The live figures of one snapshot.
@@ -23,6 +25,8 @@ pub struct LiveFigures {
     pub attack: Option<(u32, u32)>,
     /// `kind: stream`: measured ticks so far.
     pub streams: Option<StreamTicks>,
+    /// `workload: rebalance:`: rebalances succeeded and sent so far, and their fees.
+    pub rebalances: Option<(u64, u64, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,6 +49,7 @@ impl LiveSources {
                     failed: s.ticks_failed,
                 }
             }),
+            rebalances: self.rebalance.as_ref().map(|r| r.so_far()),
         }
     }
 }
@@ -65,6 +70,12 @@ impl LiveFigures {
                 "streams {} ok · {} partial · {} failed",
                 t.ok, t.partial, t.failed
             );
+        }
+        if let Some((ok, sent, fees_msat)) = self.rebalances {
+            if !out.is_empty() {
+                out.push_str("   ");
+            }
+            let _ = write!(out, "rebalances {ok}/{sent} ok · {fees_msat} msat fees");
         }
         out
     }
@@ -91,6 +102,7 @@ mod tests {
         let sources = LiveSources {
             attack: Some((stats, 6)),
             stream: Some(Arc::new(Mutex::new(summary))),
+            rebalance: None,
         };
         let live = sources.read();
         assert_eq!(live.attack, Some((2, 6)));
@@ -98,5 +110,20 @@ mod tests {
             live.line(),
             "attack 2/6 slots held   streams 7 ok · 2 partial · 0 failed"
         );
+        let second = std::time::Duration::from_secs(1);
+        let r = Arc::new(RebalanceStats::new(("a", "b", "c"), 1_000, second, None, 9));
+        let ok = super::super::rebalance::TryResult::Succeeded { fee_msat: 4 };
+        r.record(second, second, None, ok);
+        r.record(
+            second,
+            second,
+            None,
+            super::super::rebalance::TryResult::Error,
+        );
+        let only = LiveSources {
+            rebalance: Some(r),
+            ..Default::default()
+        };
+        assert_eq!(only.read().line(), "rebalances 1/2 ok · 4 msat fees");
     }
 }

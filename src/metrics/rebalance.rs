@@ -158,6 +158,11 @@ impl RebalanceStats {
         });
     }
 
+    /// Succeeded, sent and fees paid so far, for the live view.
+    pub fn so_far(&self) -> (u64, u64, u64) {
+        self.with(|s| (s.succeeded, s.sent, s.fees_paid_msat))
+    }
+
     /// `results.rebalance` as it stands.
     pub fn summary(&self) -> RebalanceSummary {
         let mut s = self.with(|s| s.clone());

@@ -384,6 +384,11 @@ impl Recorder {
         self.state().live.attack = Some((stats, target));
     }
 
+    /// Shows the rebalances so far in every snapshot from now on.
+    pub fn watch_rebalance(&self, stats: Arc<super::rebalance::RebalanceStats>) {
+        self.state().live.rebalance = Some(stats);
+    }
+
     /// Shows a stream's ticks by outcome in every snapshot from now on.
     pub fn watch_stream(&self, summary: Arc<Mutex<super::stream::StreamSummary>>) {
         self.state().live.stream = Some(summary);
