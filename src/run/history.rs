@@ -123,6 +123,8 @@ fn round_plan(
         liquidity_failures: None,
     };
     s.workload.attack = None;
+    // History drives the payments only: no rebalancing between them.
+    s.workload.rebalance = None;
     super::load::plan_of(&s, network, None, None).0
 }
 
