@@ -72,17 +72,29 @@ impl Rebalancer {
         }
     }
 
-    /// Ticks every `every` from `load_start` until `stop`.
-    pub(super) async fn run(&self, load_start: Instant, stop: CancellationToken) {
+    /// Ticks every `every` from `load_start` until `stop`; a payment in flight is
+    /// waited for unless `abort` (the run cancelled) comes first.
+    pub(super) async fn run(
+        &self,
+        load_start: Instant,
+        stop: CancellationToken,
+        abort: &CancellationToken,
+    ) {
         let every = self.plan.every;
         let mut interval = tokio::time::interval_at(load_start + every, every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
+                // The stop first: a tick missed during a long payment is ready too.
+                biased;
                 _ = stop.cancelled() => return,
                 _ = interval.tick() => {}
             }
-            self.once(load_start).await;
+            tokio::select! {
+                _ = self.once(load_start) => {}
+                // Not counted: its end is the node's to tell, and the run is over.
+                _ = abort.cancelled() => return,
+            }
         }
     }
 
@@ -144,7 +156,7 @@ pub(super) fn spawn(
     let ends = stop.clone();
     let task = tokio::spawn(async move {
         if let Some(r) = &ctx.rebalance {
-            r.run(ctx.start, stop).await;
+            r.run(ctx.start, stop, &ctx.abort).await;
         }
     });
     Some((ends, task))

@@ -96,3 +96,35 @@ async fn a_balance_at_the_threshold_skips_the_tick() {
     assert_eq!((r.ticks, r.skipped, r.sent), (2, 0, 2));
     assert_eq!(r.tries[0].balance_sat, Some(0));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_run_does_not_wait_for_the_rebalance_in_flight() {
+    let mut plan = plan(600, 1, 200_000, None);
+    // A rebalance that would take ten minutes.
+    let slow = FakeNode::new(FakeConfig {
+        latency: crate::node::fake::FakeLatency::Fixed(Duration::from_secs(600)),
+        ..FakeConfig::instant("alice")
+    });
+    if let Some(r) = plan.rebalance.as_mut() {
+        r.node = Arc::new(slow);
+    }
+    let (recorder, _snapshots) = Recorder::new();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(7)).await;
+        stop.cancel();
+    });
+    let outcome = run(plan, recorder, rx, cancel).await.unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Cancelled);
+    let r = outcome.summary.rebalance.expect("results.rebalance");
+    // The one started at 5 s was left to the node: not counted.
+    assert_eq!((r.ticks, r.sent), (1, 0), "{r:?}");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(30),
+        "the run ended {took:?} after its start"
+    );
+}
