@@ -267,6 +267,19 @@ pub fn hold_invoices_missing(implementation: Implementation) -> Option<&'static 
     }
 }
 
+/// The implementation of node `name` with why `missing` says it cannot do what the
+/// workload asks of it; None when it can, or when no node has that name (refused
+/// elsewhere).
+pub(super) fn lacking(
+    nodes: &[(Spanned<String>, RawNode)],
+    name: &str,
+    missing: fn(Implementation) -> Option<&'static str>,
+) -> Option<(Implementation, &'static str)> {
+    let (_, node) = nodes.iter().find(|(n, _)| n.value == name)?;
+    let implementation = node.implementation.value;
+    missing(implementation).map(|why| (implementation, why))
+}
+
 /// The accomplice's implementation must hold invoices.
 pub(super) fn check_nodes(
     ctx: &Ctx,
@@ -277,16 +290,9 @@ pub(super) fn check_nodes(
         return Ok(());
     };
     let accomplice = &raw.value.accomplice;
-    let found = nodes
-        .iter()
-        .find(|(name, _)| name.value == accomplice.value);
-    let Some((_, node)) = found else {
-        return Ok(());
-    };
-    let implementation = node.implementation.value;
-    match hold_invoices_missing(implementation) {
+    match lacking(nodes, &accomplice.value, hold_invoices_missing) {
         None => Ok(()),
-        Some(why) => Err(ctx.error(
+        Some((implementation, why)) => Err(ctx.error(
             &accomplice.referenced,
             format!(
                 "the accomplice holds HTLCs through hold invoices, but {} is {implementation}: {why}",

@@ -173,12 +173,8 @@ fn check_channels(
             ));
         }
     }
-    if !reaches_without(
-        channels,
-        &r.first_hop.value,
-        &r.last_hop.value,
-        &r.node.value,
-    ) {
+    let (first, last) = (&r.first_hop.value, &r.last_hop.value);
+    if !super::workload::reaches_without(channels, first, last, Some(&r.node.value)) {
         return Err(ctx.error(
             &r.last_hop.referenced,
             format!(
@@ -192,26 +188,6 @@ fn check_channels(
         ));
     }
     Ok(())
-}
-
-/// Whether channels lead from `from` to `to` (directed, as their openers fund them)
-/// without passing `avoid`.
-fn reaches_without(channels: &[Spanned<RawChannel>], from: &str, to: &str, avoid: &str) -> bool {
-    let mut seen = vec![from];
-    let mut at = 0;
-    while let Some(&here) = seen.get(at) {
-        if here == to {
-            return true;
-        }
-        for c in channels.iter().map(|c| &c.value) {
-            let next = c.to.value.as_str();
-            if c.from.value == here && next != avoid && !seen.contains(&next) {
-                seen.push(next);
-            }
-        }
-        at += 1;
-    }
-    false
 }
 
 /// Why an implementation cannot rebalance: it must pay its own invoice over a chosen
@@ -241,13 +217,9 @@ pub(super) fn check_nodes(
         return Ok(());
     };
     let name = &raw.value.node;
-    let Some((_, node)) = nodes.iter().find(|(n, _)| n.value == name.value) else {
-        return Ok(());
-    };
-    let implementation = node.implementation.value;
-    match circular_payments_missing(implementation) {
+    match super::attack::lacking(nodes, &name.value, circular_payments_missing) {
         None => Ok(()),
-        Some(why) => Err(ctx.error(
+        Some((implementation, why)) => Err(ctx.error(
             &name.referenced,
             format!(
                 "rebalancing needs a node that pays itself around a circle, but {} is {implementation}: {why}",

@@ -233,6 +233,17 @@ fn first_group(groups: &Groups) -> &str {
 /// group gets the group's channels, so a path between groups is a path between every
 /// pair of their instances.
 pub(super) fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) -> bool {
+    reaches_without(channels, from, to, None)
+}
+
+/// [`reaches`], on paths that do not pass through group `avoid` (a rebalancing
+/// node's circle must close without it).
+pub(super) fn reaches_without(
+    channels: &[Spanned<RawChannel>],
+    from: &str,
+    to: &str,
+    avoid: Option<&str>,
+) -> bool {
     let mut seen = HashSet::from([from]);
     let mut queue = VecDeque::from([from]);
     while let Some(at) = queue.pop_front() {
@@ -240,8 +251,9 @@ pub(super) fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) ->
             return true;
         }
         for ch in channels.iter().map(|c| &c.value) {
-            if ch.from.value == at && seen.insert(ch.to.value.as_str()) {
-                queue.push_back(ch.to.value.as_str());
+            let next = ch.to.value.as_str();
+            if ch.from.value == at && Some(next) != avoid && seen.insert(next) {
+                queue.push_back(next);
             }
         }
     }
