@@ -230,7 +230,7 @@ fn html_shows_parts_and_drain_when_the_run_had_them() {
     assert!(shown.contains("Part limit 16; 6 of 7"), "its line");
     assert!(shown.contains("<td>3</td><td>6</td><td>9</td>"), "its row");
     assert!(
-        shown.contains("first liquidity failure came 21.5 s"),
+        shown.contains("first liquidity failure came at 21.5 s"),
         "the drain"
     );
     // summary.md has them too, and the stream's, only when the run had them.
@@ -241,7 +241,7 @@ fn html_shows_parts_and_drain_when_the_run_had_them() {
     );
     assert!(md.contains("Part limit 16; 6 of 7"), "{md}");
     assert!(
-        md.contains("Drain: the first liquidity failure came 21.5 s"),
+        md.contains("Drain: the first liquidity failure came at 21.5 s"),
         "{md}"
     );
     let plain = report::markdown::render(&fixed_report());

@@ -71,8 +71,12 @@ pub(super) fn note(
         Ok(PaymentOutcome::Failed {
             reason: FailureReason::NoRoute | FailureReason::InsufficientBalance,
         }) => {
+            // On the run's clock, that of the series and the events, so the first
+            // failure lines up with the TPS chart (the ledger readings and any
+            // invoices made before the load would otherwise shift it).
+            let at = Duration::from_secs_f64(ctx.recorder.elapsed_s());
             if let Some(drain) = &ctx.notes.drain
-                && drain.record(ctx.start.elapsed())
+                && drain.record(at)
             {
                 ctx.end(StopReason::LiquidityFailures);
             }

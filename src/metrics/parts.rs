@@ -159,10 +159,10 @@ impl DrainWatch {
         }
     }
 
-    /// One liquidity failure, ended `since_start` into the load; true once the
-    /// failures reach the stop's limit.
-    pub fn record(&self, since_start: Duration) -> bool {
-        let _ = self.first.set(since_start);
+    /// One liquidity failure, ended `at` on the run's clock (that of the series and
+    /// events); true once the failures reach the stop's limit.
+    pub fn record(&self, at: Duration) -> bool {
+        let _ = self.first.set(at);
         self.failures.fetch_add(1, Ordering::AcqRel) + 1 >= self.stop_after
     }
 

@@ -46,7 +46,7 @@ pub fn lines(parts: &PartsSummary) -> Vec<String> {
 /// The drain's one line: when the channels first ran dry, and the stop.
 pub fn drain_line(drain: &DrainSummary) -> String {
     let first = match drain.first_liquidity_failure_s {
-        Some(s) => format!("the first liquidity failure came {s:.1} s into the load"),
+        Some(s) => format!("the first liquidity failure came at {s:.1} s on the charts' clock"),
         None => "no payment failed for lack of liquidity".to_string(),
     };
     format!(
@@ -176,7 +176,7 @@ mod tests {
             first_liquidity_failure_s: Some(12.34),
         });
         assert!(
-            d.starts_with("the first liquidity failure came 12.3 s"),
+            d.starts_with("the first liquidity failure came at 12.3 s on the charts' clock"),
             "{d}"
         );
     }
