@@ -15,6 +15,7 @@
 mod bolt11;
 mod channels;
 mod driver;
+pub mod fake_server;
 mod proto;
 mod readback;
 

@@ -223,11 +223,16 @@ async fn http(mut stream: TcpStream, state: Arc<State>) {
     }
 }
 
+/// The id the fake gives the `n`th payment (from 0, in the order `sendtonode` came).
+pub fn payment_id(n: u64) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
 /// `sendtonode`: a new payment id, its event scheduled (or pushed now).
 fn send(state: &Arc<State>) -> String {
     let received = Instant::now();
     let n = state.payments.fetch_add(1, Ordering::SeqCst);
-    let id = format!("00000000-0000-4000-8000-{n:012}");
+    let id = payment_id(n);
     state
         .truth
         .lock()
