@@ -2,8 +2,13 @@
 //! the binary: bob's node process killed in its pod (the kubelet starts its container
 //! again on the same volume), alice's frozen (SIGSTOP) and thawed, and a block mined,
 //! while alice pays bob's invoices; then the peer link through the fault proxy's pod:
-//! 50 ms each way, then a partition. The report's fault windows and ways back, the
-//! channels at the end, and the run's namespace gone afterwards.
+//! 50 ms each way, then a partition; and bitcoind stopped cleanly, then killed, in its
+//! pod (tests/common/chain_faults.rs); and the other fault kinds as
+//! tests/e2e_faults_kinds.rs runs them locally: jitter, a bandwidth cap begun by
+//! `after_payments:`, a reset, bob's clean restart, and background mining stopped,
+//! burst and resumed (tests/common/fault_kinds.rs); and a Core Lightning receiver
+//! killed and paused (tests/common/impl_faults.rs). The report's fault windows and
+//! ways back, the channels at the end, and the run's namespace gone afterwards.
 //!
 //! Not run (and recorded so) when the cluster's binaries are not built, or the
 //! cluster is not up outside CI, as in tests/e2e_kube.rs.
@@ -11,7 +16,7 @@
 mod common;
 
 use common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
-use common::scenario_run::{assert_nothing_left, fault, lnd_pair};
+use common::scenario_run::{assert_nothing_left, fault, killed_node_back, lnd_pair};
 use common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -84,13 +89,7 @@ fn a_killed_and_a_paused_node_recover_in_their_pods() {
     }
     let (report, _log) = run(&scenario());
 
-    let k = fault(&report, "kill bob");
-    eprintln!("kubernetes kill: {k:#}");
-    assert!(k["error"].is_null(), "{k:#}");
-    let back = &k["node_back"];
-    let rpc = back["rpc_s"].as_f64().expect("rpc_s");
-    let channels = back["channels_s"].as_f64().expect("channels_s");
-    assert!(rpc > 0.0 && channels >= rpc, "{k:#}");
+    let k = killed_node_back(&report, "kill bob", "kubernetes kill");
     // Invoices from bob's RPC again, through the forward made before the kill.
     assert!(k["after"]["ok"].as_u64().unwrap() > 0, "{k:#}");
     assert!(k["recovered_after_s"].as_f64().is_some(), "{k:#}");
@@ -176,4 +175,71 @@ faults:
         services.iter().any(|s| s["name"] == "toxiproxy"),
         "{services:?}"
     );
+}
+
+/// `restart: chain` and `kill: chain` in the chain's pod, as tests/e2e_faults_chain.rs
+/// does locally and in Docker. The kill is the pod's second restart, so the kubelet's
+/// back-off (10 s) keeps bitcoind down longer than `restart_after:`.
+#[test]
+fn the_chain_restarted_and_killed_mid_load_comes_back_in_its_pod() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "the_chain_restarted_and_killed_mid_load_comes_back_in_its_pod";
+    if !built_or_not_run(test, "bitcoind", BITCOIND_BUILD) || !cluster_or_not_run("kube_chain") {
+        return;
+    }
+    let text = common::chain_faults::scenario(
+        "e2e-kube-chain-faults",
+        "runtime: kubernetes\npull: never\n",
+    );
+    let (report, _log) = run(&text);
+    common::chain_faults::check(&report);
+    let restart = fault(&report, "restart chain");
+    let stop = restart["chain_back"]["stop_s"].as_f64().unwrap();
+    // bitcoind stops cleanly in well under the 90 s deadline; the time is read in the pod.
+    assert!(stop > 0.0 && stop < 60.0, "{restart:#}");
+}
+
+/// tests/e2e_faults_kinds.rs's first scenario on the cluster: jitter, a bandwidth cap
+/// after 100 payments, a reset (alice's dialling again through the proxy pod is not
+/// checked here: its log is gone with the namespace) and a restart of bob in his pod.
+#[test]
+fn jitter_bandwidth_reset_and_restart_have_their_effect_in_pods() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("kube_fault_kinds") {
+        return;
+    }
+    let top = "runtime: kubernetes\npull: never\n";
+    let (report, _log) = run(&common::fault_kinds::scenario("e2e-kube-kinds", top));
+    common::fault_kinds::check(&report);
+}
+
+/// Background mining stopped, a burst while stopped, resumed and stopped again, on
+/// the cluster (through the forwarded chain RPC).
+#[test]
+fn background_mining_stops_resumes_and_a_burst_mines_in_pods() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_or_not_run("kube_mining") {
+        return;
+    }
+    let top = "runtime: kubernetes\npull: never\n";
+    let (report, _log) = run(&common::fault_kinds::mining_scenario(
+        "e2e-kube-mining",
+        top,
+    ));
+    common::fault_kinds::check_mining(&report);
+}
+
+/// tests/e2e_faults_impls.rs's Core Lightning case on the cluster: bob killed in his
+/// pod and started again, then paused; his way back read from Core Lightning.
+#[test]
+fn a_killed_and_a_paused_cln_node_recover_in_their_pods() {
+    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "a_killed_and_a_paused_cln_node_recover_in_their_pods";
+    if !built_on_bitcoind(test, "lightningd", CLN_BUILD) || !cluster_or_not_run("kube_cln") {
+        return;
+    }
+    let top = "runtime: kubernetes\npull: never\n";
+    let text = common::impl_faults::scenario("cln", "keysend", 50, 30, top);
+    let (report, _log) = run(&text);
+    common::impl_faults::check("cln", &report);
 }

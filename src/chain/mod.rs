@@ -86,6 +86,24 @@ pub struct ChainAccess {
     pub cli: Option<String>,
 }
 
+impl ChainAccess {
+    /// Access to a chain of `kind` with no address or credentials: what the config
+    /// files a node is started with are named, without a run's values (snapshots
+    /// leave those files out).
+    pub fn unset(kind: ChainKind) -> ChainAccess {
+        ChainAccess {
+            kind,
+            rpc_addr: String::new(),
+            rpc_user: String::new(),
+            rpc_pass: String::new(),
+            rpc_cert: None,
+            zmq_block: None,
+            zmq_tx: None,
+            cli: None,
+        }
+    }
+}
+
 /// In place of a password in `Debug` output (a panic message, a log line).
 const HIDDEN: &str = "<redacted>";
 

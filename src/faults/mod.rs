@@ -10,6 +10,8 @@ mod chain_back;
 mod mining;
 mod outcome;
 mod samples;
+#[cfg(test)]
+mod tests;
 pub mod windows;
 
 pub use chain_back::ChainBack;
@@ -120,6 +122,8 @@ pub struct FaultRunner {
     chain_before: Vec<Option<u64>>,
     /// Paused nodes, to resume whatever happens.
     paused: Vec<String>,
+    /// By fault: it was due while another fault held its process (said once).
+    waited: Vec<bool>,
     /// Background mining (`mining:`).
     miner: Option<mining::Miner>,
 }
@@ -152,6 +156,7 @@ impl FaultRunner {
             chain_backs: tokio::task::JoinSet::new(),
             chain_before: vec![None; faults_len],
             paused: Vec::new(),
+            waited: vec![false; faults_len],
         }
     }
 
@@ -215,7 +220,7 @@ impl FaultRunner {
                         FaultTrigger::At(at) => into >= at,
                         FaultTrigger::AfterPayments(n) => done >= n,
                     };
-                    if due {
+                    if due && !self.held(i) {
                         self.begin(i, runtime).await;
                     }
                 }
@@ -225,6 +230,30 @@ impl FaultRunner {
                 _ => {}
             }
         }
+    }
+
+    /// True while another kill, restart or pause of fault `i`'s node (or chain) is
+    /// still under way (a restart until its way back is over): `i` begins after it,
+    /// so two faults never act on one process at once. Said once, when it first waits.
+    fn held(&mut self, i: usize) -> bool {
+        let Some(target) = process_target(&self.faults[i].action) else {
+            return false;
+        };
+        let by = (0..self.faults.len()).find(|&j| {
+            j != i
+                && matches!(self.state[j], State::Active { .. })
+                && process_target(&self.faults[j].action) == Some(target)
+        });
+        if let Some(j) = by
+            && !std::mem::replace(&mut self.waited[i], true)
+        {
+            tracing::warn!(
+                fault = %self.records[i].label,
+                "due, but waits until {} is over",
+                self.records[j].label
+            );
+        }
+        by.is_some()
     }
 
     fn mark(&mut self, i: usize, began: bool) {
@@ -523,6 +552,16 @@ impl FaultRunner {
         let mut records = self.records;
         windows::fill(&mut records, self.samples.as_slice(), end_s);
         records
+    }
+}
+
+/// The node (or `chain`) whose process a kill, restart or pause acts on.
+fn process_target(action: &FaultAction) -> Option<&str> {
+    match action {
+        FaultAction::Kill { node, .. }
+        | FaultAction::Restart { node }
+        | FaultAction::Pause { node, .. } => Some(node),
+        _ => None,
     }
 }
 

@@ -102,7 +102,7 @@ pub struct KubeRuntime {
     chain_cert: Option<String>,
     /// `resources:` of each node and the chain, by name.
     envelopes: Vec<(String, crate::scenario::Envelope)>,
-    /// Nodes killed and not started yet.
+    /// Nodes (or the chain) killed or stopped and not started yet.
     killed: Vec<faults::Killed>,
     /// The fault proxy, once started.
     services: Vec<Service>,
@@ -368,6 +368,7 @@ impl Runtime for KubeRuntime {
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
         self.ensure_namespace().await?;
         let mut started = Vec::with_capacity(nodes.len());
+        let mut written = Vec::with_capacity(nodes.len());
         for spec in nodes {
             let image = (self.images.node(&spec.name))
                 .ok_or_else(|| RuntimeError::Image {
@@ -394,6 +395,11 @@ impl Runtime for KubeRuntime {
             let rpc_addr = self.forward(&spec.name, ports.rpc).await?;
             let credentials = driver
                 .credentials(&|file| dir.join(Path::new(file).file_name().unwrap_or_default()));
+            written.push(pods::write_config_credentials(
+                driver,
+                &files,
+                &credentials,
+            )?);
             started.push(NodeEndpoint {
                 name: spec.name.clone(),
                 implementation: spec.implementation,
@@ -407,7 +413,7 @@ impl Runtime for KubeRuntime {
             });
         }
         let this = &*self;
-        let started_ref = &started;
+        let (started_ref, written) = (&started, &written);
         super::wait_nodes_ready(
             super::NODE_READY_TIMEOUT,
             started.len(),
@@ -415,7 +421,7 @@ impl Runtime for KubeRuntime {
             |i| this.shared.exit_of(&started_ref[i].name),
             |i| async move {
                 let ep = &started_ref[i];
-                this.copy_credentials(ep).await?;
+                this.copy_credentials(ep, &written[i]).await?;
                 crate::node::driver(ep.implementation).ready(ep).await
             },
             |i| {
@@ -497,6 +503,14 @@ impl Runtime for KubeRuntime {
 
     async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
         self.pause(name, paused).await
+    }
+
+    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        self.stop_chain_pod(kill).await
+    }
+
+    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
+        self.start_chain().await
     }
 
     async fn start_link_proxy(&mut self, ports: usize) -> Result<ProxyHost, RuntimeError> {

@@ -3,8 +3,11 @@
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod chain_faults;
 pub mod docker;
+pub mod fault_kinds;
 pub mod fuzz;
+pub mod impl_faults;
 pub mod kube;
 pub mod openmetrics;
 pub mod running;

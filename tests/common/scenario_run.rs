@@ -188,6 +188,23 @@ pub fn fault<'a>(report: &'a serde_json::Value, label: &str) -> &'a serde_json::
         .unwrap_or_else(|| panic!("fault {label} in {:#}", report["faults"]))
 }
 
+/// The fault record `label` of a node killed and started again (`kill bob`), printed
+/// with `what` and checked: no error, the node's RPC back, then its channels.
+pub fn killed_node_back<'a>(
+    report: &'a serde_json::Value,
+    label: &str,
+    what: &str,
+) -> &'a serde_json::Value {
+    let k = fault(report, label);
+    eprintln!("{what}: {k:#}");
+    assert!(k["error"].is_null(), "{k:#}");
+    let back = &k["node_back"];
+    let rpc = back["rpc_s"].as_f64().expect("rpc_s");
+    let channels = back["channels_s"].as_f64().expect("channels_s");
+    assert!(rpc > 0.0 && channels >= rpc, "{k:#}");
+    k
+}
+
 /// `lnbench-tui ARGS` run in `work` (whose `runs/` is its run directory); nothing of
 /// the run may be left running.
 pub fn lnbench_in(work: &Path, args: &[&str]) -> std::process::Output {

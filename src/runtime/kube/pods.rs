@@ -110,10 +110,18 @@ impl KubeRuntime {
     }
 
     /// Copies a node's credential files out once all exist, through the reader
-    /// container, into its private directory. Err (which one) while one is missing.
-    pub(super) async fn copy_credentials(&self, ep: &NodeEndpoint) -> Result<(), String> {
+    /// container, into its private directory, but those in `written` (config files the
+    /// tool wrote itself). Err (which one) while one is missing.
+    pub(super) async fn copy_credentials(
+        &self,
+        ep: &NodeEndpoint,
+        written: &[&str],
+    ) -> Result<(), String> {
         let driver = crate::node::driver(ep.implementation);
         for (inside, outside) in driver.credential_files().iter().zip(ep.credentials.files()) {
+            if written.contains(inside) {
+                continue;
+            }
             let path = format!("{}/{inside}", objects::DATA);
             let content = (self
                 .exec(&ep.name, FILES_CONTAINER, &["/bin/cat", &path])
@@ -162,4 +170,70 @@ pub(super) async fn exec_in(
     };
     (tokio::time::timeout(limit, run).await)
         .unwrap_or_else(|_| Err(format!("no end within {} s", limit.as_secs())))
+}
+
+/// Writes the credential files that are config files of the node (Eclair's API
+/// password, ldk-server's API key) into its private directory from `files`: they are
+/// mounted into the node container only, so the reader container cannot see them.
+/// Returns their names, for [`KubeRuntime::copy_credentials`] to leave alone.
+pub(super) fn write_config_credentials(
+    driver: &dyn crate::node::driver::NodeDriver,
+    files: &[ConfigFile],
+    credentials: &crate::node::Credentials,
+) -> Result<Vec<&'static str>, RuntimeError> {
+    let mut written = Vec::new();
+    for (inside, outside) in driver.credential_files().iter().zip(credentials.files()) {
+        let Some(file) = files.iter().find(|f| f.path == *inside) else {
+            continue;
+        };
+        crate::runtime::shared::write_private(outside, file.content.as_bytes()).map_err(
+            |source| RuntimeError::Io {
+                path: outside.to_path_buf(),
+                source,
+            },
+        )?;
+        written.push(*inside);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::Implementation;
+
+    /// Eclair's API password and ldk-server's key are config files the reader
+    /// container cannot see: they are written from the config; LND's are not.
+    #[test]
+    fn credentials_that_are_config_files_are_written_from_the_config() {
+        let access = crate::chain::ChainAccess {
+            kind: crate::scenario::ChainKind::Bitcoind,
+            rpc_addr: "10.0.0.1:18443".into(),
+            rpc_user: "u".into(),
+            rpc_pass: "secret".into(),
+            rpc_cert: None,
+            zmq_block: None,
+            zmq_tx: None,
+            cli: None,
+        };
+        for (implementation, count) in [
+            (Implementation::Eclair, 1),
+            (Implementation::Ldk, 1),
+            (Implementation::Lnd, 0),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let driver = crate::node::driver(implementation);
+            let (_, files) =
+                crate::runtime::shared::container::node_command(implementation, "bob", &access);
+            let creds = driver.credentials(&|f| tmp.path().join(f));
+            let written = write_config_credentials(driver, &files, &creds).unwrap();
+            assert_eq!(written.len(), count, "{implementation:?}: {written:?}");
+            for name in written {
+                let config = files.iter().find(|f| f.path == name).unwrap();
+                let here = std::fs::read_to_string(tmp.path().join(name)).unwrap();
+                assert_eq!(here, config.content, "{implementation:?}");
+                assert!(!here.is_empty());
+            }
+        }
+    }
 }

@@ -32,24 +32,39 @@ set -- $found
 [ $# -eq 1 ] || { echo "not one node process, pids:$found"; exit 1; }
 "#;
 
-/// Kills the node's process (`$1`), then waits for the process of the container the
-/// kubelet starts again and freezes it (SIGSTOP) once it runs the node's program (the
-/// same name as the killed one: not the container runtime's init, which must finish
-/// starting the container); prints its pid, or why not (exiting 1). `$limit` is how
-/// many looks (each 0.05 s apart) it waits.
-const KILL_HOLD_SCRIPT: &str = r#"old=$1
+/// Sends `$sig` to the node's process (`$1`), and SIGKILL after `$escalate` looks if
+/// it still runs; then waits for the process of the container the kubelet starts again
+/// and freezes it (SIGSTOP) once it runs the node's program (the same name as the old
+/// one: not the container runtime's init, which must finish starting the container).
+/// Prints the new pid and the uptime (s) at the signal and when the old process was
+/// gone, or why not (exiting 1). `$limit` is how many looks (each 0.05 s apart) it
+/// waits in all.
+const HOLD_SCRIPT: &str = r#"old=$1
 read -r name < "/proc/$old/comm" || { echo "no name for $old"; exit 1; }
-kill -s KILL "$old" || { echo "kill -s KILL $old failed"; exit 1; }
+read -r asked _ < /proc/uptime
+kill -s "$sig" "$old" || { echo "kill -s $sig $old failed"; exit 1; }
+gone=
 i=0
 while :; do
+  if [ -z "$gone" ]; then
+    if [ ! -d "/proc/$old" ]; then
+      read -r gone _ < /proc/uptime
+    elif [ "$i" -eq "$escalate" ]; then
+      kill -s KILL "$old"
+    fi
+  fi
   node_pids
   new=
   for p in $found; do
     [ "$p" = "$old" ] && continue
     read -r c < "/proc/$p/comm" && [ "$c" = "$name" ] && new=$p
   done
-  if [ -n "$new" ] && kill -s STOP "$new"; then echo "$new"; exit 0; fi
-  [ "$i" -ge "$limit" ] && { echo "no new node process after the kill"; exit 1; }
+  if [ -n "$new" ] && kill -s STOP "$new"; then
+    [ -n "$gone" ] || read -r gone _ < /proc/uptime
+    echo "$new $asked $gone"
+    exit 0
+  fi
+  [ "$i" -ge "$limit" ] && { echo "no new process after the $sig"; exit 1; }
   sleep 0.05
   i=$((i + 1))
 done
@@ -87,16 +102,40 @@ pub fn stop_command(deadline: Duration) -> Vec<String> {
 
 /// The command, run in the files container, that kills the node's process (SIGKILL)
 /// and holds the one the kubelet starts next frozen (SIGSTOP) as soon as it appears,
-/// waiting at most `within` for it; it prints the new process's pid.
+/// waiting at most `within` for it; it prints what [`stopped_in`] reads.
 pub fn kill_hold_command(within: Duration) -> Vec<String> {
-    let looks = within.as_millis() / 50;
+    hold_command("KILL", within, within)
+}
+
+/// [`kill_hold_command`] for a clean stop: SIGTERM, SIGKILL after `deadline`, and the
+/// next process held frozen, waited for at most `within` after the deadline.
+pub fn stop_hold_command(deadline: Duration, within: Duration) -> Vec<String> {
+    hold_command("TERM", deadline, deadline + within)
+}
+
+fn hold_command(signal: &str, escalate: Duration, within: Duration) -> Vec<String> {
+    let looks = |d: Duration| (d.as_millis() / 50).to_string();
     vec![
         "/bin/sh".into(),
         "-c".into(),
-        format!("limit=$1\n{NODE_PIDS}{FIND_NODE}{KILL_HOLD_SCRIPT}"),
-        "kill-hold-node".into(),
-        looks.to_string(),
+        format!("sig=$1 escalate=$2 limit=$3\n{NODE_PIDS}{FIND_NODE}{HOLD_SCRIPT}"),
+        "hold-node".into(),
+        signal.into(),
+        looks(escalate),
+        looks(within),
     ]
+}
+
+/// How long the old process took to be gone after its signal, from what a hold
+/// command printed (`<new pid> <uptime at the signal> <uptime when gone>`).
+pub fn stopped_in(printed: &[u8]) -> Option<Duration> {
+    let text = String::from_utf8_lossy(printed);
+    let mut fields = text.split_whitespace().skip(1).map(str::parse::<f64>);
+    let (Some(Ok(asked)), Some(Ok(gone))) = (fields.next(), fields.next()) else {
+        return None;
+    };
+    let ms = ((gone - asked) * 1000.0).round();
+    (ms >= 0.0).then(|| Duration::from_millis(ms as u64))
 }
 
 /// A signal [`signal_command`] sends to the node's process.
@@ -163,13 +202,34 @@ mod tests {
     #[test]
     fn the_kill_holds_the_next_process_frozen() {
         let cmd = kill_hold_command(Duration::from_secs(60));
-        assert_eq!(cmd[4], "1200", "looks 0.05 s apart");
+        assert_eq!(cmd[4..], ["KILL", "1200", "1200"], "looks 0.05 s apart");
         let script = &cmd[2];
-        let kill = script.find("kill -s KILL \"$old\"").expect("kills");
+        let kill = script.find("kill -s \"$sig\" \"$old\"").expect("signals");
         let stop = script
             .find("kill -s STOP \"$new\"")
             .expect("freezes the next one");
         assert!(kill < stop, "{script}");
+    }
+
+    #[test]
+    fn a_clean_stop_escalates_at_its_deadline_and_waits_beyond_it() {
+        let cmd = stop_hold_command(Duration::from_secs(90), Duration::from_secs(60));
+        assert_eq!(cmd[4..], ["TERM", "1800", "3000"]);
+        assert!(
+            cmd[2].contains("[ \"$i\" -eq \"$escalate\" ]"),
+            "{}",
+            cmd[2]
+        );
+    }
+
+    #[test]
+    fn the_stop_time_is_read_from_what_the_hold_printed() {
+        let ms = |b: &[u8]| stopped_in(b).map(|d| d.as_millis());
+        assert_eq!(ms(b"812 5021.33 5023.08\n"), Some(1750));
+        assert_eq!(ms(b"812 5021.33 5021.33"), Some(0));
+        assert_eq!(ms(b"no new process after the TERM"), None);
+        assert_eq!(ms(b"812 5021.33"), None);
+        assert_eq!(ms(b"812 5021.33 5020.00"), None, "gone before asked");
     }
 
     /// The scripts run under a real shell: with a fake /proc they cannot be run here,
@@ -180,6 +240,7 @@ mod tests {
             stop_command(Duration::from_secs(1)),
             signal_command(Signal::Stop),
             kill_hold_command(Duration::from_secs(1)),
+            stop_hold_command(Duration::from_secs(1), Duration::from_secs(1)),
         ];
         for cmd in scripts {
             let out = std::process::Command::new("/bin/sh")
