@@ -87,7 +87,7 @@ pub enum Command {
     /// --no-store); list, show, trend and check the runs recorded, or import earlier
     /// report directories.
     History(HistoryArgs),
-    /// Network snapshots (local runtime): the chain's and nodes' data after setup,
+    /// Network snapshots (local and docker runtimes): the chain's and nodes' data after setup,
     /// kept so later runs start from them (`lnbench-tui SCENARIO --snapshot DIR`).
     Snapshot(SnapshotArgs),
 }
@@ -243,6 +243,13 @@ pub struct RunArgs {
     /// skipped.
     #[arg(long, value_name = "DIR|NAME", help_heading = "Setup")]
     pub snapshot: Option<PathBuf>,
+
+    /// With --snapshot (or the scenario's `snapshot:`): restore it though its nodes
+    /// were saved with other versions. Each such node starts this run's binary (image)
+    /// on the saved data and migrates it as it starts; the report times it
+    /// (`snapshot.migrations`). The chain's version must still be the snapshot's.
+    #[arg(long, help_heading = "Setup")]
+    pub upgrade: bool,
 
     /// Stop after this many payments (overrides the scenario's `stop.payments`).
     #[arg(long, value_name = "N", help_heading = "Load")]

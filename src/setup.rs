@@ -253,24 +253,49 @@ pub async fn fund_openers(
 /// Connects every channel's opener to its peer.
 ///
 /// `via` gives the address `from` dials `to` at when their link goes through the
-/// fault proxy (`links:`, link faults); else `to`'s own P2P address.
+/// fault proxy (`links:`, link faults); else `to`'s own P2P address. In a `restored`
+/// network the channels exist already, and an opener that does not dial on request
+/// (LDK: it dials the addresses it kept, the saving run's) is dialled by its peer.
 pub async fn connect_peers(
     nodes: &HashMap<String, ReadyNode>,
     channels: &[ChannelSpec],
     via: Option<&crate::links::LinkProxies>,
+    restored: bool,
     log: &mut StepLog,
 ) -> Result<()> {
-    let mut connects = Vec::new();
     // One connection per pair, whichever end opens.
     let mut seen = std::collections::HashSet::new();
+    let mut dials = Vec::new();
     for ch in channels {
         let pair = (ch.from.as_str().min(&ch.to), ch.from.as_str().max(&ch.to));
         if seen.insert(pair) {
-            connects.push(connect_one(nodes, ch, via));
+            dials.push(if restored {
+                redial(nodes, ch)?
+            } else {
+                ch.clone()
+            });
         }
     }
-    parallel::all("peers connected", connects, log).await?;
+    let connects = dials.iter().map(|ch| connect_one(nodes, ch, via));
+    parallel::all("peers connected", connects.collect(), log).await?;
     Ok(())
+}
+
+/// Who dials whom for a restored channel: its opener, unless the opener only dials
+/// the addresses it kept and the peer dials on request.
+fn redial(nodes: &HashMap<String, ReadyNode>, ch: &ChannelSpec) -> Result<ChannelSpec> {
+    let dials = |name: &str| -> Result<bool> {
+        let node = node_named(nodes, name)?;
+        Ok(crate::node::driver(node.node.implementation()).dials_on_request())
+    };
+    if dials(&ch.from)? || !dials(&ch.to)? {
+        return Ok(ch.clone());
+    }
+    Ok(ChannelSpec {
+        from: ch.to.clone(),
+        to: ch.from.clone(),
+        ..ch.clone()
+    })
 }
 
 /// Connects a channel's opener to its peer.

@@ -81,6 +81,24 @@ fn no_scenario_exits_2_with_usage_hint() {
 }
 
 #[test]
+fn upgrade_without_a_snapshot_exits_2_before_starting_anything() {
+    let run_dir = tempfile::tempdir().unwrap();
+    lnbench()
+        .arg(repo_file("scenarios/alice-pays-bob.yaml"))
+        .args(["--upgrade", "--no-store", "--run-dir"])
+        .arg(run_dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--upgrade restores a snapshot onto newer nodes",
+        ));
+    assert!(
+        std::fs::read_dir(run_dir.path()).unwrap().next().is_none(),
+        "nothing should have been started or created"
+    );
+}
+
+#[test]
 fn missing_node_binary_exits_3_before_starting_anything() {
     let run_dir = tempfile::tempdir().unwrap();
     lnbench()

@@ -2,7 +2,8 @@
 //! chain: a two-node network saved after setup, a run restored from it that pays at
 //! once (no funding, no channel opening), and the refusals of a tampered snapshot, of
 //! one saved with another version and of one saved for another network, each located
-//! and nothing left running.
+//! and nothing left running. The same save and restore for Core Lightning, Eclair and
+//! LDK nodes on a Bitcoin Core chain.
 
 mod common;
 
@@ -70,20 +71,20 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     std::fs::create_dir(w.join("runs")).unwrap();
     std::fs::write(w.join("scenario.yaml"), SCENARIO).unwrap();
 
-    let manifest = saved(w);
-    restored_and_pays(w, &manifest);
+    let manifest = saved(w, "scenario.yaml");
+    restored_and_pays(w, "scenario.yaml", &manifest);
     refused_when_changed(w, &manifest);
     through_the_scenario_field(w);
 }
 
 /// Save: setup as a run does, then everything stopped and kept; the manifest.
-fn saved(w: &Path) -> serde_json::Value {
+fn saved(w: &Path, file: &str) -> serde_json::Value {
     let out = lnbench_in(
         w,
         &[
             "snapshot",
             "save",
-            "scenario.yaml",
+            file,
             "--to",
             "./snap",
             "--run-dir",
@@ -111,21 +112,30 @@ fn saved(w: &Path) -> serde_json::Value {
 }
 
 /// Restore: no funding and no channel opening, and the restored channels pay.
-fn restored_and_pays(w: &Path, manifest: &serde_json::Value) {
+fn restored_and_pays(w: &Path, file: &str, manifest: &serde_json::Value) -> serde_json::Value {
+    restored_with(w, file, manifest, &[])
+}
+
+/// [`restored_and_pays`] with more arguments.
+fn restored_with(
+    w: &Path,
+    file: &str,
+    manifest: &serde_json::Value,
+    more: &[&str],
+) -> serde_json::Value {
     let setup_s = manifest["setup_s"].as_f64().expect("setup_s");
-    let out = lnbench_in(
-        w,
-        &[
-            "scenario.yaml",
-            "--snapshot",
-            "./snap",
-            "--report",
-            "report",
-            "--run-dir",
-            "runs",
-            "--no-store",
-        ],
-    );
+    let mut args = vec![
+        file,
+        "--snapshot",
+        "./snap",
+        "--report",
+        "report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    args.extend_from_slice(more);
+    let out = lnbench_in(w, &args);
     let log = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{log}");
     let report: serde_json::Value =
@@ -162,6 +172,7 @@ fn restored_and_pays(w: &Path, manifest: &serde_json::Value) {
         assert!(ready > 0.0 && ready < restored_s, "{node:#}");
         eprintln!("{} ready after {ready:.2} s", node["name"]);
     }
+    report
 }
 
 /// A changed file, another version, another node, no snapshot: each refused, located.
@@ -252,5 +263,267 @@ fn through_the_scenario_field(w: &Path) {
     assert!(
         log.contains(&format!("gone.yaml:{line}:11: snapshot: ./gone")),
         "{line}: {log}"
+    );
+}
+
+/// The same in Docker: each container's `/data` saved after setup, and copied into the
+/// new containers of a restored run, which pays at once. A snapshot saved in Docker
+/// keeps the images it ran, so the local runtime refuses it (another version).
+#[test]
+fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
+    require_node_binaries();
+    let Some(docker) = common::docker::engine() else {
+        return;
+    };
+    for image in ["lnbench/btcd:v0.24.2", "lnbench/lnd:v0.21.1-beta"] {
+        assert!(
+            common::docker::block_on(docker.inspect_image(image)).is_ok(),
+            "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+        );
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    let w = work.path();
+    std::fs::create_dir(w.join("runs")).unwrap();
+    let in_docker = SCENARIO
+        .replace("runtime: local\n", "runtime: docker\npull: never\n")
+        .replace(
+            "implementation: lnd\n",
+            "implementation: lnd\n    version: v0.21.1-beta\n",
+        );
+    assert!(in_docker.contains("runtime: docker"), "{in_docker}");
+    std::fs::write(w.join("docker.yaml"), &in_docker).unwrap();
+    std::fs::write(w.join("scenario.yaml"), SCENARIO).unwrap();
+
+    let manifest = saved(w, "docker.yaml");
+    let versions = manifest["versions"].as_object().expect("versions");
+    assert!(
+        versions["alice"]
+            .as_str()
+            .unwrap()
+            .starts_with("lnbench/lnd:v0.21.1-beta (sha256:"),
+        "{versions:?}"
+    );
+    let report = restored_and_pays(w, "docker.yaml", &manifest);
+    assert!(
+        report["runtime"].as_str().unwrap().starts_with("docker ("),
+        "{}",
+        report["runtime"]
+    );
+    let (code, err) = refused(w, "scenario.yaml", "./snap");
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("manifest.json:") && err.contains("was saved with"),
+        "{err}"
+    );
+    // Nothing of the save or the restored run is left in the engine.
+    nothing_left_in_the_engine("e2e-snapshot");
+}
+
+/// An LND pair saved in Docker on v0.20.1-beta and restored on v0.21.1-beta: refused
+/// without `--upgrade` (exit 3, the hint named), restored with it; both nodes start
+/// the newer image on the saved data, the report's `snapshot.migrations` names each
+/// node's two versions and its time until ready, and the network pays.
+#[test]
+fn an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker() {
+    require_node_binaries();
+    let Some(docker) = common::docker::engine() else {
+        return;
+    };
+    let older = "lnbench/lnd:v0.20.1-beta";
+    if common::docker::block_on(docker.inspect_image(older)).is_err() {
+        record_not_run(
+            "an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker",
+            &format!(
+                "no image {older} (scripts/build-images.sh builds it for the matrix scenarios)"
+            ),
+        );
+        return;
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    let w = work.path();
+    std::fs::create_dir(w.join("runs")).unwrap();
+    let on = |version: &str| {
+        SCENARIO
+            .replace("runtime: local\n", "runtime: docker\npull: never\n")
+            .replace("e2e-snapshot", "docker-snapshot-upgrade")
+            .replace(
+                "implementation: lnd\n",
+                &format!("implementation: lnd\n    version: {version}\n"),
+            )
+    };
+    std::fs::write(w.join("old.yaml"), on("v0.20.1-beta")).unwrap();
+    std::fs::write(w.join("new.yaml"), on("v0.21.1-beta")).unwrap();
+    let manifest = saved(w, "old.yaml");
+    assert!(
+        manifest["versions"]["bob"]
+            .as_str()
+            .unwrap()
+            .starts_with(older),
+        "{:#}",
+        manifest["versions"]
+    );
+
+    let (code, err) = refused(w, "new.yaml", "./snap");
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("was saved with") && err.contains("--upgrade"),
+        "{err}"
+    );
+
+    let report = restored_with(w, "new.yaml", &manifest, &["--upgrade"]);
+    let migrations = report["snapshot"]["migrations"]
+        .as_array()
+        .expect("migrations");
+    assert_eq!(migrations.len(), 2, "{migrations:#?}");
+    for m in migrations {
+        assert!(m["from"].as_str().unwrap().starts_with(older), "{m:#}");
+        let to = m["to"].as_str().unwrap();
+        assert!(to.starts_with("lnbench/lnd:v0.21.1-beta"), "{m:#}");
+        assert!(m["ready_s"].as_f64().unwrap() > 0.0, "{m:#}");
+        eprintln!("{m}");
+    }
+    for node in report["nodes"].as_array().unwrap() {
+        let version = node["version"].as_str().unwrap_or_default();
+        assert!(version.contains("0.21.1"), "{node:#}");
+    }
+    nothing_left_in_the_engine("docker-snapshot-upgrade");
+}
+
+/// Core Lightning, Eclair and LDK on Bitcoin Core: LDK's alice and Eclair's carol each
+/// open a channel to Core Lightning's bob. Restored, each pays bob at once. LDK's
+/// restored alice dials only the saving run's address of bob, so bob dials her.
+const OTHERS: &str = "\
+name: e2e-snapshot-others
+runtime: local
+chain:
+  implementation: bitcoind
+nodes:
+  alice:
+    implementation: ldk
+  bob:
+    implementation: cln
+  carol:
+    implementation: eclair
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 2000000
+  - from: carol
+    to: bob
+    capacity_sat: 2000000
+workload:
+  kind: invoice
+  senders: [alice, carol]
+  receiver: bob
+  amount_msat: 1000
+  concurrency: 2
+  stop:
+    payments: 40
+";
+
+#[test]
+fn cln_eclair_and_ldk_nodes_on_bitcoind_are_saved_restored_and_pay() {
+    let test = "cln_eclair_and_ldk_nodes_on_bitcoind_are_saved_restored_and_pay";
+    if !(built_on_bitcoind(test, "lightningd", CLN_BUILD)
+        && built_or_not_run(test, "eclair-node", ECLAIR_BUILD)
+        && built_or_not_run(test, "ldk-server", LDK_BUILD))
+    {
+        return;
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    // `--run-dir runs` is relative: Core Lightning finds bitcoind's datadir anyway.
+    let versions = others_saved_restored_and_pay(work.path(), OTHERS);
+    for (name, word) in [
+        ("alice", "ldk-server"),
+        ("carol", "eclair-node"),
+        ("chain", "bitcoin core"),
+    ] {
+        let v = versions[name].as_str().unwrap().to_lowercase();
+        assert!(v.contains(word), "{name}: {v}");
+    }
+    // Core Lightning's version is its tag, as `lightningd --version` gives it.
+    assert!(
+        versions["bob"].as_str().unwrap().starts_with('v'),
+        "{versions:?}"
+    );
+}
+
+/// The same network in Docker: the images the run names kept in the manifest, the
+/// restored LDK node's channel back at once (bob, in his container, dials her by her
+/// name on the run's network), nothing left in the engine.
+#[test]
+fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
+    let Some(docker) = common::docker::engine() else {
+        return;
+    };
+    let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
+    let mut images = vec![chain];
+    use lnbench_tui::node::Implementation::{Cln, Eclair, Ldk};
+    for implementation in [Cln, Eclair, Ldk] {
+        images.push(lnbench_tui::node::driver(implementation).images(None).local);
+    }
+    for image in &images {
+        assert!(
+            common::docker::block_on(docker.inspect_image(image)).is_ok(),
+            "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+        );
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    let in_docker = OTHERS
+        .replace("runtime: local\n", "runtime: docker\npull: never\n")
+        .replace("e2e-snapshot-others", "docker-snapshot-others");
+    assert!(in_docker.contains("runtime: docker"), "{in_docker}");
+    let versions = others_saved_restored_and_pay(work.path(), &in_docker);
+    for (name, image) in [("chain", 0), ("bob", 1), ("carol", 2), ("alice", 3)] {
+        let v = versions[name].as_str().unwrap();
+        assert!(
+            v.starts_with(&format!("{} (sha256:", images[image])),
+            "{name}: {v}"
+        );
+    }
+    // Not "e2e-snapshot": the LND test in Docker, which may run at the same time,
+    // looks for what it left under that name.
+    nothing_left_in_the_engine("docker-snapshot-others");
+}
+
+/// `scenario` (the [`OTHERS`] network on some runtime) saved in `w`, then restored: both
+/// senders pay bob, each as the tool and the node itself count it. The saved versions.
+fn others_saved_restored_and_pay(
+    w: &Path,
+    scenario: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    std::fs::create_dir(w.join("runs")).unwrap();
+    std::fs::write(w.join("others.yaml"), scenario).unwrap();
+    let manifest = saved(w, "others.yaml");
+    let versions = manifest["versions"].as_object().expect("versions").clone();
+    let report = restored_and_pays(w, "others.yaml", &manifest);
+    assert_reconciled(&report);
+    // Both senders paid bob, each as the tool and the node itself count it.
+    let senders = report["reconciliation"]["senders"]
+        .as_array()
+        .expect("senders");
+    for name in ["alice", "carol"] {
+        let row = (senders.iter().find(|r| r["node"] == name))
+            .unwrap_or_else(|| panic!("no {name}: {senders:#?}"));
+        assert!(row["tool_ok"].as_u64() > Some(0), "{row:#}");
+        assert_eq!(row["node_succeeded"], row["tool_ok"], "{row:#}");
+    }
+    // The restored channels were active at once: LDK's alice did not wait for her
+    // own dial (a minute apart), bob dialled her.
+    let active = (report["setup"].as_array().unwrap().iter())
+        .find(|s| s["step"] == "channels active")
+        .and_then(|s| s["seconds"].as_f64())
+        .expect("a channels active step");
+    assert!(active < 30.0, "channels active after {active} s");
+    versions
+}
+
+/// No container or network whose name contains `name` is left in the engine.
+fn nothing_left_in_the_engine(name: &str) {
+    let (containers, networks) = common::docker::labelled(None);
+    let ours = |n: &String| n.contains(name);
+    assert!(
+        !containers.iter().any(ours) && !networks.iter().any(ours),
+        "left in the engine: {containers:?} {networks:?}"
     );
 }

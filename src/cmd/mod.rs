@@ -92,7 +92,15 @@ pub(crate) fn run_scenario(args: crate::cli::RunArgs) -> Result<Exit> {
         metrics_listen: args.metrics_listen,
         junit: args.junit,
         snapshot: args.snapshot.as_deref().map(crate::snapshot::resolve),
+        upgrade: args.upgrade,
     };
+    if opts.upgrade && opts.snapshot.is_none() && scenario.snapshot.is_none() {
+        return Err(UsageError(
+            "--upgrade restores a snapshot onto newer nodes: give --snapshot DIR|NAME, or \
+             `snapshot:` in the scenario",
+        )
+        .into());
+    }
     if (opts.snapshot.is_some() || scenario.snapshot.is_some())
         && let Some(refused) = crate::snapshot::refusal(&scenario)
     {

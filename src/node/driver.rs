@@ -108,6 +108,13 @@ pub trait NodeDriver: Send + Sync {
     fn ports(&self) -> NodePorts;
     /// Chain backends this implementation runs on.
     fn chains(&self) -> &'static [ChainKind];
+    /// True when `connect_peer` dials the peer at once. False where the client only
+    /// notes the address for the channel's opening (ldk-server at its pin has no
+    /// call that dials): such a node, restored from a snapshot, dials only the
+    /// addresses it kept, which were the saving run's.
+    fn dials_on_request(&self) -> bool {
+        true
+    }
     /// True when the node keeps its on-chain funds in a wallet of the chain backend
     /// (Eclair: bitcoind's), named after the node, which the runtime creates before the
     /// node starts.

@@ -204,7 +204,8 @@ impl SnapshotRef {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SnapshotMigration {
     pub node: String,
-    /// The database as saved (`sqlite`) and as this run has it (`sqlite-native`).
+    /// The database as saved (`sqlite`) and as this run has it (`sqlite-native`), or
+    /// with `--upgrade` the version as saved and this run's.
     pub from: String,
     pub to: String,
     /// From the nodes' start until this node answered, synced to the chain: its

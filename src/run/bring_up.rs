@@ -129,7 +129,7 @@ pub async fn bring_up(
     };
 
     log.begin("peers connected");
-    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), log).await?;
+    setup::connect_peers(&nodes, &scenario.channels, links.as_ref(), restored, log).await?;
 
     log.begin("channels active");
     if restored {

@@ -57,6 +57,8 @@ pub struct RunOptions {
     pub junit: Option<PathBuf>,
     /// `--snapshot`: the snapshot directory the network is restored from.
     pub snapshot: Option<PathBuf>,
+    /// `--upgrade`: nodes saved with other versions are restored, and migrate.
+    pub upgrade: bool,
 }
 
 /// Runs `scenario` to the end and returns the exit code.

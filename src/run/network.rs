@@ -354,6 +354,10 @@ pub(super) fn make_run_dir(opts: &RunOptions, run_id: &str) -> Result<PathBuf> {
         .run_dir_parent
         .clone()
         .unwrap_or_else(std::env::temp_dir);
+    // Absolute: the nodes run in directories of their own, and a relative path in their
+    // configs (Core Lightning's bitcoin-cli datadir) would point elsewhere from there.
+    let parent = std::path::absolute(&parent)
+        .with_context(|| format!("cannot resolve {}", parent.display()))?;
     let run_dir = parent.join(format!("lnbench-{run_id}"));
     std::fs::create_dir_all(&parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -439,6 +443,7 @@ mod tests {
             metrics_listen: None,
             junit: None,
             snapshot: None,
+            upgrade: false,
         }
     }
 

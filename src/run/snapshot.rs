@@ -1,6 +1,7 @@
-//! Snapshots around a run (local runtime): `snapshot save` sets a network up as a run
-//! does, stops it and keeps its data dirs; a run with `--snapshot` copies them into
-//! its own directory before the chain and nodes start, and setup then skips funding
+//! Snapshots around a run (local and docker runtimes): `snapshot save` sets a network
+//! up as a run does, stops it and keeps its data dirs (a container's `/data`); a run
+//! with `--snapshot` copies them into its own directory (into each container) before
+//! the chain and nodes start, and setup then skips funding
 //! and channel opening (see `bring_up.rs`) and waits for the channels to come back.
 
 use super::bring_up::{RunFacts, bring_up};
@@ -10,8 +11,9 @@ use crate::scenario::{ChannelSpec, Scenario};
 use crate::setup::{ReadyNode, StepLog};
 use crate::snapshot::{self, Manifest, SnapshotError};
 use anyhow::{Context, Result};
+use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a node being saved may take to exit on SIGTERM (LND after 50,000
@@ -21,20 +23,54 @@ const NODE_STOP_LIMIT: Duration = crate::runtime::RESTART_STOP_DEADLINE;
 /// How long restored channels may take to be active again.
 const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The runtime snapshots work with: the one that keeps data dirs on this machine.
-const LOCAL: &str = "local";
+/// The runtimes that keep their data on this machine, which snapshots work with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Local,
+    Docker,
+}
 
-fn only_local(scenario: &Scenario, runtime: &str) -> Result<(), SnapshotError> {
-    if runtime == LOCAL {
-        return Ok(());
+impl Kept {
+    /// The runtime of `runtime` (the run's description), or the refusal.
+    fn of(scenario: &Scenario, runtime: &str) -> Result<Kept, SnapshotError> {
+        if runtime == "local" {
+            return Ok(Kept::Local);
+        }
+        if runtime.starts_with("docker") {
+            return Ok(Kept::Docker);
+        }
+        Err(SnapshotError::Refused {
+            at: snapshot::locate_in_file(&scenario.source, &scenario.path, "runtime:"),
+            detail: format!(
+                "snapshots are kept for the local and docker runtimes only, this run is on \
+                 {runtime}: write `runtime: local` or `runtime: docker`"
+            ),
+        })
     }
-    Err(SnapshotError::Refused {
-        at: snapshot::locate_in_file(&scenario.source, &scenario.path, "runtime:"),
-        detail: format!(
-            "snapshots are kept for the local runtime only, this run is on {runtime}: \
-             write `runtime: local`"
-        ),
-    })
+
+    /// The binaries' (local) or images' (docker) versions, as the manifest keeps them.
+    async fn versions(self, scenario: &Scenario) -> Result<BTreeMap<String, String>> {
+        Ok(match self {
+            Kept::Local => crate::runtime::local::versions(scenario).await?,
+            Kept::Docker => crate::runtime::docker::snapshot::versions(scenario).await?,
+        })
+    }
+
+    /// Where the data dirs are in the run dir.
+    fn root(self, run_dir: &Path) -> PathBuf {
+        match self {
+            Kept::Local => run_dir.to_path_buf(),
+            Kept::Docker => run_dir.join(crate::runtime::docker::snapshot::VOLUMES),
+        }
+    }
+
+    /// The files the runtime writes at every start, which a snapshot leaves out.
+    fn written_at_start(self, scenario: &Scenario) -> Vec<String> {
+        match self {
+            Kept::Local => crate::runtime::local::config_files::written_at_start(scenario),
+            Kept::Docker => crate::runtime::docker::snapshot::written_at_start(scenario),
+        }
+    }
 }
 
 /// Before setup of a run with `--snapshot`: checks the snapshot against the scenario
@@ -56,13 +92,15 @@ pub(super) async fn restore(
         Some(f) => anyhow::Error::new(e).context(format!("{}: snapshot: {}", f.at, f.value)),
         None => e.into(),
     };
-    only_local(scenario, &facts.runtime)?;
+    let kept = Kept::of(scenario, &facts.runtime)?;
     log.begin("snapshot restored");
     let started = Instant::now();
-    let versions = crate::runtime::local::versions(scenario).await?;
-    let (manifest, migrations) = snapshot::check(&dir, scenario, &versions).map_err(at_field)?;
-    let bytes = snapshot::restore(&dir, &manifest, run_dir).map_err(at_field)?;
-    let blocks = run_dir
+    let versions = kept.versions(scenario).await?;
+    let (manifest, migrations) =
+        snapshot::check(&dir, scenario, &versions, opts.upgrade).map_err(at_field)?;
+    let root = kept.root(run_dir);
+    let bytes = snapshot::restore(&dir, &manifest, &root).map_err(at_field)?;
+    let blocks = root
         .join(crate::chain::CHAIN_NAME)
         .join(snapshot::CHAIN_BLOCKS);
     let text = std::fs::read_to_string(&blocks).map_err(SnapshotError::io(&blocks))?;
@@ -163,12 +201,15 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
     crate::lines::errln!("snapshot of {} on {}", scenario.name, facts.runtime);
     let mut log = StepLog::default();
     let setup_started = Instant::now();
-    let up = match only_local(&scenario, &facts.runtime) {
-        Err(e) => Err(e.into()),
-        Ok(()) => tokio::select! {
-            r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
-            () = signals.cancel.cancelled() => Ok(None),
-        },
+    let (kept, up) = match Kept::of(&scenario, &facts.runtime) {
+        Err(e) => (Kept::Local, Err(e.into())),
+        Ok(kept) => (
+            kept,
+            tokio::select! {
+                r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
+                () = signals.cancel.cancelled() => Ok(None),
+            },
+        ),
     };
     let setup_s = setup_started.elapsed().as_secs_f64();
     log.end();
@@ -210,7 +251,9 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
                 setup_s,
                 payments: made,
             };
-            keep(&scenario, &run_dir, to, saving).await.map(Some)
+            keep(&scenario, &kept.root(&run_dir), to, saving, kept)
+                .await
+                .map(Some)
         }
     };
     if opts.keep {
@@ -240,22 +283,28 @@ struct Saving<'a> {
     payments: u64,
 }
 
-/// Copies the stopped network's data dirs into the snapshot, with the chain's
-/// `blocks` and the manifest.
-async fn keep(scenario: &Scenario, run_dir: &Path, to: &Path, saving: Saving<'_>) -> Result<()> {
+/// Copies the stopped network's data dirs (under `root`) into the snapshot, with the
+/// chain's `blocks` and the manifest.
+async fn keep(
+    scenario: &Scenario,
+    root: &Path,
+    to: &Path,
+    saving: Saving<'_>,
+    kept: Kept,
+) -> Result<()> {
     let Saving {
         blocks,
         started_at,
         setup_s,
         payments,
     } = saving;
-    let path = run_dir
+    let path = root
         .join(crate::chain::CHAIN_NAME)
         .join(snapshot::CHAIN_BLOCKS);
     let mut text = blocks.join("\n");
     text.push('\n');
     std::fs::write(&path, text).map_err(SnapshotError::io(&path))?;
-    let versions = crate::runtime::local::versions(scenario).await?;
+    let versions = kept.versions(scenario).await?;
     let saved_at = humantime::format_rfc3339_seconds(started_at).to_string();
     let mut manifest = Manifest::new(scenario, versions, saved_at, setup_s);
     manifest.payments = payments;
@@ -263,8 +312,8 @@ async fn keep(scenario: &Scenario, run_dir: &Path, to: &Path, saving: Saving<'_>
         .chain(scenario.nodes.iter().map(|n| n.name.clone()))
         .collect();
     let started = Instant::now();
-    let leave_out = crate::runtime::local::config_files::written_at_start(scenario);
-    let saved = snapshot::save(run_dir, &names, &leave_out, to, manifest, &scenario.source)?;
+    let leave_out = kept.written_at_start(scenario);
+    let saved = snapshot::save(root, &names, &leave_out, to, manifest, &scenario.source)?;
     let history = match payments {
         0 => String::new(),
         n => format!(" and {n} payments"),

@@ -568,7 +568,7 @@ mod failed_setup;
 mod reconcile;
 
 #[tokio::test]
-async fn a_snapshot_on_another_runtime_than_local_is_refused_at_runtime_and_torn_down() {
+async fn a_snapshot_on_a_runtime_that_keeps_no_data_here_is_refused_and_torn_down() {
     let mut dirs = Dirs::new();
     dirs.opts.snapshot = Some("snap".into());
     let downs = Arc::new(AtomicUsize::new(0));
@@ -584,7 +584,7 @@ async fn a_snapshot_on_another_runtime_than_local_is_refused_at_runtime_and_torn
     assert_eq!(crate::exit_code_for(&err), Exit::BadInput, "{err:#}");
     let text = format!("{err:#}");
     assert!(
-        text.contains("fake.yaml:3:1: snapshots are kept for the local runtime only"),
+        text.contains("fake.yaml:3:1: snapshots are kept for the local and docker runtimes only"),
         "{text}"
     );
     assert_eq!(downs.load(Ordering::SeqCst), 1);

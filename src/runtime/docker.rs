@@ -19,6 +19,7 @@ pub mod postgres;
 mod prepare;
 mod probe;
 mod restart;
+pub mod snapshot;
 mod spec;
 pub mod stats;
 pub mod toxiproxy;
@@ -552,6 +553,13 @@ impl Runtime for DockerRuntime {
 
     fn describe(&self) -> String {
         format!("docker ({})", self.images.names(self.etcd_image.as_deref()))
+    }
+
+    async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
+        let kept = self.stop_and_copy_out(limit).await;
+        let down = self.down().await;
+        let killed = kept?;
+        down.map(|()| killed)
     }
 
     async fn down(&mut self) -> Result<(), RuntimeError> {

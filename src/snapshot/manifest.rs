@@ -73,9 +73,10 @@ fn node_line(n: &crate::scenario::NodeSpec, args: &[String]) -> String {
 /// key-value form, LND migrates invoices, payments and the graph to it at its start.
 const NATIVE_SQL: &str = "--db.use-native-sql";
 
-/// A node restored onto another schema than it was saved with, which it migrates at
-/// its start: LND's key-value SQL database (`from`, `sqlite`) to native SQL (`to`,
-/// `sqlite-native`).
+/// A node restored onto another schema or version than it was saved with, which it
+/// migrates at its start: LND's key-value SQL database (`from`, `sqlite`) to native
+/// SQL (`to`, `sqlite-native`), or with `--upgrade` the saved binary's version to
+/// this run's (both as the manifest writes versions).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Migration {
     pub node: String,
@@ -185,16 +186,26 @@ impl Manifest {
         })
     }
 
-    /// Refuses a snapshot saved with other versions of the chain's or a node's binary.
+    /// Refuses a snapshot saved with other versions of the chain's or a node's binary;
+    /// with `upgrade`, a node's other version is no refusal but a migration from the
+    /// saved version to this one (the chain's is still refused).
     pub fn check_versions(
         &self,
         here: &BTreeMap<String, String>,
+        upgrade: bool,
         text: &str,
         path: &Path,
-    ) -> Result<(), SnapshotError> {
+    ) -> Result<Vec<Migration>, SnapshotError> {
+        let mut upgrades = Vec::new();
         for (what, version) in here {
             let saved = self.versions.get(what).cloned().unwrap_or_default();
-            if &saved != version {
+            if upgrade && what != "chain" && !saved.is_empty() && &saved != version {
+                upgrades.push(Migration {
+                    node: what.clone(),
+                    from: saved,
+                    to: version.clone(),
+                });
+            } else if &saved != version {
                 let in_versions = text.find("\"versions\"").unwrap_or(0);
                 let at = locate_in_file(&text[in_versions..], path, &format!("{what:?}:"));
                 // The line counted from "versions" on: add the lines before it.
@@ -211,7 +222,7 @@ impl Manifest {
                 });
             }
         }
-        Ok(())
+        Ok(upgrades)
     }
 }
 

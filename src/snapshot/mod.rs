@@ -1,4 +1,4 @@
-//! Network snapshots (local runtime): the chain's and every node's data directory
+//! Network snapshots (local and docker runtimes): the chain's and every node's data directory
 //! after setup, kept with the scenario's network, the binaries' versions and a
 //! sha256 of every file (`manifest.json`), so a later run starts from them instead of
 //! funding and opening channels again.
@@ -51,7 +51,8 @@ pub enum SnapshotError {
     Mismatch { at: String, reason: String },
     #[error(
         "{at}: {what} was saved with {saved:?}, this machine runs {here:?}; save the snapshot \
-         again with these binaries, or run it with the binaries it was saved with"
+         again with these binaries, or run it with the binaries it was saved with (a node's \
+         newer version: `--upgrade` restores it and times its migration)"
     )]
     Version {
         at: String,
@@ -116,8 +117,9 @@ pub fn resolve_field(scenario_path: &Path, value: &str) -> PathBuf {
     cache_dir().map_or_else(|| PathBuf::from(value), |dir| dir.join(value))
 }
 
-/// What a snapshot cannot keep: databases outside the data dirs (PostgreSQL, etcd)
-/// and sweeps (one network per snapshot). Refused before anything starts.
+/// What a snapshot cannot keep: databases outside the data dirs (PostgreSQL, etcd),
+/// sweeps (one network per snapshot), and channels between two nodes that would not
+/// dial each other once restored (two LDK nodes). Refused before anything starts.
 pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
     let at = scenario.path.display().to_string();
     if scenario.sweep.is_some() {
@@ -143,6 +145,22 @@ pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
                 ),
             });
         }
+    }
+    let dials = |name: &str| {
+        (scenario.nodes.iter().find(|n| n.name == name))
+            .is_none_or(|n| crate::node::driver(n.implementation).dials_on_request())
+    };
+    if let Some(ch) = (scenario.channels.iter()).find(|c| !dials(&c.from) && !dials(&c.to)) {
+        return Some(SnapshotError::Refused {
+            at: locate_in_file(&scenario.source, &scenario.path, "channels:"),
+            detail: format!(
+                "the channel {} - {} joins two LDK nodes: ldk-server at its pin has no call \
+                 that dials a peer, and a restored node dials only the saving run's \
+                 addresses, so neither end would reconnect; give one end another \
+                 implementation",
+                ch.from, ch.to
+            ),
+        });
     }
     None
 }
@@ -209,11 +227,14 @@ pub fn check_target(to: &Path) -> Result<(), SnapshotError> {
 
 /// Reads the manifest of the snapshot in `dir` and checks it against the scenario's
 /// network and this machine's `versions` (name to version, `chain` included); with
-/// the migrations the restore asks for, which pass ([`network_to_restore`]).
+/// the migrations the restore asks for, which pass ([`network_to_restore`]). With
+/// `upgrade`, a node saved with another version passes too, as a migration from that
+/// version to this one; the chain's version must match still.
 pub fn check(
     dir: &Path,
     scenario: &Scenario,
     versions: &BTreeMap<String, String>,
+    upgrade: bool,
 ) -> Result<(Manifest, Vec<Migration>), SnapshotError> {
     let path = dir.join(MANIFEST);
     let text = match std::fs::read_to_string(&path) {
@@ -232,9 +253,19 @@ pub fn check(
         Err(source) => return Err(SnapshotError::Io { path, source }),
     };
     let manifest = Manifest::parse(&text, &path)?;
-    let (wanted, migrations) = network_to_restore(scenario, &manifest.network);
+    let (wanted, mut migrations) = network_to_restore(scenario, &manifest.network);
     manifest.check_network(&wanted, &text, &path)?;
-    manifest.check_versions(versions, &text, &path)?;
+    let upgrades = manifest.check_versions(versions, upgrade, &text, &path)?;
+    // A node upgraded onto another schema as well: one migration, both named.
+    for up in upgrades {
+        match migrations.iter_mut().find(|m| m.node == up.node) {
+            Some(m) => {
+                m.from = format!("{} ({})", m.from, up.from);
+                m.to = format!("{} ({})", m.to, up.to);
+            }
+            None => migrations.push(up),
+        }
+    }
     Ok((manifest, migrations))
 }
 

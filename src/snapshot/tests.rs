@@ -144,7 +144,7 @@ fn the_sha256_is_the_standard_one() {
 #[test]
 fn a_snapshot_is_restored_file_for_file() {
     let (_out, to) = saved();
-    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions(), false).unwrap();
     let run = tempfile::tempdir().unwrap();
     let bytes = restore(&to, &m, run.path()).unwrap();
     assert_eq!(bytes, m.files.values().map(|f| f.bytes).sum::<u64>());
@@ -156,7 +156,7 @@ fn a_snapshot_is_restored_file_for_file() {
 fn a_changed_file_is_refused_by_name() {
     let (_out, to) = saved();
     std::fs::write(to.join("data/bob/tls.cert"), "not the saved cert").unwrap();
-    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions(), false).unwrap();
     let run = tempfile::tempdir().unwrap();
     let e = restore(&to, &m, run.path()).unwrap_err();
     assert!(e.is_bad_input());
@@ -172,7 +172,7 @@ fn a_changed_file_is_refused_by_name() {
 fn a_missing_or_added_file_is_refused_by_name() {
     let (_out, to) = saved();
     std::fs::remove_file(to.join("data/alice/tls.cert")).unwrap();
-    let (m, _) = check(&to, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to, &scenario(BASE), &versions(), false).unwrap();
     let e = err_text(restore(&to, &m, tempfile::tempdir().unwrap().path()).unwrap_err());
     // Located at the file's line in the manifest.
     assert!(e.contains("manifest.json:"), "{e}");
@@ -180,7 +180,7 @@ fn a_missing_or_added_file_is_refused_by_name() {
 
     let (_out2, to2) = saved();
     std::fs::write(to2.join("data/bob/extra"), "x").unwrap();
-    let (m, _) = check(&to2, &scenario(BASE), &versions()).unwrap();
+    let (m, _) = check(&to2, &scenario(BASE), &versions(), false).unwrap();
     let e = err_text(restore(&to2, &m, tempfile::tempdir().unwrap().path()).unwrap_err());
     assert!(
         e.contains("data/bob/extra") && e.contains("not in manifest.json"),
@@ -188,12 +188,39 @@ fn a_missing_or_added_file_is_refused_by_name() {
     );
 }
 
+/// `--upgrade`: a node's other version is a migration from the saved version to this
+/// one, and the rest is checked as without it; the chain's other version is refused.
+#[test]
+fn with_upgrade_a_node_of_another_version_migrates_and_the_chain_does_not() {
+    let (_out, to) = saved();
+    let mut here = versions();
+    here.insert("bob".into(), "lnd 0.20.0".into());
+    let (_, migrations) = check(&to, &scenario(BASE), &here, true).unwrap();
+    assert_eq!(
+        migrations,
+        [Migration {
+            node: "bob".into(),
+            from: "lnd 0.19.0".into(),
+            to: "lnd 0.20.0".into(),
+        }]
+    );
+    let (_, none) = check(&to, &scenario(BASE), &versions(), true).unwrap();
+    assert!(none.is_empty(), "{none:?}");
+    here.insert("chain".into(), "btcd 0.25.0".into());
+    let text = err_text(check(&to, &scenario(BASE), &here, true).unwrap_err());
+    assert!(text.contains("the chain was saved with"), "{text}");
+    // Another network is refused still.
+    let carol = BASE.replace("bob", "carol");
+    let e = check(&to, &scenario(&carol), &versions(), true).unwrap_err();
+    assert!(err_text(e).contains("saved for another network"));
+}
+
 #[test]
 fn another_version_is_refused_with_both_versions_and_the_line() {
     let (_out, to) = saved();
     let mut here = versions();
     here.insert("bob".into(), "lnd 0.20.0".into());
-    let e = check(&to, &scenario(BASE), &here).unwrap_err();
+    let e = check(&to, &scenario(BASE), &here, false).unwrap_err();
     assert!(!e.is_bad_input(), "the machine's binaries: exit 3");
     let text = err_text(e);
     assert!(
@@ -217,7 +244,7 @@ fn another_version_is_refused_with_both_versions_and_the_line() {
 fn another_network_is_refused_with_the_part_that_differs() {
     let (_out, to) = saved();
     let carol = BASE.replace("bob", "carol");
-    let e = check(&to, &scenario(&carol), &versions()).unwrap_err();
+    let e = check(&to, &scenario(&carol), &versions(), false).unwrap_err();
     assert!(e.is_bad_input());
     let text = err_text(e);
     assert!(text.contains("saved for another network"), "{text}");
@@ -228,7 +255,7 @@ fn another_network_is_refused_with_the_part_that_differs() {
     assert!(text.contains("manifest.json:"), "{text}");
 
     let more = BASE.replace("capacity_sat: 1000000", "capacity_sat: 2000000");
-    let text = err_text(check(&to, &scenario(&more), &versions()).unwrap_err());
+    let text = err_text(check(&to, &scenario(&more), &versions(), false).unwrap_err());
     assert!(text.contains("capacity_sat=2000000"), "{text}");
 }
 
@@ -236,7 +263,7 @@ fn another_network_is_refused_with_the_part_that_differs() {
 fn no_snapshot_and_a_garbled_manifest_are_located() {
     let dir = tempfile::tempdir().unwrap();
     let none = dir.path().join("none");
-    let e = check(&none, &scenario(BASE), &versions()).unwrap_err();
+    let e = check(&none, &scenario(BASE), &versions(), false).unwrap_err();
     assert!(e.is_bad_input());
     let text = err_text(e);
     assert!(
@@ -250,7 +277,7 @@ fn no_snapshot_and_a_garbled_manifest_are_located() {
         "{\n  \"format\": 1,\n  \"scenario\": 3\n}\n",
     )
     .unwrap();
-    let text = err_text(check(&to, &scenario(BASE), &versions()).unwrap_err());
+    let text = err_text(check(&to, &scenario(BASE), &versions(), false).unwrap_err());
     assert!(text.contains("manifest.json:3:"), "{text}");
 }
 
@@ -274,6 +301,25 @@ fn sweeps_and_databases_outside_the_data_dirs_are_refused() {
     let text = err_text(refusal(&scenario(&pg)).expect("refused"));
     assert!(text.starts_with("snap.yaml:8:3:"), "{text}");
     assert!(text.contains("PostgreSQL"), "{text}");
+}
+
+#[test]
+fn a_channel_between_two_ldk_nodes_is_refused_and_one_ldk_end_is_not() {
+    let ldk = |text: &str, node: &str| {
+        text.replacen(
+            &format!("{node}:\n    implementation: lnd"),
+            &format!("{node}:\n    implementation: ldk"),
+            1,
+        )
+        .replace("btcd", "bitcoind")
+        .replace("kind: keysend", "kind: invoice")
+    };
+    let one = ldk(BASE, "alice");
+    assert!(refusal(&scenario(&one)).is_none(), "{one}");
+    let both = ldk(&one, "bob");
+    let text = err_text(refusal(&scenario(&both)).expect("refused"));
+    assert!(text.starts_with("snap.yaml:10:1:"), "{text}");
+    assert!(text.contains("alice - bob joins two LDK nodes"), "{text}");
 }
 
 #[test]

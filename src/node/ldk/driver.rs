@@ -135,6 +135,12 @@ impl NodeDriver for Ldk {
         Implementation::Ldk
     }
 
+    /// ldk-server at its pin has no ConnectPeer: the tool notes the address and the
+    /// OpenChannel call dials it.
+    fn dials_on_request(&self) -> bool {
+        false
+    }
+
     fn binary(&self) -> &'static str {
         "ldk-server"
     }

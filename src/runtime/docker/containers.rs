@@ -37,8 +37,9 @@ impl DockerRuntime {
         Ok(name)
     }
 
-    /// Creates (not starts) the container of `name`; remembered at once, so teardown
-    /// removes it whatever happens next.
+    /// Creates (not starts) the container of `name`, with a restored snapshot's data
+    /// in it when the run has one; remembered at once, so teardown removes it whatever
+    /// happens next.
     pub(super) async fn create(
         &mut self,
         name: &str,
@@ -67,7 +68,9 @@ impl DockerRuntime {
             labels: self.labels(Some(name)),
             envelope: envelope.as_ref(),
         });
-        self.create_from(name, image, body).await
+        let id = self.create_from(name, image, body).await?;
+        self.copy_in_restored(name, &id).await?;
+        Ok(id)
     }
 
     /// Creates (not starts) the container of `name` from a body made by

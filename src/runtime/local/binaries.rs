@@ -220,11 +220,23 @@ pub async fn versions(
 pub(super) async fn version_of(binary: &Path) -> String {
     let stated = stated_version(binary).await;
     let name = binary.file_name().map(|n| n.to_string_lossy().into_owned());
-    let parent = binary.parent();
-    let commit = name
-        .zip(parent)
+    let stamp = (name.clone())
+        .zip(binary.parent())
         .and_then(|(n, dir)| crate::cache::stamp_in(dir, &n))
-        .and_then(|stamp| stamp.split_whitespace().nth(1).map(str::to_string));
+        .unwrap_or_default();
+    versioned(stated, name.unwrap_or_default(), &stamp)
+}
+
+/// The version a binary states, else (ldk-server has no `--version`) its name and the
+/// build cache stamp's version; then the stamp's commit.
+fn versioned(stated: String, name: String, stamp: &str) -> String {
+    let mut words = stamp.split_whitespace();
+    let (version, commit) = (words.next(), words.next());
+    let stated = match (stated.is_empty(), version) {
+        (false, _) => stated,
+        (true, Some(v)) => format!("{name} {v}"),
+        (true, None) => name,
+    };
     match commit {
         Some(c) => format!("{stated} (source {c})"),
         None => stated,
@@ -301,6 +313,21 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
             .collect();
         move |key| map.get(key).cloned()
+    }
+
+    #[test]
+    fn a_binary_without_a_version_flag_is_named_by_its_stamp() {
+        let v = |stated: &str, stamp: &str| versioned(stated.into(), "ldk-server".into(), stamp);
+        assert_eq!(
+            v("", "v0.1.0 ee1c96c"),
+            "ldk-server v0.1.0 (source ee1c96c)"
+        );
+        assert_eq!(v("", ""), "ldk-server");
+        assert_eq!(
+            v("lnd version 0.21.1-beta", "v0.21.1 abc"),
+            "lnd version 0.21.1-beta (source abc)"
+        );
+        assert_eq!(v("lnd version 0.21.1-beta", ""), "lnd version 0.21.1-beta");
     }
 
     fn executable(path: &Path) {

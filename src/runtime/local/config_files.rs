@@ -85,16 +85,7 @@ pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
     let mut out: Vec<String> = (chain.config_files(&launch).iter())
         .map(|f| format!("{CHAIN_NAME}/{}", f.path))
         .collect();
-    let access = ChainAccess {
-        kind: scenario.chain.kind,
-        rpc_addr: String::new(),
-        rpc_user: String::new(),
-        rpc_pass: String::new(),
-        rpc_cert: None,
-        zmq_block: None,
-        zmq_tx: None,
-        cli: None,
-    };
+    let access = ChainAccess::unset(scenario.chain.kind);
     for spec in &scenario.nodes {
         let launch = crate::node::driver::NodeLaunch {
             name: &spec.name,

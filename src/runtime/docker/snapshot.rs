@@ -1,0 +1,189 @@
+//! Snapshots in the docker runtime. Each container keeps its data in `/data` of its
+//! writable layer; for a snapshot the stopped containers' `/data` comes out through
+//! the engine's archive API into `<run dir>/volumes/<name>/`, laid out as a local
+//! run's data dirs, and a run restored from one finds the same directory and copies
+//! it into each container after it is created, before its config files and its start.
+
+use super::shared::container::{CHAIN_CERT_IN_NODE, DATA, chain_command, node_command};
+use super::{DockerRuntime, RuntimeError, creds, images};
+use crate::chain::CHAIN_NAME;
+use bollard::query_parameters::{DownloadFromContainerOptionsBuilder, StopContainerOptionsBuilder};
+use futures::TryStreamExt;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Under the run dir: the containers' data dirs, saved or to restore.
+pub const VOLUMES: &str = "volumes";
+
+/// The exit code of a container stopped by SIGKILL (128 + 9).
+const KILLED: i64 = 137;
+
+impl DockerRuntime {
+    /// Stops the nodes (SIGTERM, SIGKILL after `limit`), then the chain, and copies
+    /// each one's `/data` out into the run dir's [`VOLUMES`]. Returns the nodes that
+    /// had to be killed.
+    pub(super) async fn stop_and_copy_out(
+        &mut self,
+        limit: Duration,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let nodes: Vec<String> = self.endpoints.iter().map(|e| e.name.clone()).collect();
+        let order: Vec<(String, String)> = (nodes.iter().map(String::as_str))
+            .chain([CHAIN_NAME])
+            .filter_map(|n| {
+                let c = self.containers.iter().find(|c| c.name == n)?;
+                Some((c.name.clone(), c.id.clone()))
+            })
+            .collect();
+        let secs = i32::try_from(limit.as_secs()).unwrap_or(i32::MAX);
+        let mut killed = Vec::new();
+        for (name, id) in &order {
+            let stop = StopContainerOptionsBuilder::default().t(secs).build();
+            (self.docker.stop_container(id, Some(stop)).await)
+                .map_err(Self::err(format!("stopping the container of {name}")))?;
+            let state = (self.docker.inspect_container(id, None).await)
+                .map_err(Self::err(format!("inspecting the container of {name}")))?
+                .state;
+            if state.and_then(|s| s.exit_code) == Some(KILLED) && name != CHAIN_NAME {
+                killed.push(name.clone());
+            }
+        }
+        let volumes = self.run_dir.join(VOLUMES);
+        for (name, id) in &order {
+            self.copy_out(name, id, &volumes).await?;
+        }
+        Ok(killed)
+    }
+
+    /// Unpacks the container's `/data` into `volumes/<name>/`.
+    async fn copy_out(&self, name: &str, id: &str, volumes: &Path) -> Result<(), RuntimeError> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(DATA)
+            .build();
+        let archive = (self.docker.download_from_container(id, Some(options)))
+            .try_fold(Vec::new(), |mut acc, chunk| async move {
+                acc.extend_from_slice(&chunk);
+                Ok(acc)
+            })
+            .await
+            .map_err(Self::err(format!("copying the data of {name} out")))?;
+        unpack_data(&archive, volumes, name).map_err(Self::io_err(volumes))
+    }
+
+    /// Copies a restored snapshot's data dir of `name`, if this run has one, into its
+    /// created (not started) container.
+    pub(super) async fn copy_in_restored(&self, name: &str, id: &str) -> Result<(), RuntimeError> {
+        let dir = self.run_dir.join(VOLUMES).join(name);
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        let archive = pack_data(&dir).map_err(Self::io_err(&dir))?;
+        creds::upload(&self.docker, id, archive)
+            .await
+            .map_err(Self::err(format!(
+                "copying the snapshot's data of {name} in"
+            )))
+    }
+}
+
+/// Unpacks an archive of `/data` (entries `data/...`) into `volumes/<name>/`.
+pub fn unpack_data(archive: &[u8], volumes: &Path, name: &str) -> std::io::Result<()> {
+    let scratch = volumes.join(format!(".{name}"));
+    std::fs::create_dir_all(&scratch)?;
+    tar::Archive::new(archive).unpack(&scratch)?;
+    let data = scratch.join(DATA.trim_start_matches('/'));
+    let into = volumes.join(name);
+    if !data.is_dir() {
+        std::fs::create_dir_all(&data)?;
+    }
+    std::fs::rename(&data, &into)?;
+    std::fs::remove_dir_all(&scratch)
+}
+
+/// A tar archive of `dir` as `data/...`, to unpack at `/` of a container.
+pub fn pack_data(dir: &Path) -> std::io::Result<Vec<u8>> {
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.follow_symlinks(false);
+    builder.append_dir_all(DATA.trim_start_matches('/'), dir)?;
+    builder.into_inner()
+}
+
+/// The files the docker runtime copies into the chain's and each node's `/data` at
+/// every start (with that run's passwords), as `<name>/<path>`: a snapshot leaves
+/// them out, and the run it is restored into copies them in again.
+pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
+    let (_, chain_files) = chain_command(scenario.chain.kind, "", "", "");
+    let mut out: Vec<String> = (chain_files.iter())
+        .map(|f| f.path.to_string())
+        .chain(["rpc.cert".to_string(), "rpc.key".to_string()])
+        .map(|p| format!("{CHAIN_NAME}/{p}"))
+        .collect();
+    let access = crate::chain::ChainAccess::unset(scenario.chain.kind);
+    let cert = CHAIN_CERT_IN_NODE
+        .trim_start_matches(DATA)
+        .trim_start_matches('/');
+    for spec in &scenario.nodes {
+        let (_, files) = node_command(spec.implementation, &spec.name, &access);
+        (out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path))));
+        out.push(format!("{}/{cert}", spec.name));
+    }
+    out
+}
+
+/// The images a docker run of `scenario` starts, as snapshots keep them: `chain` and
+/// each node's name to `image (id)`, or `image (not present)`.
+pub async fn versions(
+    scenario: &crate::scenario::Scenario,
+) -> Result<BTreeMap<String, String>, RuntimeError> {
+    let docker = super::connect().await?;
+    let (run, _) = images::plan(&docker, scenario).await?;
+    let mut out = BTreeMap::new();
+    let named = std::iter::once((CHAIN_NAME.to_string(), run.chain.clone()));
+    for (name, image) in named.chain(run.nodes.iter().cloned()) {
+        let id = match docker.inspect_image(&image).await {
+            Ok(i) => i.id.unwrap_or_default(),
+            Err(_) => "not present".to_string(),
+        };
+        out.insert(name, format!("{image} ({id})"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_packed_from_a_dir_unpacks_into_the_same_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("alice");
+        std::fs::create_dir_all(from.join("graph/regtest")).unwrap();
+        std::fs::write(from.join("graph/regtest/channel.db"), b"channels").unwrap();
+        std::fs::write(from.join("tls.cert"), b"cert").unwrap();
+        let archive = pack_data(&from).unwrap();
+        let mut names: Vec<String> = (tar::Archive::new(&archive[..]).entries().unwrap())
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        names.sort();
+        assert!(names.iter().all(|n| n.starts_with("data")), "{names:?}");
+        assert!(names.contains(&"data/graph/regtest/channel.db".to_string()));
+
+        let volumes = tmp.path().join("volumes");
+        unpack_data(&archive, &volumes, "alice").unwrap();
+        let back = volumes.join("alice/graph/regtest/channel.db");
+        assert_eq!(std::fs::read(back).unwrap(), b"channels");
+        assert_eq!(
+            std::fs::read(volumes.join("alice/tls.cert")).unwrap(),
+            b"cert"
+        );
+        assert!(!volumes.join(".alice").exists(), "the scratch dir is gone");
+    }
+
+    #[test]
+    fn an_archive_without_data_leaves_an_empty_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = tar::Builder::new(Vec::new()).into_inner().unwrap();
+        unpack_data(&archive, tmp.path(), "chain").unwrap();
+        assert!(tmp.path().join("chain").is_dir());
+    }
+}
