@@ -102,14 +102,22 @@ pub struct SnapshotArgs {
 pub enum SnapshotCommand {
     /// Set up the scenario's network as a run does (chain, nodes, funds, channels),
     /// stop it cleanly and keep its data dirs, credentials, the scenario and the
-    /// binaries' versions, with a sha256 of every file.
+    /// binaries' versions, with a sha256 of every file. A history ladder
+    /// (`sweep: { history: [...] }` alone) saves each step in DIR/payments-<N>, each
+    /// restored from the step before it.
     Save {
-        /// The scenario (YAML); no sweep, nodes on their default database.
+        /// The scenario (YAML); no sweep but a history ladder, nodes on their default
+        /// database.
         scenario: PathBuf,
         /// Where to keep it (a new or empty directory). Default: snapshots/<scenario
         /// name> in the cache directory, which `--snapshot <scenario name>` finds.
         #[arg(long, value_name = "DIR")]
         to: Option<PathBuf>,
+        /// Start from this snapshot (a directory, or a name in the cache) instead of
+        /// setting the network up: its payments count toward `history:`, which pays
+        /// only the rest before the save.
+        #[arg(long, value_name = "DIR|NAME")]
+        from: Option<PathBuf>,
         /// Where the run directory is created while it sets up (default: the system
         /// temp dir).
         #[arg(long, value_name = "DIR")]

@@ -222,6 +222,76 @@ fn a_snapshot_saved_with_history_hands_it_on_and_a_run_tops_up_from_it() {
     assert_eq!(report["results"]["ok"].as_u64(), Some(20));
 }
 
+/// The manifest of the snapshot in `dir`.
+fn manifest(dir: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest.json");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `snapshot save` of a history ladder: a snapshot per step, the second restored from
+/// the first and paying only the difference; a run then starts from the top step with
+/// its history already paid.
+#[test]
+fn a_ladder_saves_each_step_restored_from_the_step_before() {
+    require_node_binaries();
+    let (work, pair) = snapshot_workspace("e2e-history-ladder-save");
+    let w = work.path();
+    let ladder = pair.clone() + "history: { concurrency: 8 }\nsweep: { history: [60, 150] }\n";
+    std::fs::write(w.join("save.yaml"), ladder).unwrap();
+    let save = [
+        "snapshot",
+        "save",
+        "save.yaml",
+        "--to",
+        "./ladder",
+        "--run-dir",
+        "runs",
+    ];
+    let (code, saved) = lnbench_in(w, &save);
+    assert_eq!(code, Some(0), "{saved}");
+    let (low, high) = (
+        manifest(&w.join("ladder/payments-60")),
+        manifest(&w.join("ladder/payments-150")),
+    );
+    assert_eq!(low["payments"].as_u64(), Some(60), "{low:#}");
+    assert_eq!(high["payments"].as_u64(), Some(150), "{high:#}");
+    assert!(
+        saved.contains("ladder step 2 of 2: 150 payments, restored from ./ladder/payments-60"),
+        "{saved}"
+    );
+    // The second step paid the difference only, on the restored network, whose
+    // setup time it keeps.
+    assert!(saved.contains("paying 90 payments"), "{saved}");
+    assert!(saved.contains("restored in"), "{saved}");
+    assert_eq!(low["setup_s"], high["setup_s"], "{low:#} {high:#}");
+    assert!(
+        saved.contains("ladder saved in ./ladder: payments-60, payments-150"),
+        "{saved}"
+    );
+    let run = [
+        "run.yaml",
+        "--snapshot",
+        "./ladder/payments-150",
+        "--report",
+        "report",
+        "--run-dir",
+        "runs",
+        "--no-store",
+    ];
+    std::fs::write(w.join("run.yaml"), pair + "history: { payments: 150 }\n").unwrap();
+    let (code, log) = lnbench_in(w, &run);
+    assert_eq!(code, Some(0), "{log}");
+    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let h = &report["history"];
+    assert_eq!(
+        (h["before"].as_u64(), h["paid"].as_u64()),
+        (Some(150), Some(0)),
+        "{h:#}"
+    );
+    assert_eq!(report["results"]["ok"].as_u64(), Some(20));
+}
+
 #[test]
 fn a_key_value_snapshot_restored_with_native_sql_is_migrated_and_timed() {
     require_node_binaries();

@@ -10,6 +10,7 @@ pub(crate) fn snapshot(args: SnapshotArgs) -> Result<Exit> {
         SnapshotCommand::Save {
             scenario,
             to,
+            from,
             run_dir,
             keep,
         } => {
@@ -28,6 +29,7 @@ pub(crate) fn snapshot(args: SnapshotArgs) -> Result<Exit> {
             let opts = crate::run::RunOptions {
                 keep,
                 run_dir_parent: run_dir,
+                snapshot: from.as_deref().map(crate::snapshot::resolve),
                 ..crate::run::RunOptions::default()
             };
             let rt = tokio::runtime::Builder::new_multi_thread()

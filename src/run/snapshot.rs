@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+mod ladder;
+
 /// How long a node being saved may take to exit on SIGTERM (LND after 50,000
 /// payments took about 30 s here); one that needs longer is killed and not saved.
 const NODE_STOP_LIMIT: Duration = crate::runtime::RESTART_STOP_DEADLINE;
@@ -178,10 +180,18 @@ pub(super) async fn channels_back(
     Ok(())
 }
 
-/// `lnbench-tui snapshot save`: sets the scenario's network up on the local runtime,
-/// stops it cleanly and keeps it in `to`. The run directory is removed after (unless
-/// `--keep`); nothing is left running however it ends.
+/// `lnbench-tui snapshot save`: one snapshot, or one per step of a history ladder.
 pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exit> {
+    match &scenario.sweep {
+        Some(sweep) if ladder::is_ladder(sweep) => ladder::save(sweep, opts, to).await,
+        _ => save_one(scenario, opts, to).await,
+    }
+}
+
+/// Sets the scenario's network up (or restores `--from`'s snapshot, `opts.snapshot`),
+/// pays its `history:`, stops it cleanly and keeps it in `to`. The run directory is
+/// removed after (unless `--keep`); nothing is left running however it ends.
+async fn save_one(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exit> {
     if let Some(refused) = snapshot::refusal(&scenario) {
         return Err(refused.into());
     }
@@ -206,15 +216,24 @@ pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Res
         Ok(kept) => (
             kept,
             tokio::select! {
-                r = bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts) => r.map(Some),
+                r = async {
+                    restore(&opts, &scenario, &run_dir, &mut log, &mut facts).await?;
+                    bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts).await
+                } => r.map(Some),
                 () = signals.cancel.cancelled() => Ok(None),
             },
         ),
     };
-    let setup_s = setup_started.elapsed().as_secs_f64();
+    // A network restored from a snapshot keeps that one's setup time: what setting
+    // such a network up costs, which a restore of this one saves.
+    let setup_s = (facts.snapshot.as_ref()).map_or_else(
+        || setup_started.elapsed().as_secs_f64(),
+        |s| s.saved_setup_s,
+    );
     log.end();
-    // `history:`'s payments, then the chain's blocks, read while it runs.
-    let mut made = 0;
+    // `history:`'s payments (on top of a restored snapshot's), then the chain's
+    // blocks, read while it runs.
+    let mut made = facts.snapshot.as_ref().map_or(0, |s| s.payments);
     let up = match up {
         Ok(Some(network)) => {
             let mut log = StepLog::default();

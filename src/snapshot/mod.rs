@@ -126,7 +126,8 @@ pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
         return Some(SnapshotError::Refused {
             at,
             detail: "a sweep has several networks; a snapshot keeps one: run a scenario \
-                     without `sweep:`"
+                     without `sweep:` (`snapshot save` takes a history ladder, \
+                     `sweep: { history: [...] }` alone, and saves each step)"
                 .into(),
         });
     }
