@@ -99,6 +99,28 @@ fn upgrade_without_a_snapshot_exits_2_before_starting_anything() {
 }
 
 #[test]
+fn snapshot_save_of_a_sweep_that_is_no_history_ladder_exits_2_before_starting_anything() {
+    let work = tempfile::tempdir().unwrap();
+    let to = work.path().join("snap");
+    lnbench()
+        .args(["snapshot", "save"])
+        .arg(repo_file("scenarios/alice-pays-bob-rates.yaml"))
+        .arg("--to")
+        .arg(&to)
+        .arg("--run-dir")
+        .arg(work.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "alice-pays-bob-rates.yaml: `snapshot save` keeps one network",
+        ));
+    assert!(
+        !to.exists() && std::fs::read_dir(work.path()).unwrap().next().is_none(),
+        "nothing should have been started or created"
+    );
+}
+
+#[test]
 fn missing_node_binary_exits_3_before_starting_anything() {
     let run_dir = tempfile::tempdir().unwrap();
     lnbench()

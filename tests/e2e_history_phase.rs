@@ -229,8 +229,8 @@ fn manifest(dir: &std::path::Path) -> Value {
 }
 
 /// `snapshot save` of a history ladder: a snapshot per step, the second restored from
-/// the first and paying only the difference; a run then starts from the top step with
-/// its history already paid.
+/// the first and paying only the difference; a run's ladder then climbs on from the
+/// top step, with that step's history already paid.
 #[test]
 fn a_ladder_saves_each_step_restored_from_the_step_before() {
     require_node_binaries();
@@ -278,18 +278,24 @@ fn a_ladder_saves_each_step_restored_from_the_step_before() {
         "runs",
         "--no-store",
     ];
-    std::fs::write(w.join("run.yaml"), pair + "history: { payments: 150 }\n").unwrap();
+    // A run climbs on from the top step: nothing to pay at 150, then 30 more (its
+    // first load paid 20) to reach 200.
+    let climb = pair + "history: { concurrency: 8 }\nsweep: { history: [150, 200] }\n";
+    std::fs::write(w.join("run.yaml"), climb).unwrap();
     let (code, log) = lnbench_in(w, &run);
     assert_eq!(code, Some(0), "{log}");
-    let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
-    let report: Value = serde_json::from_str(&report).unwrap();
-    let h = &report["history"];
-    assert_eq!(
-        (h["before"].as_u64(), h["paid"].as_u64()),
-        (Some(150), Some(0)),
-        "{h:#}"
-    );
-    assert_eq!(report["results"]["ok"].as_u64(), Some(20));
+    let sweep = std::fs::read_to_string(w.join("report/sweep.json")).expect("sweep.json");
+    let sweep: Value = serde_json::from_str(&sweep).unwrap();
+    for (label, before, paid) in [("history=150", 150, 0), ("history=200", 170, 30)] {
+        let p = point(&sweep, label);
+        let h = &p["history"];
+        assert_eq!(
+            (h["before"].as_u64(), h["paid"].as_u64()),
+            (Some(before), Some(paid)),
+            "{label}: {h:#}"
+        );
+        assert_eq!(p["results"]["ok"].as_u64(), Some(20), "{p:#}");
+    }
 }
 
 #[test]

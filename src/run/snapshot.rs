@@ -184,7 +184,15 @@ pub(super) async fn channels_back(
 pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exit> {
     match &scenario.sweep {
         Some(sweep) if ladder::is_ladder(sweep) => ladder::save(sweep, opts, to).await,
-        _ => save_one(scenario, opts, to).await,
+        Some(_) => Err(SnapshotError::Refused {
+            at: scenario.path.display().to_string(),
+            detail: "`snapshot save` keeps one network: take `sweep:` out, or sweep the \
+                     history alone (`sweep: { history: [10000, 50000] }`), which saves \
+                     each step"
+                .into(),
+        }
+        .into()),
+        None => save_one(scenario, opts, to).await,
     }
 }
 

@@ -118,16 +118,19 @@ pub fn resolve_field(scenario_path: &Path, value: &str) -> PathBuf {
 }
 
 /// What a snapshot cannot keep: databases outside the data dirs (PostgreSQL, etcd),
-/// sweeps (one network per snapshot), and channels between two nodes that would not
-/// dial each other once restored (two LDK nodes). Refused before anything starts.
+/// sweeps over several networks (one network per snapshot; a sweep of the load or a
+/// history ladder runs on one), and channels between two nodes that would not dial
+/// each other once restored (two LDK nodes). Refused before anything starts.
 pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
     let at = scenario.path.display().to_string();
-    if scenario.sweep.is_some() {
+    if let Some(sweep) = &scenario.sweep
+        && (sweep.points.iter()).any(|p| p.network != sweep.points[0].network)
+    {
         return Some(SnapshotError::Refused {
             at,
-            detail: "a sweep has several networks; a snapshot keeps one: run a scenario \
-                     without `sweep:` (`snapshot save` takes a history ladder, \
-                     `sweep: { history: [...] }` alone, and saves each step)"
+            detail: "this sweep sets up several networks; a snapshot keeps one: sweep \
+                     only what runs on one network (the load, a history ladder), or run \
+                     without `sweep:`"
                 .into(),
         });
     }

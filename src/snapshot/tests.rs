@@ -304,6 +304,21 @@ fn sweeps_and_databases_outside_the_data_dirs_are_refused() {
 }
 
 #[test]
+fn a_sweep_on_one_network_is_restored_and_one_over_several_networks_is_refused() {
+    let with = |sweep: &str| scenario(&format!("{BASE}history: {{ concurrency: 2 }}\n{sweep}"));
+    for one in [
+        "sweep: { history: [100, 500] }\n",
+        "sweep: { history: [100, 500], concurrency: [1, 4] }\n",
+    ] {
+        assert!(refusal(&with(one)).is_none(), "{one}");
+    }
+    let several = with("sweep: { history: [100], db_backend: [bbolt, sqlite] }\n");
+    let text = err_text(refusal(&several).expect("refused"));
+    assert!(text.starts_with("snap.yaml:"), "{text}");
+    assert!(text.contains("sets up several networks"), "{text}");
+}
+
+#[test]
 fn a_channel_between_two_ldk_nodes_is_refused_and_one_ldk_end_is_not() {
     let ldk = |text: &str, node: &str| {
         text.replacen(
