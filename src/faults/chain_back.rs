@@ -144,16 +144,23 @@ async fn until_all(
 
 /// The runner's side: stopping the chain, and its way back in a task of its own.
 impl FaultRunner {
-    /// `restart: chain`: a clean stop, a start, and the network's way back.
-    pub(super) async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) {
+    /// `restart: chain`: a clean stop, a start, and the network's way back. False when
+    /// a step failed and no way back is awaited (the caller ends the fault).
+    pub(super) async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) -> bool {
         self.chain_before[i] = self.chain_now().await;
         let stop = match runtime.stop_chain(false).await {
             Ok(stop) => stop,
-            Err(e) => return self.failed(i, "stopping the chain", e),
+            Err(e) => {
+                self.failed(i, "stopping the chain", e);
+                return false;
+            }
         };
         match runtime.start_chain_again().await {
             Ok(started_at) => self.await_chain_back(i, started_at, Some(stop)),
-            Err(e) => self.failed(i, "starting the chain again", e),
+            Err(e) => {
+                self.failed(i, "starting the chain again", e);
+                false
+            }
         }
     }
 
@@ -164,15 +171,17 @@ impl FaultRunner {
     }
 
     /// Waits (in a task of its own) for the chain started at `started_at` to answer,
-    /// for the blocks mined then to reach every node, and for their channels.
+    /// for the blocks mined then to reach every node, and for their channels. False
+    /// when there is nothing to wait with (no chain client).
     pub(super) fn await_chain_back(
         &mut self,
         i: usize,
         started_at: Instant,
         stop: Option<Duration>,
-    ) {
+    ) -> bool {
         let Some(chain) = self.net.chain.clone() else {
-            return self.failed(i, "coming back", "no chain client");
+            self.failed(i, "coming back", "no chain client");
+            return false;
         };
         let before = self.chain_before[i];
         let nodes = (self.net.clients.iter())
@@ -186,6 +195,7 @@ impl FaultRunner {
             let back = wait(chain, nodes, started_at, BACK_TIMEOUT, stop, before).await;
             (i, back)
         });
+        true
     }
 
     pub(super) fn chain_back(&mut self, i: usize, back: anyhow::Result<ChainBack>) {

@@ -306,17 +306,18 @@ impl FaultRunner {
                 }
                 lift_at = restart_after.map(|d| now + d);
             }
+            // Its way back ends it; a stop or start that fails ends it at once, so a
+            // fault waiting on the process goes on.
             FaultAction::Restart { node } if node == CHAIN_NAME => {
-                self.restart_chain(i, runtime).await;
-                // Its way back ends it.
+                instant = !self.restart_chain(i, runtime).await;
             }
-            FaultAction::Restart { node } => {
-                match runtime.restart_node(node).await {
-                    Ok(r) => self.await_back(i, &r, Some(r.stop)),
-                    Err(e) => self.failed(i, "restart", e),
+            FaultAction::Restart { node } => match runtime.restart_node(node).await {
+                Ok(r) => self.await_back(i, &r, Some(r.stop)),
+                Err(e) => {
+                    self.failed(i, "restart", e);
+                    instant = true;
                 }
-                // Its way back ends it.
-            }
+            },
             FaultAction::Pause { node, duration } => {
                 match runtime.pause_node(node, true).await {
                     Ok(()) => self.paused.push(node.clone()),
@@ -375,7 +376,8 @@ impl FaultRunner {
                 match runtime.start_chain_again().await {
                     Ok(started_at) => {
                         self.mark(i, false);
-                        self.await_chain_back(i, started_at, None);
+                        // The kill ends here whether or not a way back is awaited.
+                        let _ = self.await_chain_back(i, started_at, None);
                         self.state[i] = State::Done;
                         return;
                     }
@@ -495,7 +497,13 @@ impl FaultRunner {
                     self.state[i] = State::Done;
                 }
             }
-            Err(e) => self.failed(i, "coming back", e),
+            Err(e) => {
+                self.failed(i, "coming back", e);
+                if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
+                    self.mark(i, false);
+                    self.state[i] = State::Done;
+                }
+            }
         }
     }
 

@@ -55,3 +55,43 @@ async fn a_fault_on_a_process_another_still_holds_waits_and_others_do_not() {
     r.state[0] = State::Done;
     assert!(!r.held(1));
 }
+
+#[tokio::test]
+async fn a_restart_that_fails_ends_at_once_and_what_waits_on_its_process_goes_on() {
+    let bob = || "bob".to_string();
+    let chain = || CHAIN_NAME.to_string();
+    let mut r = runner(vec![
+        at(1, FaultAction::Restart { node: bob() }),
+        at(
+            2,
+            FaultAction::Kill {
+                node: bob(),
+                restart_after: None,
+            },
+        ),
+        at(1, FaultAction::Restart { node: chain() }),
+        at(
+            2,
+            FaultAction::Pause {
+                node: chain(),
+                duration: Duration::from_secs(1),
+            },
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // The fake runtime restarts no node and stops no chain: both restarts fail.
+    let mut runtime = crate::runtime::fake::FakeRuntime::new(Default::default(), dir.path());
+    r.begin(0, &mut runtime).await;
+    r.begin(2, &mut runtime).await;
+    for i in [0, 2] {
+        assert!(matches!(r.state[i], State::Done), "fault {i} ended");
+        assert!(r.records[i].ended_s.is_some(), "fault {i} has its end");
+        let error = r.records[i].error.as_deref().unwrap_or_default();
+        assert!(!error.is_empty(), "fault {i} says why");
+    }
+    assert!(
+        !r.held(1),
+        "the kill of bob does not wait for the failed restart"
+    );
+    assert!(!r.held(3), "nor the chain's pause");
+}
