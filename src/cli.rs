@@ -118,6 +118,10 @@ pub enum SnapshotCommand {
         /// only the rest before the save.
         #[arg(long, value_name = "DIR|NAME")]
         from: Option<PathBuf>,
+        /// With --from: nodes saved with other versions are restored and migrate, as
+        /// a run's --upgrade.
+        #[arg(long, requires = "from")]
+        upgrade: bool,
         /// Where the run directory is created while it sets up (default: the system
         /// temp dir).
         #[arg(long, value_name = "DIR")]

@@ -286,6 +286,7 @@ fn a_ladder_saves_each_step_restored_from_the_step_before() {
     assert_eq!(code, Some(0), "{log}");
     let sweep = std::fs::read_to_string(w.join("report/sweep.json")).expect("sweep.json");
     let sweep: Value = serde_json::from_str(&sweep).unwrap();
+    common::assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
     for (label, before, paid) in [("history=150", 150, 0), ("history=200", 170, 30)] {
         let p = point(&sweep, label);
         let h = &p["history"];

@@ -11,6 +11,7 @@ pub(crate) fn snapshot(args: SnapshotArgs) -> Result<Exit> {
             scenario,
             to,
             from,
+            upgrade,
             run_dir,
             keep,
         } => {
@@ -30,6 +31,7 @@ pub(crate) fn snapshot(args: SnapshotArgs) -> Result<Exit> {
                 keep,
                 run_dir_parent: run_dir,
                 snapshot: from.as_deref().map(crate::snapshot::resolve),
+                upgrade,
                 ..crate::run::RunOptions::default()
             };
             let rt = tokio::runtime::Builder::new_multi_thread()

@@ -28,6 +28,9 @@ pub(super) async fn save(sweep: &Sweep, opts: RunOptions, to: &Path) -> Result<E
     let steps: Vec<u64> = (sweep.points.iter())
         .map(|p| p.scenario.history.as_ref().map_or(0, |h| h.payments))
         .collect();
+    if let (Some(from), Some(&first)) = (&opts.snapshot, steps.first()) {
+        check_from(from, first)?;
+    }
     let mut from = opts.snapshot.clone();
     for (i, (point, &payments)) in sweep.points.iter().zip(&steps).enumerate() {
         let dir = step_dir(to, payments);
@@ -53,6 +56,27 @@ pub(super) async fn save(sweep: &Sweep, opts: RunOptions, to: &Path) -> Result<E
     let names: Vec<String> = steps.iter().map(|n| format!("payments-{n}")).collect();
     crate::lines::errln!("ladder saved in {}: {}", to.display(), names.join(", "));
     Ok(Exit::Ok)
+}
+
+/// Refuses a `--from` snapshot that has made more payments than the first step: that
+/// step would be saved under a count it is past. A manifest that cannot be read is
+/// left to the restore, which says why.
+fn check_from(from: &Path, first: u64) -> Result<(), snapshot::SnapshotError> {
+    let path = from.join(snapshot::MANIFEST);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(());
+    };
+    match snapshot::Manifest::parse(&text, &path) {
+        Ok(m) if m.payments > first => Err(snapshot::SnapshotError::Refused {
+            at: path.display().to_string(),
+            detail: format!(
+                "this snapshot has made {} payments, more than the ladder's first step \
+                 ({first}): start the ladder at {} or above",
+                m.payments, m.payments
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -108,6 +132,29 @@ history: { concurrency: 4 }
             step_dir(to, 50_000),
             Path::new("snaps/ladder/payments-50000")
         );
+    }
+
+    #[test]
+    fn a_from_snapshot_past_the_first_step_is_refused_and_one_below_it_is_not() {
+        let scenario = crate::scenario::parse(
+            Path::new("ladder.yaml"),
+            &format!("{PAIR}sweep: {{ history: [100, 500] }}\n"),
+            crate::runtime::capabilities,
+        )
+        .unwrap();
+        let from = tempfile::tempdir().unwrap();
+        let mut m = snapshot::Manifest::new(&scenario, Default::default(), String::new(), 1.0);
+        m.payments = 300;
+        std::fs::write(from.path().join(snapshot::MANIFEST), m.to_text()).unwrap();
+        let text = check_from(from.path(), 100).unwrap_err().to_string();
+        assert!(
+            text.contains("manifest.json: this snapshot has made 300 payments"),
+            "{text}"
+        );
+        assert!(text.contains("start the ladder at 300 or above"), "{text}");
+        assert!(check_from(from.path(), 300).is_ok());
+        // No manifest: the restore says so, with its own location.
+        assert!(check_from(&from.path().join("none"), 100).is_ok());
     }
 
     #[tokio::test]

@@ -86,7 +86,8 @@ impl DockerRuntime {
     }
 }
 
-/// Unpacks an archive of `/data` (entries `data/...`) into `volumes/<name>/`.
+/// Unpacks an archive of `/data` (entries `data/...`) into `volumes/<name>/`, in place
+/// of what is there (the data a restored run copied into the container at its start).
 pub fn unpack_data(archive: &[u8], volumes: &Path, name: &str) -> std::io::Result<()> {
     let scratch = volumes.join(format!(".{name}"));
     std::fs::create_dir_all(&scratch)?;
@@ -95,6 +96,9 @@ pub fn unpack_data(archive: &[u8], volumes: &Path, name: &str) -> std::io::Resul
     let into = volumes.join(name);
     if !data.is_dir() {
         std::fs::create_dir_all(&data)?;
+    }
+    if into.exists() {
+        std::fs::remove_dir_all(&into)?;
     }
     std::fs::rename(&data, &into)?;
     std::fs::remove_dir_all(&scratch)
@@ -177,6 +181,24 @@ mod tests {
             b"cert"
         );
         assert!(!volumes.join(".alice").exists(), "the scratch dir is gone");
+    }
+
+    #[test]
+    fn data_unpacked_over_a_restored_dir_replaces_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("bob");
+        std::fs::create_dir_all(&from).unwrap();
+        std::fs::write(from.join("channel.db"), b"after the history").unwrap();
+        let archive = pack_data(&from).unwrap();
+        let volumes = tmp.path().join("volumes");
+        std::fs::create_dir_all(volumes.join("bob")).unwrap();
+        std::fs::write(volumes.join("bob/channel.db"), b"as restored").unwrap();
+        std::fs::write(volumes.join("bob/gone.log"), b"only then").unwrap();
+        unpack_data(&archive, &volumes, "bob").unwrap();
+        let db = std::fs::read(volumes.join("bob/channel.db")).unwrap();
+        assert_eq!(db, b"after the history");
+        assert!(!volumes.join("bob/gone.log").exists());
+        assert!(!volumes.join(".bob").exists(), "the scratch dir is gone");
     }
 
     #[test]
