@@ -315,8 +315,34 @@ fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
         err.contains("manifest.json:") && err.contains("was saved with"),
         "{err}"
     );
-    // Nothing of the save or the restored run is left in the engine.
+    saved_again_from(w, "docker.yaml", &manifest);
+    // Nothing of the saves or the restored run is left in the engine.
     nothing_left_in_the_engine("e2e-snapshot");
+}
+
+/// `snapshot save --from ./snap --to ./again`: the network restored, stopped and kept
+/// again (each container's data in place of the restored copy), with the first save's
+/// setup time and each node's channel database.
+fn saved_again_from(w: &Path, file: &str, first: &serde_json::Value) {
+    let args = [
+        "snapshot", "save", file, "--from", "./snap", "--to", "./again",
+    ];
+    let out = lnbench_in(w, &[&args[..], &["--run-dir", "runs"]].concat());
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains("restored in"), "{log}");
+    let text = std::fs::read_to_string(w.join("again/manifest.json")).unwrap();
+    let again: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(again["setup_s"], first["setup_s"], "{again:#}");
+    let files = again["files"].as_object().expect("files");
+    for node in ["alice/", "bob/"] {
+        assert!(
+            files
+                .keys()
+                .any(|k| k.starts_with(node) && k.ends_with("channel.db")),
+            "{node}: {files:?}"
+        );
+    }
 }
 
 /// An LND pair saved in Docker on v0.20.1-beta and restored on v0.21.1-beta: refused
