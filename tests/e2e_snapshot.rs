@@ -325,9 +325,17 @@ fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
 /// setup time and each node's channel database.
 fn saved_again_from(w: &Path, file: &str, first: &serde_json::Value) {
     let args = [
-        "snapshot", "save", file, "--from", "./snap", "--to", "./again",
+        "snapshot",
+        "save",
+        file,
+        "--from",
+        "./snap",
+        "--to",
+        "./again",
+        "--run-dir",
+        "runs",
     ];
-    let out = lnbench_in(w, &[&args[..], &["--run-dir", "runs"]].concat());
+    let out = lnbench_in(w, &args);
     let log = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{log}");
     assert!(log.contains("restored in"), "{log}");

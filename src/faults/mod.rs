@@ -490,20 +490,13 @@ impl FaultRunner {
 
     fn node_back(&mut self, i: usize, back: anyhow::Result<NodeBack>) {
         match back {
-            Ok(b) => {
-                self.records[i].node_back = Some(b);
-                if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
-                    self.mark(i, false);
-                    self.state[i] = State::Done;
-                }
-            }
-            Err(e) => {
-                self.failed(i, "coming back", e);
-                if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
-                    self.mark(i, false);
-                    self.state[i] = State::Done;
-                }
-            }
+            Ok(b) => self.records[i].node_back = Some(b),
+            Err(e) => self.failed(i, "coming back", e),
+        }
+        // A restart's way back, arrived or failed, ends it.
+        if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
+            self.mark(i, false);
+            self.state[i] = State::Done;
         }
     }
 
