@@ -284,9 +284,13 @@ impl FaultRunner {
     }
 
     async fn begin(&mut self, i: usize, runtime: &mut dyn Runtime) {
-        self.mark(i, true);
-        let now = Instant::now();
         let action = self.faults[i].action.clone();
+        // A pause begins once its node is frozen (the signal may take a while to reach
+        // a pod); every other fault when it is asked for.
+        if !matches!(action, FaultAction::Pause { .. }) {
+            self.mark(i, true);
+        }
+        let mut now = Instant::now();
         let mut lift_at = None;
         let mut instant = false;
         match &action {
@@ -323,6 +327,8 @@ impl FaultRunner {
                     Ok(()) => self.paused.push(node.clone()),
                     Err(e) => self.failed(i, "pause", e),
                 }
+                self.mark(i, true);
+                now = Instant::now();
                 lift_at = Some(now + *duration);
             }
             FaultAction::Link {
@@ -394,11 +400,15 @@ impl FaultRunner {
                 }
                 Err(e) => self.failed(i, "starting it again", e),
             },
+            // It ends as its node is thawed: what the thaw releases counts after it.
             FaultAction::Pause { node, .. } => {
+                self.mark(i, false);
                 if let Err(e) = runtime.pause_node(node, false).await {
                     self.failed(i, "resuming", e);
                 }
                 self.paused.retain(|p| p != node);
+                self.state[i] = State::Done;
+                return;
             }
             FaultAction::Link { pair, change, .. } => {
                 if let Some(links) = &self.net.links

@@ -95,3 +95,50 @@ async fn a_restart_that_fails_ends_at_once_and_what_waits_on_its_process_goes_on
     );
     assert!(!r.held(3), "nor the chain's pause");
 }
+
+#[tokio::test]
+async fn a_pause_lasts_from_its_node_frozen_until_it_is_thawed() {
+    let takes = Duration::from_millis(300);
+    let mut r = runner(vec![at(
+        0,
+        FaultAction::Pause {
+            node: "bob".into(),
+            duration: Duration::from_secs(1),
+        },
+    )]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::runtime::fake::FakeScript {
+        pause_takes: Some(takes),
+        ..Default::default()
+    };
+    let mut runtime = crate::runtime::fake::FakeRuntime::new(script, dir.path());
+    let asked = r.now_s();
+    r.begin(0, &mut runtime).await;
+    let began = r.records[0].began_s.expect("began");
+    assert!(
+        began - asked >= takes.as_secs_f64() * 0.9,
+        "began {began:.3} s, asked at {asked:.3} s: before the node was frozen"
+    );
+    let frozen = Instant::now();
+    let State::Active {
+        lift_at: Some(lift_at),
+    } = r.state[0]
+    else {
+        panic!("the pause holds until it is lifted");
+    };
+    // Its `for:` counts from the freeze, not from the ask.
+    let frozen_for = lift_at.saturating_duration_since(frozen);
+    assert!(
+        frozen_for >= Duration::from_millis(950),
+        "lifted {frozen_for:?} after the freeze"
+    );
+    let thaw_asked = r.now_s();
+    r.lift(0, &mut runtime).await;
+    let ended = r.records[0].ended_s.expect("ended");
+    assert!(
+        ended - thaw_asked < takes.as_secs_f64() * 0.5,
+        "ended {ended:.3} s, thaw asked at {thaw_asked:.3} s: after the node was thawed"
+    );
+    assert!(r.records[0].error.is_none(), "{:?}", r.records[0].error);
+    assert!(matches!(r.state[0], State::Done));
+}

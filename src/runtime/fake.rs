@@ -43,6 +43,9 @@ pub struct FakeScript {
     pub unrecorded_receipts: Option<(String, u64)>,
     /// Counts the calls of `down`, so a test sees that teardown ran.
     pub downs: Arc<AtomicUsize>,
+    /// A pause or its end takes this long to reach the node (a signal sent into a
+    /// pod); None: the fake runtime pauses no node.
+    pub pause_takes: Option<Duration>,
 }
 
 /// The fake runtime of one network.
@@ -166,6 +169,16 @@ impl Runtime for FakeRuntime {
         Err(RuntimeError::Scripted(format!(
             "the fake runtime does not restart {name}"
         )))
+    }
+
+    async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {
+        let Some(takes) = self.script.pause_takes else {
+            return Err(RuntimeError::Scripted(format!(
+                "the fake runtime does not pause {name}"
+            )));
+        };
+        tokio::time::sleep(takes).await;
+        Ok(())
     }
 
     fn measures_resources(&self) -> bool {
