@@ -3,7 +3,7 @@
 //! once (no funding, no channel opening), and the refusals of a tampered snapshot, of
 //! one saved with another version and of one saved for another network, each located
 //! and nothing left running. The same save and restore for Core Lightning, Eclair and
-//! LDK nodes on a Bitcoin Core chain.
+//! LDK nodes on a Bitcoin Core chain (locally with two of them on PostgreSQL).
 
 mod common;
 
@@ -424,7 +424,8 @@ fn an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker() {
 }
 
 /// Core Lightning, Eclair and LDK on Bitcoin Core: LDK's alice and Eclair's carol each
-/// open a channel to Core Lightning's bob. Restored, each pays bob at once. LDK's
+/// open a channel to Core Lightning's bob (locally with bob and carol on PostgreSQL,
+/// in Docker on their own databases). Restored, each pays bob at once. LDK's
 /// restored alice dials only the saving run's address of bob, so bob dials her.
 const OTHERS: &str = "\
 name: e2e-snapshot-others
@@ -465,8 +466,25 @@ fn cln_eclair_and_ldk_nodes_on_bitcoind_are_saved_restored_and_pay() {
         return;
     }
     let work = tempfile::tempdir().expect("temp dir");
+    // Locally, bob and carol keep their data on the run's PostgreSQL (Core Lightning
+    // over its socket, Eclair over TCP as a role of its own): the snapshot keeps their
+    // databases as dumps.
+    let on_postgres = OTHERS
+        .replace(
+            "    implementation: cln\n",
+            "    implementation: cln\n    database: postgres\n",
+        )
+        .replace(
+            "    implementation: eclair\n",
+            "    implementation: eclair\n    database: postgres\n",
+        );
+    assert_eq!(on_postgres.matches("database: postgres").count(), 2);
     // `--run-dir runs` is relative: Core Lightning finds bitcoind's datadir anyway.
-    let versions = others_saved_restored_and_pay(work.path(), OTHERS);
+    let versions = others_saved_restored_and_pay(work.path(), &on_postgres);
+    let manifest = std::fs::read_to_string(work.path().join("snap/manifest.json")).unwrap();
+    for dump in ["bob/snapshot-postgres.sql", "carol/snapshot-postgres.sql"] {
+        assert!(manifest.contains(dump), "no {dump} in {manifest}");
+    }
     for (name, word) in [
         ("alice", "ldk-server"),
         ("carol", "eclair-node"),

@@ -175,6 +175,12 @@ pub trait NodeDriver: Send + Sync {
     fn postgres_over_unix_socket(&self) -> bool {
         true
     }
+    /// Files in its data dir where the node notes its database's address, and refuses
+    /// to start on another (Eclair's `last_jdbcurl`): a snapshot leaves them out, as
+    /// the run it is restored into gives the node the same data on another server.
+    fn database_address_files(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The arguments that point the node at its PostgreSQL database: the one of
     /// [`NodeDriver::postgres_arg`], unless the implementation needs several (Eclair:
     /// host, port, database and user apart).

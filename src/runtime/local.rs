@@ -503,9 +503,16 @@ impl Runtime for LocalRuntime {
         self.envelope_readings()
     }
 
+    /// The nodes stopped, their PostgreSQL databases dumped into their data dirs, then
+    /// everything else stopped.
     async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
         let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
-        self.down().await.map(|()| killed)
+        let dumped = match &self.postgres {
+            Some(pg) => pg.dump_for_snapshot(&self.run_dir).await.map(|_| ()),
+            None => Ok(()),
+        };
+        let down = self.down().await;
+        dumped.and(down).map(|()| killed)
     }
 
     fn killed_at_down(&self) -> Vec<String> {

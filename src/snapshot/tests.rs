@@ -298,9 +298,23 @@ fn sweeps_and_databases_outside_the_data_dirs_are_refused() {
         "bob:\n    implementation: lnd\n    database: postgres",
         1,
     );
-    let text = err_text(refusal(&scenario(&pg)).expect("refused"));
+    assert!(
+        refusal(&scenario(&pg)).is_none(),
+        "the local runtime keeps PostgreSQL"
+    );
+    let docker = pg.replacen("runtime: local", "runtime: docker", 1);
+    assert_ne!(docker, pg);
+    let text = err_text(refusal(&scenario(&docker)).expect("refused"));
     assert!(text.starts_with("snap.yaml:8:3:"), "{text}");
     assert!(text.contains("PostgreSQL"), "{text}");
+    assert!(text.contains("runtime: local"), "{text}");
+    let etcd = BASE.replacen(
+        "bob:\n    implementation: lnd",
+        "bob:\n    implementation: lnd\n    args: [\"--db.backend=etcd\"]",
+        1,
+    );
+    let text = err_text(refusal(&scenario(&etcd)).expect("refused"));
+    assert!(text.contains("etcd"), "{text}");
 }
 
 #[test]

@@ -268,6 +268,11 @@ impl NodeDriver for Eclair {
         false
     }
 
+    /// Eclair notes the JDBC URL of its last start beside its chain's data.
+    fn database_address_files(&self) -> &'static [&'static str] {
+        &["regtest/last_jdbcurl"]
+    }
+
     fn postgres_args(&self, dsn: &str) -> Vec<String> {
         let Some((user, host, port, database)) = dsn_parts(dsn) else {
             return Vec::new();

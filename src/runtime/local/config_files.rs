@@ -65,11 +65,10 @@ pub(super) fn write_config_files(
     Ok(())
 }
 
-/// The chain's command-line client beside its binary (the build cache holds both),
-/// if it has one and it is there; else the node looks for it on its own PATH.
 /// The files the local runtime writes into the chain's and each node's directory at
 /// every start (with that run's passwords), as `<name>/<path>`: a snapshot leaves them
-/// out, and the run it is restored into writes them again.
+/// out, and the run it is restored into writes them again. With them, where a node on
+/// the run's PostgreSQL notes the server's address (the restored run's is another).
 pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
     use crate::chain::{CHAIN_NAME, ChainAccess, ChainLaunch};
     let chain = crate::chain::driver(scenario.chain.kind);
@@ -95,12 +94,19 @@ pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
             chain: &access,
             binary: None,
         };
-        let files = crate::node::driver(spec.implementation).config_files(&launch);
+        let driver = crate::node::driver(spec.implementation);
+        let files = driver.config_files(&launch);
         out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path)));
+        if super::super::shared::postgres::wants(spec) {
+            let noted = driver.database_address_files().iter();
+            out.extend(noted.map(|f| format!("{}/{f}", spec.name)));
+        }
     }
     out
 }
 
+/// The chain's command-line client beside its binary (the build cache holds both),
+/// if it has one and it is there; else the node looks for it on its own PATH.
 pub(super) fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<String> {
     let path = chain_binary.with_file_name(cli?);
     path.is_file().then(|| path.display().to_string())
@@ -110,6 +116,36 @@ pub(super) fn cli_beside(chain_binary: &Path, cli: Option<&str>) -> Option<Strin
 mod tests {
     use super::*;
     use crate::chain::ConfigFile;
+
+    #[test]
+    fn where_eclair_notes_its_postgresql_server_is_left_out_of_a_snapshot() {
+        let text = |database: &str| {
+            format!(
+                "name: s\nruntime: local\nchain:\n  implementation: bitcoind\nnodes:\n  \
+                 carol:\n    implementation: eclair\n{database}  bob:\n    implementation: cln\n\
+                 channels:\n  - {{ from: carol, to: bob, capacity_sat: 1000000 }}\nworkload:\n  kind: invoice\n  senders: [carol]\n  receiver: bob\n  \
+                 amount_msat: 1000\n  concurrency: 1\n  stop:\n    payments: 1\n"
+            )
+        };
+        let left_out = |database: &str| {
+            let scenario = crate::scenario::parse(
+                Path::new("s.yaml"),
+                &text(database),
+                crate::runtime::capabilities,
+            )
+            .expect("scenario parses");
+            written_at_start(&scenario)
+        };
+        let noted = "carol/regtest/last_jdbcurl".to_string();
+        assert!(left_out("    database: postgres\n").contains(&noted));
+        // On SQLite the address is the data dir's own: kept.
+        let on_sqlite = left_out("");
+        assert!(!on_sqlite.contains(&noted), "{on_sqlite:?}");
+        assert!(
+            on_sqlite.iter().any(|f| f.starts_with("carol/")),
+            "{on_sqlite:?}"
+        );
+    }
 
     #[test]
     fn a_file_of_the_same_path_gets_the_lines_appended() {

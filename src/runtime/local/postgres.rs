@@ -432,17 +432,25 @@ impl super::LocalRuntime {
             return Ok(());
         };
         let driver = crate::node::driver(spec.implementation);
-        if over_tcp(spec) {
+        let role = if over_tcp(spec) {
             let login = pg.login_over_tcp(&spec.name).await?;
             if let Some(file) = driver.postgres_config(&login.dsn()) {
                 super::config_files::merge(files, file);
             }
+            login.user
         } else {
             args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
-        }
-        Ok(())
+            USER.to_string()
+        };
+        // A restored snapshot's database, before the node sees it.
+        let dir = self.run_dir.join(&spec.name);
+        pg.load_snapshot_dump(&spec.name, &role, &dir).await
     }
 }
+
+#[path = "postgres_snapshot.rs"]
+mod snapshot;
+pub use snapshot::DUMP;
 
 #[cfg(test)]
 #[path = "postgres_tests.rs"]
