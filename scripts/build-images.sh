@@ -68,8 +68,8 @@ DOCKERFILE
 
 # lnbench/postgres:<major>: FROM scratch with the host's server binaries, the shared
 # libraries they (and the server's modules) load, the loader, the share directory, and
-# dash (initdb runs the server through /bin/sh), and psql (the runtime sets the run's
-# password with it). The cluster is made at build time (RUN, exec form, as the non-root
+# dash (initdb runs the server through /bin/sh), psql (the runtime sets the run's
+# password with it, and loads a snapshot's dumps) and pg_dump (snapshots). The cluster is made at build time (RUN, exec form, as the non-root
 # postgres user PostgreSQL insists on), so a container is a fresh cluster that starts in
 # a second with no entrypoint script. Only the unix socket inside the container trusts
 # (the runtime's createdb and psql, through docker exec); every TCP client needs the
@@ -91,7 +91,7 @@ build_postgres() {
     "$root/bin" "$root/etc/postgresql" "$root/data" "$root/tmp"
   chmod 0777 "$root/data"
   chmod 1777 "$root/tmp"
-  cp "$pgbin/postgres" "$pgbin/initdb" "$pgbin/createdb" "$pgbin/psql" "$root$pgbin/"
+  cp "$pgbin/postgres" "$pgbin/initdb" "$pgbin/createdb" "$pgbin/psql" "$pgbin/pg_dump" "$root$pgbin/"
   # The server's loadable modules (plpgsql, snowball, encoding conversions, ...), not
   # the LLVM JIT (large, and off unless asked for).
   for f in "/usr/lib/postgresql/$major/lib"/*.so; do

@@ -3,7 +3,7 @@
 //! once (no funding, no channel opening), and the refusals of a tampered snapshot, of
 //! one saved with another version and of one saved for another network, each located
 //! and nothing left running. The same save and restore for Core Lightning, Eclair and
-//! LDK nodes on a Bitcoin Core chain (locally with two of them on PostgreSQL).
+//! LDK nodes on a Bitcoin Core chain, some on PostgreSQL, locally and in Docker.
 
 mod common;
 
@@ -424,8 +424,8 @@ fn an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker() {
 }
 
 /// Core Lightning, Eclair and LDK on Bitcoin Core: LDK's alice and Eclair's carol each
-/// open a channel to Core Lightning's bob (locally with bob and carol on PostgreSQL,
-/// in Docker on their own databases). Restored, each pays bob at once. LDK's
+/// open a channel to Core Lightning's bob (carol on PostgreSQL; in Docker bob too).
+/// Restored, each pays bob at once. LDK's
 /// restored alice dials only the saving run's address of bob, so bob dials her.
 const OTHERS: &str = "\
 name: e2e-snapshot-others
@@ -466,25 +466,20 @@ fn cln_eclair_and_ldk_nodes_on_bitcoind_are_saved_restored_and_pay() {
         return;
     }
     let work = tempfile::tempdir().expect("temp dir");
-    // Locally, bob and carol keep their data on the run's PostgreSQL (Core Lightning
-    // over its socket, Eclair over TCP as a role of its own): the snapshot keeps their
-    // databases as dumps.
-    let on_postgres = OTHERS
-        .replace(
-            "    implementation: cln\n",
-            "    implementation: cln\n    database: postgres\n",
-        )
-        .replace(
-            "    implementation: eclair\n",
-            "    implementation: eclair\n    database: postgres\n",
-        );
-    assert_eq!(on_postgres.matches("database: postgres").count(), 2);
+    // Carol keeps her data on the run's PostgreSQL, over TCP as a role of her own: the
+    // snapshot keeps her database as a dump, loaded back as her role.
+    let carol_on_postgres = OTHERS.replace(
+        "    implementation: eclair\n",
+        "    implementation: eclair\n    database: postgres\n",
+    );
+    assert!(carol_on_postgres.contains("database: postgres"));
     // `--run-dir runs` is relative: Core Lightning finds bitcoind's datadir anyway.
-    let versions = others_saved_restored_and_pay(work.path(), &on_postgres);
+    let versions = others_saved_restored_and_pay(work.path(), &carol_on_postgres);
     let manifest = std::fs::read_to_string(work.path().join("snap/manifest.json")).unwrap();
-    for dump in ["bob/snapshot-postgres.sql", "carol/snapshot-postgres.sql"] {
-        assert!(manifest.contains(dump), "no {dump} in {manifest}");
-    }
+    assert!(
+        manifest.contains("carol/snapshot-postgres.sql"),
+        "{manifest}"
+    );
     for (name, word) in [
         ("alice", "ldk-server"),
         ("carol", "eclair-node"),
@@ -521,11 +516,26 @@ fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
         );
     }
     let work = tempfile::tempdir().expect("temp dir");
+    // In Docker, bob and carol keep their data on the run's PostgreSQL container: the
+    // snapshot keeps their databases as dumps.
     let in_docker = OTHERS
         .replace("runtime: local\n", "runtime: docker\npull: never\n")
-        .replace("e2e-snapshot-others", "docker-snapshot-others");
+        .replace("e2e-snapshot-others", "docker-snapshot-others")
+        .replace(
+            "    implementation: cln\n",
+            "    implementation: cln\n    database: postgres\n",
+        )
+        .replace(
+            "    implementation: eclair\n",
+            "    implementation: eclair\n    database: postgres\n",
+        );
     assert!(in_docker.contains("runtime: docker"), "{in_docker}");
+    assert_eq!(in_docker.matches("database: postgres").count(), 2);
     let versions = others_saved_restored_and_pay(work.path(), &in_docker);
+    let manifest = std::fs::read_to_string(work.path().join("snap/manifest.json")).unwrap();
+    for dump in ["bob/snapshot-postgres.sql", "carol/snapshot-postgres.sql"] {
+        assert!(manifest.contains(dump), "no {dump} in {manifest}");
+    }
     for (name, image) in [("chain", 0), ("bob", 1), ("carol", 2), ("alice", 3)] {
         let v = versions[name].as_str().unwrap();
         assert!(

@@ -130,6 +130,10 @@ pub(crate) async fn remove_run_dir(run_dir: &std::path::Path) -> Result<(), Runt
 pub mod postgres {
     use super::NodeSpec;
 
+    /// In a node's data dir of a snapshot: its PostgreSQL database as a plain SQL
+    /// dump, loaded into the restored run's new database before the node starts.
+    pub const SNAPSHOT_DUMP: &str = "snapshot-postgres.sql";
+
     /// Whether any of `nodes` needs a database from the runtime (its driver says so
     /// from its arguments).
     pub fn wanted_by(nodes: &[NodeSpec]) -> bool {

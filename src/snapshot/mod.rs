@@ -117,8 +117,7 @@ pub fn resolve_field(scenario_path: &Path, value: &str) -> PathBuf {
     cache_dir().map_or_else(|| PathBuf::from(value), |dir| dir.join(value))
 }
 
-/// What a snapshot cannot keep: databases outside the data dirs (etcd; PostgreSQL but
-/// on the local runtime),
+/// What a snapshot cannot keep: etcd's databases (PostgreSQL's are dumped),
 /// sweeps over several networks (one network per snapshot; a sweep of the load or a
 /// history ladder runs on one), and channels between two nodes that would not dial
 /// each other once restored (two LDK nodes). Refused before anything starts.
@@ -139,23 +138,13 @@ pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
         let driver = crate::node::driver(spec.implementation);
         let postgres =
             spec.database == crate::node::Database::Postgres || driver.wants_postgres(&spec.args);
-        // The local runtime dumps the run's PostgreSQL databases into the data dirs.
-        let kept = postgres && scenario.runtime == crate::scenario::RuntimeKind::Local;
-        if !kept && (postgres || driver.wants_etcd(&spec.args)) {
-            let (server, instead) = if postgres {
-                (
-                    "PostgreSQL",
-                    "runtime: local (which keeps its databases), or ",
-                )
-            } else {
-                ("etcd", "")
-            };
+        // PostgreSQL databases are dumped into the data dirs; etcd's are not kept.
+        if !postgres && driver.wants_etcd(&spec.args) {
             return Some(SnapshotError::Refused {
                 at: locate_in_file(&scenario.source, &scenario.path, &format!("{}:", spec.name)),
                 detail: format!(
-                    "node {} keeps its data on {server}, which snapshots of this runtime do \
-                     not keep yet: use {instead}the implementation's default database \
-                     (bbolt, SQLite)",
+                    "node {} keeps its data on etcd, which snapshots do not keep yet: use \
+                     the implementation's default database (bbolt, SQLite) or PostgreSQL",
                     spec.name
                 ),
             });

@@ -256,6 +256,8 @@ impl DockerRuntime {
         let password = self.postgres_password.clone().ok_or_else(not_started)?;
         let createdb = ["createdb", "-h", SOCKET_DIR, "-U", USER, node];
         self.until_done(&id, &createdb, None, what).await?;
+        // A restored snapshot's database, before the node's container is made.
+        self.load_dump(node).await?;
         Ok(dsn(node, &password))
     }
 
@@ -307,8 +309,9 @@ fn stale_image(what: &str, tool: &str, out: &str) -> Option<RuntimeError> {
         .then(|| RuntimeError::Image {
             what: what.to_string(),
             detail: format!(
-                "the {REPOSITORY} image has no {tool} (it predates the run's password, \
-                 which the runtime sets with psql): rebuild it with scripts/build-images.sh"
+                "the {REPOSITORY} image has no {tool} (it was built before the runtime \
+                 used it: psql for the run's password, pg_dump for snapshots): rebuild it \
+                 with scripts/build-images.sh"
             ),
         })
 }
@@ -318,5 +321,6 @@ pub(super) fn stops_last(name: &str) -> bool {
     name == NAME || name == crate::chain::CHAIN_NAME
 }
 
+mod snapshot;
 #[cfg(test)]
 mod tests;

@@ -21,8 +21,8 @@ const KILLED: i64 = 137;
 
 impl DockerRuntime {
     /// Stops the nodes (SIGTERM, SIGKILL after `limit`), then the chain, and copies
-    /// each one's `/data` out into the run dir's [`VOLUMES`]. Returns the nodes that
-    /// had to be killed.
+    /// each one's `/data` out into the run dir's [`VOLUMES`], with its PostgreSQL
+    /// database's dump if it has one. Returns the nodes that had to be killed.
     pub(super) async fn stop_and_copy_out(
         &mut self,
         limit: Duration,
@@ -52,6 +52,8 @@ impl DockerRuntime {
         for (name, id) in &order {
             self.copy_out(name, id, &volumes).await?;
         }
+        // The PostgreSQL container runs until `down`: the nodes' databases come out now.
+        self.dump_databases(&nodes).await?;
         Ok(killed)
     }
 
@@ -130,6 +132,10 @@ pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
         let (_, files) = node_command(spec.implementation, &spec.name, &access);
         (out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path))));
         out.push(format!("{}/{cert}", spec.name));
+        if crate::runtime::shared::postgres::wants(spec) {
+            let noted = crate::node::driver(spec.implementation).database_address_files();
+            out.extend(noted.iter().map(|f| format!("{}/{f}", spec.name)));
+        }
     }
     out
 }

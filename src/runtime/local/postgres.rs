@@ -450,7 +450,6 @@ impl super::LocalRuntime {
 
 #[path = "postgres_snapshot.rs"]
 mod snapshot;
-pub use snapshot::DUMP;
 
 #[cfg(test)]
 #[path = "postgres_tests.rs"]

@@ -12,7 +12,7 @@ use super::{Postgres, USER, find};
 use std::path::Path;
 
 /// The dump of a node's database, in its data dir.
-pub const DUMP: &str = "snapshot-postgres.sql";
+use super::super::super::shared::postgres::SNAPSHOT_DUMP as DUMP;
 
 impl Postgres {
     /// The nodes' databases (every database but the server's own).
