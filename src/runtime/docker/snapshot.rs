@@ -5,13 +5,14 @@
 //! it into each container after it is created, before its config files and its start.
 
 use super::shared::container::{CHAIN_CERT_IN_NODE, DATA, chain_command, node_command};
-use super::{DockerRuntime, RuntimeError, creds, images};
+use super::{DockerRuntime, RuntimeError, images};
 use crate::chain::CHAIN_NAME;
 use bollard::query_parameters::{DownloadFromContainerOptionsBuilder, StopContainerOptionsBuilder};
-use futures::TryStreamExt;
+use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Under the run dir: the containers' data dirs, saved or to restore.
 pub const VOLUMES: &str = "volumes";
@@ -57,40 +58,79 @@ impl DockerRuntime {
         Ok(killed)
     }
 
-    /// Unpacks the container's `/data` into `volumes/<name>/`.
+    /// Unpacks the container's `/data` into `volumes/<name>/`, through an archive file
+    /// beside it (a node's data after a long history is hundreds of MB: never held in
+    /// memory).
     async fn copy_out(&self, name: &str, id: &str, volumes: &Path) -> Result<(), RuntimeError> {
         let options = DownloadFromContainerOptionsBuilder::default()
             .path(DATA)
             .build();
-        let archive = (self.docker.download_from_container(id, Some(options)))
-            .try_fold(Vec::new(), |mut acc, chunk| async move {
-                acc.extend_from_slice(&chunk);
-                Ok(acc)
-            })
-            .await
-            .map_err(Self::err(format!("copying the data of {name} out")))?;
-        unpack_data(&archive, volumes, name).map_err(Self::io_err(volumes))
+        let tar_path = volumes.join(format!(".{name}.tar"));
+        let io = Self::io_err(&tar_path);
+        std::fs::create_dir_all(volumes).map_err(Self::io_err(volumes))?;
+        let mut file = tokio::fs::File::create(&tar_path).await.map_err(io)?;
+        let mut chunks = self.docker.download_from_container(id, Some(options));
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(Self::err(format!("copying the data of {name} out")))?;
+            file.write_all(&chunk)
+                .await
+                .map_err(Self::io_err(&tar_path))?;
+        }
+        file.flush().await.map_err(Self::io_err(&tar_path))?;
+        drop(file);
+        let unpacked =
+            std::fs::File::open(&tar_path).and_then(|archive| unpack_data(archive, volumes, name));
+        let _ = std::fs::remove_file(&tar_path);
+        unpacked.map_err(Self::io_err(volumes))
     }
 
     /// Copies a restored snapshot's data dir of `name`, if this run has one, into its
-    /// created (not started) container.
+    /// created (not started) container, streamed from an archive file.
     pub(super) async fn copy_in_restored(&self, name: &str, id: &str) -> Result<(), RuntimeError> {
-        let dir = self.run_dir.join(VOLUMES).join(name);
+        let volumes = self.run_dir.join(VOLUMES);
+        let dir = volumes.join(name);
         if !dir.is_dir() {
             return Ok(());
         }
-        let archive = pack_data(&dir).map_err(Self::io_err(&dir))?;
-        creds::upload(&self.docker, id, archive)
-            .await
-            .map_err(Self::err(format!(
-                "copying the snapshot's data of {name} in"
-            )))
+        let tar_path = volumes.join(format!(".{name}.in.tar"));
+        std::fs::File::create(&tar_path)
+            .and_then(|file| pack_data(&dir, file).map(drop))
+            .map_err(Self::io_err(&tar_path))?;
+        let file = tokio::fs::File::open(&tar_path).await;
+        let file = file.map_err(Self::io_err(&tar_path))?;
+        let options = bollard::query_parameters::UploadToContainerOptionsBuilder::default()
+            .path("/")
+            .build();
+        let body = bollard::body_try_stream(file_chunks(file));
+        let uploaded = self
+            .docker
+            .upload_to_container(id, Some(options), body)
+            .await;
+        let _ = std::fs::remove_file(&tar_path);
+        uploaded.map_err(Self::err(format!(
+            "copying the snapshot's data of {name} in"
+        )))
     }
+}
+
+/// The file's content as a stream of chunks of at most 1 MiB.
+fn file_chunks(
+    file: tokio::fs::File,
+) -> impl futures::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static {
+    futures::stream::try_unfold(file, |mut file| async move {
+        let mut chunk = vec![0; 1 << 20];
+        let n = file.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        chunk.truncate(n);
+        Ok(Some((bytes::Bytes::from(chunk), file)))
+    })
 }
 
 /// Unpacks an archive of `/data` (entries `data/...`) into `volumes/<name>/`, in place
 /// of what is there (the data a restored run copied into the container at its start).
-pub fn unpack_data(archive: &[u8], volumes: &Path, name: &str) -> std::io::Result<()> {
+pub fn unpack_data(archive: impl std::io::Read, volumes: &Path, name: &str) -> std::io::Result<()> {
     let scratch = volumes.join(format!(".{name}"));
     std::fs::create_dir_all(&scratch)?;
     tar::Archive::new(archive).unpack(&scratch)?;
@@ -106,9 +146,10 @@ pub fn unpack_data(archive: &[u8], volumes: &Path, name: &str) -> std::io::Resul
     std::fs::remove_dir_all(&scratch)
 }
 
-/// A tar archive of `dir` as `data/...`, to unpack at `/` of a container.
-pub fn pack_data(dir: &Path) -> std::io::Result<Vec<u8>> {
-    let mut builder = tar::Builder::new(Vec::new());
+/// A tar archive of `dir` as `data/...`, to unpack at `/` of a container, written
+/// into `into`.
+pub fn pack_data<W: std::io::Write>(dir: &Path, into: W) -> std::io::Result<W> {
+    let mut builder = tar::Builder::new(into);
     builder.follow_symlinks(false);
     builder.append_dir_all(DATA.trim_start_matches('/'), dir)?;
     builder.into_inner()
@@ -170,7 +211,7 @@ mod tests {
         std::fs::create_dir_all(from.join("graph/regtest")).unwrap();
         std::fs::write(from.join("graph/regtest/channel.db"), b"channels").unwrap();
         std::fs::write(from.join("tls.cert"), b"cert").unwrap();
-        let archive = pack_data(&from).unwrap();
+        let archive = pack_data(&from, Vec::new()).unwrap();
         let mut names: Vec<String> = (tar::Archive::new(&archive[..]).entries().unwrap())
             .map(|e| e.unwrap().path().unwrap().display().to_string())
             .collect();
@@ -179,7 +220,7 @@ mod tests {
         assert!(names.contains(&"data/graph/regtest/channel.db".to_string()));
 
         let volumes = tmp.path().join("volumes");
-        unpack_data(&archive, &volumes, "alice").unwrap();
+        unpack_data(&archive[..], &volumes, "alice").unwrap();
         let back = volumes.join("alice/graph/regtest/channel.db");
         assert_eq!(std::fs::read(back).unwrap(), b"channels");
         assert_eq!(
@@ -195,12 +236,12 @@ mod tests {
         let from = tmp.path().join("bob");
         std::fs::create_dir_all(&from).unwrap();
         std::fs::write(from.join("channel.db"), b"after the history").unwrap();
-        let archive = pack_data(&from).unwrap();
+        let archive = pack_data(&from, Vec::new()).unwrap();
         let volumes = tmp.path().join("volumes");
         std::fs::create_dir_all(volumes.join("bob")).unwrap();
         std::fs::write(volumes.join("bob/channel.db"), b"as restored").unwrap();
         std::fs::write(volumes.join("bob/gone.log"), b"only then").unwrap();
-        unpack_data(&archive, &volumes, "bob").unwrap();
+        unpack_data(&archive[..], &volumes, "bob").unwrap();
         let db = std::fs::read(volumes.join("bob/channel.db")).unwrap();
         assert_eq!(db, b"after the history");
         assert!(!volumes.join("bob/gone.log").exists());
@@ -211,7 +252,7 @@ mod tests {
     fn an_archive_without_data_leaves_an_empty_dir() {
         let tmp = tempfile::tempdir().unwrap();
         let archive = tar::Builder::new(Vec::new()).into_inner().unwrap();
-        unpack_data(&archive, tmp.path(), "chain").unwrap();
+        unpack_data(&archive[..], tmp.path(), "chain").unwrap();
         assert!(tmp.path().join("chain").is_dir());
     }
 }
