@@ -130,6 +130,25 @@ pub fn body(
     })
 }
 
+/// psql in the container, over its socket as the superuser, into `database`: quiet,
+/// never asking for a password, stopping at the first error.
+fn psql(database: &str) -> [&str; 12] {
+    [
+        "psql",
+        "-X",
+        "-q",
+        "-w",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        SOCKET_DIR,
+        "-U",
+        USER,
+        "-d",
+        database,
+    ]
+}
+
 /// Runs `cmd` in the container with `stdin` on its standard input (closed after it);
 /// its exit code and output.
 async fn exec(
@@ -216,20 +235,7 @@ impl DockerRuntime {
         self.start(NAME, &created.id).await?;
         let password = super::super::shared::new_password();
         let sql = password_sql(&password);
-        let psql = [
-            "psql",
-            "-X",
-            "-q",
-            "-w",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            SOCKET_DIR,
-            "-U",
-            USER,
-            "-d",
-            "postgres",
-        ];
+        let psql = psql("postgres");
         let what = "PostgreSQL (setting the run's password)".to_string();
         self.until_done(&created.id, &psql, Some(&sql), what)
             .await?;

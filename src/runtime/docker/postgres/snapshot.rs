@@ -114,21 +114,9 @@ impl DockerRuntime {
             .map_err(Self::io_err(&from))?;
         (creds::upload(&self.docker, &id, archive).await)
             .map_err(Self::err(format!("copying {what} in")))?;
-        let psql = [
-            "psql",
-            "-X",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            SOCKET_DIR,
-            "-U",
-            USER,
-            "-d",
-            node,
-            "-f",
-            &path,
-        ];
+        let psql: Vec<&str> = (super::psql(node).into_iter())
+            .chain(["-f", path.as_str()])
+            .collect();
         self.in_postgres(&id, &psql, &what).await?;
         // The copy in the server's /tmp goes with its container at the run's end.
         std::fs::remove_file(&from).map_err(Self::io_err(&from))

@@ -279,20 +279,7 @@ fn dsn_password(dsn: &str) -> &str {
 /// (over TCP): its exit code and output.
 async fn connects(docker: &Docker, id: &str, uri: &str) -> Result<(i64, String), String> {
     let sql = format!("\\connect {uri}\nSELECT current_database();\n\\q\n");
-    let psql = [
-        "psql",
-        "-X",
-        "-w",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-h",
-        SOCKET_DIR,
-        "-U",
-        USER,
-        "-d",
-        "postgres",
-    ];
-    exec(docker, id, &psql, Some(&sql)).await
+    exec(docker, id, &psql("postgres"), Some(&sql)).await
 }
 
 /// What `docker inspect` shows of the container's command line and environment.
