@@ -62,30 +62,21 @@ impl DockerRuntime {
     /// beside it (a node's data after a long history is hundreds of MB: never held in
     /// memory).
     async fn copy_out(&self, name: &str, id: &str, volumes: &Path) -> Result<(), RuntimeError> {
-        let options = DownloadFromContainerOptionsBuilder::default()
-            .path(DATA)
-            .build();
-        let tar_path = volumes.join(format!(".{name}.tar"));
-        let io = Self::io_err(&tar_path);
         std::fs::create_dir_all(volumes).map_err(Self::io_err(volumes))?;
-        let mut file = tokio::fs::File::create(&tar_path).await.map_err(io)?;
-        let mut chunks = self.docker.download_from_container(id, Some(options));
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(Self::err(format!("copying the data of {name} out")))?;
-            file.write_all(&chunk)
-                .await
-                .map_err(Self::io_err(&tar_path))?;
-        }
-        file.flush().await.map_err(Self::io_err(&tar_path))?;
-        drop(file);
-        let unpacked =
-            std::fs::File::open(&tar_path).and_then(|archive| unpack_data(archive, volumes, name));
+        let tar_path = volumes.join(format!(".{name}.tar"));
+        let what = format!("copying the data of {name} out");
+        let downloaded = self.download_archive(id, DATA, &tar_path, &what).await;
+        let unpacked = downloaded.and_then(|()| {
+            std::fs::File::open(&tar_path)
+                .and_then(|archive| unpack_data(archive, volumes, name))
+                .map_err(Self::io_err(volumes))
+        });
         let _ = std::fs::remove_file(&tar_path);
-        unpacked.map_err(Self::io_err(volumes))
+        unpacked
     }
 
     /// Copies a restored snapshot's data dir of `name`, if this run has one, into its
-    /// created (not started) container, streamed from an archive file.
+    /// created (not started) container, through an archive file.
     pub(super) async fn copy_in_restored(&self, name: &str, id: &str) -> Result<(), RuntimeError> {
         let volumes = self.run_dir.join(VOLUMES);
         let dir = volumes.join(name);
@@ -93,23 +84,55 @@ impl DockerRuntime {
             return Ok(());
         }
         let tar_path = volumes.join(format!(".{name}.in.tar"));
-        std::fs::File::create(&tar_path)
+        let packed = std::fs::File::create(&tar_path)
             .and_then(|file| pack_data(&dir, file).map(drop))
-            .map_err(Self::io_err(&tar_path))?;
-        let file = tokio::fs::File::open(&tar_path).await;
-        let file = file.map_err(Self::io_err(&tar_path))?;
+            .map_err(Self::io_err(&tar_path));
+        let what = format!("copying the snapshot's data of {name} in");
+        let uploaded = match packed {
+            Ok(()) => self.upload_archive(id, &tar_path, &what).await,
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_file(&tar_path);
+        uploaded
+    }
+
+    /// Streams the engine's archive of `path` in container `id` into the file `to`.
+    pub(super) async fn download_archive(
+        &self,
+        id: &str,
+        path: &str,
+        to: &Path,
+        what: &str,
+    ) -> Result<(), RuntimeError> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let mut file = (tokio::fs::File::create(to).await).map_err(Self::io_err(to))?;
+        let mut chunks = self.docker.download_from_container(id, Some(options));
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(Self::err(what))?;
+            file.write_all(&chunk).await.map_err(Self::io_err(to))?;
+        }
+        file.flush().await.map_err(Self::io_err(to))
+    }
+
+    /// Streams the archive file `from` into container `id`, unpacked at its `/`.
+    pub(super) async fn upload_archive(
+        &self,
+        id: &str,
+        from: &Path,
+        what: &str,
+    ) -> Result<(), RuntimeError> {
+        let file = (tokio::fs::File::open(from).await).map_err(Self::io_err(from))?;
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::default()
             .path("/")
             .build();
         let body = bollard::body_try_stream(file_chunks(file));
-        let uploaded = self
+        (self
             .docker
             .upload_to_container(id, Some(options), body)
-            .await;
-        let _ = std::fs::remove_file(&tar_path);
-        uploaded.map_err(Self::err(format!(
-            "copying the snapshot's data of {name} in"
-        )))
+            .await)
+            .map_err(Self::err(what))
     }
 }
 

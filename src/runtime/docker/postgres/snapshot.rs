@@ -7,9 +7,27 @@
 
 use super::{NAME, SOCKET_DIR, USER, exec, stale_image};
 use crate::runtime::RuntimeError;
+use crate::runtime::docker::DockerRuntime;
 use crate::runtime::docker::snapshot::VOLUMES;
-use crate::runtime::docker::{DockerRuntime, creds};
 use crate::runtime::shared::postgres::SNAPSHOT_DUMP;
+use std::path::Path;
+
+/// Writes the first regular file of the archive file `archive` to `to`.
+fn first_file_into(archive: &Path, to: &Path) -> std::io::Result<()> {
+    let mut tar = tar::Archive::new(std::fs::File::open(archive)?);
+    for entry in tar.entries()? {
+        let mut entry = entry?;
+        if entry.header().entry_type().is_file() {
+            let mut out = std::fs::File::create(to)?;
+            std::io::copy(&mut entry, &mut out)?;
+            return Ok(());
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        "the archive holds no file",
+    ))
+}
 
 /// Where a dump sits in the server's container on its way out or in.
 fn in_container(node: &str) -> String {
@@ -85,10 +103,17 @@ impl DockerRuntime {
                 node,
             ];
             self.in_postgres(&id, &dump, &what).await?;
-            let content = (creds::download(&self.docker, &id, &path).await)
-                .map_err(Self::err(format!("copying {what} out")))?;
-            let to = self.run_dir.join(VOLUMES).join(node).join(SNAPSHOT_DUMP);
-            std::fs::write(&to, content).map_err(Self::io_err(&to))?;
+            // Through an archive file: a database after a long history is large.
+            let node_dir = self.run_dir.join(VOLUMES).join(node);
+            let tar_path = node_dir.join(format!(".{SNAPSHOT_DUMP}.tar"));
+            let copied = self
+                .download_archive(&id, &path, &tar_path, &format!("copying {what} out"))
+                .await;
+            let to = node_dir.join(SNAPSHOT_DUMP);
+            let extracted =
+                copied.and_then(|()| first_file_into(&tar_path, &to).map_err(Self::io_err(&to)));
+            let _ = std::fs::remove_file(&tar_path);
+            extracted?;
         }
         Ok(())
     }
@@ -108,17 +133,59 @@ impl DockerRuntime {
             what: what.clone(),
             detail: "the PostgreSQL container was not started".into(),
         })?;
-        let content = std::fs::read(&from).map_err(Self::io_err(&from))?;
         let path = in_container(node);
-        let archive = creds::pack(&[(path.trim_start_matches('/'), &content, 0o644)])
-            .map_err(Self::io_err(&from))?;
-        (creds::upload(&self.docker, &id, archive).await)
-            .map_err(Self::err(format!("copying {what} in")))?;
+        let tar_path = from.with_extension("sql.tar");
+        let packed = std::fs::File::create(&tar_path)
+            .and_then(|file| {
+                let mut tar = tar::Builder::new(file);
+                tar.append_path_with_name(&from, path.trim_start_matches('/'))?;
+                tar.into_inner().map(drop)
+            })
+            .map_err(Self::io_err(&tar_path));
+        let uploaded = match packed {
+            Ok(()) => (self.upload_archive(&id, &tar_path, &format!("copying {what} in"))).await,
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_file(&tar_path);
+        uploaded?;
         let psql: Vec<&str> = (super::psql(node).into_iter())
             .chain(["-f", path.as_str()])
             .collect();
         self.in_postgres(&id, &psql, &what).await?;
         // The copy in the server's /tmp goes with its container at the run's end.
         std::fs::remove_file(&from).map_err(Self::io_err(&from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dump_comes_out_of_its_archive_and_an_empty_archive_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = tmp.path().join("dump.tar");
+        let mut tar = tar::Builder::new(std::fs::File::create(&archive).unwrap());
+        let mut dir = tar::Header::new_gnu();
+        dir.set_entry_type(tar::EntryType::Directory);
+        dir.set_size(0);
+        tar.append_data(&mut dir, "tmp/", std::io::empty()).unwrap();
+        let sql = b"CREATE TABLE t (x int);\n";
+        let mut file = tar::Header::new_gnu();
+        file.set_size(sql.len() as u64);
+        file.set_mode(0o644);
+        tar.append_data(&mut file, "tmp/dump.sql", &sql[..])
+            .unwrap();
+        tar.into_inner().unwrap();
+        let to = tmp.path().join(SNAPSHOT_DUMP);
+        first_file_into(&archive, &to).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), sql);
+
+        let empty = tmp.path().join("empty.tar");
+        tar::Builder::new(std::fs::File::create(&empty).unwrap())
+            .into_inner()
+            .unwrap();
+        let e = first_file_into(&empty, &tmp.path().join("none")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
     }
 }
