@@ -8,6 +8,7 @@
 
 mod chain_back;
 mod mining;
+mod node_back;
 mod outcome;
 mod samples;
 #[cfg(test)]
@@ -15,6 +16,7 @@ mod tests;
 pub mod windows;
 
 pub use chain_back::ChainBack;
+pub use node_back::NodeBack;
 pub use outcome::{NodeHealth, channel_health, describe};
 
 use crate::chain::CHAIN_NAME;
@@ -33,16 +35,6 @@ use windows::Sample;
 
 /// How long a node started again after a fault may take until its channels are back.
 const BACK_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// A node's way back after a kill or restart: from its start until its RPC answered
-/// and until its channels were active again.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct NodeBack {
-    /// The clean stop (restart only).
-    pub stop_s: Option<f64>,
-    pub rpc_s: f64,
-    pub channels_s: f64,
-}
 
 /// One fault as it happened, for the report (`faults[]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -432,81 +424,6 @@ impl FaultRunner {
         match chain.height().await {
             Ok(h) => self.records[i].chain_height = Some(h),
             Err(e) => self.failed(i, "reading the chain's height", e),
-        }
-    }
-
-    /// Waits (in a task of its own) until the node started as `r` says answers and
-    /// has its channels back, dialling its peer links again each second.
-    fn await_back(&mut self, i: usize, r: &crate::runtime::Restarted, stop: Option<Duration>) {
-        let node = r.endpoint.name.clone();
-        let endpoint = r.endpoint.clone();
-        let started_at = r.started_at;
-        // The other ends' setup clients; the node's own is made anew once it answers.
-        let links: Vec<(Option<Arc<dyn LightningNode>>, Link)> = (self.net.peer_links.iter())
-            .filter(|l| l.from == node || l.to == node)
-            .map(|l| {
-                let dialler = (l.from != node).then(|| self.net.clients.get(&l.from).cloned());
-                (dialler.flatten(), l.clone())
-            })
-            .collect();
-        let active = self.expected_active(&node);
-        let links = Arc::new(links);
-        let endpoint = Arc::new(endpoint);
-        self.backs.spawn(async move {
-            let driver = crate::node::driver(endpoint.implementation);
-            let starting = |e: &crate::node::NodeError| driver.is_starting_up(e);
-            let mut last_dial = None::<Instant>;
-            let poll = move || {
-                let due = last_dial.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-                if due {
-                    last_dial = Some(Instant::now());
-                }
-                let (links, endpoint) = (Arc::clone(&links), Arc::clone(&endpoint));
-                async move {
-                    // A new client each try: the old connection is gone.
-                    let fresh = driver.connect(&endpoint).await?;
-                    let info = fresh.get_info().await?;
-                    if due {
-                        for (dialler, link) in links.iter() {
-                            let dialler = dialler.clone().unwrap_or_else(|| fresh.clone());
-                            // Best effort: the node's own reconnection may come first.
-                            let _ = dialler.connect_peer(&link.to_pubkey, &link.to_addr).await;
-                        }
-                    }
-                    Ok(info)
-                }
-            };
-            let back =
-                crate::restart::wait_back(&node, active, started_at, BACK_TIMEOUT, &starting, poll)
-                    .await;
-            (
-                i,
-                back.map(|(rpc, channels)| NodeBack {
-                    stop_s: stop.map(|s| s.as_secs_f64()),
-                    rpc_s: rpc.as_secs_f64(),
-                    channels_s: channels.as_secs_f64(),
-                }),
-            )
-        });
-    }
-
-    /// The channels `node` had active at setup: one per channel of its links.
-    fn expected_active(&self, node: &str) -> u32 {
-        let n = (self.net.peer_links.iter())
-            .filter(|l| l.from == node || l.to == node)
-            .count();
-        u32::try_from(n).unwrap_or(u32::MAX)
-    }
-
-    fn node_back(&mut self, i: usize, back: anyhow::Result<NodeBack>) {
-        match back {
-            Ok(b) => self.records[i].node_back = Some(b),
-            Err(e) => self.failed(i, "coming back", e),
-        }
-        // A restart's way back, arrived or failed, ends it.
-        if matches!(self.faults[i].action, FaultAction::Restart { .. }) {
-            self.mark(i, false);
-            self.state[i] = State::Done;
         }
     }
 
