@@ -508,7 +508,7 @@ impl Runtime for LocalRuntime {
     async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
         let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
         let dumped = match &self.postgres {
-            Some(pg) => pg.dump_for_snapshot(&self.run_dir).await.map(|_| ()),
+            Some(pg) => pg.dump_for_snapshot(&self.run_dir).await,
             None => Ok(()),
         };
         let down = self.down().await;

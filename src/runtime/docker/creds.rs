@@ -78,13 +78,18 @@ pub async fn download(
 
 /// The content of the first regular file in a tar archive.
 pub fn first_file(archive: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    copy_first_file(archive, &mut out)?;
+    Ok(out)
+}
+
+/// Copies the first regular file of the tar archive `archive` into `out`, streamed.
+pub fn copy_first_file(archive: impl Read, out: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut tar = tar::Archive::new(archive);
     for entry in tar.entries()? {
         let mut entry = entry?;
         if entry.header().entry_type().is_file() {
-            let mut out = Vec::new();
-            entry.read_to_end(&mut out)?;
-            return Ok(out);
+            return std::io::copy(&mut entry, out).map(drop);
         }
     }
     Err(std::io::Error::new(

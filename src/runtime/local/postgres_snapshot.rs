@@ -19,12 +19,10 @@ impl Postgres {
     async fn databases(&self) -> Result<Vec<String>, RuntimeError> {
         let sql = "SELECT datname FROM pg_database \
                    WHERE NOT datistemplate AND datname <> 'postgres' ORDER BY 1";
+        let args = ["-U", USER, "-d", "postgres", "-X", "-A", "-t", "-c", sql];
         let out = self
-            .client("psql", "listing the PostgreSQL databases")?
-            .args(["-U", USER, "-d", "postgres", "-X", "-A", "-t", "-c", sql])
-            .output()
-            .await;
-        let out = self.succeeded("psql listing the databases", out)?;
+            .client("psql", "listing the PostgreSQL databases", &args)
+            .await?;
         Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(str::trim)
@@ -33,29 +31,29 @@ impl Postgres {
             .collect())
     }
 
-    /// Dumps every node's database into `<run_dir>/<node>/`[`DUMP`]; returns the
-    /// nodes dumped. The nodes must have stopped: a dump of a database in use is a
-    /// consistent picture of it, but not of the node's other files.
-    pub async fn dump_for_snapshot(&self, run_dir: &Path) -> Result<Vec<String>, RuntimeError> {
-        let mut dumped = Vec::new();
+    /// Dumps every node's database into `<run_dir>/<node>/`[`DUMP`]. The nodes must
+    /// have stopped: a dump of a database in use is a consistent picture of it, but
+    /// not of the node's other files.
+    pub async fn dump_for_snapshot(&self, run_dir: &Path) -> Result<(), RuntimeError> {
         for name in self.databases().await? {
             let dir = run_dir.join(&name);
             if !dir.is_dir() {
                 continue;
             }
-            let to = dir.join(DUMP);
+            let to = dir.join(DUMP).display().to_string();
             let what = format!("pg_dump of node {name}'s database");
-            let out = self
-                .client("pg_dump", &what)?
-                .args(["-U", USER, "--no-owner", "--no-privileges", "-f"])
-                .arg(&to)
-                .arg(&name)
-                .output()
-                .await;
-            self.succeeded(&what, out)?;
-            dumped.push(name);
+            let args = [
+                "-U",
+                USER,
+                "--no-owner",
+                "--no-privileges",
+                "-f",
+                &to,
+                &name,
+            ];
+            self.client("pg_dump", &what, &args).await?;
         }
-        Ok(dumped)
+        Ok(())
     }
 
     /// Loads the dump a restored snapshot left in node `name`'s data dir `dir` into its
@@ -71,50 +69,45 @@ impl Postgres {
             return Ok(());
         }
         let what = format!("loading node {name}'s database from its snapshot");
-        let out = self
-            .client("psql", &what)?
-            .args([
-                "-U",
-                role,
-                "-d",
-                name,
-                "-X",
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-f",
-            ])
-            .arg(&dump)
-            .output()
-            .await;
-        self.succeeded(&what, out)?;
+        let file = dump.display().to_string();
+        let args = [
+            "-U",
+            role,
+            "-d",
+            name,
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            &file,
+        ];
+        self.client("psql", &what, &args).await?;
         std::fs::remove_file(&dump).map_err(|source| RuntimeError::Io { path: dump, source })
     }
 
-    /// `program` (psql, pg_dump) pointed at the server's socket.
-    fn client(&self, program: &str, what: &str) -> Result<tokio::process::Command, RuntimeError> {
+    /// Runs `program` (psql, pg_dump) with `args` against the server's socket, its
+    /// stdin empty; its output, or the error of `what` with its stderr.
+    async fn client(
+        &self,
+        program: &str,
+        what: &str,
+        args: &[&str],
+    ) -> Result<std::process::Output, RuntimeError> {
         let binary = find(program)?;
-        let mut command = tokio::process::Command::new(&binary);
-        command
+        let out = tokio::process::Command::new(&binary)
             .args(["-h", &self.socket_dir.display().to_string()])
             .args(["-p", &self.port.to_string()])
+            .args(args)
             .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        tracing::debug!(what, "PostgreSQL client {}", binary.display());
-        Ok(command)
-    }
-
-    /// The output of a client that exited 0, else its error with its stderr.
-    fn succeeded(
-        &self,
-        what: &str,
-        out: std::io::Result<std::process::Output>,
-    ) -> Result<std::process::Output, RuntimeError> {
-        let out = out.map_err(|source| RuntimeError::Spawn {
-            what: what.to_string(),
-            binary: what.split(' ').next().unwrap_or("psql").into(),
-            source,
-        })?;
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|source| RuntimeError::Spawn {
+                what: what.to_string(),
+                binary: binary.clone(),
+                source,
+            })?;
         if out.status.success() {
             return Ok(out);
         }

@@ -7,26 +7,19 @@
 
 use super::{NAME, SOCKET_DIR, USER, exec, stale_image};
 use crate::runtime::RuntimeError;
-use crate::runtime::docker::DockerRuntime;
 use crate::runtime::docker::snapshot::VOLUMES;
+use crate::runtime::docker::{DockerRuntime, creds};
 use crate::runtime::shared::postgres::SNAPSHOT_DUMP;
 use std::path::Path;
 
 /// Writes the first regular file of the archive file `archive` to `to`.
 fn first_file_into(archive: &Path, to: &Path) -> std::io::Result<()> {
-    let mut tar = tar::Archive::new(std::fs::File::open(archive)?);
-    for entry in tar.entries()? {
-        let mut entry = entry?;
-        if entry.header().entry_type().is_file() {
-            let mut out = std::fs::File::create(to)?;
-            std::io::copy(&mut entry, &mut out)?;
-            return Ok(());
-        }
+    let archive = std::fs::File::open(archive)?;
+    let copied = creds::copy_first_file(archive, &mut std::fs::File::create(to)?);
+    if copied.is_err() {
+        let _ = std::fs::remove_file(to);
     }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        "the archive holds no file",
-    ))
+    copied
 }
 
 /// Where a dump sits in the server's container on its way out or in.
@@ -80,9 +73,9 @@ impl DockerRuntime {
             return Ok(());
         };
         let sql = "SELECT datname FROM pg_database WHERE NOT datistemplate";
-        let list = [
-            "psql", "-X", "-A", "-t", "-h", SOCKET_DIR, "-U", USER, "-d", "postgres", "-c", sql,
-        ];
+        let list: Vec<&str> = (super::psql("postgres").into_iter())
+            .chain(["-A", "-t", "-c", sql])
+            .collect();
         let listed = self
             .in_postgres(&id, &list, "listing the PostgreSQL databases")
             .await?;
@@ -165,18 +158,13 @@ mod tests {
     fn the_dump_comes_out_of_its_archive_and_an_empty_archive_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();
         let archive = tmp.path().join("dump.tar");
-        let mut tar = tar::Builder::new(std::fs::File::create(&archive).unwrap());
-        let mut dir = tar::Header::new_gnu();
-        dir.set_entry_type(tar::EntryType::Directory);
-        dir.set_size(0);
-        tar.append_data(&mut dir, "tmp/", std::io::empty()).unwrap();
         let sql = b"CREATE TABLE t (x int);\n";
-        let mut file = tar::Header::new_gnu();
-        file.set_size(sql.len() as u64);
-        file.set_mode(0o644);
-        tar.append_data(&mut file, "tmp/dump.sql", &sql[..])
-            .unwrap();
-        tar.into_inner().unwrap();
+        // A directory entry (tmp/) comes first, as the engine's archive has one.
+        std::fs::write(
+            &archive,
+            creds::pack(&[("tmp/dump.sql", sql, 0o644)]).unwrap(),
+        )
+        .unwrap();
         let to = tmp.path().join(SNAPSHOT_DUMP);
         first_file_into(&archive, &to).unwrap();
         assert_eq!(std::fs::read(&to).unwrap(), sql);
