@@ -12,6 +12,7 @@ pub mod impls;
 pub mod kube;
 pub mod openmetrics;
 pub mod running;
+pub mod runtime_faults;
 pub mod scenario_run;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,18 @@ pub fn require_node_binaries() {
             p.display()
         );
     }
+}
+
+/// [`require_node_binaries`], and Toxiproxy (built from the Go module proxy on every
+/// machine too) for the tests of faults on a link.
+pub fn require_node_binaries_and_toxiproxy() {
+    require_node_binaries();
+    let proxy = cache_dir().join("bin").join("toxiproxy-unix");
+    assert!(
+        proxy.exists(),
+        "{} is missing: run scripts/setup.sh before the end-to-end tests",
+        proxy.display()
+    );
 }
 
 /// True when `binary` is in the build cache. Otherwise says that `test` did not run and
