@@ -14,6 +14,7 @@ pub mod openmetrics;
 pub mod running;
 pub mod runtime_faults;
 pub mod scenario_run;
+pub mod svg;
 
 use std::path::{Path, PathBuf};
 
