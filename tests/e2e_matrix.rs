@@ -7,7 +7,7 @@
 mod common;
 
 use common::scenario_run::Finished;
-use common::{built_or_not_run, chromium_render};
+use common::{CLN_BUILD, built_on_bitcoind, chromium_render};
 use std::path::Path;
 
 const PAYMENTS: u64 = 60;
@@ -45,17 +45,9 @@ sweep:
   p99_bound: 5s
 ";
 
-fn built(test: &str) -> bool {
-    built_or_not_run(
-        test,
-        "bitcoind",
-        "BITCOIN_SRC=<tree> scripts/build-nodes.sh",
-    ) && built_or_not_run(test, "lightningd", "CLN_SRC=<tree> scripts/build-nodes.sh")
-}
-
 #[test]
 fn a_matrix_of_two_implementations_reports_each_and_skips_what_cannot_run() {
-    if !built("e2e_matrix") {
+    if !built_on_bitcoind("e2e_matrix", "lightningd", CLN_BUILD) {
         return;
     }
     let run = Finished::run(SCENARIO);
