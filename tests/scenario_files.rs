@@ -574,10 +574,10 @@ fn the_implementation_scenarios_built_as_values_are_valid() {
             }
         }
         let file = scenario::parse(
-            Path::new(imp.fixture),
+            Path::new("fixture.yaml"),
             &imp.fixture_text(),
             lnbench_tui::runtime::capabilities,
         );
-        assert!(file.is_ok(), "{}", imp.fixture);
+        assert!(file.is_ok(), "{}'s fixture", imp.name);
     }
 }

@@ -14,10 +14,13 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// What differs between the implementations in the tests they share.
+/// What differs between the implementations in the tests they share (and, in
+/// [`Impl::version_is`], [`Impl::bob_process`] and [`Impl::log_tail_is_bobs`], what
+/// their nodes show).
 pub struct Impl {
     pub implementation: lnbench_tui::node::Implementation,
-    /// As the scenario and the report name it (`cln`).
+    /// As the scenario and the report name it (`cln`); its fixture, the pair paying
+    /// itself, is tests/fixtures/scenarios/valid/`<name>-pays-<name>.yaml`.
     pub name: &'static str,
     /// As people name it, in scenario descriptions.
     pub label: &'static str,
@@ -25,19 +28,11 @@ pub struct Impl {
     pub binary: &'static str,
     /// How to build it, for [`built_on_bitcoind`].
     pub build: &'static str,
-    /// The pair paying itself, under tests/fixtures/scenarios/valid/.
-    pub fixture: &'static str,
     /// How the fixture's payments are made (`keysend`, or `invoice` where there is
     /// no keysend).
     pub kind: &'static str,
-    /// Whether the report's node version is the pinned release.
-    pub version_is: fn(&str) -> bool,
-    /// Channels between LND and this implementation in [`lnd_and_it_pay_each_other`].
+    /// Channels between LND and this implementation in [`Impl::mixed`].
     pub mixed_channels: u32,
-    /// Whether a command line is bob's node process, the one to kill.
-    pub bob_process: fn(&str) -> bool,
-    /// Whether the run's output shows bob's own log after he died.
-    pub log_tail_is_bobs: fn(&str) -> bool,
 }
 
 pub const CLN: Impl = Impl {
@@ -46,18 +41,8 @@ pub const CLN: Impl = Impl {
     label: "Core Lightning",
     binary: "lightningd",
     build: CLN_BUILD,
-    fixture: "cln-pays-cln.yaml",
     kind: "keysend",
-    version_is: |v| v.starts_with("v26.06"),
     mixed_channels: 5,
-    bob_process: |cmd| cmd.contains("lightningd") && cmd.contains("--alias=bob"),
-    // Core Lightning's own lines, each with its level.
-    log_tail_is_bobs: |log| {
-        let tail = (log.split_once("last lines of its log:\n"))
-            .map(|(_, t)| t)
-            .unwrap_or_default();
-        (tail.lines().next()).is_some_and(|l| l.contains("INFO") || l.contains("DEBUG"))
-    },
 };
 
 pub const ECLAIR: Impl = Impl {
@@ -66,40 +51,71 @@ pub const ECLAIR: Impl = Impl {
     label: "Eclair",
     binary: "eclair-node",
     build: ECLAIR_BUILD,
-    fixture: "eclair-pays-eclair.yaml",
     kind: "keysend",
-    version_is: |v| v.contains("0.13.0"),
     mixed_channels: 2,
-    // The JVM is the process started (the script execs it), named by bob's alias.
-    bob_process: |cmd| cmd.contains("-Declair.node-alias=bob") && cmd.contains("java"),
-    // Eclair's own lines (printed to its stdout).
-    log_tail_is_bobs: |log| log.contains("fr.acinq.eclair") || log.contains("f.a.e"),
 };
 
+/// ldk-server at the pinned commit has no keysend.
 pub const LDK: Impl = Impl {
     implementation: lnbench_tui::node::Implementation::Ldk,
     name: "ldk",
     label: "LDK",
     binary: "ldk-server",
     build: LDK_BUILD,
-    fixture: "ldk-pays-ldk.yaml",
-    // ldk-server at the pinned commit has no keysend.
     kind: "invoice",
-    version_is: |v| v.starts_with("ldk-server v0.1.0 (source "),
     mixed_channels: 5,
-    bob_process: |cmd| cmd.contains("bob/ldk-server.toml"),
-    // Which lines the tail holds depends on what bob was doing when killed (a received
-    // payment, or gossip and chain sync after it), so only that it is there is checked.
-    log_tail_is_bobs: |log| {
-        let tail = log
-            .split("last lines of its log")
-            .nth(1)
-            .unwrap_or_default();
-        tail.lines().filter(|l| !l.trim().is_empty()).count() >= 3
-    },
 };
 
 impl Impl {
+    /// Whether the report's node version is the pinned release.
+    pub fn version_is(&self, version: &str) -> bool {
+        match self.name {
+            "cln" => version.starts_with("v26.06"),
+            "eclair" => version.contains("0.13.0"),
+            _ => version.starts_with("ldk-server v0.1.0 (source "),
+        }
+    }
+
+    /// Whether a command line is bob's node process, the one to kill.
+    pub fn bob_process(&self, cmd: &str) -> bool {
+        match self.name {
+            "cln" => cmd.contains("lightningd") && cmd.contains("--alias=bob"),
+            // The JVM is the process started (the script execs it), named by bob's alias.
+            "eclair" => cmd.contains("-Declair.node-alias=bob") && cmd.contains("java"),
+            _ => cmd.contains("bob/ldk-server.toml"),
+        }
+    }
+
+    /// Whether the run's output shows bob's own log after he died.
+    pub fn log_tail_is_bobs(&self, log: &str) -> bool {
+        let tail = log.split("last lines of its log").nth(1);
+        match self.name {
+            // Core Lightning's own lines, each with its level.
+            "cln" => (log.split_once("last lines of its log:\n").map(|(_, t)| t))
+                .and_then(|t| t.lines().next())
+                .is_some_and(|l| l.contains("INFO") || l.contains("DEBUG")),
+            // Eclair's own lines (printed to its stdout).
+            "eclair" => log.contains("fr.acinq.eclair") || log.contains("f.a.e"),
+            // Which lines it holds depends on what bob was doing when killed (a
+            // received payment, or gossip and chain sync after it): only that it is
+            // there is checked.
+            _ => {
+                (tail.unwrap_or_default().lines())
+                    .filter(|l| !l.trim().is_empty())
+                    .count()
+                    >= 3
+            }
+        }
+    }
+
+    /// The fixture's path in the repository.
+    fn fixture_path(&self) -> String {
+        format!(
+            "tests/fixtures/scenarios/valid/{0}-pays-{0}.yaml",
+            self.name
+        )
+    }
+
     /// True when this implementation and bitcoind are built; otherwise records that
     /// `test` did not run.
     pub fn built(&self, test: &str) -> bool {
@@ -108,15 +124,14 @@ impl Impl {
 
     /// The fixture as a value to edit, on the local runtime.
     pub fn fixture(&self) -> Value {
-        let mut v = scenario_fixture(&format!("valid/{}", self.fixture));
+        let mut v = scenario_fixture(&format!("valid/{0}-pays-{0}.yaml", self.name));
         v["runtime"] = "local".into();
         v
     }
 
     /// The fixture's text as the file has it.
     pub fn fixture_text(&self) -> String {
-        let path = format!("tests/fixtures/scenarios/valid/{}", self.fixture);
-        std::fs::read_to_string(repo_file(&path)).unwrap()
+        std::fs::read_to_string(repo_file(&self.fixture_path())).unwrap()
     }
 
     /// [`Run::succeeded`], the payments made by `kind`.
@@ -142,7 +157,7 @@ impl Impl {
             let n = node(report, name);
             assert_eq!(n["implementation"], self.name, "{n:#}");
             let version = n["version"].as_str().unwrap();
-            assert!((self.version_is)(version), "{name}: {version}");
+            assert!(self.version_is(version), "{name}: {version}");
             assert!(
                 n["binary"].as_str().unwrap().ends_with(self.binary),
                 "{n:#}"
@@ -280,14 +295,14 @@ pub fn a_node_killed_mid_load_ends_the_run_with_its_log(imp: &Impl, test: &str) 
     wait_for_payments(&mut run);
     let bob = processes_mentioning(&run.run_dir())
         .into_iter()
-        .find(|(_, cmd)| (imp.bob_process)(cmd))
+        .find(|(_, cmd)| imp.bob_process(cmd))
         .unwrap_or_else(|| panic!("bob's {} is running", imp.binary));
     kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
     let (status, log) = run.running.wait_exit(Duration::from_secs(120));
     assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
     assert!(log.contains("bob exited during the load"), "{log}");
     assert!(
-        (imp.log_tail_is_bobs)(&log),
+        imp.log_tail_is_bobs(&log),
         "bob's log lines follow the notice:\n{log}"
     );
     let report = run.report();
