@@ -202,10 +202,25 @@ impl Finished {
 /// given (runtime, pull, description), the chain, nodes and channels, and
 /// `workload:` up to its receiver. The test adds the load, the stop and the rest.
 pub fn lnd_pair(name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    lnd_pair_on("btcd", name, top, capacity_sat, count)
+}
+
+/// [`lnd_pair`] on the `chain` named.
+pub fn lnd_pair_on(chain: &str, name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    lnd_channels(chain, name, top, capacity_sat, count)
+        + "workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+"
+}
+
+/// [`lnd_pair_on`] up to its channels: the test writes the workload.
+pub fn lnd_channels(chain: &str, name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
     format!(
         "name: {name}
 {top}chain:
-  implementation: btcd
+  implementation: {chain}
 nodes:
   alice:
     implementation: lnd
@@ -216,10 +231,6 @@ channels:
     to: bob
     capacity_sat: {capacity_sat}
     count: {count}
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
 "
     )
 }
