@@ -10,7 +10,7 @@ use common::scenario_run::lnd_pair;
 
 use common::*;
 use lnbench_tui::node::{Credentials, NodeEndpoint};
-use lnbench_tui::run::{RunFacts, bring_up};
+use lnbench_tui::run::{Network, RunFacts, bring_up};
 use lnbench_tui::runtime::Runtime;
 use lnbench_tui::runtime::local::LocalRuntime;
 use lnbench_tui::setup::StepLog;
@@ -23,6 +23,36 @@ fn pair_yaml() -> String {
   stop:
     payments: 10
 "
+}
+
+/// The network of scenario `text` (named `file`) brought up by the local runtime, in
+/// this process, under `dir`: the async runtime it runs on, the local runtime and the
+/// network.
+fn bring_up_in(
+    dir: &Path,
+    file: &str,
+    text: &str,
+) -> (tokio::runtime::Runtime, LocalRuntime, Network) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    lnbench_tui::tls::install_crypto_provider();
+    let scenario = lnbench_tui::scenario::parse(
+        &dir.with_file_name(file),
+        text,
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    std::fs::create_dir_all(dir).unwrap();
+    let mut local = LocalRuntime::new(dir.join("run"), false);
+    let mut facts = RunFacts::on(&local);
+    let network = rt
+        .block_on(bring_up(
+            &scenario,
+            &mut local,
+            &mut StepLog::default(),
+            &mut facts,
+        ))
+        .unwrap_or_else(|e| panic!("the nodes of {file} come up: {e:#}"));
+    (rt, local, network)
 }
 
 fn lnd_files(ep: &NodeEndpoint) -> (String, String) {
@@ -102,24 +132,8 @@ fn check_report(report: &serde_json::Value, receiver: &str) {
 fn external_runs_drive_nodes_they_did_not_start() {
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    lnbench_tui::tls::install_crypto_provider();
-    let pair_file = work.path().join("pair.yaml");
-    let scenario =
-        lnbench_tui::scenario::parse(&pair_file, &pair_yaml(), lnbench_tui::runtime::capabilities)
-            .expect("pair scenario");
     let pair_dir = work.path().join("pair");
-    std::fs::create_dir_all(&pair_dir).unwrap();
-    let mut local = LocalRuntime::new(pair_dir.join("run"), false);
-    let mut facts = RunFacts::on(&local);
-    let network = rt
-        .block_on(bring_up(
-            &scenario,
-            &mut local,
-            &mut StepLog::default(),
-            &mut facts,
-        ))
-        .expect("the LND pair comes up");
+    let (rt, mut local, network) = bring_up_in(&pair_dir, "pair.yaml", &pair_yaml());
     let endpoints = local.endpoints();
     let (alice, bob) = (&endpoints[0], &endpoints[1]);
     let bob_pubkey = network.node("bob").unwrap().info.pubkey.clone();
@@ -251,26 +265,8 @@ fn external_core_lightning_through_a_sim_ln_file() {
     }
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    lnbench_tui::tls::install_crypto_provider();
-    let scenario = lnbench_tui::scenario::parse(
-        &work.path().join("mixed.yaml"),
-        MIXED,
-        lnbench_tui::runtime::capabilities,
-    )
-    .expect("mixed scenario");
     let pair_dir = work.path().join("pair");
-    std::fs::create_dir_all(&pair_dir).unwrap();
-    let mut local = LocalRuntime::new(pair_dir.join("run"), false);
-    let mut facts = RunFacts::on(&local);
-    let network = rt
-        .block_on(bring_up(
-            &scenario,
-            &mut local,
-            &mut StepLog::default(),
-            &mut facts,
-        ))
-        .expect("LND and CLN come up");
+    let (rt, mut local, network) = bring_up_in(&pair_dir, "mixed.yaml", MIXED);
     let endpoints = local.endpoints();
     let (alice, bob) = (&endpoints[0], &endpoints[1]);
     let (alice_cert, alice_mac) = lnd_files(alice);
