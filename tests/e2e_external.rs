@@ -17,6 +17,23 @@ use lnbench_tui::setup::StepLog;
 use std::path::Path;
 use std::process::Command;
 
+/// The external runs' channels (as the pair was set up) and load: 150 keysends from
+/// alice to bob.
+const PAIR_LOAD: &str = "\
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 5000000
+    count: 2
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 4
+  stop:
+    payments: 150
+";
+
 fn pair_yaml() -> String {
     lnd_pair("external-pair-setup", "runtime: local\n", 5000000, 2)
         + "  concurrency: 4
@@ -156,19 +173,7 @@ nodes:
     rpc: {}
     tls_cert: {bob_cert}
     macaroon: {bob_mac}
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 150
-",
+{PAIR_LOAD}",
         alice.rpc_addr, bob.rpc_addr
     );
     let one = work.path().join("one");
@@ -279,23 +284,13 @@ fn external_core_lightning_through_a_sim_ln_file() {
          "client_cert": c.client_cert, "client_key": c.client_key},
     ]});
     std::fs::write(work.path().join("sim.json"), sim.to_string()).unwrap();
-    let yaml = "name: external-cln
+    let yaml = &format!(
+        "name: external-cln
 runtime: external
 external:
   nodes_file: sim.json
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 150
-";
+{PAIR_LOAD}"
+    );
     let report = run_external(work.path(), yaml, &[]);
     check_report(&report, "bob");
     let bob_report = (report["nodes"].as_array().unwrap().iter())
