@@ -236,8 +236,10 @@ workload:
     );
 }
 
-const MIXED: &str = "\
-name: external-mixed-setup
+/// LND (alice) and Core Lightning (bob) on Bitcoin Core, set up by the test: the
+/// external runs' channels, and 10 payments to check the routes.
+fn mixed_yaml() -> String {
+    "name: external-mixed-setup
 runtime: local
 chain:
   implementation: bitcoind
@@ -246,19 +248,10 @@ nodes:
     implementation: lnd
   bob:
     implementation: cln
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 10
-";
+"
+    .to_string()
+        + &PAIR_LOAD.replace("payments: 150", "payments: 10")
+}
 
 /// LND pays Core Lightning, both given in a sim-ln file (its CLN form: ca_cert,
 /// client_cert, client_key), on a Bitcoin Core chain the test started.
@@ -271,7 +264,7 @@ fn external_core_lightning_through_a_sim_ln_file() {
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
     let pair_dir = work.path().join("pair");
-    let (rt, mut local, network) = bring_up_in(&pair_dir, "mixed.yaml", MIXED);
+    let (rt, mut local, network) = bring_up_in(&pair_dir, "mixed.yaml", &mixed_yaml());
     let endpoints = local.endpoints();
     let (alice, bob) = (&endpoints[0], &endpoints[1]);
     let (alice_cert, alice_mac) = lnd_files(alice);
