@@ -32,9 +32,7 @@ static ENGINE: Mutex<()> = Mutex::new(());
 /// is under way; None when no engine answers (outside CI).
 fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, Run)> {
     let turn = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready(&[]).is_some() {
-        return None;
-    }
+    engine_ready(&[])?;
     let mut run = Run::start(1_000_000);
     run.wait_for_load();
     Some((turn, run))
@@ -94,7 +92,7 @@ fn assert_nothing_left(run_id: &str, log: &str) {
 #[test]
 fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready(&[]).is_some() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     let mut run = Run::start(300);
@@ -348,7 +346,7 @@ fn chain_container_resources_exit_and_teardown() {
     use lnbench_tui::runtime::Runtime;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready(&[]).is_some() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     lnbench_tui::tls::install_crypto_provider();
@@ -461,7 +459,7 @@ fn chain_container_resources_exit_and_teardown() {
 #[test]
 fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready(&[]).is_some() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -544,7 +542,7 @@ fn dropping_the_runtime_without_down_removes_the_run() {
     use lnbench_tui::runtime::Runtime;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready(&[]).is_some() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     lnbench_tui::tls::install_crypto_provider();

@@ -39,7 +39,7 @@ const OLDER_LND: &str = "lnbench/lnd:v0.20.1-beta";
 
 #[test]
 fn validate_lists_a_point_without_its_image_as_skipped() {
-    if !engine_ready(&[OLDER_LND]).is_some() {
+    if engine_ready(&[OLDER_LND]).is_none() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -69,7 +69,7 @@ fn validate_lists_a_point_without_its_image_as_skipped() {
 
 #[test]
 fn a_point_without_its_image_is_skipped_and_the_others_run() {
-    if !engine_ready(&[OLDER_LND]).is_some() {
+    if engine_ready(&[OLDER_LND]).is_none() {
         return;
     }
     let run = Finished::run(&scenario_yaml());
