@@ -7,147 +7,45 @@
 
 mod common;
 
-use common::docker::{block_on, labelled};
+use common::docker::block_on;
+use common::impls::*;
 use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use common::*;
+use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 
-/// True when CLN and bitcoind are built; otherwise records that `test` did not run.
-fn built(test: &str) -> bool {
-    built_on_bitcoind(test, "lightningd", CLN_BUILD)
-}
-
-fn fixture() -> String {
-    std::fs::read_to_string(repo_file(
-        "tests/fixtures/scenarios/valid/cln-pays-cln.yaml",
-    ))
-    .unwrap()
-}
-
 #[test]
 fn cln_pays_cln_by_keysend_locally() {
-    if !built("cln_pays_cln_by_keysend_locally") {
+    if !CLN.built("cln_pays_cln_by_keysend_locally") {
         return;
     }
-    let mut run = Run::start(&fixture(), 200);
-    let (report, log) = run.succeeded(200);
-    for step in [
-        "chain up",
-        "nodes up",
-        "wallets funded",
-        "channels active",
-        "routes ready",
-    ] {
-        assert!(log.contains(step), "setup step {step:?} not shown:\n{log}");
-    }
-    for name in ["alice", "bob"] {
-        let n = node(&report, name);
-        assert_eq!(n["implementation"], "cln", "{n:#}");
-        let version = n["version"].as_str().unwrap();
-        assert!(version.starts_with("v26.06"), "{name}: {version}");
-        assert!(
-            n["binary"].as_str().unwrap().ends_with("lightningd"),
-            "{n:#}"
-        );
-    }
+    let mut run = Run::start(&yaml(&CLN.fixture()), 200);
+    let (report, log) = CLN.paid(&mut run, 200, "keysend");
+    CLN.assert_pair_ran(&report, &log);
     assert_nothing_left(&run.run_dir(), &log);
-}
-
-/// LND (alice) and CLN (bob) on one chain, channels from `payer`, paid by `kind`
-/// (`keysend` or `invoice`: the payee makes the invoices); setup's probes are keysends.
-fn mixed(payer: &str, payee: &str, kind: &str) -> String {
-    format!(
-        "name: {payer}-pays-{payee}-by-{kind}
-description: Can LND and Core Lightning pay each other?
-runtime: local
-chain:
-  implementation: bitcoind
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: cln
-channels:
-  - from: {payer}
-    to: {payee}
-    capacity_sat: 5000000
-    count: 5
-workload:
-  kind: {kind}
-  senders: [{payer}]
-  receiver: {payee}
-  amount_msat: 1000
-  concurrency: 5
-  stop:
-    payments: 2000
-  payment_timeout: 60s
-"
-    )
 }
 
 #[test]
 fn lnd_pays_cln_and_cln_pays_lnd() {
-    if !built("lnd_pays_cln_and_cln_pays_lnd") {
-        return;
-    }
-    for kind in ["keysend", "invoice"] {
-        for (payer, payee) in [("alice", "bob"), ("bob", "alice")] {
-            let mut run = Run::start(&mixed(payer, payee, kind), 200);
-            let (report, log) = run.succeeded(200);
-            assert_eq!(node(&report, "alice")["implementation"], "lnd");
-            assert_eq!(node(&report, "bob")["implementation"], "cln");
-            assert_eq!(node(&report, payer)["role"], "sender");
-            assert_eq!(report["workload"]["kind"], kind);
-            assert_nothing_left(&run.run_dir(), &log);
-        }
-    }
+    let runs = ["keysend", "invoice"].map(|kind| [("alice", "bob", kind), ("bob", "alice", kind)]);
+    lnd_and_it_pay_each_other(&CLN, "lnd_pays_cln_and_cln_pays_lnd", runs.as_flattened());
 }
 
 #[test]
 fn cln_pays_cln_by_keysend_in_docker() {
-    if !built("cln_pays_cln_by_keysend_in_docker") {
-        return;
-    }
-    let Some(docker) = common::docker::engine() else {
-        return;
-    };
-    let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
-    let cln = lnbench_tui::node::driver(lnbench_tui::node::Implementation::Cln)
-        .images(None)
-        .local;
-    for image in [&chain, &cln] {
-        assert!(
-            block_on(docker.inspect_image(image)).is_ok(),
-            "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
-        );
-    }
-    let text = fixture().replace("runtime: local", "runtime: docker");
-    let mut run = Run::start(&text, 200);
-    let (report, log) = run.succeeded(200);
-    let runtime = report["runtime"].as_str().unwrap();
-    assert!(
-        runtime.contains(&cln) && runtime.contains(&chain),
-        "{runtime}"
-    );
-    assert_eq!(node(&report, "bob")["implementation"], "cln");
-    let run_id = run.running.run_id();
-    let (containers, networks) = labelled(Some(&run_id));
-    assert!(
-        containers.is_empty() && networks.is_empty(),
-        "left behind: {containers:?} {networks:?}\n{log}"
-    );
+    pays_itself_in_docker(&CLN, "cln_pays_cln_by_keysend_in_docker");
 }
 
 #[test]
 fn cln_pays_cln_by_invoice() {
-    if !built("cln_pays_cln_by_invoice") {
+    if !CLN.built("cln_pays_cln_by_invoice") {
         return;
     }
-    let text = fixture().replace("kind: keysend", "kind: invoice");
-    let mut run = Run::start(&text, 200);
-    let (report, log) = run.succeeded(200);
-    assert_eq!(report["workload"]["kind"], "invoice");
+    let mut scenario = CLN.fixture();
+    scenario["workload"]["kind"] = "invoice".into();
+    let mut run = Run::start(&yaml(&scenario), 200);
+    let (report, log) = CLN.paid(&mut run, 200, "invoice");
     assert_eq!(node(&report, "bob")["implementation"], "cln");
     assert_nothing_left(&run.run_dir(), &log);
 }
@@ -156,7 +54,7 @@ fn cln_pays_cln_by_invoice() {
 /// payments cross two Core Lightning nodes, and one CLN-to-CLN channel in the middle.
 #[test]
 fn a_three_hop_route_through_cln_nodes() {
-    if !built("a_three_hop_route_through_cln_nodes") {
+    if !CLN.built("a_three_hop_route_through_cln_nodes") {
         return;
     }
     let text = "name: three-hops-through-cln
@@ -206,15 +104,14 @@ workload:
 /// per node, the server listed under services, the nodes' database in the report.
 #[test]
 fn cln_pays_cln_on_postgresql() {
-    if !built("cln_pays_cln_on_postgresql") {
+    if !CLN.built("cln_pays_cln_on_postgresql") {
         return;
     }
-    let text = fixture().replace(
-        "    version: v26.06.6\n",
-        "    version: v26.06.6\n    database: postgres\n",
-    );
-    assert_eq!(text.matches("database: postgres").count(), 2, "{text}");
-    let mut run = Run::start(&text, 100);
+    let mut scenario = CLN.fixture();
+    for name in ["alice", "bob"] {
+        scenario["nodes"][name]["database"] = "postgres".into();
+    }
+    let mut run = Run::start(&yaml(&scenario), 100);
     let (report, log) = run.succeeded(100);
     for name in ["alice", "bob"] {
         assert_eq!(node(&report, name)["database"], "postgres", "{name}");
@@ -233,15 +130,14 @@ fn cln_pays_cln_on_postgresql() {
 /// most payments with "no route" here (its own answer, counted as such by the tool).
 #[test]
 fn cln_pays_invoices_with_each_payment_engine() {
-    if !built("cln_pays_invoices_with_each_payment_engine") {
+    if !CLN.built("cln_pays_invoices_with_each_payment_engine") {
         return;
     }
-    let text = format!(
-        "{}sweep:\n  payment_engine: [xpay, pay, renepay]\n",
-        (fixture().replace("kind: keysend", "kind: invoice"))
-            .replace("concurrency: 10", "concurrency: 1")
-    );
-    let mut run = Run::start(&text, 20);
+    let mut scenario = CLN.fixture();
+    scenario["workload"]["kind"] = "invoice".into();
+    scenario["workload"]["concurrency"] = 1.into();
+    scenario["sweep"] = json!({ "payment_engine": ["xpay", "pay", "renepay"] });
+    let mut run = Run::start(&yaml(&scenario), 20);
     let (status, log) = run.running.wait_exit(Duration::from_secs(900));
     assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
     assert_eq!(
@@ -272,18 +168,18 @@ fn cln_pays_invoices_with_each_payment_engine() {
 /// Payments beyond what the channel can spend fail, and the report counts them by reason.
 #[test]
 fn cln_payments_beyond_capacity_are_counted_by_reason() {
-    if !built("cln_payments_beyond_capacity_are_counted_by_reason") {
+    if !CLN.built("cln_payments_beyond_capacity_are_counted_by_reason") {
         return;
     }
     // A channel's whole capacity per payment, over one channel of 1,000,000 sat: the
     // file is valid (no amount above the largest channel), but the channel reserve and
     // the commitment fee leave the sender less than that to spend.
-    let text = fixture()
-        .replace("capacity_sat: 5000000", "capacity_sat: 1000000")
-        .replace("count: 10", "count: 1")
-        .replace("amount_msat: 1000", "amount_msat: 1000000000")
-        .replace("concurrency: 10", "concurrency: 2");
-    let mut run = Run::start(&text, 6);
+    let mut scenario = CLN.fixture();
+    scenario["channels"][0]["capacity_sat"] = 1_000_000.into();
+    scenario["channels"][0]["count"] = 1.into();
+    scenario["workload"]["amount_msat"] = 1_000_000_000u64.into();
+    scenario["workload"]["concurrency"] = 2.into();
+    let mut run = Run::start(&yaml(&scenario), 6);
     let (status, log) = run.running.wait_exit(Duration::from_secs(600));
     let report = run.report();
     assert_eq!(report["results"]["ok"], 0, "{:#}\n{log}", report["results"]);
@@ -309,7 +205,7 @@ fn cln_payments_beyond_capacity_are_counted_by_reason() {
 fn cln_failure_reasons_on_real_nodes() {
     use lnbench_tui::node::{FailureReason, PaymentOutcome};
     use lnbench_tui::runtime::Runtime;
-    if !built("cln_failure_reasons_on_real_nodes") {
+    if !CLN.built("cln_failure_reasons_on_real_nodes") {
         return;
     }
     let text = "name: cln-failures
@@ -396,67 +292,14 @@ workload:
 /// while it ran, no command line on the machine showed a password.
 #[test]
 fn sigint_mid_load_of_cln_nodes_leaves_nothing() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-    if !built("sigint_mid_load_of_cln_nodes_leaves_nothing") {
-        return;
-    }
-    let mut run = Run::start(&fixture(), 100_000);
-    run.running.wait_for_load(2);
-    let with_passwords = processes_with_passwords();
-    let pid = Pid::from_raw(run.running.child.id() as i32);
-    kill(pid, Signal::SIGINT).expect("SIGINT");
-    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
-    assert_eq!(status.code(), Some(130), "exit status {status:?}\n{log}");
-    assert!(
-        with_passwords.is_empty(),
-        "passwords on command lines: {with_passwords:?}"
-    );
-    let report = run.report();
-    assert_eq!(report["complete"], false);
-    assert_eq!(report["interrupted_by"], "SIGINT");
-    assert!(report["results"]["ok"].as_u64().unwrap() > 0);
-    assert_nothing_left(&run.run_dir(), &log);
+    let test = "sigint_mid_load_of_cln_nodes_leaves_nothing";
+    sigint_mid_load_leaves_nothing(&CLN, test, Some(130));
 }
 
 /// A CLN node killed in the middle of the load ends the run: exit 3, the node named,
 /// its log's last lines shown, a partial report, nothing left running.
 #[test]
 fn a_cln_node_killed_mid_load_ends_the_run_with_its_log() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-    if !built("a_cln_node_killed_mid_load_ends_the_run_with_its_log") {
-        return;
-    }
-    let mut run = Run::start(&fixture(), 100_000);
-    run.running.wait_for_load(2);
-    let bob = processes_mentioning(&run.run_dir())
-        .into_iter()
-        .find(|(_, cmd)| cmd.contains("lightningd") && cmd.contains("--alias=bob"))
-        .expect("bob's lightningd is running");
-    kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
-    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
-    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
-    assert!(log.contains("bob exited during the load"), "{log}");
-    let tail = log
-        .split_once("last lines of its log:\n")
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    assert!(
-        tail.lines()
-            .next()
-            .is_some_and(|l| l.contains("INFO") || l.contains("DEBUG")),
-        "bob's log lines follow the notice:\n{log}"
-    );
-    let report = run.report();
-    assert_eq!(report["complete"], false);
-    assert!(
-        report["interrupted_by"]
-            .as_str()
-            .unwrap()
-            .contains("bob exited"),
-        "{}",
-        report["interrupted_by"]
-    );
-    assert_nothing_left(&run.run_dir(), &log);
+    let test = "a_cln_node_killed_mid_load_ends_the_run_with_its_log";
+    a_node_killed_mid_load_ends_the_run_with_its_log(&CLN, test);
 }

@@ -11,7 +11,7 @@ mod common;
 
 use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use common::docker::{block_on, engine, labelled, labelled_now};
+use common::docker::{block_on, engine, engine_ready, labelled, labelled_now};
 use common::running::Running;
 use common::*;
 use nix::sys::signal::{Signal, kill};
@@ -28,19 +28,11 @@ const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob.yaml";
 /// and `down` removes every run's leftovers.
 static ENGINE: Mutex<()> = Mutex::new(());
 
-/// True when an engine answers and the local images exist. No engine: skip outside
-/// CI, fail in CI.
-fn engine_ready() -> bool {
-    engine().is_some()
-}
-
 /// The engine's turn and a run of far more payments than can finish, once its load
 /// is under way; None when no engine answers (outside CI).
 fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, Run)> {
     let turn = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
-        return None;
-    }
+    engine_ready(&[])?;
     let mut run = Run::start(1_000_000);
     run.wait_for_load();
     Some((turn, run))
@@ -100,7 +92,7 @@ fn assert_nothing_left(run_id: &str, log: &str) {
 #[test]
 fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     let mut run = Run::start(300);
@@ -354,7 +346,7 @@ fn chain_container_resources_exit_and_teardown() {
     use lnbench_tui::runtime::Runtime;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     lnbench_tui::tls::install_crypto_provider();
@@ -467,7 +459,7 @@ fn chain_container_resources_exit_and_teardown() {
 #[test]
 fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -550,7 +542,7 @@ fn dropping_the_runtime_without_down_removes_the_run() {
     use lnbench_tui::runtime::Runtime;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if !engine_ready() {
+    if engine_ready(&[]).is_none() {
         return;
     }
     lnbench_tui::tls::install_crypto_provider();

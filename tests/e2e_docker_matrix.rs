@@ -8,8 +8,9 @@
 
 mod common;
 
+use common::docker::engine_ready;
+use common::lnbench;
 use common::scenario_run::{Finished, lnd_pair};
-use common::{lnbench, record_not_run};
 use std::process::Command;
 
 /// A release no one builds: its image `lnbench/lnd:v0.0.1-absent` is never there.
@@ -32,33 +33,13 @@ sweep:
 "
 }
 
-/// True when an engine answers with the pinned LND and btcd images; else the test is
-/// recorded as not run.
-fn engine_ready(test: &str) -> bool {
-    let ready = common::docker::block_on(async {
-        let docker = lnbench_tui::runtime::docker::connect().await.ok()?;
-        for image in [
-            "lnbench/lnd:v0.21.1-beta",
-            "lnbench/lnd:v0.20.1-beta",
-            "lnbench/btcd:v0.24.2",
-        ] {
-            docker.inspect_image(image).await.ok()?;
-        }
-        Some(())
-    });
-    if ready.is_none() {
-        record_not_run(
-            test,
-            "no Docker engine with lnbench/lnd (v0.21.1-beta and v0.20.1-beta) and lnbench/btcd \
-             (scripts/start-dockerd.sh, scripts/build-images.sh)",
-        );
-    }
-    ready.is_some()
-}
+/// The older LND release's image, beside the pinned LND and btcd images
+/// [`engine_ready`] requires.
+const OLDER_LND: &str = "lnbench/lnd:v0.20.1-beta";
 
 #[test]
 fn validate_lists_a_point_without_its_image_as_skipped() {
-    if !engine_ready("validate_lists_a_point_without_its_image_as_skipped") {
+    if engine_ready(&[OLDER_LND]).is_none() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -88,7 +69,7 @@ fn validate_lists_a_point_without_its_image_as_skipped() {
 
 #[test]
 fn a_point_without_its_image_is_skipped_and_the_others_run() {
-    if !engine_ready("a_point_without_its_image_is_skipped_and_the_others_run") {
+    if engine_ready(&[OLDER_LND]).is_none() {
         return;
     }
     let run = Finished::run(&scenario_yaml());

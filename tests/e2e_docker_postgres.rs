@@ -11,7 +11,7 @@
 mod common;
 
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use common::docker::{block_on, engine, labelled};
+use common::docker::{block_on, engine, engine_ready, labelled};
 use common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,8 +22,8 @@ const CLN_SCENARIO: &str = "tests/fixtures/scenarios/valid/cln-pays-cln.yaml";
 
 /// The PostgreSQL image the runtime would use, when an engine answers (it must exist
 /// then, like the node images). No engine: skip outside CI, fail in CI.
-fn engine_ready() -> Option<String> {
-    let docker = engine()?;
+fn postgres_image() -> Option<String> {
+    let docker = engine_ready(&[])?;
     let pg = block_on(lnbench_tui::runtime::docker::postgres::image(&docker));
     Some(pg.unwrap_or_else(|e| panic!("{e}")))
 }
@@ -150,7 +150,7 @@ fn assert_nodes_authenticated(dir: &Path, nodes: &[&str]) {
 
 #[test]
 fn alice_pays_bob_with_both_nodes_on_a_postgres_container() {
-    let Some(pg_image) = engine_ready() else {
+    let Some(pg_image) = postgres_image() else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
@@ -182,7 +182,7 @@ fn cln_pays_cln_on_a_postgres_container() {
     ) {
         return;
     }
-    let Some(pg_image) = engine_ready() else {
+    let Some(pg_image) = postgres_image() else {
         return;
     };
     let text = std::fs::read_to_string(repo_file(CLN_SCENARIO)).unwrap();

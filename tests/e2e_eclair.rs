@@ -9,44 +9,18 @@
 mod common;
 
 use common::docker::{block_on, labelled};
+use common::impls::*;
 use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use common::*;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use std::time::Duration;
-
-/// True when Eclair and bitcoind are built; otherwise records that `test` did not run.
-fn built(test: &str) -> bool {
-    built_on_bitcoind(test, "eclair-node", ECLAIR_BUILD)
-}
-
-fn fixture() -> String {
-    std::fs::read_to_string(repo_file(
-        "tests/fixtures/scenarios/valid/eclair-pays-eclair.yaml",
-    ))
-    .unwrap()
-}
 
 #[test]
 fn eclair_pays_eclair_by_keysend_and_by_invoice_locally() {
-    if !built("eclair_pays_eclair_by_keysend_and_by_invoice_locally") {
+    if !ECLAIR.built("eclair_pays_eclair_by_keysend_and_by_invoice_locally") {
         return;
     }
-    let mut run = Run::start(&fixture(), 200);
-    let (report, log) = run.succeeded(200);
-    for step in ["chain up", "nodes up", "wallets funded", "channels active"] {
-        assert!(log.contains(step), "setup step {step:?} not shown:\n{log}");
-    }
-    for name in ["alice", "bob"] {
-        let n = node(&report, name);
-        assert_eq!(n["implementation"], "eclair", "{n:#}");
-        let version = n["version"].as_str().unwrap();
-        assert!(version.contains("0.13.0"), "{name}: {version}");
-        assert!(
-            n["binary"].as_str().unwrap().ends_with("eclair-node"),
-            "{n:#}"
-        );
-    }
+    let mut run = Run::start(&yaml(&ECLAIR.fixture()), 200);
+    let (report, log) = ECLAIR.paid(&mut run, 200, "keysend");
+    ECLAIR.assert_pair_ran(&report, &log);
     assert!(
         !serde_json::to_string(&report)
             .unwrap()
@@ -56,10 +30,10 @@ fn eclair_pays_eclair_by_keysend_and_by_invoice_locally() {
     assert_websocket_completion(&report);
     assert_nothing_left(&run.run_dir(), &log);
 
-    let invoices = fixture().replace("kind: keysend", "kind: invoice");
-    let mut run = Run::start(&invoices, 200);
-    let (report, log) = run.succeeded(200);
-    assert_eq!(report["workload"]["kind"], "invoice");
+    let mut invoices = ECLAIR.fixture();
+    invoices["workload"]["kind"] = "invoice".into();
+    let mut run = Run::start(&yaml(&invoices), 200);
+    let (report, log) = ECLAIR.paid(&mut run, 200, "invoice");
     assert_websocket_completion(&report);
     assert_nothing_left(&run.run_dir(), &log);
 }
@@ -85,51 +59,10 @@ fn assert_websocket_completion(report: &serde_json::Value) {
     );
 }
 
-/// LND (alice) and Eclair (bob) on one chain, channels from `payer`, paid by `kind`.
-fn mixed(payer: &str, payee: &str, kind: &str) -> String {
-    format!(
-        "name: {payer}-pays-{payee}
-description: Can LND and Eclair pay each other?
-runtime: local
-chain:
-  implementation: bitcoind
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: eclair
-channels:
-  - from: {payer}
-    to: {payee}
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: {kind}
-  senders: [{payer}]
-  receiver: {payee}
-  amount_msat: 1000
-  concurrency: 5
-  stop:
-    payments: 2000
-  payment_timeout: 60s
-"
-    )
-}
-
 #[test]
 fn lnd_pays_eclair_and_eclair_pays_lnd() {
-    if !built("lnd_pays_eclair_and_eclair_pays_lnd") {
-        return;
-    }
-    for (payer, payee, kind) in [("alice", "bob", "keysend"), ("bob", "alice", "invoice")] {
-        let mut run = Run::start(&mixed(payer, payee, kind), 200);
-        let (report, log) = run.succeeded(200);
-        assert_eq!(node(&report, "alice")["implementation"], "lnd");
-        assert_eq!(node(&report, "bob")["implementation"], "eclair");
-        assert_eq!(node(&report, payer)["role"], "sender");
-        assert_eq!(report["workload"]["kind"], kind);
-        assert_nothing_left(&run.run_dir(), &log);
-    }
+    let runs = [("alice", "bob", "keysend"), ("bob", "alice", "invoice")];
+    lnd_and_it_pay_each_other(&ECLAIR, "lnd_pays_eclair_and_eclair_pays_lnd", &runs);
 }
 
 /// The file named `name` somewhere under `dir`.
@@ -153,16 +86,13 @@ fn find_file(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
 /// (the server's data grows).
 #[test]
 fn lnd_pays_eclair_on_the_local_postgresql() {
-    if !built("lnd_pays_eclair_on_the_local_postgresql") {
+    if !ECLAIR.built("lnd_pays_eclair_on_the_local_postgresql") {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
-    let text = mixed("alice", "bob", "keysend").replace(
-        "    implementation: eclair\n",
-        "    implementation: eclair\n    database: postgres\n",
-    );
-    assert_eq!(text.matches("database: postgres").count(), 1, "{text}");
-    let mut run = Run::start(&text, 300);
+    let mut scenario = ECLAIR.mixed("alice", "bob", "keysend");
+    scenario["nodes"]["bob"]["database"] = "postgres".into();
+    let mut run = Run::start(&yaml(&scenario), 300);
     wait_for_payments(&mut run);
     let conf = find_file(&run.run_dir(), "eclair.conf").expect("bob's eclair.conf");
     let mode = std::fs::metadata(&conf).unwrap().permissions().mode() & 0o777;
@@ -200,88 +130,21 @@ fn lnd_pays_eclair_on_the_local_postgresql() {
     assert_nothing_left(&run.run_dir(), &log);
 }
 
-/// Waits until the load has made payments: the JVM's first ones take a while (JIT).
-fn wait_for_payments(run: &mut Run) {
-    run.running.wait_for("payments made", 1, |l| {
-        l.contains(" ok ") && l.contains("tps") && !l.contains(" ok 0 ")
-    });
-}
-
 #[test]
 fn sigint_in_an_eclair_load_leaves_nothing_running() {
-    if !built("sigint_in_an_eclair_load_leaves_nothing_running") {
-        return;
-    }
-    let mut run = Run::start(&fixture(), 1_000_000);
-    wait_for_payments(&mut run);
-    kill(Pid::from_raw(run.running.child.id() as i32), Signal::SIGINT).expect("SIGINT");
-    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
-    assert!(status.code().is_some(), "exit status {status:?}\n{log}");
-    let report = run.report();
-    assert_eq!(report["complete"], false);
-    assert_eq!(report["interrupted_by"], "SIGINT");
-    assert!(report["results"]["ok"].as_u64().unwrap() > 0);
-    assert_nothing_left(&run.run_dir(), &log);
+    let test = "sigint_in_an_eclair_load_leaves_nothing_running";
+    sigint_mid_load_leaves_nothing(&ECLAIR, test, None);
 }
 
 #[test]
 fn an_eclair_node_killed_in_the_load_ends_the_run_with_its_log() {
-    if !built("an_eclair_node_killed_in_the_load_ends_the_run_with_its_log") {
-        return;
-    }
-    let mut run = Run::start(&fixture(), 1_000_000);
-    wait_for_payments(&mut run);
-    // The JVM is the process started (the script execs it), named by bob's alias.
-    let bob = processes_mentioning(&run.run_dir())
-        .into_iter()
-        .find(|(_, cmd)| cmd.contains("-Declair.node-alias=bob"))
-        .expect("bob's Eclair is running");
-    assert!(bob.1.contains("java"), "the JVM itself: {}", bob.1);
-    kill(Pid::from_raw(bob.0 as i32), Signal::SIGKILL).expect("kill bob");
-    let (status, log) = run.running.wait_exit(Duration::from_secs(120));
-    assert_eq!(status.code(), Some(3), "exit status {status:?}\n{log}");
-    assert!(log.contains("bob exited during the load"), "{log}");
-    // The tail of bob's log: Eclair's own lines (printed to its stdout).
-    assert!(
-        log.contains("fr.acinq.eclair") || log.contains("f.a.e"),
-        "{log}"
-    );
-    assert_nothing_left(&run.run_dir(), &log);
+    let test = "an_eclair_node_killed_in_the_load_ends_the_run_with_its_log";
+    a_node_killed_mid_load_ends_the_run_with_its_log(&ECLAIR, test);
 }
 
 #[test]
 fn eclair_pays_eclair_by_keysend_in_docker() {
-    if !built("eclair_pays_eclair_by_keysend_in_docker") {
-        return;
-    }
-    let Some(docker) = common::docker::engine() else {
-        return;
-    };
-    let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
-    let eclair = lnbench_tui::node::driver(lnbench_tui::node::Implementation::Eclair)
-        .images(None)
-        .local;
-    for image in [&chain, &eclair] {
-        assert!(
-            block_on(docker.inspect_image(image)).is_ok(),
-            "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
-        );
-    }
-    let text = fixture().replace("runtime: local", "runtime: docker");
-    let mut run = Run::start(&text, 200);
-    let (report, log) = run.succeeded(200);
-    let runtime = report["runtime"].as_str().unwrap();
-    assert!(
-        runtime.contains(&eclair) && runtime.contains(&chain),
-        "{runtime}"
-    );
-    assert_eq!(node(&report, "bob")["implementation"], "eclair");
-    let run_id = run.running.run_id();
-    let (containers, networks) = labelled(Some(&run_id));
-    assert!(
-        containers.is_empty() && networks.is_empty(),
-        "left behind: {containers:?} {networks:?}\n{log}"
-    );
+    pays_itself_in_docker(&ECLAIR, "eclair_pays_eclair_by_keysend_in_docker");
 }
 
 /// Eclair on the run's PostgreSQL server (`database: postgres`), in docker: Eclair's JDBC
@@ -289,14 +152,14 @@ fn eclair_pays_eclair_by_keysend_in_docker() {
 /// with the payments (Eclair writes there, not to SQLite).
 #[test]
 fn eclair_pays_eclair_on_postgresql_in_docker() {
-    if !built("eclair_pays_eclair_on_postgresql_in_docker") {
+    if !ECLAIR.built("eclair_pays_eclair_on_postgresql_in_docker") {
         return;
     }
-    let on_postgres = fixture().replace(
-        "    version: v0.13.0\n",
-        "    version: v0.13.0\n    database: postgres\n",
-    );
-    assert_eq!(on_postgres.matches("database: postgres").count(), 2);
+    let mut scenario = ECLAIR.fixture();
+    for name in ["alice", "bob"] {
+        scenario["nodes"][name]["database"] = "postgres".into();
+    }
+    scenario["runtime"] = "docker".into();
 
     let Some(docker) = common::docker::engine() else {
         return;
@@ -311,8 +174,7 @@ fn eclair_pays_eclair_on_postgresql_in_docker() {
         postgres_image,
         "lnbench/postgres is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
     );
-    let text = on_postgres.replace("runtime: local", "runtime: docker");
-    let mut run = Run::start(&text, 100);
+    let mut run = Run::start(&yaml(&scenario), 100);
     let (report, log) = run.succeeded(100);
     for name in ["alice", "bob"] {
         assert_eq!(node(&report, name)["database"], "postgres", "{name}");

@@ -10,12 +10,29 @@ use common::scenario_run::lnd_pair;
 
 use common::*;
 use lnbench_tui::node::{Credentials, NodeEndpoint};
-use lnbench_tui::run::{RunFacts, bring_up};
+use lnbench_tui::run::{Network, RunFacts, bring_up};
 use lnbench_tui::runtime::Runtime;
 use lnbench_tui::runtime::local::LocalRuntime;
 use lnbench_tui::setup::StepLog;
 use std::path::Path;
 use std::process::Command;
+
+/// The external runs' channels (as the pair was set up) and load: 150 keysends from
+/// alice to bob.
+const PAIR_LOAD: &str = "\
+channels:
+  - from: alice
+    to: bob
+    capacity_sat: 5000000
+    count: 2
+workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+  concurrency: 4
+  stop:
+    payments: 150
+";
 
 fn pair_yaml() -> String {
     lnd_pair("external-pair-setup", "runtime: local\n", 5000000, 2)
@@ -23,6 +40,36 @@ fn pair_yaml() -> String {
   stop:
     payments: 10
 "
+}
+
+/// The network of scenario `text` (named `file`) brought up by the local runtime, in
+/// this process, under `dir`: the async runtime it runs on, the local runtime and the
+/// network.
+fn bring_up_in(
+    dir: &Path,
+    file: &str,
+    text: &str,
+) -> (tokio::runtime::Runtime, LocalRuntime, Network) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    lnbench_tui::tls::install_crypto_provider();
+    let scenario = lnbench_tui::scenario::parse(
+        &dir.with_file_name(file),
+        text,
+        lnbench_tui::runtime::capabilities,
+    )
+    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    std::fs::create_dir_all(dir).unwrap();
+    let mut local = LocalRuntime::new(dir.join("run"), false);
+    let mut facts = RunFacts::on(&local);
+    let network = rt
+        .block_on(bring_up(
+            &scenario,
+            &mut local,
+            &mut StepLog::default(),
+            &mut facts,
+        ))
+        .unwrap_or_else(|e| panic!("the nodes of {file} come up: {e:#}"));
+    (rt, local, network)
 }
 
 fn lnd_files(ep: &NodeEndpoint) -> (String, String) {
@@ -102,24 +149,8 @@ fn check_report(report: &serde_json::Value, receiver: &str) {
 fn external_runs_drive_nodes_they_did_not_start() {
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    lnbench_tui::tls::install_crypto_provider();
-    let pair_file = work.path().join("pair.yaml");
-    let scenario =
-        lnbench_tui::scenario::parse(&pair_file, &pair_yaml(), lnbench_tui::runtime::capabilities)
-            .expect("pair scenario");
     let pair_dir = work.path().join("pair");
-    std::fs::create_dir_all(&pair_dir).unwrap();
-    let mut local = LocalRuntime::new(pair_dir.join("run"), false);
-    let mut facts = RunFacts::on(&local);
-    let network = rt
-        .block_on(bring_up(
-            &scenario,
-            &mut local,
-            &mut StepLog::default(),
-            &mut facts,
-        ))
-        .expect("the LND pair comes up");
+    let (rt, mut local, network) = bring_up_in(&pair_dir, "pair.yaml", &pair_yaml());
     let endpoints = local.endpoints();
     let (alice, bob) = (&endpoints[0], &endpoints[1]);
     let bob_pubkey = network.node("bob").unwrap().info.pubkey.clone();
@@ -142,19 +173,7 @@ nodes:
     rpc: {}
     tls_cert: {bob_cert}
     macaroon: {bob_mac}
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 150
-",
+{PAIR_LOAD}",
         alice.rpc_addr, bob.rpc_addr
     );
     let one = work.path().join("one");
@@ -217,8 +236,10 @@ workload:
     );
 }
 
-const MIXED: &str = "\
-name: external-mixed-setup
+/// LND (alice) and Core Lightning (bob) on Bitcoin Core, set up by the test: the
+/// external runs' channels, and 10 payments to check the routes.
+fn mixed_yaml() -> String {
+    "name: external-mixed-setup
 runtime: local
 chain:
   implementation: bitcoind
@@ -227,19 +248,10 @@ nodes:
     implementation: lnd
   bob:
     implementation: cln
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 10
-";
+"
+    .to_string()
+        + &PAIR_LOAD.replace("payments: 150", "payments: 10")
+}
 
 /// LND pays Core Lightning, both given in a sim-ln file (its CLN form: ca_cert,
 /// client_cert, client_key), on a Bitcoin Core chain the test started.
@@ -251,26 +263,8 @@ fn external_core_lightning_through_a_sim_ln_file() {
     }
     require_node_binaries();
     let work = tempfile::tempdir().expect("temp dir");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    lnbench_tui::tls::install_crypto_provider();
-    let scenario = lnbench_tui::scenario::parse(
-        &work.path().join("mixed.yaml"),
-        MIXED,
-        lnbench_tui::runtime::capabilities,
-    )
-    .expect("mixed scenario");
     let pair_dir = work.path().join("pair");
-    std::fs::create_dir_all(&pair_dir).unwrap();
-    let mut local = LocalRuntime::new(pair_dir.join("run"), false);
-    let mut facts = RunFacts::on(&local);
-    let network = rt
-        .block_on(bring_up(
-            &scenario,
-            &mut local,
-            &mut StepLog::default(),
-            &mut facts,
-        ))
-        .expect("LND and CLN come up");
+    let (rt, mut local, network) = bring_up_in(&pair_dir, "mixed.yaml", &mixed_yaml());
     let endpoints = local.endpoints();
     let (alice, bob) = (&endpoints[0], &endpoints[1]);
     let (alice_cert, alice_mac) = lnd_files(alice);
@@ -283,23 +277,13 @@ fn external_core_lightning_through_a_sim_ln_file() {
          "client_cert": c.client_cert, "client_key": c.client_key},
     ]});
     std::fs::write(work.path().join("sim.json"), sim.to_string()).unwrap();
-    let yaml = "name: external-cln
+    let yaml = &format!(
+        "name: external-cln
 runtime: external
 external:
   nodes_file: sim.json
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 5000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  concurrency: 4
-  stop:
-    payments: 150
-";
+{PAIR_LOAD}"
+    );
     let report = run_external(work.path(), yaml, &[]);
     check_report(&report, "bob");
     let bob_report = (report["nodes"].as_array().unwrap().iter())

@@ -8,30 +8,10 @@ mod common;
 
 use common::scenario_run::{Finished, fault, lnd_pair};
 use common::*;
-use serde_json::Value;
 
 /// Alice pays bob 1 sat keysends over 4 channels: the test adds the load and faults.
 fn base(name: &str) -> String {
     lnd_pair(name, "runtime: local\n", 2000000, 4) + "  amount_msat: 1000\n"
-}
-
-/// LND, btcd and Toxiproxy build from the Go module proxy on every machine: required.
-fn needs_binaries(_test: &str) -> bool {
-    require_node_binaries();
-    let proxy = cache_dir().join("bin").join("toxiproxy-unix");
-    assert!(
-        proxy.exists(),
-        "{} is missing: run scripts/setup.sh before the end-to-end tests",
-        proxy.display()
-    );
-    true
-}
-
-fn report_of(run: &Finished) -> Value {
-    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
-    let report: Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
-    report
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -49,9 +29,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// busy machine).
 #[test]
 fn a_50ms_link_adds_about_two_round_trips_to_each_keysend() {
-    if !needs_binaries("a_50ms_link_adds_about_two_round_trips_to_each_keysend") {
-        return;
-    }
+    // LND, btcd and Toxiproxy build from the Go module proxy on every machine: required.
+    require_node_binaries_and_toxiproxy();
     let scenario = format!(
         "{}  concurrency: 1\n  stop:\n    duration: 30s\n  \
          payment_timeout: 30s\nfaults:\n  - at: 12s\n    link: [alice, bob]\n    latency: 50ms\n",
@@ -59,7 +38,7 @@ fn a_50ms_link_adds_about_two_round_trips_to_each_keysend() {
     );
     let run = Finished::run(&scenario);
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
-    let report = report_of(&run);
+    let report = run.report_on("local");
     let f = fault(&report, "latency alice–bob");
     let began = f["began_s"].as_f64().expect("began");
     assert!(f["ended_s"].is_null(), "lasts to the end: {f:#}");
@@ -103,9 +82,8 @@ fn a_50ms_link_adds_about_two_round_trips_to_each_keysend() {
 /// back, and a run that completes (a planned kill is no failure).
 #[test]
 fn a_partition_and_a_killed_receiver_fail_payments_and_the_run_recovers() {
-    if !needs_binaries("a_partition_and_a_killed_receiver_fail_payments_and_the_run_recovers") {
-        return;
-    }
+    // LND, btcd and Toxiproxy build from the Go module proxy on every machine: required.
+    require_node_binaries_and_toxiproxy();
     // LND's mission control scores its own channel to a peer at about 0 after any
     // recent failure on it and halves that penalty only once an hour: a payment that
     // failed on the link as bob died made alice refuse the direct route (no_route) for
@@ -126,7 +104,7 @@ fn a_partition_and_a_killed_receiver_fail_payments_and_the_run_recovers() {
     let log = &run.log;
     assert_eq!(run.status.code(), Some(0), "{log}");
     assert!(log.contains("fault partition alice–bob at"), "{log}");
-    let report = report_of(&run);
+    let report = run.report_on("local");
     assert_eq!(report["complete"], true);
 
     let p = fault(&report, "partition alice–bob");

@@ -6,33 +6,20 @@
 
 mod common;
 
-use common::scenario_run::Finished;
-use common::{built_or_not_run, chromium_render};
+use common::scenario_run::{Finished, lnd_pair_on};
+use common::{CLN_BUILD, built_on_bitcoind, chromium_render};
 use std::path::Path;
 
 const PAYMENTS: u64 = 60;
 
-const SCENARIO: &str = "\
-name: e2e-matrix
-description: LND and Core Lightning each paying itself; LDK skipped (no keysend).
-runtime: local
-chain:
-  implementation: bitcoind
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  amount_msat: 1000
+fn scenario() -> String {
+    lnd_pair_on(
+        "bitcoind",
+        "e2e-matrix",
+        "description: LND and Core Lightning each paying itself; LDK skipped (no keysend).\nruntime: local\n",
+        2000000,
+        2,
+    ) + "  amount_msat: 1000
   concurrency: 4
   stop:
     payments: 60
@@ -43,22 +30,15 @@ after_load:
 sweep:
   implementation: [lnd, cln, ldk]
   p99_bound: 5s
-";
-
-fn built(test: &str) -> bool {
-    built_or_not_run(
-        test,
-        "bitcoind",
-        "BITCOIN_SRC=<tree> scripts/build-nodes.sh",
-    ) && built_or_not_run(test, "lightningd", "CLN_SRC=<tree> scripts/build-nodes.sh")
+"
 }
 
 #[test]
 fn a_matrix_of_two_implementations_reports_each_and_skips_what_cannot_run() {
-    if !built("e2e_matrix") {
+    if !built_on_bitcoind("e2e_matrix", "lightningd", CLN_BUILD) {
         return;
     }
-    let run = Finished::run(SCENARIO);
+    let run = Finished::run(&scenario());
     let (log, report_dir) = (&run.log, run.report_dir());
     assert_eq!(run.status.code(), Some(0), "{log}");
     assert!(

@@ -12,35 +12,7 @@ use common::*;
 
 /// 100 000 sat per rebalance, due every 3 s while alice has less than 150 000 sat
 /// toward bob; honest keysends of 10 000 sat at 5 a second for 30 s.
-const SCENARIO: &str = "\
-name: e2e-rebalance
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-  carol:
-    implementation: lnd
-channels:
-  - { from: alice, to: bob, capacity_sat: 200000 }
-  - { from: alice, to: carol, capacity_sat: 1000000 }
-  - { from: carol, to: bob, capacity_sat: 1000000 }
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  amount_msat: 10000000
-  rate:
-    hold: { rate: 5, duration: 30s }
-  stop:
-    duration: 30s
-  payment_timeout: 20s
-  rebalance: { node: alice, first_hop: carol, last_hop: bob, amount_sat: 100000,
-               every: 3s, below_sat: 150000, max_fee_ppm: 500 }
-";
+const SCENARIO: &str = include_str!("fixtures/scenarios/e2e/rebalance.yaml");
 
 #[test]
 fn a_node_refills_its_drained_channel_around_a_circle_and_the_ledgers_still_match() {

@@ -7,35 +7,20 @@
 
 mod common;
 
-use common::scenario_run::lnbench_in;
+use common::scenario_run::{lnbench_in, lnd_pair};
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const SCENARIO: &str = "\
-name: e2e-snapshot
-runtime: local
-chain:
-  implementation: btcd
-nodes:
-  alice:
-    implementation: lnd
-  bob:
-    implementation: lnd
-channels:
-  - from: alice
-    to: bob
-    capacity_sat: 2000000
-    count: 2
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
-  amount_msat: 1000
+/// Alice pays bob 40 keysends, both LND on btcd.
+fn scenario() -> String {
+    lnd_pair("e2e-snapshot", "runtime: local\n", 2000000, 2)
+        + "  amount_msat: 1000
   concurrency: 4
   stop:
     payments: 40
-";
+"
+}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -69,7 +54,7 @@ fn a_saved_network_is_restored_and_pays_and_a_changed_one_is_refused() {
     let work = tempfile::tempdir().expect("temp dir");
     let w = work.path();
     std::fs::create_dir(w.join("runs")).unwrap();
-    std::fs::write(w.join("scenario.yaml"), SCENARIO).unwrap();
+    std::fs::write(w.join("scenario.yaml"), scenario()).unwrap();
 
     let manifest = saved(w, "scenario.yaml");
     restored_and_pays(w, "scenario.yaml", &manifest);
@@ -217,7 +202,7 @@ fn refused_when_changed(w: &Path, manifest: &serde_json::Value) {
     );
 
     // Another node: refused with the part that differs, exit 2.
-    std::fs::write(w.join("carol.yaml"), SCENARIO.replace("bob", "carol")).unwrap();
+    std::fs::write(w.join("carol.yaml"), scenario().replace("bob", "carol")).unwrap();
     let (code, log) = refused(w, "carol.yaml", "./snap");
     assert_eq!(code, Some(2), "{log}");
     assert!(log.contains("saved for another network"), "{log}");
@@ -231,10 +216,10 @@ fn refused_when_changed(w: &Path, manifest: &serde_json::Value) {
 
 /// The scenario's `snapshot:` field: restored as with the flag; refused at the field.
 fn through_the_scenario_field(w: &Path) {
-    let line = SCENARIO.lines().count() + 1;
+    let line = scenario().lines().count() + 1;
     std::fs::write(
         w.join("field.yaml"),
-        format!("{SCENARIO}snapshot: ./snap\n"),
+        format!("{}snapshot: ./snap\n", scenario()),
     )
     .unwrap();
     let args = [
@@ -256,7 +241,11 @@ fn through_the_scenario_field(w: &Path) {
         report["results"]
     );
     assert_eq!(report["snapshot"]["name"], "snap");
-    std::fs::write(w.join("gone.yaml"), format!("{SCENARIO}snapshot: ./gone\n")).unwrap();
+    std::fs::write(
+        w.join("gone.yaml"),
+        format!("{}snapshot: ./gone\n", scenario()),
+    )
+    .unwrap();
     let out = lnbench_in(w, &["gone.yaml", "--run-dir", "runs", "--no-store"]);
     let log = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{log}");
@@ -284,7 +273,7 @@ fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
     let work = tempfile::tempdir().expect("temp dir");
     let w = work.path();
     std::fs::create_dir(w.join("runs")).unwrap();
-    let in_docker = SCENARIO
+    let in_docker = scenario()
         .replace("runtime: local\n", "runtime: docker\npull: never\n")
         .replace(
             "implementation: lnd\n",
@@ -292,7 +281,7 @@ fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
         );
     assert!(in_docker.contains("runtime: docker"), "{in_docker}");
     std::fs::write(w.join("docker.yaml"), &in_docker).unwrap();
-    std::fs::write(w.join("scenario.yaml"), SCENARIO).unwrap();
+    std::fs::write(w.join("scenario.yaml"), scenario()).unwrap();
 
     let manifest = saved(w, "docker.yaml");
     let versions = manifest["versions"].as_object().expect("versions");
@@ -377,7 +366,7 @@ fn an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker() {
     let w = work.path();
     std::fs::create_dir(w.join("runs")).unwrap();
     let on = |version: &str| {
-        SCENARIO
+        scenario()
             .replace("runtime: local\n", "runtime: docker\npull: never\n")
             .replace("e2e-snapshot", "docker-snapshot-upgrade")
             .replace(

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::svg::{assert_xml, count};
+
 use lnbench_tui::engine::{self, Command};
 use lnbench_tui::metrics::{EventKind, Recorder, Summary};
 use lnbench_tui::node::fake::{FakeConfig, FakeLatency, FakeNode};
@@ -50,30 +52,6 @@ async fn paused_and_ramped() -> Summary {
         ],
     )
     .await
-}
-
-fn hex(c: plotters::style::RGBColor) -> String {
-    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
-}
-
-/// Elements of `tag` whose `attr` is `color`.
-fn count(svg: &str, tag: &str, attr: &str, color: plotters::style::RGBColor) -> usize {
-    let wanted = format!("{attr}=\"{}\"", hex(color));
-    svg.split(&format!("<{tag} "))
-        .skip(1)
-        .filter(|e| e[..e.find('>').unwrap()].contains(&wanted))
-        .count()
-}
-
-fn assert_xml(svg: &str) {
-    let mut reader = quick_xml::Reader::from_str(svg);
-    loop {
-        match reader.read_event() {
-            Ok(quick_xml::events::Event::Eof) => break,
-            Ok(_) => {}
-            Err(e) => panic!("SVG is not XML: {e}"),
-        }
-    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,6 +1,9 @@
 //! The files a report directory holds (report.html, the chart .svg files,
 //! summary.md), written from one fixed run so every figure is known.
 
+mod common;
+
+use common::svg::hex;
 use lnbench_tui::metrics::SeriesPoint;
 use lnbench_tui::report::{self, charts};
 use quick_xml::events::Event;
@@ -56,10 +59,6 @@ fn texts(svg: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn hex(c: plotters::style::RGBColor) -> String {
-    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
 }
 
 #[test]

@@ -4,12 +4,13 @@
 
 mod common;
 
+use common::svg::{assert_xml, count, hex};
+
 use lnbench_tui::metrics::process::ProcessStats;
 use lnbench_tui::metrics::{
     EventKind, Percentiles, ResourceLog, ResourceReading, RunEvent, SeriesPoint, Summary,
 };
 use lnbench_tui::report::{self, Report, charts, resources_charts};
-use plotters::style::RGBColor;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -121,30 +122,6 @@ fn report_with_resources() -> Report {
     }
     report.chain.resources = log.report("chain", report.results.ok);
     report
-}
-
-fn hex(c: RGBColor) -> String {
-    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
-}
-
-/// Elements `<tag ...>` whose `attr` is `color`.
-fn count(svg: &str, tag: &str, attr: &str, color: RGBColor) -> usize {
-    let wanted = format!("{attr}=\"{}\"", hex(color));
-    svg.split(&format!("<{tag} "))
-        .skip(1)
-        .filter(|e| e[..e.find('>').unwrap()].contains(&wanted))
-        .count()
-}
-
-fn assert_xml(svg: &str) {
-    let mut reader = quick_xml::Reader::from_str(svg);
-    loop {
-        match reader.read_event() {
-            Ok(quick_xml::events::Event::Eof) => break,
-            Ok(_) => {}
-            Err(e) => panic!("SVG is not XML: {e}"),
-        }
-    }
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Every fixture under tests/fixtures/scenarios/: valid ones expand as expected, each
 //! invalid one fails with its own message, at its own line and column, with a hint.
 
+mod common;
+
 use lnbench_tui::node::Implementation;
 use lnbench_tui::scenario::{
     self, LatencyStat, Load, PaymentKind, PhaseKind, PhaseThreshold, ScenarioError, Threshold,
@@ -545,4 +547,37 @@ fn jams_every_slot(file: &str, hop: &str) {
     );
     assert_eq!(s.workload.senders, ["alice"]);
     assert_eq!(s.workload.receivers, ["carol"]);
+}
+
+/// The scenarios the end-to-end tests of each implementation build as values
+/// (tests/common/impls.rs): written as YAML they read back as the same value, and are
+/// valid scenarios, locally and on docker.
+#[test]
+fn the_implementation_scenarios_built_as_values_are_valid() {
+    use common::impls::{CLN, ECLAIR, LDK};
+    for imp in [&CLN, &ECLAIR, &LDK] {
+        let mut on_docker = imp.fixture();
+        on_docker["runtime"] = "docker".into();
+        let scenarios = [
+            imp.fixture(),
+            on_docker,
+            imp.mixed("alice", "bob", "invoice"),
+            imp.mixed("bob", "alice", "invoice"),
+        ];
+        for value in scenarios {
+            let text = common::yaml(&value);
+            let back: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+            assert_eq!(back, value, "{text}");
+            let path = Path::new("built.yaml");
+            if let Err(e) = scenario::parse(path, &text, lnbench_tui::runtime::capabilities) {
+                panic!("{}: {e}\n{text}", imp.name);
+            }
+        }
+        let file = scenario::parse(
+            Path::new("fixture.yaml"),
+            &imp.fixture_text(),
+            lnbench_tui::runtime::capabilities,
+        );
+        assert!(file.is_ok(), "{}'s fixture", imp.name);
+    }
 }

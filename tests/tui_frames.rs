@@ -384,6 +384,24 @@ mod event_loop {
         Ok(Event::Key(KeyEvent::from(KeyCode::Char(c))))
     }
 
+    /// The view driven beside `run`, input open and quiet, in the plain theme, until
+    /// `run` ends the load (dropping the snapshots' sender): the view ends Finished.
+    async fn drive_beside(
+        terminal: &mut Terminal<TestBackend>,
+        snapshot_rx: watch::Receiver<Snapshot>,
+        command_tx: &mpsc::UnboundedSender<Command>,
+        info: &TuiInfo,
+        run: impl std::future::Future<Output = ()>,
+    ) {
+        let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
+        let theme = Theme::plain();
+        let (exit, ()) = tokio::join!(
+            tui::drive(terminal, key_rx, snapshot_rx, command_tx, info, &theme),
+            run
+        );
+        assert_eq!(exit.unwrap(), TuiExit::Finished);
+    }
+
     #[tokio::test]
     async fn keys_become_engine_commands_and_q_quits() {
         let (_snapshot_tx, snapshot_rx) = watch::channel(running());
@@ -425,8 +443,6 @@ mod event_loop {
     async fn the_view_ends_when_the_engine_drops_its_sender() {
         let (snapshot_tx, snapshot_rx) = watch::channel(running());
         let (command_tx, mut command_rx) = mpsc::unbounded_channel();
-        // Input stays open and quiet.
-        let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
         let engine = async move {
             tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
@@ -438,19 +454,7 @@ mod event_loop {
                 .unwrap();
             tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
         };
-        let (info, theme) = (info(), Theme::plain());
-        let (exit, ()) = tokio::join!(
-            tui::drive(
-                &mut terminal,
-                key_rx,
-                snapshot_rx,
-                &command_tx,
-                &info,
-                &theme,
-            ),
-            engine
-        );
-        assert_eq!(exit.unwrap(), TuiExit::Finished);
+        drive_beside(&mut terminal, snapshot_rx, &command_tx, &info(), engine).await;
         let text = terminal.backend().to_string();
         assert!(text.contains(" finished "), "{text}");
         drop(command_tx);
@@ -461,7 +465,6 @@ mod event_loop {
     async fn new_resource_readings_are_drawn_as_they_come() {
         let (snapshot_tx, snapshot_rx) = watch::channel(running());
         let (command_tx, _command_rx) = mpsc::unbounded_channel();
-        let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
         let (readings_tx, readings_rx) = watch::channel(Vec::new());
         let info = TuiInfo {
             resources: Some(readings_rx),
@@ -483,19 +486,7 @@ mod event_loop {
             tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
             drop(snapshot_tx);
         };
-        let theme = Theme::plain();
-        let (exit, ()) = tokio::join!(
-            tui::drive(
-                &mut terminal,
-                key_rx,
-                snapshot_rx,
-                &command_tx,
-                &info,
-                &theme
-            ),
-            run
-        );
-        assert_eq!(exit.unwrap(), TuiExit::Finished);
+        drive_beside(&mut terminal, snapshot_rx, &command_tx, &info, run).await;
         let text = terminal.backend().to_string();
         let chain_row = text
             .lines()
@@ -518,7 +509,6 @@ mod event_loop {
             machine: Some(machine_rx),
             ..info()
         };
-        let theme = Theme::plain();
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
         let busy = MachineNow {
             outside_load_pct: 95.0,
@@ -528,7 +518,6 @@ mod event_loop {
         };
         for (figures, expected) in [(QUIET, "avg 2 %"), (busy, "DISTURBED")] {
             let (snapshot_tx, snapshot_rx) = watch::channel(running());
-            let (_key_tx, key_rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
             let run = async {
                 // The first frame is drawn before the figures change.
                 tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
@@ -536,18 +525,7 @@ mod event_loop {
                 tokio::time::sleep(tui::FRAME_INTERVAL * 3).await;
                 drop(snapshot_tx);
             };
-            let (exit, ()) = tokio::join!(
-                tui::drive(
-                    &mut terminal,
-                    key_rx,
-                    snapshot_rx,
-                    &command_tx,
-                    &info,
-                    &theme
-                ),
-                run
-            );
-            assert_eq!(exit.unwrap(), TuiExit::Finished);
+            drive_beside(&mut terminal, snapshot_rx, &command_tx, &info, run).await;
             let border = super::header_border(&terminal);
             assert!(border.contains(expected), "{expected} not in {border}");
         }

@@ -39,6 +39,23 @@ pub fn engine() -> Option<Docker> {
     }
 }
 
+/// [`engine`], and each of `images` in it: one missing, the test did not run
+/// (recorded under its own name, as [`engine`] records it).
+pub fn engine_ready(images: &[&str]) -> Option<Docker> {
+    let docker = engine()?;
+    let missing: Vec<&str> = (images.iter().copied())
+        .filter(|image| block_on(docker.inspect_image(image)).is_err())
+        .collect();
+    if missing.is_empty() {
+        return Some(docker);
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("docker-engine").replace("::", "-");
+    let why = format!("images {missing:?} are missing (scripts/build-images.sh)");
+    super::record_not_run(&test, &why);
+    None
+}
+
 /// Names of the containers and networks labelled with run `run` (or with any run).
 pub fn labelled(run: Option<&str>) -> (Vec<String>, Vec<String>) {
     block_on(labelled_now(run))

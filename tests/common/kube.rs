@@ -62,3 +62,21 @@ pub fn namespace_exists(name: &str) -> bool {
     assert!(out.status.success(), "kubectl get namespace: {out:?}");
     !String::from_utf8_lossy(&out.stdout).trim().is_empty()
 }
+
+/// Runs the scenario text to its end on the cluster (exit 0); its report.json
+/// (schema-checked, on kubernetes) and log. Nothing of the run may be left in its run
+/// dir, nor its namespace.
+#[cfg(feature = "kubernetes")]
+pub fn run_on_cluster(text: &str) -> (serde_json::Value, String) {
+    let run = super::scenario_run::Finished::run_with(text, |cmd| {
+        cmd.env("KUBECONFIG", kubeconfig());
+    });
+    let log = &run.log;
+    let run_id = (log.lines())
+        .find_map(|l| l.strip_prefix("run ")?.split(':').next())
+        .expect("a `run <id>:` line");
+    let namespace = lnbench_tui::runtime::kube::objects::namespace_for(run_id);
+    assert!(!namespace_exists(&namespace), "{namespace} left\n{log}");
+    let report = run.report_on("kubernetes (");
+    (report, run.log)
+}

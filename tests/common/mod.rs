@@ -8,10 +8,13 @@ pub mod docker;
 pub mod fault_kinds;
 pub mod fuzz;
 pub mod impl_faults;
+pub mod impls;
 pub mod kube;
 pub mod openmetrics;
 pub mod running;
+pub mod runtime_faults;
 pub mod scenario_run;
+pub mod svg;
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,19 @@ pub fn lnbench() -> PathBuf {
 
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A scenario file under tests/fixtures/scenarios/ (`valid/cln-pays-cln.yaml`), as a
+/// value to edit.
+pub fn scenario_fixture(rel: &str) -> serde_json::Value {
+    let path = repo_file(&format!("tests/fixtures/scenarios/{rel}"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// A scenario value as the YAML text the binary reads.
+pub fn yaml(scenario: &serde_json::Value) -> String {
+    serde_saphyr::to_string(scenario).expect("a scenario is YAML")
 }
 
 /// The build cache of scripts/build-nodes.sh.
@@ -47,6 +63,18 @@ pub fn require_node_binaries() {
             p.display()
         );
     }
+}
+
+/// [`require_node_binaries`], and Toxiproxy (built from the Go module proxy on every
+/// machine too) for the tests of faults on a link.
+pub fn require_node_binaries_and_toxiproxy() {
+    require_node_binaries();
+    let proxy = cache_dir().join("bin").join("toxiproxy-unix");
+    assert!(
+        proxy.exists(),
+        "{} is missing: run scripts/setup.sh before the end-to-end tests",
+        proxy.display()
+    );
 }
 
 /// True when `binary` is in the build cache. Otherwise says that `test` did not run and
@@ -224,24 +252,10 @@ pub fn assert_matches_schema_file(report: &serde_json::Value, schema: &str) {
 /// need nothing from outside.
 pub fn chromium_render(html: &Path, png: &Path) -> String {
     let profile = tempfile::tempdir().expect("temp dir");
-    let url = format!("file://{}", html.display());
     let run = |extra: &[String]| {
-        let out = std::process::Command::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--hide-scrollbars",
-                "--window-size=1200,2400",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(extra)
-            .arg(&url)
+        let mut args = vec!["--hide-scrollbars".into(), "--window-size=1200,2400".into()];
+        args.extend_from_slice(extra);
+        let out = chromium(profile.path(), &args, html)
             .output()
             .expect("chromium runs (scripts/setup.sh --dev installs it)");
         assert!(
@@ -256,27 +270,33 @@ pub fn chromium_render(html: &Path, png: &Path) -> String {
     String::from_utf8_lossy(&dom.stdout).into_owned()
 }
 
+/// Headless Chromium with its network features off and its profile in `profile`,
+/// opening `html` with the `extra` arguments.
+fn chromium(profile: &Path, extra: &[String], html: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new("chromium");
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(format!("file://{}", html.display()));
+    cmd
+}
+
 /// What the page wrote to the browser console while headless Chromium loaded it
 /// (Chromium logs each console message to stderr as `...:CONSOLE:...] "text"`).
 /// Report pages have no script, so any message means something went wrong.
 pub fn chromium_console(html: &Path) -> Vec<String> {
     let profile = tempfile::tempdir().expect("temp dir");
-    let out = std::process::Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", html.display()))
+    let args = ["--enable-logging=stderr", "--v=0", "--dump-dom"].map(String::from);
+    let out = chromium(profile.path(), &args, html)
         .output()
         .expect("chromium runs (scripts/setup.sh --dev installs it)");
     assert!(out.status.success(), "chromium failed");

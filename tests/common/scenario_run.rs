@@ -110,12 +110,41 @@ pub struct Finished {
 
 impl Finished {
     pub fn run(text: &str) -> Finished {
+        Finished::run_with(text, |_| {})
+    }
+
+    /// [`Finished::run`] with what `setup` adds to the command (an argument, the
+    /// environment).
+    pub fn run_with(text: &str, setup: impl FnOnce(&mut Command)) -> Finished {
+        let run = Finished::launch(text, setup);
+        assert_nothing_left(&run.work.path().join("runs"), &run.log);
+        run
+    }
+
+    /// Runs `text` as [`Finished::run`] does, keeping the run directory (`--keep`) for
+    /// its logs; no process of the run may be left.
+    pub fn run_kept(text: &str) -> Finished {
+        let run = Finished::launch(text, |cmd| {
+            cmd.arg("--keep");
+        });
+        let left = processes_mentioning(&run.work.path().join("runs"));
+        assert!(
+            left.is_empty(),
+            "processes of the run still alive: {left:?}\n{}",
+            run.log
+        );
+        run
+    }
+
+    fn launch(text: &str, setup: impl FnOnce(&mut Command)) -> Finished {
         let work = tempfile::tempdir().expect("temp dir");
         let (scenario, runs) = (work.path().join("scenario.yaml"), work.path().join("runs"));
         std::fs::write(&scenario, text).unwrap();
         std::fs::create_dir_all(&runs).unwrap();
-        let out = Command::new(lnbench())
-            .arg(&scenario)
+        let mut cmd = Command::new(lnbench());
+        cmd.arg(&scenario);
+        setup(&mut cmd);
+        let out = cmd
             .arg("--report")
             .arg(work.path().join("report"))
             .arg("--run-dir")
@@ -123,12 +152,26 @@ impl Finished {
             .output()
             .expect("run lnbench-tui");
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_nothing_left(&runs, &log);
         Finished {
             work,
             status: out.status,
             log,
         }
+    }
+
+    /// The report of a successful run (exit 0), checked against the schema, on the
+    /// runtime it names first (`local`, `docker`, `kubernetes`).
+    pub fn report_on(&self, runtime: &str) -> serde_json::Value {
+        assert_eq!(self.status.code(), Some(0), "{}", self.log);
+        let report = self.report_json();
+        assert!(
+            report["runtime"]
+                .as_str()
+                .is_some_and(|r| r.starts_with(runtime)),
+            "not on {runtime}: {}",
+            report["runtime"]
+        );
+        report
     }
 
     pub fn report_dir(&self) -> PathBuf {
@@ -159,10 +202,25 @@ impl Finished {
 /// given (runtime, pull, description), the chain, nodes and channels, and
 /// `workload:` up to its receiver. The test adds the load, the stop and the rest.
 pub fn lnd_pair(name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    lnd_pair_on("btcd", name, top, capacity_sat, count)
+}
+
+/// [`lnd_pair`] on the `chain` named.
+pub fn lnd_pair_on(chain: &str, name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
+    lnd_channels(chain, name, top, capacity_sat, count)
+        + "workload:
+  kind: keysend
+  senders: [alice]
+  receiver: bob
+"
+}
+
+/// [`lnd_pair_on`] up to its channels: the test writes the workload.
+pub fn lnd_channels(chain: &str, name: &str, top: &str, capacity_sat: u64, count: u32) -> String {
     format!(
         "name: {name}
 {top}chain:
-  implementation: btcd
+  implementation: {chain}
 nodes:
   alice:
     implementation: lnd
@@ -173,10 +231,6 @@ channels:
     to: bob
     capacity_sat: {capacity_sat}
     count: {count}
-workload:
-  kind: keysend
-  senders: [alice]
-  receiver: bob
 "
     )
 }

@@ -113,23 +113,17 @@ pub fn fixed_report() -> Report {
         &results,
     );
     Report {
-        schema_version: report::SCHEMA_VERSION,
         tool: report::Tool {
             name: "lnbench-tui".into(),
             version: "0.1.0".into(),
             build: "release".into(),
         },
-        complete: true,
-        interrupted_by: None,
-        started_at: "2026-11-22T10:00:00Z".into(),
-        finished_at: "2026-11-22T10:01:00Z".into(),
         scenario: report::ScenarioText {
             name: "fixed".into(),
             description: "a fixed run for golden tests".into(),
             path: "scenarios/fixed.yaml".into(),
             text: SCENARIO_TEXT.into(),
         },
-        runtime: "local".into(),
         host: report::Host {
             cpu_model: "Test CPU @ 3.0GHz".into(),
             cores: 8,
@@ -146,7 +140,6 @@ pub fn fixed_report() -> Report {
             node("alice", "sender", &"ab".repeat(32)),
             node("bob", "receiver", &"cd".repeat(32)),
         ],
-        services: Vec::new(),
         workload: report::WorkloadReport {
             kind: "keysend".into(),
             amount_msat: 1000,
@@ -168,18 +161,9 @@ pub fn fixed_report() -> Report {
                 seconds: 12.3,
             },
         ],
-        results,
         thresholds,
-        tool_resources: None,
-        snapshot: None,
-        history: None,
-        profiling: None,
-        links: Vec::new(),
-        faults: Vec::new(),
-        channel_health: Vec::new(),
-        reconciliation: None,
-        mainnet_caps: None,
-        network: None,
+        // The rest as in every sample report: complete, local, no extras.
+        ..crate::common::sample_report(SCENARIO_TEXT, results)
     }
 }
 
