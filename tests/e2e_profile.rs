@@ -72,6 +72,101 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
         );
     }
     let work = tempfile::tempdir().expect("temp dir");
+    let (report_dir, json, stderr) = profiled_run(work.path(), "alice-pays-bob.yaml");
+    let profiling = &json["profiling"];
+    let profiles = profiling["profiles"].as_array().expect("profiles listed");
+    let find = |node: &str, kind: &str| {
+        profiles
+            .iter()
+            .find(|p| p["node"] == node && p["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {node} {kind} profile: {profiling:#}"))
+    };
+    for (node, kind, profiler) in [
+        ("alice", "cpu", "pprof"),
+        ("alice", "heap", "pprof"),
+        ("chain", "cpu", "perf"),
+    ] {
+        let p = find(node, kind);
+        assert_eq!(p["profiler"], profiler, "{p:#}\nstderr:\n{stderr}");
+        assert!(p.get("not_profiled").is_none(), "{p:#}");
+        assert!(p["total"].as_u64().unwrap() > 0, "{p:#}");
+        assert!(!p["top_functions"].as_array().unwrap().is_empty(), "{p:#}");
+        for f in p["files"].as_array().unwrap() {
+            let f = f.as_str().unwrap();
+            assert!(report_dir.join(f).is_file(), "{f} listed but not written");
+        }
+    }
+    // bob was not asked for.
+    assert!(
+        !profiles.iter().any(|p| p["node"] == "bob"),
+        "{profiling:#}"
+    );
+
+    // The raw CPU profile is the pprof LND served, and parses; its folded stacks too.
+    let raw = std::fs::read(report_dir.join("profile-alice-cpu.pb.gz")).unwrap();
+    let parsed = lnbench_tui::profile::pprof::parse(&raw).expect("the raw pprof file parses");
+    assert!(!parsed.sample.is_empty(), "no samples in LND's CPU profile");
+    assert!(
+        parsed
+            .string_table
+            .iter()
+            .any(|s| s.starts_with("github.com/lightningnetwork/lnd/routing.")),
+        "the raw profile keeps LND's full function names"
+    );
+    assert!(parsed.sample_types().iter().any(|t| t == "cpu/nanoseconds"));
+    assert!(folded_total(&report_dir.join("profile-alice-cpu.folded")) > 0);
+    assert!(
+        folded_total(&report_dir.join("profile-chain-cpu.folded")) > 0,
+        "perf folded nothing"
+    );
+
+    // report.html shows both flame graphs inline, without script; alice's frames
+    // include LND's payment path (its routing package), the chain's are btcd's.
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    assert!(
+        !html.contains("<script"),
+        "report.html must stay script-free"
+    );
+    let alice = figure(&html, "flamegraph-alice-cpu");
+    assert!(alice.contains("<svg"), "no SVG in alice's figure");
+    assert!(
+        alice.contains("lnd/routing.(*ChannelRouter)"),
+        "alice's flame graph has no frame of LND's routing package"
+    );
+    let chain = figure(&html, "flamegraph-chain-cpu");
+    assert!(chain.contains("<svg"), "no SVG in the chain's figure");
+    assert!(
+        chain.contains("btcd"),
+        "the chain's flame graph names no btcd frame"
+    );
+    for svg in [
+        "flamegraph-alice-cpu.svg",
+        "flamegraph-alice-heap.svg",
+        "flamegraph-chain-cpu.svg",
+    ] {
+        let text = std::fs::read_to_string(report_dir.join(svg)).unwrap();
+        assert!(text.contains("<svg"), "{svg} is no SVG");
+    }
+
+    let md = std::fs::read_to_string(report_dir.join("summary.md")).unwrap();
+    assert!(md.contains("### Profiles"), "{md}");
+    assert!(md.contains("| function | self | total |"), "{md}");
+    keep_report(&report_dir, "");
+}
+
+/// Core Lightning on Bitcoin Core, both native: perf on alice's lightningd (with its
+/// plugins) and on bitcoind.
+#[test]
+fn profiled_cln_run_has_perf_flame_graphs_of_lightningd_and_bitcoind() {
+    let test = "profiled_cln_run_has_perf_flame_graphs_of_lightningd_and_bitcoind";
+    if !built_on_bitcoind(test, "lightningd", CLN_BUILD) {
+        return;
+    }
+    assert!(
+        which_perf().is_some(),
+        "perf is not installed (apt install linux-perf)"
+    );
+    let work = tempfile::tempdir().expect("temp dir");
     let (report_dir, json, stderr) = profiled_run(work.path(), "cln-pays-cln.yaml");
     let profiles = json["profiling"]["profiles"].as_array().expect("profiles");
     for node in ["alice", "chain"] {
@@ -95,11 +190,16 @@ fn profiled_run_has_flame_graphs_of_lnd_and_of_btcd() {
     let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
     assert!(figure(&html, "flamegraph-alice-cpu").contains("<svg"));
     assert!(figure(&html, "flamegraph-chain-cpu").contains("<svg"));
+    keep_report(&report_dir, "-cln");
+}
+
+/// Copies the report to `$LNBENCH_KEEP_PROFILE_REPORT<suffix>` when that is set.
+fn keep_report(report_dir: &Path, suffix: &str) {
     if let Ok(keep) = std::env::var("LNBENCH_KEEP_PROFILE_REPORT") {
         let _ = Command::new("cp")
             .arg("-r")
-            .arg(&report_dir)
-            .arg(format!("{keep}-cln"))
+            .arg(report_dir)
+            .arg(format!("{keep}{suffix}"))
             .status();
     }
 }
