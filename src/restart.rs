@@ -78,14 +78,13 @@ pub async fn restart_nodes(
         let endpoint = restarted.endpoint.clone();
         let node_driver = crate::node::driver(endpoint.implementation);
         let starting = |e: &NodeError| node_driver.is_starting_up(e);
+        let connector = runtime.node_connector();
         let poll = || {
-            let endpoint = endpoint.clone();
+            let (endpoint, connector) = (endpoint.clone(), connector.clone());
             async move {
                 // A new client each try until one answers: the old connection is gone
                 // and the address may be new.
-                let node = crate::node::driver(endpoint.implementation)
-                    .connect(&endpoint)
-                    .await?;
+                let node = connector.connect(&endpoint).await?;
                 node.get_info().await
             }
         };
@@ -105,7 +104,7 @@ pub async fn restart_nodes(
         )
         .await
         .map_err(with_log)?;
-        let client: Arc<dyn LightningNode> = node_driver.connect(&endpoint).await?;
+        let client: Arc<dyn LightningNode> = connector.connect(&endpoint).await?;
         fresh.insert(name.clone(), client);
         let diallers = diallers_of(name, links, |n| fresh.get(n).cloned().or_else(|| before(n)));
         // Dialled again about once a second until the channels are back: LND answers

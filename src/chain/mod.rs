@@ -5,6 +5,7 @@
 
 pub mod bitcoind;
 pub mod btcd;
+pub mod fake;
 pub mod rpc;
 pub mod wallet;
 

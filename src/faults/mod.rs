@@ -308,7 +308,7 @@ impl FaultRunner {
                 instant = !self.restart_chain(i, runtime).await;
             }
             FaultAction::Restart { node } => match runtime.restart_node(node).await {
-                Ok(r) => self.await_back(i, &r, Some(r.stop)),
+                Ok(r) => self.await_back(i, &r, Some(r.stop), runtime.node_connector()),
                 Err(e) => {
                     self.failed(i, "restart", e);
                     instant = true;
@@ -385,7 +385,7 @@ impl FaultRunner {
             FaultAction::Kill { node, .. } => match runtime.start_node(node).await {
                 Ok(r) => {
                     self.mark(i, false);
-                    self.await_back(i, &r, None);
+                    self.await_back(i, &r, None, runtime.node_connector());
                     // Its way back is timed from here; the fault itself ended.
                     self.state[i] = State::Done;
                     return;

@@ -28,6 +28,7 @@ impl FaultRunner {
         i: usize,
         r: &crate::runtime::Restarted,
         stop: Option<Duration>,
+        connector: Arc<dyn crate::node::Connector>,
     ) {
         let node = r.endpoint.name.clone();
         let endpoint = r.endpoint.clone();
@@ -53,9 +54,10 @@ impl FaultRunner {
                     last_dial = Some(Instant::now());
                 }
                 let (links, endpoint) = (Arc::clone(&links), Arc::clone(&endpoint));
+                let connector = Arc::clone(&connector);
                 async move {
                     // A new client each try: the old connection is gone.
-                    let fresh = driver.connect(&endpoint).await?;
+                    let fresh = connector.connect(&endpoint).await?;
                     let info = fresh.get_info().await?;
                     if due {
                         for (dialler, link) in links.iter() {

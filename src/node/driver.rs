@@ -30,6 +30,26 @@ pub struct NodeEndpoint {
     pub payment_engine: super::PaymentEngine,
 }
 
+/// How the tool reaches the nodes a runtime started; the runtime that started them is
+/// asked for it ([`crate::runtime::Runtime::node_connector`]).
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// A client of the node at `endpoint`.
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError>;
+}
+
+/// The implementations' own clients: each node's driver connects to it.
+pub struct Drivers;
+
+#[async_trait]
+impl Connector for Drivers {
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {
+        super::driver(endpoint.implementation)
+            .connect(endpoint)
+            .await
+    }
+}
+
 /// A node's login to a PostgreSQL server over TCP with a password (the local runtime's
 /// server, for a client that speaks TCP only).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,10 +17,11 @@ use super::{
     FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentHash,
     PaymentLedger, PaymentOutcome, SentStatus, WalletBalance,
 };
+use crate::chain::fake::FakeChain;
 use async_trait::async_trait;
 use bitcoin::hashes::{Hash, sha256};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -53,26 +54,117 @@ pub struct FakeConfig {
     pub capacity: Option<usize>,
     /// The nodes this one can pay and be paid by (credited on the receiver's ledger).
     pub network: Option<FakeNetwork>,
-    /// Test hook: this many payments received are left out of the ledger, as if the
-    /// node had lost them (a mismatch for reconciliation to find).
+    /// Test hook: the next this many payments received are left out of the ledger's
+    /// count (their amounts are kept), as if the node had lost them (a mismatch for
+    /// reconciliation to find).
     pub unrecorded_receipts: u64,
     /// Each payment's routing fee; a payment with a lower fee limit fails (`no_route`).
     pub fee_msat: u64,
 }
 
 /// The fake nodes of one network, by public key: a payment's receiver is found here.
+/// A network made [`FakeNetwork::on_chain`] is set up as a real one is: its nodes'
+/// wallets hold the coins the chain confirmed to their addresses, a channel opens
+/// between connected peers and is active at [`FUNDING_DEPTH`], and a payment needs a
+/// path of active channels. Without a chain every node can pay every other at once.
 #[derive(Clone, Default)]
-pub struct FakeNetwork(Arc<Mutex<HashMap<String, FakeNode>>>);
+pub struct FakeNetwork(Arc<Mutex<Members>>);
+
+#[derive(Default)]
+struct Members {
+    nodes: HashMap<String, FakeNode>,
+    chain: Option<FakeChain>,
+    /// Connected peers, each pair both ways round.
+    peers: HashSet<(String, String)>,
+    channels: Vec<FakeChannel>,
+}
+
+impl Members {
+    /// Confirmed to [`FUNDING_DEPTH`], both ends up.
+    fn is_active(&self, channel: &FakeChannel) -> bool {
+        let up = |pubkey: &str| (self.nodes.get(pubkey)).is_some_and(|n| !n.is_down());
+        let deep = (self.chain.as_ref())
+            .is_some_and(|chain| chain.confirmations(&channel.txid) >= FUNDING_DEPTH);
+        deep && up(&channel.from) && up(&channel.to)
+    }
+}
+
+/// A channel between two fake nodes (by public key), opened by `from`.
+struct FakeChannel {
+    from: String,
+    to: String,
+    txid: String,
+    capacity_sat: u64,
+}
+
+/// The funding depth at which a fake channel is active (LND's default on regtest).
+pub const FUNDING_DEPTH: u64 = 3;
 
 impl FakeNetwork {
+    /// A network whose nodes are funded, connected and given channels on `chain`.
+    pub fn on_chain(chain: FakeChain) -> Self {
+        let network = FakeNetwork::default();
+        network.members().chain = Some(chain);
+        network
+    }
+
+    fn members(&self) -> std::sync::MutexGuard<'_, Members> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn join(&self, node: &FakeNode) {
-        let mut nodes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        nodes.insert(node.pubkey().to_string(), node.clone());
+        let mut members = self.members();
+        members
+            .nodes
+            .insert(node.pubkey().to_string(), node.clone());
     }
 
     fn find(&self, pubkey: &str) -> Option<FakeNode> {
-        let nodes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        nodes.get(pubkey).cloned()
+        self.members().nodes.get(pubkey).cloned()
+    }
+
+    fn chain(&self) -> Option<FakeChain> {
+        self.members().chain.clone()
+    }
+
+    /// The channels active at the chain's tip, as (one end, other end).
+    fn active(members: &Members) -> Vec<(&str, &str)> {
+        (members.channels.iter())
+            .filter(|c| members.is_active(c))
+            .map(|c| (c.from.as_str(), c.to.as_str()))
+            .collect()
+    }
+
+    /// Hops on the shortest path of active channels from `from` to `to`; None when no
+    /// path exists. Without a chain every node reaches every other in one hop.
+    fn hops(&self, from: &str, to: &str) -> Option<u32> {
+        let members = self.members();
+        if members.chain.is_none() {
+            return Some(1);
+        }
+        let active = FakeNetwork::active(&members);
+        let mut seen: HashSet<&str> = HashSet::from([from]);
+        let mut frontier = vec![from];
+        for hops in 1..=members.nodes.len() as u32 {
+            let mut next = Vec::new();
+            for at in frontier {
+                for &(a, b) in &active {
+                    let far = match (a == at, b == at) {
+                        (true, _) => b,
+                        (_, true) => a,
+                        _ => continue,
+                    };
+                    if far == to {
+                        return Some(hops);
+                    }
+                    if seen.insert(far) {
+                        next.push(far);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        None
     }
 }
 
@@ -122,6 +214,13 @@ struct Inner {
     ledger: Mutex<PaymentLedger>,
     /// By hash: payments in flight, and those whose end the caller did not see.
     statuses: Mutex<HashMap<PaymentHash, SentStatus>>,
+    /// On a network on a chain: the wallet's addresses, and what its channels took.
+    addresses: Mutex<Vec<String>>,
+    spent_sat: AtomicU64,
+    /// Killed by the fake runtime: every call fails as a refused connection does.
+    down: AtomicBool,
+    /// Receipts still to leave out of the ledger's count.
+    to_lose: AtomicU64,
 }
 
 /// splitmix64: a cheap, well-mixed hash, good enough to draw per-call randomness.
@@ -141,6 +240,7 @@ impl FakeNode {
     pub fn new(config: FakeConfig) -> Self {
         let pubkey = format!("02{:064x}", mix(config.seed ^ 0xFA4E));
         let capacity = config.capacity.map(Semaphore::new);
+        let to_lose = AtomicU64::new(config.unrecorded_receipts);
         let node = FakeNode {
             inner: Arc::new(Inner {
                 config,
@@ -150,6 +250,10 @@ impl FakeNode {
                 capacity,
                 ledger: Mutex::new(PaymentLedger::default()),
                 statuses: Mutex::new(HashMap::new()),
+                addresses: Mutex::new(Vec::new()),
+                spent_sat: AtomicU64::new(0),
+                down: AtomicBool::new(false),
+                to_lose,
             }),
         };
         if let Some(network) = &node.inner.config.network {
@@ -170,9 +274,17 @@ impl FakeNode {
     }
 
     fn credit(&self, amount_msat: u64) {
+        let lost = (self.inner.to_lose)
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
         let mut ledger = self.ledger();
-        ledger.received += 1;
+        ledger.received += u64::from(!lost);
         ledger.received_msat += amount_msat;
+    }
+
+    /// Leaves the next `n` payments it receives out of its ledger's count.
+    pub fn lose_receipts(&self, n: u64) {
+        self.inner.to_lose.store(n, Ordering::SeqCst);
     }
 
     pub fn pubkey(&self) -> &str {
@@ -186,6 +298,58 @@ impl FakeNode {
 
     pub fn invoices_created(&self) -> u64 {
         self.inner.invoices.load(Ordering::Relaxed)
+    }
+
+    /// Kills the node (every call fails, as on a refused connection) or starts it again
+    /// with what it held: the fake runtime's kill and start.
+    pub fn set_down(&self, down: bool) {
+        self.inner.down.store(down, Ordering::SeqCst);
+    }
+
+    fn is_down(&self) -> bool {
+        self.inner.down.load(Ordering::SeqCst)
+    }
+
+    /// Refused while the node is down.
+    fn up(&self) -> Result<(), NodeError> {
+        if !self.is_down() {
+            return Ok(());
+        }
+        Err(NodeError::Connect {
+            node: self.inner.config.name.clone(),
+            endpoint: "in-process".into(),
+            source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        })
+    }
+
+    /// The network and its chain, when the node's network is on one.
+    fn on_chain(&self) -> Option<(&FakeNetwork, FakeChain)> {
+        let network = self.inner.config.network.as_ref()?;
+        Some((network, network.chain()?))
+    }
+
+    fn refused(&self, call: &'static str, status: String) -> NodeError {
+        NodeError::Rpc {
+            node: self.inner.config.name.clone(),
+            call,
+            status,
+        }
+    }
+
+    /// Hops to `dest`: a path of active channels on a network on a chain (a payment to
+    /// itself goes out and back over two), one hop elsewhere.
+    fn route(&self, dest: &str) -> Option<u32> {
+        let Some(network) = &self.inner.config.network else {
+            return Some(1);
+        };
+        if dest != self.pubkey() {
+            return network.hops(self.pubkey(), dest);
+        }
+        let members = network.members();
+        let mine = (FakeNetwork::active(&members).iter())
+            .filter(|(a, b)| *a == self.pubkey() || *b == self.pubkey())
+            .count();
+        (members.chain.is_none() || mine >= 2).then_some(2)
     }
 
     /// A payment whose fee limit is below this node's fee finds no route (not started).
@@ -216,7 +380,18 @@ impl FakeNode {
         amount_msat: u64,
         hash: PaymentHash,
     ) -> Result<PaymentOutcome, NodeError> {
+        self.up()?;
         let n = self.inner.payments.fetch_add(1, Ordering::Relaxed);
+        let Some(hops) = self.route(dest) else {
+            // Path finding takes its time too.
+            let latency = self.latency(mix(self.inner.config.seed ^ mix(n)));
+            if !latency.is_zero() {
+                tokio::time::sleep(latency).await;
+            }
+            return Ok(PaymentOutcome::Failed {
+                reason: FailureReason::NoRoute,
+            });
+        };
         let draw = mix(self.inner.config.seed ^ mix(n));
         self.ledger().sent_in_flight += 1;
         let result = if self.latency(draw).is_zero() && self.inner.capacity.is_none() {
@@ -243,7 +418,12 @@ impl FakeNode {
             statuses.insert(hash, SentStatus::Failed);
         }
         drop(statuses);
-        result
+        result.map(|outcome| match outcome {
+            PaymentOutcome::Succeeded { fee_msat, .. } => {
+                PaymentOutcome::Succeeded { fee_msat, hops }
+            }
+            other => other,
+        })
     }
 
     /// Ends a payment: its outcome on the ledgers and, when `hash` is given (it runs
@@ -355,34 +535,121 @@ impl LightningNode for FakeNode {
     }
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError> {
+        self.up()?;
+        let (block_height, num_active_channels) = match self.on_chain() {
+            Some((_, chain)) => {
+                let active = self.list_channels().await?;
+                let active = active.iter().filter(|c| c.active).count();
+                (chain.tip() as u32, active as u32)
+            }
+            None => (0, 1),
+        };
         Ok(NodeInfo {
             pubkey: self.inner.pubkey.clone(),
             alias: self.inner.config.name.clone(),
             version: "fake".to_string(),
-            block_height: 0,
+            block_height,
             synced_to_chain: true,
-            num_active_channels: 1,
+            num_active_channels,
         })
     }
 
     async fn new_address(&self) -> Result<String, NodeError> {
-        Ok("bcrt1qfake".to_string())
+        self.up()?;
+        let mut addresses = self
+            .inner
+            .addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let address = format!("bcrt1qfake{}x{}", self.inner.config.name, addresses.len());
+        addresses.push(address.clone());
+        Ok(address)
     }
 
+    /// On a chain: the confirmed coins paid to its addresses, less what its channels
+    /// took.
     async fn wallet_balance(&self) -> Result<WalletBalance, NodeError> {
-        Ok(WalletBalance::default())
+        self.up()?;
+        let Some((_, chain)) = self.on_chain() else {
+            return Ok(WalletBalance::default());
+        };
+        let addresses = self
+            .inner
+            .addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let received: u64 = addresses.iter().map(|a| chain.confirmed_to(a)).sum();
+        let spent = self.inner.spent_sat.load(Ordering::SeqCst);
+        Ok(WalletBalance {
+            confirmed_sat: received.saturating_sub(spent),
+            unconfirmed_sat: 0,
+        })
     }
 
-    async fn connect_peer(&self, _pubkey: &str, _host: &str) -> Result<(), NodeError> {
+    async fn connect_peer(&self, pubkey: &str, _host: &str) -> Result<(), NodeError> {
+        self.up()?;
+        let Some(network) = &self.inner.config.network else {
+            return Ok(());
+        };
+        if network.find(pubkey).is_none() {
+            return Err(self.refused("connect_peer", format!("no node {pubkey} answers")));
+        }
+        let mut members = network.members();
+        let me = self.pubkey().to_string();
+        members.peers.insert((me.clone(), pubkey.to_string()));
+        members.peers.insert((pubkey.to_string(), me));
         Ok(())
     }
 
-    async fn open_channel(&self, _pubkey: &str, _capacity_sat: u64) -> Result<String, NodeError> {
-        Ok(format!("{:064x}:0", mix(self.inner.config.seed)))
+    /// On a chain: a funding transaction from its wallet to a connected peer.
+    async fn open_channel(&self, pubkey: &str, capacity_sat: u64) -> Result<String, NodeError> {
+        self.up()?;
+        let Some((network, chain)) = self.on_chain() else {
+            return Ok(format!("{:064x}:0", mix(self.inner.config.seed)));
+        };
+        let me = self.pubkey().to_string();
+        if !network
+            .members()
+            .peers
+            .contains(&(me.clone(), pubkey.to_string()))
+        {
+            return Err(self.refused("open_channel", format!("peer {pubkey} is not connected")));
+        }
+        let balance = self.wallet_balance().await?.confirmed_sat;
+        if balance < capacity_sat {
+            let why = format!("{balance} sat confirmed, {capacity_sat} asked: not enough funds");
+            return Err(self.refused("open_channel", why));
+        }
+        self.inner
+            .spent_sat
+            .fetch_add(capacity_sat, Ordering::SeqCst);
+        let txid = chain.send(&[]);
+        network.members().channels.push(FakeChannel {
+            from: me,
+            to: pubkey.to_string(),
+            txid: txid.clone(),
+            capacity_sat,
+        });
+        Ok(format!("{txid}:0"))
     }
 
     async fn list_channels(&self) -> Result<Vec<super::ChannelInfo>, NodeError> {
-        Ok(Vec::new())
+        self.up()?;
+        let Some((network, _)) = self.on_chain() else {
+            return Ok(Vec::new());
+        };
+        let members = network.members();
+        let me = self.pubkey();
+        let mine = (members.channels.iter()).filter(|c| c.from == me || c.to == me);
+        Ok(mine
+            .map(|c| super::ChannelInfo {
+                remote_pubkey: if c.from == me { &c.to } else { &c.from }.clone(),
+                channel_point: format!("{}:0", c.txid),
+                capacity_sat: c.capacity_sat,
+                local_balance_sat: if c.from == me { c.capacity_sat } else { 0 },
+                active: members.is_active(c),
+            })
+            .collect())
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
@@ -468,9 +735,7 @@ impl LightningNode for FakeNode {
     }
 
     async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
-        let mut ledger = *self.ledger();
-        ledger.received = (ledger.received).saturating_sub(self.inner.config.unrecorded_receipts);
-        Ok(Some(ledger))
+        Ok(Some(*self.ledger()))
     }
 }
 

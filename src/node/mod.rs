@@ -17,7 +17,7 @@ pub mod lnd;
 pub mod parts;
 
 pub use completion::Completion;
-pub use driver::{NodeDriver, NodeEndpoint};
+pub use driver::{Connector, NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
 use serde::Serialize;

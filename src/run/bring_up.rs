@@ -1,5 +1,5 @@
 //! Setup of one network: the chain, the scenario's nodes, funds, channels, and probes
-//! until each sender can pay each receiver; or the nodes a runtime hands out ready.
+//! until each sender can pay each receiver.
 
 use crate::chain::MiningWallet;
 use crate::runtime::Runtime;
@@ -60,8 +60,8 @@ pub struct Network {
 }
 
 impl Network {
-    /// A network of nodes the run did not set up (external, or handed out by the
-    /// runtime): no chain client, no profiling listener, no fault proxy.
+    /// A network of nodes the run did not set up (external): no chain client, no
+    /// profiling listener, no fault proxy.
     pub(super) fn without_chain(nodes: HashMap<String, ReadyNode>) -> Network {
         Network {
             nodes,
@@ -88,9 +88,6 @@ pub async fn bring_up(
     if scenario.runtime == crate::scenario::RuntimeKind::External {
         return super::external::bring_up(scenario, log, facts).await;
     }
-    if let Some(ready) = runtime.ready_nodes(&scenario.nodes).await {
-        return handed_out(scenario, ready?, log, facts).await;
-    }
     log.begin("chain up");
     let wallet = MiningWallet::generate();
     let endpoint = runtime
@@ -98,8 +95,8 @@ pub async fn bring_up(
         .await?;
     facts.chain_version = endpoint.version.clone();
     log.progress("mining until coins are mature");
-    let chain = crate::chain::driver(endpoint.kind)
-        .connect_with_blocks(&endpoint, wallet, &facts.blocks)
+    let chain = runtime
+        .connect_chain(&endpoint, wallet, &facts.blocks)
         .await
         .context("preparing the regtest chain")?;
     let chain_arc = chain;
@@ -182,11 +179,11 @@ async fn nodes_synced(
     facts: &mut RunFacts,
 ) -> Result<HashMap<String, ReadyNode>> {
     let mut connected = Vec::new();
+    let connector = runtime.node_connector();
     for (spec, ep) in scenario.nodes.iter().zip(endpoints) {
-        let driver = crate::node::driver(spec.implementation);
         // A node can pass the runtime's readiness check and exit a moment later (a flag
         // or a chain backend it refuses): its log says why.
-        let node = driver.connect(ep).await.with_context(|| {
+        let node = connector.connect(ep).await.with_context(|| {
             format!(
                 "{} {} stopped answering right after it started; last lines of its log:\n{}",
                 spec.implementation,
@@ -270,32 +267,6 @@ async fn proxy_links(
     facts.services = runtime.services();
     log.progress(&format!("{} links proxied", proxies.links().len()));
     Ok(proxies)
-}
-
-/// The network of nodes a runtime handed out ready (the fake runtime): nothing to set
-/// up, no chain.
-async fn handed_out(
-    scenario: &Scenario,
-    ready: Vec<crate::runtime::ReadyClient>,
-    log: &mut StepLog,
-    facts: &mut RunFacts,
-) -> Result<Network> {
-    log.begin("nodes handed out");
-    let mut nodes = HashMap::new();
-    for (spec, node) in scenario.nodes.iter().zip(ready) {
-        let info = node.get_info().await?;
-        let node = ReadyNode {
-            node,
-            info,
-            p2p_addr: format!("in-process:{}", spec.name),
-        };
-        facts
-            .nodes
-            .push((spec.clone(), node.clone(), PathBuf::from("in-process")));
-        nodes.insert(spec.name.clone(), node);
-    }
-    log.end();
-    Ok(Network::without_chain(nodes))
 }
 
 #[cfg(test)]

@@ -563,6 +563,7 @@ async fn junit_has_a_suite_per_point_and_a_case_per_threshold() {
     }
 }
 
+mod bring_up;
 mod caps;
 mod failed_setup;
 mod reconcile;

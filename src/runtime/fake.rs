@@ -1,19 +1,26 @@
-//! A runtime that starts nothing: it hands out in-process fake nodes
-//! ([`crate::node::fake::FakeNode`]) as a network already set up, and can be told to
-//! fail setup, let a node die during the load, or call a hook (a test's "signal") at
-//! setup, load or teardown. It lets the orchestration (plans, networks, points,
-//! teardown, reports) be tested in seconds, without processes. A test double: the
-//! real runtimes are tested end to end with real nodes.
+//! A runtime that starts no process: its chain is an in-process fake
+//! ([`crate::chain::fake::FakeChain`]) and its nodes in-process fake nodes
+//! ([`crate::node::fake::FakeNode`]) on a network on that chain, so the run sets them
+//! up as it sets up real ones: mining, funding, peers, channels confirmed and active,
+//! route probes. It kills, starts, restarts and pauses its nodes and stops its chain
+//! as faults ask, and can be told to fail setup, let a node die during the load, or
+//! call a hook (a test's "signal") at setup, load or teardown. It lets the
+//! orchestration (bring-up, plans, networks, points, faults, teardown, reports) be
+//! tested in seconds, without processes. A test double: the real runtimes are tested
+//! end to end with real nodes.
 
-use super::{ReadyClient, Restarted, Runtime, RuntimeError};
-use crate::chain::ChainEndpoint;
+use super::{Restarted, Runtime, RuntimeError};
+use crate::chain::fake::FakeChain;
+use crate::chain::{ChainAccess, ChainBackend, ChainEndpoint, ChainError, MiningWallet};
 use crate::node::fake::{FakeConfig, FakeLatency, FakeNetwork, FakeNode};
-use crate::node::{LightningNode, NodeEndpoint};
+use crate::node::lnd::LndCredentials;
+use crate::node::{Connector, Credentials, LightningNode, NodeEndpoint, NodeError};
 use crate::scenario::ChainSpec;
 use crate::scenario::NodeSpec;
 use async_trait::async_trait;
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// When a [`FakeScript`]'s hook runs.
@@ -38,8 +45,8 @@ pub struct FakeScript {
     pub dies: Option<(String, Duration)>,
     /// Called once at this phase (a test raises its signal here).
     pub hook: Option<(Phase, Arc<dyn Fn() + Send + Sync>)>,
-    /// This node's ledger leaves out this many payments it received (a mismatch
-    /// for reconciliation to find).
+    /// This node's ledger leaves out this many of the payments it receives once the
+    /// load started (a mismatch for reconciliation to find).
     pub unrecorded_receipts: Option<(String, u64)>,
     /// Counts the calls of `down`, so a test sees that teardown ran.
     pub downs: Arc<AtomicUsize>,
@@ -53,7 +60,11 @@ pub struct FakeRuntime {
     script: FakeScript,
     /// Removed by `down`, as the real runtimes do.
     run_dir: std::path::PathBuf,
-    /// When the nodes were handed out.
+    chain: Option<FakeChain>,
+    /// The nodes started, by name (shared with the connector it hands out).
+    nodes: Arc<Mutex<HashMap<String, FakeNode>>>,
+    endpoints: HashMap<String, NodeEndpoint>,
+    /// When the nodes were started.
     handed_out: Option<Instant>,
     /// When the process watcher first asked after the nodes (the load began, after
     /// setup's last reading of the nodes): the load's timings count from here.
@@ -66,6 +77,9 @@ impl FakeRuntime {
         FakeRuntime {
             script,
             run_dir: run_dir.to_path_buf(),
+            chain: None,
+            nodes: Arc::default(),
+            endpoints: HashMap::new(),
             handed_out: None,
             load_started: None,
             hooked: false,
@@ -89,50 +103,118 @@ impl FakeRuntime {
     fn time_into_load(&mut self) -> Duration {
         if self.handed_out.is_some() && self.load_started.is_none() {
             self.load_started = Some(Instant::now());
+            if let Some((name, lost)) = &self.script.unrecorded_receipts {
+                let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+                nodes.get(name).inspect(|node| node.lose_receipts(*lost));
+            }
         }
         self.load_started.map_or(Duration::ZERO, |t| t.elapsed())
     }
 }
 
-fn nothing_started(what: &str) -> RuntimeError {
-    RuntimeError::Scripted(format!(
-        "the fake runtime starts no {what}: it hands out ready nodes"
-    ))
+/// Where a fake process "listens": nowhere.
+const IN_PROCESS: &str = "in-process";
+
+impl FakeRuntime {
+    fn node(&self, name: &str) -> Result<FakeNode, RuntimeError> {
+        let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        (nodes.get(name).cloned())
+            .ok_or_else(|| RuntimeError::Scripted(format!("the fake runtime has no node {name}")))
+    }
+
+    fn endpoint(&self, spec: &NodeSpec) -> NodeEndpoint {
+        let data_dir = self.run_dir.join(&spec.name);
+        NodeEndpoint {
+            name: spec.name.clone(),
+            implementation: spec.implementation,
+            rpc_addr: IN_PROCESS.into(),
+            p2p_addr: format!("{IN_PROCESS}:{}", spec.name),
+            // Never read: the fake connector hands out the node itself.
+            credentials: Credentials::Lnd(LndCredentials {
+                tls_cert: data_dir.join("tls.cert"),
+                macaroon: data_dir.join("admin.macaroon"),
+            }),
+            data_dir,
+            binary: IN_PROCESS.into(),
+            pid: None,
+            payment_engine: Default::default(),
+        }
+    }
+
+    /// Started again at once, with what the node held.
+    fn restarted(&self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.node(name)?.set_down(false);
+        Ok(Restarted {
+            stop: Duration::ZERO,
+            started_at: tokio::time::Instant::now(),
+            endpoint: self.endpoints[name].clone(),
+        })
+    }
+}
+
+/// Hands out the fake runtime's nodes by name.
+struct FakeConnector(Arc<Mutex<HashMap<String, FakeNode>>>);
+
+#[async_trait]
+impl Connector for FakeConnector {
+    async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError> {
+        let nodes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let node = nodes.get(&endpoint.name).ok_or_else(|| NodeError::Rpc {
+            node: endpoint.name.clone(),
+            call: "connect",
+            status: "the fake runtime started no such node".into(),
+        })?;
+        Ok(Arc::new(node.clone()))
+    }
 }
 
 #[async_trait]
 impl Runtime for FakeRuntime {
     async fn start_chain(
         &mut self,
-        _spec: &ChainSpec,
+        spec: &ChainSpec,
         _mining_addr: &str,
     ) -> Result<ChainEndpoint, RuntimeError> {
-        Err(nothing_started("chain"))
+        self.hook(Phase::Setup);
+        tokio::time::sleep(self.script.setup_delay).await;
+        if let Some(why) = &self.script.setup_error {
+            return Err(RuntimeError::Scripted(why.clone()));
+        }
+        self.chain = Some(FakeChain::new());
+        let kind = spec.kind;
+        Ok(ChainEndpoint {
+            kind,
+            rpc_addr: IN_PROCESS.into(),
+            rpc_user: String::new(),
+            rpc_pass: String::new(),
+            rpc_cert: None,
+            version: "fake chain".into(),
+            access: ChainAccess::unset(kind),
+        })
+    }
+
+    async fn connect_chain(
+        &mut self,
+        _endpoint: &ChainEndpoint,
+        _wallet: MiningWallet,
+        _blocks: &[String],
+    ) -> Result<Arc<dyn ChainBackend>, ChainError> {
+        let chain = self.chain.clone().ok_or_else(|| ChainError::Setup {
+            detail: "the fake runtime started no chain".into(),
+        })?;
+        Ok(Arc::new(chain))
     }
 
     async fn start_nodes(
         &mut self,
-        _nodes: &[NodeSpec],
+        nodes: &[NodeSpec],
         _chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        Err(nothing_started("node processes"))
-    }
-
-    async fn ready_nodes(
-        &mut self,
-        nodes: &[NodeSpec],
-    ) -> Option<Result<Vec<ReadyClient>, RuntimeError>> {
-        self.hook(Phase::Setup);
-        tokio::time::sleep(self.script.setup_delay).await;
-        if let Some(why) = &self.script.setup_error {
-            return Some(Err(RuntimeError::Scripted(why.clone())));
-        }
-        let mut ready = Vec::new();
-        let network = FakeNetwork::default();
+        let chain = (self.chain.clone())
+            .ok_or_else(|| RuntimeError::Scripted("the fake runtime started no chain".into()))?;
+        let network = FakeNetwork::on_chain(chain);
+        let mut endpoints = Vec::new();
         for (i, spec) in nodes.iter().enumerate() {
-            let lost = (self.script.unrecorded_receipts.as_ref())
-                .filter(|(name, _)| *name == spec.name)
-                .map_or(0, |(_, n)| *n);
             let node = FakeNode::new(FakeConfig {
                 seed: i as u64 + 1,
                 latency: match self.script.latency {
@@ -140,13 +222,21 @@ impl Runtime for FakeRuntime {
                     d => FakeLatency::Fixed(d),
                 },
                 network: Some(network.clone()),
-                unrecorded_receipts: lost,
                 ..FakeConfig::instant(&spec.name)
             });
-            ready.push(Arc::new(node) as Arc<dyn LightningNode>);
+            let mut started = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+            started.insert(spec.name.clone(), node);
+            drop(started);
+            let endpoint = self.endpoint(spec);
+            self.endpoints.insert(spec.name.clone(), endpoint.clone());
+            endpoints.push(endpoint);
         }
         self.handed_out = Some(Instant::now());
-        Some(Ok(ready))
+        Ok(endpoints)
+    }
+
+    fn node_connector(&self) -> Arc<dyn Connector> {
+        Arc::new(FakeConnector(Arc::clone(&self.nodes)))
     }
 
     fn log_tail(&self, name: &str, _lines: usize) -> String {
@@ -166,9 +256,30 @@ impl Runtime for FakeRuntime {
     }
 
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        Err(RuntimeError::Scripted(format!(
-            "the fake runtime does not restart {name}"
-        )))
+        self.restarted(name)
+    }
+
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.node(name)?.set_down(true);
+        Ok(())
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.restarted(name)
+    }
+
+    async fn stop_chain(&mut self, _kill: bool) -> Result<Duration, RuntimeError> {
+        let chain = (self.chain.as_ref())
+            .ok_or_else(|| RuntimeError::Scripted("the fake runtime started no chain".into()))?;
+        chain.set_stopped(true);
+        Ok(Duration::ZERO)
+    }
+
+    async fn start_chain_again(&mut self) -> Result<tokio::time::Instant, RuntimeError> {
+        let chain = (self.chain.as_ref())
+            .ok_or_else(|| RuntimeError::Scripted("the fake runtime started no chain".into()))?;
+        chain.set_stopped(false);
+        Ok(tokio::time::Instant::now())
     }
 
     async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {

@@ -343,9 +343,6 @@ pub(crate) async fn create_chain_wallet(
         })
 }
 
-/// A node's client, handed out ready by a runtime.
-pub type ReadyClient = std::sync::Arc<dyn crate::node::LightningNode>;
-
 /// Starts processes or containers for one run and removes them again.
 #[async_trait]
 pub trait Runtime: Send {
@@ -461,15 +458,22 @@ pub trait Runtime: Send {
     fn shares_loopback(&self) -> bool {
         false
     }
-    /// Nodes this runtime hands out already up, funded and connected (the fake
-    /// runtime's in-process nodes), in the order of `nodes`: the run then starts no
-    /// chain and sets nothing up. `None` for a runtime whose nodes the run starts and
-    /// sets up.
-    async fn ready_nodes(
+    /// How the tool reaches the nodes this runtime started: each implementation's
+    /// driver connects (the fake runtime hands out its in-process nodes).
+    fn node_connector(&self) -> std::sync::Arc<dyn crate::node::Connector> {
+        std::sync::Arc::new(crate::node::driver::Drivers)
+    }
+    /// The tool's client of the chain this runtime started, its mining wallet's coins
+    /// mature (after `blocks`, a restored chain's, are submitted).
+    async fn connect_chain(
         &mut self,
-        _nodes: &[NodeSpec],
-    ) -> Option<Result<Vec<ReadyClient>, RuntimeError>> {
-        None
+        endpoint: &ChainEndpoint,
+        wallet: crate::chain::MiningWallet,
+        blocks: &[String],
+    ) -> Result<std::sync::Arc<dyn crate::chain::ChainBackend>, crate::chain::ChainError> {
+        crate::chain::driver(endpoint.kind)
+            .connect_with_blocks(endpoint, wallet, blocks)
+            .await
     }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.

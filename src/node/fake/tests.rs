@@ -146,3 +146,102 @@ async fn latency_model_sleeps_within_bounds() {
     }
     assert_eq!(node.payments_started(), 50);
 }
+
+/// On a network on a chain, setup's steps matter as on real nodes: coins count once
+/// mined, a channel needs a connected peer and the funds, it carries payments only
+/// at its funding depth and while both ends are up, and a payment needs a path.
+#[tokio::test]
+async fn on_a_chain_channels_need_peers_funds_and_depth_and_payments_a_path() {
+    use crate::chain::ChainBackend;
+    use crate::chain::fake::FakeChain;
+    let chain = FakeChain::new();
+    let network = FakeNetwork::on_chain(chain.clone());
+    let node = |name: &str, seed| {
+        FakeNode::new(FakeConfig {
+            seed,
+            network: Some(network.clone()),
+            ..FakeConfig::instant(name)
+        })
+    };
+    let (alice, bob, carol) = (node("alice", 1), node("bob", 2), node("carol", 3));
+    let no_route = || PaymentOutcome::Failed {
+        reason: FailureReason::NoRoute,
+    };
+    let pay = |from: &FakeNode, to: &FakeNode| {
+        let (from, to) = (from.clone(), to.pubkey().to_string());
+        async move {
+            from.keysend(&to, 1_000, Duration::from_secs(1))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(pay(&alice, &carol).await, no_route());
+
+    let address = alice.new_address().await.unwrap();
+    chain.fund(&[(address, 300_000)]).await.unwrap();
+    assert_eq!(alice.wallet_balance().await.unwrap().confirmed_sat, 0);
+    chain.mine(1).await.unwrap();
+    assert_eq!(alice.wallet_balance().await.unwrap().confirmed_sat, 300_000);
+
+    let refused = alice.open_channel(bob.pubkey(), 100_000).await;
+    assert!(refused.unwrap_err().to_string().contains("not connected"));
+    alice
+        .connect_peer(bob.pubkey(), "in-process:bob")
+        .await
+        .unwrap();
+    let too_much = alice.open_channel(bob.pubkey(), 400_000).await;
+    assert!(
+        too_much
+            .unwrap_err()
+            .to_string()
+            .contains("not enough funds")
+    );
+    alice.open_channel(bob.pubkey(), 100_000).await.unwrap();
+    assert_eq!(alice.wallet_balance().await.unwrap().confirmed_sat, 200_000);
+    bob.connect_peer(carol.pubkey(), "in-process:carol")
+        .await
+        .unwrap();
+    assert!(
+        bob.open_channel(carol.pubkey(), 100_000).await.is_err(),
+        "bob has no coins"
+    );
+    chain.mine(1).await.unwrap();
+    let channels = bob.list_channels().await.unwrap();
+    assert_eq!(channels.len(), 1);
+    assert!(
+        !channels[0].active,
+        "one confirmation is not the funding depth"
+    );
+    assert_eq!(pay(&alice, &bob).await, no_route());
+
+    chain.mine(2).await.unwrap();
+    assert!(bob.list_channels().await.unwrap()[0].active);
+    assert_eq!(bob.get_info().await.unwrap().num_active_channels, 1);
+    assert!(matches!(
+        pay(&alice, &bob).await,
+        PaymentOutcome::Succeeded { hops: 1, .. }
+    ));
+    assert_eq!(
+        pay(&alice, &carol).await,
+        no_route(),
+        "no channel reaches carol"
+    );
+    let address = bob.new_address().await.unwrap();
+    chain.fund(&[(address, 150_000)]).await.unwrap();
+    chain.mine(1).await.unwrap();
+    bob.open_channel(carol.pubkey(), 100_000).await.unwrap();
+    chain.mine(3).await.unwrap();
+    assert!(matches!(
+        pay(&alice, &carol).await,
+        PaymentOutcome::Succeeded { hops: 2, .. }
+    ));
+
+    bob.set_down(true);
+    assert!(bob.get_info().await.is_err());
+    assert!(!alice.list_channels().await.unwrap()[0].active);
+    assert_eq!(pay(&alice, &bob).await, no_route());
+    bob.set_down(false);
+    assert_eq!(bob.payment_ledger().await.unwrap().unwrap().received, 1);
+    assert_eq!(carol.payment_ledger().await.unwrap().unwrap().received, 1);
+    assert_eq!(chain.tip(), crate::chain::fake::MATURE_HEIGHT + 8);
+}
