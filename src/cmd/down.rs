@@ -21,59 +21,34 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    // The cluster first: a missing Docker engine ends `down` with its error.
     // A token's lock file goes only once every place its run's objects may be in was
     // looked at: with the file gone, `down` could no longer tell that run is over.
     let mut every_place_seen = only.is_none();
-    let kube = match rt.block_on(runtime::kube::down_all(all, only)) {
-        Ok(found) => found.unwrap_or_default(),
-        Err(runtime::RuntimeError::NoCluster { detail }) => {
-            println!("no Kubernetes cluster answers ({detail}), so no namespace was looked for");
-            every_place_seen = false;
-            runtime::shared::Down::default()
-        }
-        Err(e) => {
-            eprintln!("kubernetes namespaces not checked: {e}");
-            every_place_seen = false;
-            runtime::shared::Down::default()
-        }
-    };
-    #[cfg(not(feature = "kubernetes"))]
-    println!(
-        "{}, so no namespace was looked for",
-        runtime::kube::NOT_BUILT
-    );
-    print_down(&kube);
-    // Without an engine there is nothing of docker runs to remove: say what was
-    // looked at and go on (the run directories above were still cleaned).
-    let down = match rt.block_on(runtime::docker::down_all(all, only)) {
-        Ok(down) => down,
-        Err(runtime::RuntimeError::NoEngine { detail }) => {
-            println!(
-                "no Docker engine answers ({detail}), so no container, network or volume \
-                 was looked for; start the engine and run `lnbench-tui down` again if docker \
-                 runs were left behind"
-            );
-            every_place_seen = false;
-            runtime::shared::Down::default()
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if stale.is_empty()
-        && kube.removed.is_empty()
-        && kube.kept.is_empty()
-        && sockets.is_empty()
-        && kept_dirs.is_empty()
-        && down.removed.is_empty()
-        && down.kept.is_empty()
-    {
+    let mut found = Vec::new();
+    for place in runtime::leftover_places() {
+        let down = match rt.block_on((place.down)(all, only)) {
+            Ok(down) => down.unwrap_or_default(),
+            Err(e) => {
+                every_place_seen = false;
+                match ((place.not_looked)(&e), place.not_checked) {
+                    (Some(said), _) => println!("{said}"),
+                    (None, Some(what)) => eprintln!("{what} not checked: {e}"),
+                    (None, None) => return Err(e.into()),
+                }
+                runtime::shared::Down::default()
+            }
+        };
+        print_down(&down);
+        found.push(down);
+    }
+    let nothing_elsewhere = (found.iter()).all(|d| d.removed.is_empty() && d.kept.is_empty());
+    if stale.is_empty() && sockets.is_empty() && kept_dirs.is_empty() && nothing_elsewhere {
         println!(
             "nothing to remove: no run directory (lnbench-*) of a finished tool in {}, and \
              no namespace, container, network or volume labelled lnbench.run where looked",
             parent.display()
         );
     }
-    print_down(&down);
     if every_place_seen && let Some(dir) = leftovers::lock::owners_dir() {
         // Free: their tools are gone, and their runs were removed above or left
         // nothing (a run left alone is one whose token is held or not here).

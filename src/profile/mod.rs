@@ -117,9 +117,6 @@ pub fn listener_args(
     let Some(spec) = &scenario.profile else {
         return (nodes, listeners);
     };
-    if !runtime.shares_loopback() {
-        return (nodes, listeners);
-    }
     for node in &mut nodes {
         if node.implementation != Implementation::Lnd || !spec.nodes.contains(&node.name) {
             continue;
@@ -132,10 +129,10 @@ pub fn listener_args(
         {
             continue;
         }
-        let Ok(port) = crate::runtime::local::ports::free_ports(1) else {
+        let Some(port) = runtime.loopback_port() else {
             continue;
         };
-        let addr = format!("127.0.0.1:{}", port[0]);
+        let addr = format!("127.0.0.1:{port}");
         node.args.push(format!("{PPROF_FLAG}={addr}"));
         listeners.insert(node.name.clone(), addr);
     }

@@ -14,7 +14,7 @@ pub(super) fn add_resources(report: &mut Report, resources: &metrics::ResourceLo
     for node in &mut report.nodes {
         node.resources = resources.report(&node.name, ok);
     }
-    report.chain.resources = resources.report(crate::runtime::local::CHAIN_NAME, ok);
+    report.chain.resources = resources.report(crate::chain::CHAIN_NAME, ok);
     for service in &mut report.services {
         service.resources = resources.report(&service.name, ok);
     }

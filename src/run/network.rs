@@ -74,9 +74,11 @@ pub(super) async fn run(
     // lines for the terminal wait in the view's output.
     let mut view = View::start(ctx.opts.tui, first, &facts.runtime, ctx.signals);
     let mut log = view.step_log("setting up");
+    let snapshots = runtime.snapshots();
     let up = tokio::select! {
         r = async {
-            super::snapshot::restore(ctx.opts, first, &run_dir, &mut log, &mut facts).await?;
+            let at = (run_dir.as_path(), snapshots);
+            super::snapshot::restore(ctx.opts, first, at, &mut log, &mut facts).await?;
             bring_up(first, runtime.as_mut(), &mut log, &mut facts).await
         } => r.map(Some),
         () = ctx.signals.cancel.cancelled() => Ok(None),

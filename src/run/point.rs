@@ -228,7 +228,7 @@ fn cpu_pct_avg(
     ok: u64,
 ) -> Vec<(String, f64)> {
     (scenario.nodes.iter().map(|n| n.name.as_str()))
-        .chain(std::iter::once(crate::runtime::local::CHAIN_NAME))
+        .chain(std::iter::once(crate::chain::CHAIN_NAME))
         .filter_map(|name| {
             let avg = resources.report(name, ok).cpu_pct_avg?;
             Some((name.to_string(), avg))

@@ -7,13 +7,13 @@
 use super::bring_up::{RunFacts, bring_up};
 use super::{RunOptions, Signals, choose::Choose};
 use crate::exit::Exit;
+use crate::runtime::Snapshots;
 use crate::scenario::{ChannelSpec, Scenario};
 use crate::setup::{ReadyNode, StepLog};
 use crate::snapshot::{self, Manifest, SnapshotError};
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 mod ladder;
@@ -25,54 +25,20 @@ const NODE_STOP_LIMIT: Duration = crate::runtime::RESTART_STOP_DEADLINE;
 /// How long restored channels may take to be active again.
 const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The runtimes that keep their data on this machine, which snapshots work with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kept {
-    Local,
-    Docker,
-}
-
-impl Kept {
-    /// The runtime of `runtime` (the run's description), or the refusal.
-    fn of(scenario: &Scenario, runtime: &str) -> Result<Kept, SnapshotError> {
-        if runtime == "local" {
-            return Ok(Kept::Local);
-        }
-        if runtime.starts_with("docker") {
-            return Ok(Kept::Docker);
-        }
-        Err(SnapshotError::Refused {
-            at: snapshot::locate_in_file(&scenario.source, &scenario.path, "runtime:"),
-            detail: format!(
-                "snapshots are kept for the local and docker runtimes only, this run is on \
-                 {runtime}: write `runtime: local` or `runtime: docker`"
-            ),
-        })
-    }
-
-    /// The binaries' (local) or images' (docker) versions, as the manifest keeps them.
-    async fn versions(self, scenario: &Scenario) -> Result<BTreeMap<String, String>> {
-        Ok(match self {
-            Kept::Local => crate::runtime::local::versions(scenario).await?,
-            Kept::Docker => crate::runtime::docker::snapshot::versions(scenario).await?,
-        })
-    }
-
-    /// Where the data dirs are in the run dir.
-    fn root(self, run_dir: &Path) -> PathBuf {
-        match self {
-            Kept::Local => run_dir.to_path_buf(),
-            Kept::Docker => run_dir.join(crate::runtime::docker::snapshot::VOLUMES),
-        }
-    }
-
-    /// The files the runtime writes at every start, which a snapshot leaves out.
-    fn written_at_start(self, scenario: &Scenario) -> Vec<String> {
-        match self {
-            Kept::Local => crate::runtime::local::config_files::written_at_start(scenario),
-            Kept::Docker => crate::runtime::docker::snapshot::written_at_start(scenario),
-        }
-    }
+/// The snapshots of the run's runtime (`described`, as the run names it), or the
+/// refusal where it keeps no data on this machine.
+fn keeper(
+    scenario: &Scenario,
+    offered: Option<&'static dyn Snapshots>,
+    described: &str,
+) -> Result<&'static dyn Snapshots, SnapshotError> {
+    offered.ok_or_else(|| SnapshotError::Refused {
+        at: snapshot::locate_in_file(&scenario.source, &scenario.path, "runtime:"),
+        detail: format!(
+            "snapshots are kept for the local and docker runtimes only, this run is on \
+             {described}: write `runtime: local` or `runtime: docker`"
+        ),
+    })
 }
 
 /// Before setup of a run with `--snapshot`: checks the snapshot against the scenario
@@ -80,7 +46,7 @@ impl Kept {
 pub(super) async fn restore(
     opts: &RunOptions,
     scenario: &Scenario,
-    run_dir: &Path,
+    (run_dir, offered): (&Path, Option<&'static dyn Snapshots>),
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<()> {
@@ -94,13 +60,13 @@ pub(super) async fn restore(
         Some(f) => anyhow::Error::new(e).context(format!("{}: snapshot: {}", f.at, f.value)),
         None => e.into(),
     };
-    let kept = Kept::of(scenario, &facts.runtime)?;
+    let kept = keeper(scenario, offered, &facts.runtime)?;
     log.begin("snapshot restored");
     let started = Instant::now();
     let versions = kept.versions(scenario).await?;
     let (manifest, migrations) =
         snapshot::check(&dir, scenario, &versions, opts.upgrade).map_err(at_field)?;
-    let root = kept.root(run_dir);
+    let root = kept.data_root(run_dir);
     let bytes = snapshot::restore(&dir, &manifest, &root).map_err(at_field)?;
     let blocks = root
         .join(crate::chain::CHAIN_NAME)
@@ -219,13 +185,14 @@ async fn save_one(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exi
     crate::lines::errln!("snapshot of {} on {}", scenario.name, facts.runtime);
     let mut log = StepLog::default();
     let setup_started = Instant::now();
-    let (kept, up) = match Kept::of(&scenario, &facts.runtime) {
-        Err(e) => (Kept::Local, Err(e.into())),
+    let offered = runtime.snapshots();
+    let (kept, up) = match keeper(&scenario, offered, &facts.runtime) {
+        Err(e) => (None, Err(e.into())),
         Ok(kept) => (
-            kept,
+            Some(kept),
             tokio::select! {
                 r = async {
-                    restore(&opts, &scenario, &run_dir, &mut log, &mut facts).await?;
+                    restore(&opts, &scenario, (&run_dir, offered), &mut log, &mut facts).await?;
                     bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts).await
                 } => r.map(Some),
                 () = signals.cancel.cancelled() => Ok(None),
@@ -272,13 +239,14 @@ async fn save_one(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exi
             NODE_STOP_LIMIT.as_secs()
         )),
         (Ok(Some(blocks)), Ok(_)) => {
+            let kept = kept.context("internal: a network up without snapshots")?;
             let saving = Saving {
                 blocks: &blocks,
                 started_at,
                 setup_s,
                 payments: made,
             };
-            keep(&scenario, &kept.root(&run_dir), to, saving, kept)
+            keep(&scenario, &kept.data_root(&run_dir), to, saving, kept)
                 .await
                 .map(Some)
         }
@@ -317,7 +285,7 @@ async fn keep(
     root: &Path,
     to: &Path,
     saving: Saving<'_>,
-    kept: Kept,
+    kept: &dyn Snapshots,
 ) -> Result<()> {
     let Saving {
         blocks,

@@ -20,6 +20,7 @@ pub(super) const REGISTRATION: Registration = Registration {
     capabilities: &CAPABILITIES,
     prepare,
     preflight: no_preflight,
+    leftovers: None,
 };
 
 fn prepare(scenario: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn Prepared>>> {

@@ -24,7 +24,6 @@ mod spec;
 pub mod stats;
 pub mod toxiproxy;
 
-pub use cleanup::down_all;
 // Where the compose files' tests (tests/compose.rs) look for the containers' commands.
 pub use super::shared::container::{chain_access, chain_command, node_command};
 pub use images::RunImages;
@@ -56,6 +55,21 @@ pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare: prepare::prepare,
     preflight: prepare::preflight_images,
+    leftovers: Some(&LEFTOVERS),
+};
+
+/// Containers, networks and volumes labelled with a run, on the engine that answers.
+const LEFTOVERS: super::Leftovers = super::Leftovers {
+    down: |all, only| Box::pin(async move { cleanup::down_all(all, only).await.map(Some) }),
+    not_looked: |e| match e {
+        RuntimeError::NoEngine { detail } => Some(format!(
+            "no Docker engine answers ({detail}), so no container, network or volume was \
+             looked for; start the engine and run `lnbench-tui down` again if docker runs \
+             were left behind"
+        )),
+        _ => None,
+    },
+    not_checked: None,
 };
 pub(super) use prepare::prepare_for;
 
@@ -549,6 +563,10 @@ impl Runtime for DockerRuntime {
         let info = self.docker.inspect_container(id, None).await.ok()?;
         let pid = info.state?.pid?;
         u32::try_from(pid).ok().filter(|&p| p > 0)
+    }
+
+    fn snapshots(&self) -> Option<&'static dyn super::Snapshots> {
+        Some(&snapshot::DockerSnapshots)
     }
 
     fn describe(&self) -> String {

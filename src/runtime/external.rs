@@ -19,6 +19,7 @@ pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare,
     preflight: super::registry::no_preflight,
+    leftovers: None,
 };
 
 /// Nothing to check before the run: the nodes are reached where they run.

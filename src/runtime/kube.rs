@@ -24,7 +24,6 @@ mod restart;
 mod toxiproxy;
 mod watch;
 
-pub use cleanup::down_all;
 pub use cluster::{Prepared, configured, connect, preflight};
 
 use super::shared::container::{chain_access, chain_command, node_command};
@@ -59,6 +58,19 @@ pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare: cluster::prepare,
     preflight: super::registry::no_preflight,
+    leftovers: Some(&LEFTOVERS),
+};
+
+/// Namespaces labelled with a run, on the cluster the kubeconfig names.
+const LEFTOVERS: super::Leftovers = super::Leftovers {
+    down: |all, only| Box::pin(cleanup::down_all(all, only)),
+    not_looked: |e| match e {
+        RuntimeError::NoCluster { detail } => Some(format!(
+            "no Kubernetes cluster answers ({detail}), so no namespace was looked for"
+        )),
+        _ => None,
+    },
+    not_checked: Some("kubernetes namespaces"),
 };
 
 /// Pods are scheduled and their containers created before the daemons start: more

@@ -24,12 +24,18 @@ pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare,
     preflight: super::registry::no_preflight,
+    leftovers: Some(&LEFTOVERS),
 };
 
-/// No cluster is looked at (`down` says so, as for a machine without a kubeconfig).
-pub async fn down_all(
-    _all: bool,
-    _only: Option<&str>,
-) -> Result<Option<super::shared::Down>, super::RuntimeError> {
-    Ok(None)
-}
+/// No cluster is looked at, and `down` says why.
+const LEFTOVERS: super::Leftovers = super::Leftovers {
+    down: |_, _| {
+        Box::pin(async {
+            Err(super::RuntimeError::NoCluster {
+                detail: NOT_BUILT.into(),
+            })
+        })
+    },
+    not_looked: |_| Some(format!("{NOT_BUILT}, so no namespace was looked for")),
+    not_checked: None,
+};

@@ -47,6 +47,7 @@ pub(super) const REGISTRATION: super::Registration = super::Registration {
     capabilities: &CAPABILITIES,
     prepare: binaries::prepare,
     preflight: binaries::preflight,
+    leftovers: None,
 };
 pub(super) use binaries::prepare_for;
 /// How long the chain backend may take until its RPC serves (generous: it only delays
@@ -438,8 +439,12 @@ impl Runtime for LocalRuntime {
             .map(|w| w.pid)
     }
 
-    fn shares_loopback(&self) -> bool {
-        true
+    fn snapshots(&self) -> Option<&'static dyn super::Snapshots> {
+        Some(&LocalSnapshots)
+    }
+
+    fn loopback_port(&self) -> Option<u16> {
+        ports::free_ports(1).ok().map(|ports| ports[0])
     }
 
     fn services(&self) -> Vec<super::Service> {
@@ -593,3 +598,24 @@ impl Drop for LocalRuntime {
 
 #[cfg(test)]
 mod tests;
+
+/// The local runtime's data directories are the run directory's own.
+struct LocalSnapshots;
+
+#[async_trait]
+impl super::Snapshots for LocalSnapshots {
+    async fn versions(
+        &self,
+        scenario: &crate::scenario::Scenario,
+    ) -> Result<std::collections::BTreeMap<String, String>, RuntimeError> {
+        versions(scenario).await
+    }
+
+    fn data_root(&self, run_dir: &std::path::Path) -> std::path::PathBuf {
+        run_dir.to_path_buf()
+    }
+
+    fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String> {
+        config_files::written_at_start(scenario)
+    }
+}

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 pub use crate::chain::ChainEndpoint;
 pub use crate::node::NodeEndpoint;
 
-pub use registry::{Place, Prepared, Registration};
+pub use registry::{Leftovers, Place, Prepared, Registration};
 
 /// The registered runtime of each kind: adding a runtime is its module plus one line
 /// here.
@@ -37,6 +37,19 @@ pub fn registration(kind: RuntimeKind) -> &'static Registration {
         RuntimeKind::Kubernetes => &kube::REGISTRATION,
         RuntimeKind::External => &external::REGISTRATION,
     }
+}
+
+/// The places where runs leave objects, in the order `down` looks at them: the
+/// cluster first (a missing Docker engine ends `down` with its error).
+pub fn leftover_places() -> Vec<&'static Leftovers> {
+    [
+        RuntimeKind::Kubernetes,
+        RuntimeKind::Docker,
+        RuntimeKind::Local,
+    ]
+    .into_iter()
+    .filter_map(|kind| registration(kind).leftovers)
+    .collect()
 }
 
 /// What each runtime declares it can run, which scenario validation asks.
@@ -343,6 +356,23 @@ pub(crate) async fn create_chain_wallet(
         })
 }
 
+/// Snapshots of a network (`snapshot save`, `--snapshot`): offered by the runtimes
+/// that keep their nodes' data on this machine ([`Runtime::snapshots`]).
+#[async_trait]
+pub trait Snapshots: Send + Sync {
+    /// The versions of what a run of `scenario` starts (binaries, images): `chain` and
+    /// each node's name to its version, as a snapshot's manifest keeps them.
+    async fn versions(
+        &self,
+        scenario: &crate::scenario::Scenario,
+    ) -> Result<std::collections::BTreeMap<String, String>, RuntimeError>;
+    /// Where the chain's and the nodes' data directories are under the run directory.
+    fn data_root(&self, run_dir: &std::path::Path) -> PathBuf;
+    /// The files the runtime writes at every start (with that run's passwords), as
+    /// `<name>/<path>`: a snapshot leaves them out.
+    fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String>;
+}
+
 /// Starts processes or containers for one run and removes them again.
 #[async_trait]
 pub trait Runtime: Send {
@@ -453,10 +483,15 @@ pub trait Runtime: Send {
     async fn host_pid(&mut self, _name: &str) -> Option<u32> {
         None
     }
-    /// True when the nodes' loopback listeners are this host's (local processes), so
-    /// a listener bound to 127.0.0.1 (LND's profiling port) is reachable and private.
-    fn shares_loopback(&self) -> bool {
-        false
+    /// A free port of this host's loopback that a node may listen on, where the nodes'
+    /// loopback is this host's (local processes), so that a listener bound to
+    /// 127.0.0.1 (LND's profiling port) is reachable and private; None elsewhere.
+    fn loopback_port(&self) -> Option<u16> {
+        None
+    }
+    /// Snapshots of this runtime's networks; None where it keeps no data here.
+    fn snapshots(&self) -> Option<&'static dyn Snapshots> {
+        None
     }
     /// How the tool reaches the nodes this runtime started: each implementation's
     /// driver connects (the fake runtime hands out its in-process nodes).

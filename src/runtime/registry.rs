@@ -26,6 +26,24 @@ pub trait Prepared: Send {
 /// Checks that a runtime can run a scenario and prepares it.
 pub type Prepare = for<'a> fn(&'a Scenario) -> BoxFuture<'a, anyhow::Result<Box<dyn Prepared>>>;
 
+/// Where a runtime's runs leave objects outside this machine's files (a cluster's
+/// namespaces, an engine's containers, networks and volumes), as `down` looks there.
+pub struct Leftovers {
+    /// Removes what runs left there: every finished run's (every run's with `all`), or
+    /// run `only`'s. Ok(None): no such place is configured here.
+    pub down: for<'a> fn(
+        bool,
+        Option<&'a str>,
+    )
+        -> BoxFuture<'a, Result<Option<super::shared::Down>, super::RuntimeError>>,
+    /// What `down` says when it could not look there (the place does not answer, or
+    /// this build lacks its client): `Some` for the errors that mean so; `down` goes on.
+    pub not_looked: fn(&super::RuntimeError) -> Option<String>,
+    /// How any other error is named when `down` goes on ("kubernetes namespaces");
+    /// None: any other error ends `down`.
+    pub not_checked: Option<&'static str>,
+}
+
 /// One runtime as registered.
 pub struct Registration {
     pub capabilities: &'static Capabilities,
@@ -36,6 +54,8 @@ pub struct Registration {
     /// rest waits for `prepare`. In a matrix a failed check skips the point (`validate`
     /// lists it).
     pub preflight: fn(&Scenario) -> anyhow::Result<()>,
+    /// What its runs may leave behind outside this machine's files, for `down`.
+    pub leftovers: Option<&'static Leftovers>,
 }
 
 /// No check before the network starts.

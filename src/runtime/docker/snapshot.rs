@@ -279,3 +279,25 @@ mod tests {
         assert!(tmp.path().join("chain").is_dir());
     }
 }
+
+/// The docker runtime's data directories are the containers' volumes, under the run
+/// directory's [`VOLUMES`].
+pub(super) struct DockerSnapshots;
+
+#[async_trait::async_trait]
+impl crate::runtime::Snapshots for DockerSnapshots {
+    async fn versions(
+        &self,
+        scenario: &crate::scenario::Scenario,
+    ) -> Result<BTreeMap<String, String>, RuntimeError> {
+        versions(scenario).await
+    }
+
+    fn data_root(&self, run_dir: &Path) -> std::path::PathBuf {
+        run_dir.join(VOLUMES)
+    }
+
+    fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String> {
+        written_at_start(scenario)
+    }
+}
