@@ -8,9 +8,11 @@
 //! Skips (with a message) only when no engine answers and CI is not set; under
 //! `CI=true` a missing engine fails the test, and so does a missing image.
 
-use crate::common::docker::{block_on, engine, engine_ready, labelled};
-use crate::common::*;
+mod common;
+
 use bollard::query_parameters::ListContainersOptionsBuilder;
+use common::docker::{block_on, engine, engine_ready, labelled};
+use common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
