@@ -4,7 +4,7 @@
 //! while alice pays bob's invoices; then the peer link through the fault proxy's pod:
 //! 50 ms each way, then a partition; and bitcoind stopped cleanly, then killed, in its
 //! pod (tests/common/chain_faults.rs); and the other fault kinds as
-//! tests/e2e_faults_kinds.rs runs them locally: jitter, a bandwidth cap begun by
+//! tests/e2e/faults_kinds.rs runs them locally: jitter, a bandwidth cap begun by
 //! `after_payments:`, a reset, bob's clean restart, and background mining stopped,
 //! burst and resumed (tests/common/fault_kinds.rs); and a Core Lightning receiver
 //! killed and paused (tests/common/impl_faults.rs). The report's fault windows and
@@ -49,7 +49,7 @@ fn a_slow_link_and_a_partition_through_the_proxy_pod() {
     assert!(cut["error"].is_null() && cut["links"] == 1, "{cut:#}");
 }
 
-/// `restart: chain` and `kill: chain` in the chain's pod, as tests/e2e_faults_chain.rs
+/// `restart: chain` and `kill: chain` in the chain's pod, as tests/e2e/faults_chain.rs
 /// does locally and in Docker. The kill is the pod's second restart, so the kubelet's
 /// back-off (10 s) keeps bitcoind down longer than `restart_after:`.
 #[test]
@@ -68,7 +68,7 @@ fn the_chain_restarted_and_killed_mid_load_comes_back_in_its_pod() {
     assert!(stop > 0.0 && stop < 60.0, "{restart:#}");
 }
 
-/// tests/e2e_faults_kinds.rs's first scenario on the cluster: jitter, a bandwidth cap
+/// tests/e2e/faults_kinds.rs's first scenario on the cluster: jitter, a bandwidth cap
 /// after 100 payments, a reset (alice's dialling again through the proxy pod is not
 /// checked here: its log is gone with the namespace) and a restart of bob in his pod.
 #[test]
@@ -96,7 +96,7 @@ fn background_mining_stops_resumes_and_a_burst_mines_in_pods() {
     common::fault_kinds::check_mining(&report);
 }
 
-/// tests/e2e_faults_impls.rs's Core Lightning case on the cluster: bob killed in his
+/// tests/e2e/faults_impls.rs's Core Lightning case on the cluster: bob killed in his
 /// pod and started again, then paused; his way back read from Core Lightning.
 #[test]
 fn a_killed_and_a_paused_cln_node_recover_in_their_pods() {

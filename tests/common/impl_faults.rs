@@ -1,5 +1,5 @@
 //! Faults on a Core Lightning, Eclair or LDK receiver, the same on every runtime: the
-//! scenario and what its report must show (tests/e2e_faults_impls.rs,
+//! scenario and what its report must show (tests/e2e/faults_impls.rs,
 //! tests/e2e_kube_faults.rs).
 
 use super::scenario_run::{fault, killed_node_back};

@@ -1,9 +1,7 @@
 //! End to end through the real binary: alice pays bob by keysend between two real
 //! LND nodes on a real btcd regtest chain, headless, with a report.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

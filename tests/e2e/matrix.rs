@@ -4,10 +4,8 @@
 //! without anything started for it. The combined report is checked against
 //! docs/sweep.schema.json and opened in headless Chromium (a screenshot is kept).
 
-mod common;
-
-use common::scenario_run::{Finished, lnd_pair_on};
-use common::{CLN_BUILD, built_on_bitcoind, chromium_render};
+use crate::common::scenario_run::{Finished, lnd_pair_on};
+use crate::common::{CLN_BUILD, built_on_bitcoind, chromium_render};
 use std::path::Path;
 
 const PAYMENTS: u64 = 60;

@@ -6,12 +6,10 @@
 //! nodes, their channels), and the load goes on after it. bitcoind builds from a
 //! source tree; where the build cache lacks it these tests say they did not run.
 
-mod common;
-
-use common::chain_faults::{check, scenario};
-use common::docker::{assert_nothing_left_in_engine, engine};
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::chain_faults::{check, scenario};
+use crate::common::docker::{assert_nothing_left_in_engine, engine};
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 
 #[test]
 fn the_chain_restarted_and_killed_mid_load_comes_back_locally() {
@@ -39,7 +37,7 @@ fn the_chain_restarted_and_killed_mid_load_comes_back_in_docker() {
     };
     let image = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
     assert!(
-        common::docker::block_on(docker.inspect_image(&image)).is_ok(),
+        crate::common::docker::block_on(docker.inspect_image(&image)).is_ok(),
         "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
     );
     let run = Finished::run(&scenario(

@@ -6,12 +6,10 @@
 //! ...`); where the build cache lacks them these tests say they did not run (stderr and
 //! `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
 
-mod common;
-
-use common::docker::{block_on, labelled};
-use common::impls::*;
-use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
-use common::*;
+use crate::common::docker::{block_on, labelled};
+use crate::common::impls::*;
+use crate::common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
+use crate::common::*;
 
 #[test]
 fn eclair_pays_eclair_by_keysend_and_by_invoice_locally() {
@@ -161,7 +159,7 @@ fn eclair_pays_eclair_on_postgresql_in_docker() {
     }
     scenario["runtime"] = "docker".into();
 
-    let Some(docker) = common::docker::engine() else {
+    let Some(docker) = crate::common::docker::engine() else {
         return;
     };
     let postgres_image =

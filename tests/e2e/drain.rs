@@ -7,10 +7,8 @@
 //! bitcoind, its test says it did not run (stderr and `target/tmp/not-run/`, counted
 //! by `.ci/run`), never passes silently.
 
-mod common;
-
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 
 /// A pair of `implementation` on `chain` draining one 200 000 sat channel, of which
 /// the sender can send somewhat less (reserve and commitment fee), in 10 000 sat

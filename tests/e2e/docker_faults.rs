@@ -7,11 +7,9 @@
 //! end, and nothing of the run left in the engine. Not run (and said so) when no
 //! engine answers.
 
-mod common;
-
-use common::docker::{assert_nothing_left_in_engine, engine};
-use common::runtime_faults::*;
-use common::scenario_run::Finished;
+use crate::common::docker::{assert_nothing_left_in_engine, engine};
+use crate::common::runtime_faults::*;
+use crate::common::scenario_run::Finished;
 
 const TOP: &str = "runtime: docker\npull: never\n";
 
@@ -45,7 +43,7 @@ fn a_slow_link_and_a_partition_through_the_proxy_container() {
     };
     let image = lnbench_tui::runtime::docker::toxiproxy::IMAGE;
     assert!(
-        common::docker::block_on(docker.inspect_image(image)).is_ok(),
+        crate::common::docker::block_on(docker.inspect_image(image)).is_ok(),
         "image {image} is missing: run scripts/build-images.sh"
     );
     let run = Finished::run(&links_scenario("e2e-docker-links", TOP));

@@ -4,10 +4,8 @@
 //! a history the channel cannot carry, refused with its reasons and nothing left
 //! running.
 
-mod common;
-
-use common::require_node_binaries;
-use common::scenario_run::{Finished, lnd_pair};
+use crate::common::require_node_binaries;
+use crate::common::scenario_run::{Finished, lnd_pair};
 use serde_json::Value;
 
 fn point<'a>(sweep: &'a Value, label: &str) -> &'a Value {
@@ -90,7 +88,7 @@ sweep:
     assert!(html.contains("<td class=\"num\">300</td>"), "{html}");
     let report = std::fs::read_to_string(run.report_dir().join("history=300/report.json"));
     let report: Value = serde_json::from_str(&report.expect("point report")).unwrap();
-    common::assert_matches_schema(&report);
+    crate::common::assert_matches_schema(&report);
     assert_eq!(
         report["history"]["paid"].as_u64(),
         Some(250),
@@ -137,7 +135,7 @@ history:
 
 /// `lnbench-tui ARGS` in `work`: its exit code and stderr.
 fn lnbench_in(work: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = common::scenario_run::lnbench_in(work, args);
+    let out = crate::common::scenario_run::lnbench_in(work, args);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -173,7 +171,7 @@ fn save_then_restore(w: &std::path::Path) -> (String, String, Value) {
     assert_eq!(code, Some(0), "{log}");
     let report = std::fs::read_to_string(w.join("report/report.json")).expect("report.json");
     let report: Value = serde_json::from_str(&report).unwrap();
-    common::assert_matches_schema(&report);
+    crate::common::assert_matches_schema(&report);
     (saved, log, report)
 }
 
@@ -286,7 +284,7 @@ fn a_ladder_saves_each_step_restored_from_the_step_before() {
     assert_eq!(code, Some(0), "{log}");
     let sweep = std::fs::read_to_string(w.join("report/sweep.json")).expect("sweep.json");
     let sweep: Value = serde_json::from_str(&sweep).unwrap();
-    common::assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
+    crate::common::assert_matches_schema_file(&sweep, "docs/sweep.schema.json");
     for (label, before, paid) in [("history=150", 150, 0), ("history=200", 170, 30)] {
         let p = point(&sweep, label);
         let h = &p["history"];

@@ -1,15 +1,13 @@
-//! The fault kinds tests/e2e_faults.rs does not run, each once on real LND nodes and
+//! The fault kinds tests/e2e/faults.rs does not run, each once on real LND nodes and
 //! a real btcd chain with the peer link through a real Toxiproxy: a jittery link, a
 //! bandwidth cap begun by `after_payments:`, a reset of the link, and a clean restart
 //! of the receiver. Each assertion shows the fault had its effect (payment latency,
 //! throughput, the proxy accepting the peer's new connection, the node's way back;
 //! tests/common/fault_kinds.rs). tests/e2e_kube_faults.rs runs the same on Kubernetes.
 
-mod common;
-
-use common::fault_kinds::{check, check_mining, mining_scenario, scenario};
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::fault_kinds::{check, check_mining, mining_scenario, scenario};
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 
 /// "Accepted client" lines of the run's Toxiproxy log: one per connection a node
 /// made through the proxy.

@@ -2,9 +2,7 @@
 //! nodes on a btcd regtest chain (local runtime), every node paying random peers;
 //! the report counts payments per sender and by route length, multi-hop ones included.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

@@ -5,14 +5,12 @@
 //! ledgers must still match the tool's counts once the payments to herself are
 //! taken out of alice's.
 
-mod common;
-
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 
 /// 100 000 sat per rebalance, due every 3 s while alice has less than 150 000 sat
 /// toward bob; honest keysends of 10 000 sat at 5 a second for 30 s.
-const SCENARIO: &str = include_str!("fixtures/scenarios/e2e/rebalance.yaml");
+const SCENARIO: &str = include_str!("../fixtures/scenarios/e2e/rebalance.yaml");
 
 #[test]
 fn a_node_refills_its_drained_channel_around_a_circle_and_the_ledgers_still_match() {

@@ -4,11 +4,9 @@
 //! scripts/build-nodes.sh`); where the build cache lacks it these tests say they did not
 //! run (stderr and `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
 
-mod common;
-
-use common::docker::{engine, labelled};
-use common::running::Running;
-use common::*;
+use crate::common::docker::{engine, labelled};
+use crate::common::running::Running;
+use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
@@ -128,7 +126,7 @@ fn lnd_on_bitcoind_pays_by_keysend_in_docker() {
     };
     let image = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
     assert!(
-        common::docker::block_on(docker.inspect_image(&image)).is_ok(),
+        crate::common::docker::block_on(docker.inspect_image(&image)).is_ok(),
         "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
     );
     let mut run = Run::start(300, |t| t.replace("runtime: local", "runtime: docker"));

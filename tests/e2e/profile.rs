@@ -2,9 +2,7 @@
 //! (LND's own pprof listener) and the chain (perf record on btcd's process); the report
 //! must hold a flame graph of each with the code that ran, and the raw files must parse.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

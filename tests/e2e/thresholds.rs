@@ -1,9 +1,7 @@
 //! End to end through the real binary: a failed threshold makes the exit code 1, and
 //! the report directory holds every file of the report, thresholds included.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

@@ -5,12 +5,10 @@
 //! build cache lacks them these tests say they did not run (stderr and
 //! `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
 
-mod common;
-
-use common::docker::block_on;
-use common::impls::*;
-use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
-use common::*;
+use crate::common::docker::block_on;
+use crate::common::impls::*;
+use crate::common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
+use crate::common::*;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;

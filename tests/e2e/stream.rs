@@ -5,10 +5,8 @@
 //! reconcile with the tool's counts split by split. Then the same with Core Lightning
 //! listeners (xkeysend's `extratlvs`) paying LND recipients on Bitcoin Core.
 
-mod common;
-
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 
 const TICKS: u64 = 20;
 

@@ -4,10 +4,8 @@
 //! recovery times and channels at the end (report.json against its schema), and
 //! nothing left running (the proxy included).
 
-mod common;
-
-use common::scenario_run::{Finished, fault, lnd_pair};
-use common::*;
+use crate::common::scenario_run::{Finished, fault, lnd_pair};
+use crate::common::*;
 
 /// Alice pays bob 1 sat keysends over 4 channels: the test adds the load and faults.
 fn base(name: &str) -> String {

@@ -8,11 +8,9 @@
 //! build cache lacks them these tests say they did not run (stderr and
 //! `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
 
-mod common;
-
-use common::impls::*;
-use common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
-use common::*;
+use crate::common::impls::*;
+use crate::common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -5,10 +5,8 @@
 //! and nothing left running. The same save and restore for Core Lightning, Eclair and
 //! LDK nodes on a Bitcoin Core chain, some on PostgreSQL, locally and in Docker.
 
-mod common;
-
-use common::scenario_run::{lnbench_in, lnd_pair};
-use common::*;
+use crate::common::scenario_run::{lnbench_in, lnd_pair};
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -261,12 +259,12 @@ fn through_the_scenario_field(w: &Path) {
 #[test]
 fn a_network_saved_in_docker_is_restored_in_docker_and_pays() {
     require_node_binaries();
-    let Some(docker) = common::docker::engine() else {
+    let Some(docker) = crate::common::docker::engine() else {
         return;
     };
     for image in ["lnbench/btcd:v0.24.2", "lnbench/lnd:v0.21.1-beta"] {
         assert!(
-            common::docker::block_on(docker.inspect_image(image)).is_ok(),
+            crate::common::docker::block_on(docker.inspect_image(image)).is_ok(),
             "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
         );
     }
@@ -349,11 +347,11 @@ fn saved_again_from(w: &Path, file: &str, first: &serde_json::Value) {
 #[test]
 fn an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker() {
     require_node_binaries();
-    let Some(docker) = common::docker::engine() else {
+    let Some(docker) = crate::common::docker::engine() else {
         return;
     };
     let older = "lnbench/lnd:v0.20.1-beta";
-    if common::docker::block_on(docker.inspect_image(older)).is_err() {
+    if crate::common::docker::block_on(docker.inspect_image(older)).is_err() {
         record_not_run(
             "an_lnd_pair_saved_on_v0_20_is_upgraded_to_v0_21_in_docker",
             &format!(
@@ -489,7 +487,7 @@ fn cln_eclair_and_ldk_nodes_on_bitcoind_are_saved_restored_and_pay() {
 /// name on the run's network), nothing left in the engine.
 #[test]
 fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
-    let Some(docker) = common::docker::engine() else {
+    let Some(docker) = crate::common::docker::engine() else {
         return;
     };
     let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
@@ -500,7 +498,7 @@ fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
     }
     for image in &images {
         assert!(
-            common::docker::block_on(docker.inspect_image(image)).is_ok(),
+            crate::common::docker::block_on(docker.inspect_image(image)).is_ok(),
             "image {image} is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
         );
     }
@@ -571,7 +569,7 @@ fn others_saved_restored_and_pay(
 
 /// No container or network whose name contains `name` is left in the engine.
 fn nothing_left_in_the_engine(name: &str) {
-    let (containers, networks) = common::docker::labelled(None);
+    let (containers, networks) = crate::common::docker::labelled(None);
     let ours = |n: &String| n.contains(name);
     assert!(
         !containers.iter().any(ours) && !networks.iter().any(ours),

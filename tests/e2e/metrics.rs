@@ -2,13 +2,11 @@
 //! scraped every 200 ms while the run goes on; each scrape parsed by a strict
 //! OpenMetrics parser (tests/common/openmetrics.rs).
 
-mod common;
+use crate::common::scenario_run::lnd_pair;
 
-use common::scenario_run::lnd_pair;
-
-use common::openmetrics::{Scrape, free_port, parse, scrape};
-use common::running::Running;
-use common::*;
+use crate::common::openmetrics::{Scrape, free_port, parse, scrape};
+use crate::common::running::Running;
+use crate::common::*;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

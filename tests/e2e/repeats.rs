@@ -3,10 +3,8 @@
 //! spread in sweep.json (checked against docs/sweep.schema.json), thresholds judged on
 //! the median, and `compare` reading the repeated runs and saying what noise allows.
 
-mod common;
-
-use common::scenario_run::{Finished, lnd_pair};
-use common::*;
+use crate::common::scenario_run::{Finished, lnd_pair};
+use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
 

@@ -6,11 +6,9 @@
 //! names) beside the pinned one. Not run (and said so) when no engine answers or an
 //! image is missing.
 
-mod common;
-
-use common::docker::engine_ready;
-use common::lnbench;
-use common::scenario_run::{Finished, lnd_pair};
+use crate::common::docker::engine_ready;
+use crate::common::lnbench;
+use crate::common::scenario_run::{Finished, lnd_pair};
 use std::process::Command;
 
 /// A release no one builds: its image `lnbench/lnd:v0.0.1-absent` is never there.

@@ -4,11 +4,9 @@
 //! and through a sim-ln node file. The binary must pay, say external, and leave the
 //! nodes running: it starts and stops nothing.
 
-mod common;
+use crate::common::scenario_run::lnd_pair;
 
-use common::scenario_run::lnd_pair;
-
-use common::*;
+use crate::common::*;
 use lnbench_tui::node::{Credentials, NodeEndpoint};
 use lnbench_tui::run::{Network, RunFacts, bring_up};
 use lnbench_tui::runtime::Runtime;

@@ -2,10 +2,8 @@
 //! nodes, read back from the report (what the cgroup or the container's host config
 //! holds, and what the kernel counted). A tight CPU limit must show as throttling.
 
-mod common;
-
-use common::docker::engine;
-use common::*;
+use crate::common::docker::engine;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

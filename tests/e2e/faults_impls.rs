@@ -7,11 +7,9 @@
 //! binary the test says it did not run (stderr and `target/tmp/not-run/`), never
 //! passes silently.
 
-mod common;
-
-use common::impl_faults::{check, scenario};
-use common::scenario_run::Finished;
-use common::*;
+use crate::common::impl_faults::{check, scenario};
+use crate::common::scenario_run::Finished;
+use crate::common::*;
 use serde_json::Value;
 
 /// Runs the scenario locally and checks its report.
