@@ -433,7 +433,7 @@ async fn probe(sender: &dyn LightningNode, receiver: &ReadyNode) -> Result<Payme
     const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
     let lacks = |n: &dyn LightningNode| {
         crate::node::driver(n.implementation())
-            .keysend_missing()
+            .missing(crate::node::Feature::Keysend)
             .is_some()
     };
     if lacks(sender) || lacks(receiver.node.as_ref()) {

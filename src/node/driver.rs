@@ -30,6 +30,23 @@ pub struct NodeEndpoint {
     pub payment_engine: super::PaymentEngine,
 }
 
+/// What a workload may ask of a node beyond paying invoices; an implementation (or the
+/// tool's client for it) lacking one says why ([`NodeDriver::missing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// Paying and receiving without an invoice (keysend).
+    Keysend,
+    /// Custom TLV records sent with a keysend (a podcast stream's record).
+    CustomRecords,
+    /// A limit on the parts of a multi-part payment (`workload: max_parts:`).
+    PartLimit,
+    /// Invoices whose HTLC the node keeps until told to settle or cancel it (the
+    /// attack's accomplice).
+    HoldInvoices,
+    /// A payment to itself around a chosen circle (rebalancing).
+    CircularPayments,
+}
+
 /// How the tool reaches the nodes a runtime started; the runtime that started them is
 /// asked for it ([`crate::runtime::Runtime::node_connector`]).
 #[async_trait]
@@ -235,23 +252,10 @@ pub trait NodeDriver: Send + Sync {
     /// Channels above this many satoshis need `flag` on both ends, if the
     /// implementation caps channel size: `(largest without it, flag)`.
     fn large_channel_flag(&self) -> Option<(u64, &'static str)>;
-    /// Why this implementation cannot pay or receive keysend payments, if it cannot
-    /// (validation refuses keysend workloads with such a node, and setup probes routes
-    /// with invoices instead).
-    fn keysend_missing(&self) -> Option<&'static str> {
-        None
-    }
-    /// Why this implementation cannot send keysend payments carrying custom TLV
-    /// records (a podcast stream's record), if it cannot: validation refuses
-    /// `kind: stream` with such a sender.
-    fn custom_records_missing(&self) -> Option<&'static str> {
-        Some("the tool's client for it sends no custom TLV records with keysend")
-    }
-    /// Why the tool cannot set this implementation's limit on the parts of a
-    /// multi-part payment (`workload: max_parts:`), if it cannot.
-    fn part_limit_missing(&self) -> Option<&'static str> {
-        Some("the tool sets a part limit on LND's SendPaymentV2 only; this client has none wired")
-    }
+    /// Why the tool cannot use `feature` on a node of this implementation, if it
+    /// cannot: validation refuses a workload that asks for it (and setup probes routes
+    /// with invoices where keysend is missing).
+    fn missing(&self, feature: Feature) -> Option<&'static str>;
     /// Satoshis the node must hold on chain for each channel it accepts (setup funds
     /// the accepting node with them): LDK refuses an inbound anchor channel without
     /// that reserve.

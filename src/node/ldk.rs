@@ -537,7 +537,7 @@ impl LightningNode for LdkNode {
         })
     }
 
-    /// Validation refuses keysend with an LDK node (`NodeDriver::keysend_missing`);
+    /// Validation refuses keysend with an LDK node (`NodeDriver::missing`, `Feature::Keysend`);
     /// reaching here is a bug of the tool, said as an error.
     async fn keysend_capped(
         &self,

@@ -17,7 +17,7 @@ pub mod lnd;
 pub mod parts;
 
 pub use completion::Completion;
-pub use driver::{Connector, NodeDriver, NodeEndpoint};
+pub use driver::{Connector, Feature, NodeDriver, NodeEndpoint};
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -441,7 +441,7 @@ pub trait LightningNode: Send + Sync {
     /// Like [`LightningNode::keysend_capped`], carrying `records` (TLV type and
     /// value) beside the preimage record: a podcast stream's split. Clients that
     /// cannot send them refuse (validation refuses them first:
-    /// [`NodeDriver::custom_records_missing`]).
+    /// [`NodeDriver::missing`], [`Feature::CustomRecords`]).
     async fn keysend_records(
         &self,
         dest: &str,
@@ -482,7 +482,7 @@ pub trait LightningNode: Send + Sync {
     /// Like [`LightningNode::pay_invoice_capped`], letting the node split the payment
     /// into at most `max_parts` parts, and telling how it was split where the client
     /// reads it. The default sets no limit and tells no parts: clients without a part
-    /// limit are refused by validation ([`NodeDriver::part_limit_missing`]).
+    /// limit are refused by validation ([`NodeDriver::missing`], [`Feature::PartLimit`]).
     async fn pay_invoice_split(
         &self,
         bolt11: &str,

@@ -95,7 +95,9 @@ pub(super) fn validate(
     if matches!(kind.value, super::raw::RawPaymentKind::Keysend) {
         for (name, node) in nodes {
             let implementation = node.implementation.value;
-            if let Some(why) = crate::node::driver(implementation).keysend_missing() {
+            if let Some(why) =
+                crate::node::driver(implementation).missing(crate::node::Feature::Keysend)
+            {
                 return Err(ctx.error(
                     &kind.referenced,
                     format!(

@@ -250,34 +250,16 @@ pub(super) fn load_length(load: &Load, stop: &StopCondition) -> Option<Duration>
     }
 }
 
-/// Why an implementation cannot be the accomplice: it needs hold invoices, an invoice
-/// whose HTLC the node accepts and keeps until told to settle or cancel it.
-pub fn hold_invoices_missing(implementation: Implementation) -> Option<&'static str> {
-    match implementation {
-        Implementation::Lnd => None,
-        Implementation::Cln => Some(
-            "Core Lightning has hold invoices only through a plugin (holdinvoice), not in its core RPC, and this tool starts no plugins",
-        ),
-        Implementation::Eclair => Some(
-            "Eclair's API has no hold invoices: it settles every invoice it can as soon as the HTLC arrives",
-        ),
-        Implementation::Ldk => Some(
-            "ldk-server's API does not expose hold invoices (LDK has them in its library, not in the server's RPC this tool drives)",
-        ),
-    }
-}
-
-/// The implementation of node `name` with why `missing` says it cannot do what the
-/// workload asks of it; None when it can, or when no node has that name (refused
-/// elsewhere).
+/// The implementation of node `name` with why it lacks `feature`, which the workload
+/// asks of it; None when it has it, or when no node has that name (refused elsewhere).
 pub(super) fn lacking(
     nodes: &[(Spanned<String>, RawNode)],
     name: &str,
-    missing: fn(Implementation) -> Option<&'static str>,
+    feature: crate::node::Feature,
 ) -> Option<(Implementation, &'static str)> {
     let (_, node) = nodes.iter().find(|(n, _)| n.value == name)?;
     let implementation = node.implementation.value;
-    missing(implementation).map(|why| (implementation, why))
+    (crate::node::driver(implementation).missing(feature)).map(|why| (implementation, why))
 }
 
 /// The accomplice's implementation must hold invoices.
@@ -290,7 +272,7 @@ pub(super) fn check_nodes(
         return Ok(());
     };
     let accomplice = &raw.value.accomplice;
-    match lacking(nodes, &accomplice.value, hold_invoices_missing) {
+    match lacking(nodes, &accomplice.value, crate::node::Feature::HoldInvoices) {
         None => Ok(()),
         Some((implementation, why)) => Err(ctx.error(
             &accomplice.referenced,

@@ -46,7 +46,7 @@ mod validate;
 mod workload;
 
 pub use activity::Activity;
-pub use attack::{Attack, MAX_SLOTS, hold_invoices_missing};
+pub use attack::{Attack, MAX_SLOTS};
 pub use capabilities::{Capabilities, Runtimes, Support};
 pub use dist::Dist;
 pub use error::{Position, ScenarioError};
@@ -58,7 +58,7 @@ pub use history::{History, MAX_PAYMENTS as MAX_HISTORY_PAYMENTS};
 pub use kube::{KubeSettings, object_name_ok};
 pub use overrides::{Overrides, duration_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
-pub use rebalance::{Rebalance, circular_payments_missing};
+pub use rebalance::Rebalance;
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use resources::{Envelope, Resources, cpuset_cpus};
 pub use stream::{Split, Stream, split_amounts};

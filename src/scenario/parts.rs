@@ -86,7 +86,9 @@ pub(super) fn check_senders_split(
             continue;
         };
         let implementation = node.implementation.value;
-        if let Some(why) = crate::node::driver(implementation).part_limit_missing() {
+        if let Some(why) =
+            crate::node::driver(implementation).missing(crate::node::Feature::PartLimit)
+        {
             return Err(ctx.error(
                 &parts.referenced,
                 format!(

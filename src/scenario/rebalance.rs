@@ -17,7 +17,6 @@ use super::error::ScenarioError;
 use super::raw::{RawChannel, RawNode, RawWorkload};
 use super::validate::{Ctx, Groups};
 use super::{Load, StopCondition};
-use crate::node::Implementation;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;
@@ -190,23 +189,6 @@ fn check_channels(
     Ok(())
 }
 
-/// Why an implementation cannot rebalance: it must pay its own invoice over a chosen
-/// first and last hop. None for LND.
-pub fn circular_payments_missing(implementation: Implementation) -> Option<&'static str> {
-    match implementation {
-        Implementation::Lnd => None,
-        Implementation::Cln => Some(
-            "this tool pays from Core Lightning through xpay, which chooses its own route; a circular payment would need a route built by hand for sendpay, which the tool's client does not build",
-        ),
-        Implementation::Eclair => Some(
-            "this tool pays from Eclair through payinvoice, which chooses its own route; a circular payment would need a route built by hand for sendtoroute, which the tool's client does not build",
-        ),
-        Implementation::Ldk => Some(
-            "ldk-server's payment calls take no first or last hop, so the tool cannot make a node pay itself around a chosen circle",
-        ),
-    }
-}
-
 /// The rebalancing node's implementation must pay in a circle.
 pub(super) fn check_nodes(
     ctx: &Ctx,
@@ -217,7 +199,7 @@ pub(super) fn check_nodes(
         return Ok(());
     };
     let name = &raw.value.node;
-    match super::attack::lacking(nodes, &name.value, circular_payments_missing) {
+    match super::attack::lacking(nodes, &name.value, crate::node::Feature::CircularPayments) {
         None => Ok(()),
         Some((implementation, why)) => Err(ctx.error(
             &name.referenced,

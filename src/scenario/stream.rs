@@ -5,6 +5,7 @@
 use super::error::ScenarioError;
 use super::raw::{RawChannel, RawNode, RawWorkload};
 use super::validate::{Ctx, Groups};
+use crate::node::Feature;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashSet;
@@ -250,7 +251,9 @@ pub(super) fn check_nodes(
             continue;
         };
         let driver = crate::node::driver(implementation);
-        if let Some(why) = (driver.keysend_missing()).or(driver.custom_records_missing()) {
+        if let Some(why) =
+            (driver.missing(Feature::Keysend)).or(driver.missing(Feature::CustomRecords))
+        {
             return Err(ctx.error(
                 &sender.referenced,
                 format!(
@@ -266,7 +269,7 @@ pub(super) fn check_nodes(
         let Some(implementation) = implementation_of(&node.value) else {
             continue;
         };
-        if let Some(why) = crate::node::driver(implementation).keysend_missing() {
+        if let Some(why) = crate::node::driver(implementation).missing(Feature::Keysend) {
             return Err(ctx.error(
                 &node.referenced,
                 format!(

@@ -7,7 +7,7 @@ use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
     NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, split_host_port,
 };
-use crate::node::{Credentials, Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,15 +78,6 @@ impl NodeDriver for Cln {
     /// on mainnet; `testnet_config` in lightningd/options.c).
     fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
         crate::node::driver::flag_value(args, "--max-concurrent-htlcs=").unwrap_or(483)
-    }
-
-    /// `xkeysend` takes `extratlvs`.
-    fn custom_records_missing(&self) -> Option<&'static str> {
-        None
-    }
-
-    fn part_limit_missing(&self) -> Option<&'static str> {
-        Some("xpay takes no part limit (it chooses one itself)")
     }
 
     fn implementation(&self) -> Implementation {
@@ -233,6 +224,20 @@ impl NodeDriver for Cln {
     }
 
     /// Large channels (wumbo) are CLN's default; `--large-channels` is a no-op.
+    fn missing(&self, feature: Feature) -> Option<&'static str> {
+        match feature {
+            // `xkeysend` takes `extratlvs`.
+            Feature::Keysend | Feature::CustomRecords => None,
+            Feature::PartLimit => Some("xpay takes no part limit (it chooses one itself)"),
+            Feature::HoldInvoices => Some(
+                "Core Lightning has hold invoices only through a plugin (holdinvoice), not in its core RPC, and this tool starts no plugins",
+            ),
+            Feature::CircularPayments => Some(
+                "this tool pays from Core Lightning through xpay, which chooses its own route; a circular payment would need a route built by hand for sendpay, which the tool's client does not build",
+            ),
+        }
+    }
+
     fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
         None
     }

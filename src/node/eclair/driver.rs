@@ -9,7 +9,7 @@ use crate::node::driver::{
     NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
     split_host_port,
 };
-use crate::node::{Credentials, Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -84,17 +84,6 @@ impl NodeDriver for Eclair {
 
     fn implementation(&self) -> Implementation {
         Implementation::Eclair
-    }
-
-    fn custom_records_missing(&self) -> Option<&'static str> {
-        Some("Eclair's keysend call (sendtonode) has no parameter for custom TLV records")
-    }
-
-    fn part_limit_missing(&self) -> Option<&'static str> {
-        Some(
-            "Eclair's payinvoice takes no part limit; its node-wide one is \
-             -Declair.router.path-finding.default.mpp.max-parts in the node's args:",
-        )
     }
 
     /// A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
@@ -317,6 +306,25 @@ impl NodeDriver for Eclair {
     }
 
     /// `option_support_large_channel` is optional by default.
+    fn missing(&self, feature: Feature) -> Option<&'static str> {
+        match feature {
+            Feature::Keysend => None,
+            Feature::CustomRecords => {
+                Some("Eclair's keysend call (sendtonode) has no parameter for custom TLV records")
+            }
+            Feature::PartLimit => Some(
+                "Eclair's payinvoice takes no part limit; its node-wide one is \
+                 -Declair.router.path-finding.default.mpp.max-parts in the node's args:",
+            ),
+            Feature::HoldInvoices => Some(
+                "Eclair's API has no hold invoices: it settles every invoice it can as soon as the HTLC arrives",
+            ),
+            Feature::CircularPayments => Some(
+                "this tool pays from Eclair through payinvoice, which chooses its own route; a circular payment would need a route built by hand for sendtoroute, which the tool's client does not build",
+            ),
+        }
+    }
+
     fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
         None
     }

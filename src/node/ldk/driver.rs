@@ -12,7 +12,7 @@ use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
     NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
 };
-use crate::node::{Credentials, Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -248,16 +248,24 @@ impl NodeDriver for Ldk {
         &["api_key"]
     }
 
+    fn missing(&self, feature: Feature) -> Option<&'static str> {
+        match feature {
+            Feature::Keysend => Some(NO_KEYSEND),
+            Feature::CustomRecords => {
+                Some("the tool's client for it sends no custom TLV records with keysend")
+            }
+            // `Bolt11Send` takes `max_path_count`.
+            Feature::PartLimit => None,
+            Feature::HoldInvoices => Some(
+                "ldk-server's API does not expose hold invoices (LDK has them in its library, not in the server's RPC this tool drives)",
+            ),
+            Feature::CircularPayments => Some(
+                "ldk-server's payment calls take no first or last hop, so the tool cannot make a node pay itself around a chosen circle",
+            ),
+        }
+    }
+
     fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
-        None
-    }
-
-    fn keysend_missing(&self) -> Option<&'static str> {
-        Some(NO_KEYSEND)
-    }
-
-    /// `Bolt11Send` takes `max_path_count`.
-    fn part_limit_missing(&self) -> Option<&'static str> {
         None
     }
 
@@ -393,7 +401,11 @@ mod tests {
     #[test]
     fn runs_on_bitcoind_only_has_no_keysend_and_takes_images_by_version() {
         assert_eq!(LDK.chains(), [ChainKind::Bitcoind]);
-        assert!(LDK.keysend_missing().unwrap().contains("no keysend"));
+        assert!(
+            LDK.missing(Feature::Keysend)
+                .unwrap()
+                .contains("no keysend")
+        );
         assert_eq!(LDK.images(None).local, "lnbench/ldk:v0.1.0");
         assert_eq!(LDK.images(Some("0.1.0")).local, "lnbench/ldk:v0.1.0");
         assert_eq!(LDK.images(None).official, None);

@@ -4,7 +4,7 @@
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag};
-use crate::node::{Credentials, Implementation, LightningNode, NodeError};
+use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -79,16 +79,6 @@ impl NodeDriver for Lnd {
 
     fn implementation(&self) -> Implementation {
         Implementation::Lnd
-    }
-
-    /// SendPaymentV2 takes `dest_custom_records`.
-    fn custom_records_missing(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// `SendPaymentV2` takes `max_parts`.
-    fn part_limit_missing(&self) -> Option<&'static str> {
-        None
     }
 
     fn binary(&self) -> &'static str {
@@ -262,6 +252,12 @@ impl NodeDriver for Lnd {
 
     fn secret_words(&self) -> &'static [&'static str] {
         &["macaroon"]
+    }
+
+    /// LND's client does all of them (`SendPaymentV2` takes `dest_custom_records` and
+    /// `max_parts`; hold invoices and routes built by hand are in its RPC).
+    fn missing(&self, _feature: Feature) -> Option<&'static str> {
+        None
     }
 
     fn large_channel_flag(&self) -> Option<(u64, &'static str)> {

@@ -363,7 +363,8 @@ pub(super) fn reason(raw: &mut RawScenario, implementations_swept: bool) -> Opti
             .filter(|(name, _)| parties.contains(&name.value.as_str()))
             .find_map(|(name, node)| {
                 let implementation = node.implementation.value;
-                let why = crate::node::driver(implementation).keysend_missing()?;
+                let why =
+                    crate::node::driver(implementation).missing(crate::node::Feature::Keysend)?;
                 Some(format!(
                     "kind: keysend, and node {} is {implementation}: {why}",
                     name.value

@@ -283,7 +283,9 @@ pub(super) fn check_keysend(
             continue;
         };
         let implementation = node.implementation.value;
-        if let Some(why) = crate::node::driver(implementation).keysend_missing() {
+        if let Some(why) =
+            crate::node::driver(implementation).missing(crate::node::Feature::Keysend)
+        {
             return Err(ctx.error(
                 &w.kind.referenced,
                 format!("kind: keysend, but {role} {group} is {implementation}: {why}"),
