@@ -202,12 +202,18 @@ mod tests {
                 .join("tests/fixtures/scenarios/valid/alice-pays-bob.yaml"),
         )
         .unwrap();
-        parse(
+        let mut s = parse(
             Path::new("s.yaml"),
             &format!("{text}{extra}"),
             crate::runtime::capabilities,
         )
-        .unwrap()
+        .unwrap();
+        // A runtime with no checks before the start: these tests need no binary here.
+        s.runtime = crate::scenario::RuntimeKind::Kubernetes;
+        for point in s.sweep.iter_mut().flat_map(|sweep| &mut sweep.points) {
+            point.scenario.runtime = s.runtime;
+        }
+        s
     }
 
     #[test]

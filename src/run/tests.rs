@@ -567,6 +567,7 @@ mod bring_up;
 mod caps;
 mod failed_setup;
 mod reconcile;
+mod shipped;
 
 #[tokio::test]
 async fn a_snapshot_on_a_runtime_that_keeps_no_data_here_is_refused_and_torn_down() {

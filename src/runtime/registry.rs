@@ -26,16 +26,19 @@ pub trait Prepared: Send {
 /// Checks that a runtime can run a scenario and prepares it.
 pub type Prepare = for<'a> fn(&'a Scenario) -> BoxFuture<'a, anyhow::Result<Box<dyn Prepared>>>;
 
+/// Removes what runs left in one place (see [`Leftovers::down`]).
+pub type RemoveLeftovers =
+    for<'a> fn(
+        bool,
+        Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Option<super::shared::Down>, super::RuntimeError>>;
+
 /// Where a runtime's runs leave objects outside this machine's files (a cluster's
 /// namespaces, an engine's containers, networks and volumes), as `down` looks there.
 pub struct Leftovers {
     /// Removes what runs left there: every finished run's (every run's with `all`), or
     /// run `only`'s. Ok(None): no such place is configured here.
-    pub down: for<'a> fn(
-        bool,
-        Option<&'a str>,
-    )
-        -> BoxFuture<'a, Result<Option<super::shared::Down>, super::RuntimeError>>,
+    pub down: RemoveLeftovers,
     /// What `down` says when it could not look there (the place does not answer, or
     /// this build lacks its client): `Some` for the errors that mean so; `down` goes on.
     pub not_looked: fn(&super::RuntimeError) -> Option<String>,

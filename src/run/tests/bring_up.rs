@@ -4,10 +4,11 @@
 
 use super::*;
 
-/// A line of three nodes: alice pays carol through bob.
+/// A line of three nodes: alice pays carol through bob. (On a runtime with no checks
+/// before the start, so that no binary need be built here.)
 const LINE: &str = "
 name: fake-line
-runtime: local
+runtime: kubernetes
 nodes:
   alice: { implementation: lnd }
   bob: { implementation: lnd }

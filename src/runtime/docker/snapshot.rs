@@ -223,6 +223,28 @@ pub async fn versions(
     Ok(out)
 }
 
+/// The docker runtime's data directories are the containers' volumes, under the run
+/// directory's [`VOLUMES`].
+pub(super) struct DockerSnapshots;
+
+#[async_trait::async_trait]
+impl crate::runtime::Snapshots for DockerSnapshots {
+    async fn versions(
+        &self,
+        scenario: &crate::scenario::Scenario,
+    ) -> Result<BTreeMap<String, String>, RuntimeError> {
+        versions(scenario).await
+    }
+
+    fn data_root(&self, run_dir: &Path) -> std::path::PathBuf {
+        run_dir.join(VOLUMES)
+    }
+
+    fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String> {
+        written_at_start(scenario)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,27 +299,5 @@ mod tests {
         let archive = tar::Builder::new(Vec::new()).into_inner().unwrap();
         unpack_data(&archive[..], tmp.path(), "chain").unwrap();
         assert!(tmp.path().join("chain").is_dir());
-    }
-}
-
-/// The docker runtime's data directories are the containers' volumes, under the run
-/// directory's [`VOLUMES`].
-pub(super) struct DockerSnapshots;
-
-#[async_trait::async_trait]
-impl crate::runtime::Snapshots for DockerSnapshots {
-    async fn versions(
-        &self,
-        scenario: &crate::scenario::Scenario,
-    ) -> Result<BTreeMap<String, String>, RuntimeError> {
-        versions(scenario).await
-    }
-
-    fn data_root(&self, run_dir: &Path) -> std::path::PathBuf {
-        run_dir.join(VOLUMES)
-    }
-
-    fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String> {
-        written_at_start(scenario)
     }
 }
