@@ -12,7 +12,7 @@ mod common;
 
 use common::running::Running;
 use common::*;
-use lnbench_tui::metrics::host::OUTSIDE_LOAD_LIMIT_PCT;
+use lnbench_tui::metrics::host::{OUTSIDE_LOAD_LIMIT_PCT, STEAL_LIMIT_PCT};
 use std::hash::{Hash, Hasher};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,11 +159,29 @@ fn a_load_alone_on_a_quiet_machine_is_not_disturbed() {
         return;
     }
     let m = short_load(0);
+    // The run's own work never reads as outside load, whatever the hypervisor did.
+    assert!(outside(&m) <= OUTSIDE_LOAD_LIMIT_PCT, "{m:#}");
+    // Time the hypervisor gave to other machines (steal) makes this one not quiet,
+    // and the tool must say so: then there is no quiet run to check.
+    let steal = m["steal_pct"].as_f64().expect("steal_pct");
+    if steal > STEAL_LIMIT_PCT {
+        assert_eq!(
+            m["disturbed"], true,
+            "steal above its limit went unseen: {m:#}"
+        );
+        record_not_run(
+            "a_load_alone_on_a_quiet_machine_is_not_disturbed",
+            &format!(
+                "the hypervisor took {steal:.1} % of the cores during the run (steal, limit \
+                 {STEAL_LIMIT_PCT} %), so the machine was not quiet"
+            ),
+        );
+        return;
+    }
     assert_eq!(
         m["disturbed"], false,
         "a quiet machine called disturbed: {m:#}"
     );
-    assert!(outside(&m) <= OUTSIDE_LOAD_LIMIT_PCT, "{m:#}");
     assert!(m["verdict"].as_str().unwrap().starts_with("quiet"), "{m:#}");
 }
 
