@@ -2,8 +2,8 @@
 //! honest payments before, during and after it, and the slots held each second.
 
 use super::Report;
+use super::format::cell;
 use super::format::latency_us;
-use super::markdown::cell;
 use crate::metrics::attack::{AttackSummary, AttackWindow};
 use std::fmt::Write as _;
 

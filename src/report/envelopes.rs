@@ -1,7 +1,7 @@
 //! The envelope table of report.html and summary.md (`resources:`): each node's (the
 //! chain's, a database server's) limits and what the kernel counted against them.
 
-use super::markdown::cell;
+use super::format::cell;
 use super::resources::UNKNOWN;
 use super::resources_charts::with_resources;
 use super::{Report, format};

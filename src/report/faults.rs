@@ -3,7 +3,7 @@
 //! the links of `links:`; and the channels at the end (pending HTLCs, force closes).
 
 use super::Report;
-use super::markdown::cell;
+use super::format::cell;
 use crate::faults::FaultRecord;
 use crate::faults::windows::Window;
 use serde::Serialize;

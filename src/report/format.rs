@@ -1,4 +1,5 @@
-//! Human-readable figures shared by the HTML and markdown reports.
+//! Human-readable figures shared by the HTML and markdown reports, and markdown
+//! table cells escaped.
 
 /// A latency in microseconds as `850 µs`, `12.3 ms` or `1.52 s`.
 pub fn latency_us(us: u64) -> String {
@@ -86,6 +87,27 @@ pub fn load(w: &super::WorkloadReport) -> String {
     } else {
         format!("{model}; stops after {}", stops.join(" or "))
     }
+}
+
+/// A cell's text, escaped: it is printed as text, never read as markdown. Versions,
+/// host names and interruption reasons come from the nodes and the host; a `|` would
+/// break the row, and `[text](url)`, `![](url)`, `<tag>`, emphasis or code spans
+/// would put links, images or markup of theirs into a summary pasted into an issue.
+pub fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            // Brackets escaped, `(url)` and `!` are plain text; a cell never starts a
+            // line, so `#` and list markers are too.
+            '\\' | '|' | '[' | ']' | '<' | '>' | '`' | '*' | '_' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

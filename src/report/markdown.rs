@@ -1,7 +1,8 @@
 //! `summary.md`: the headline figures as a markdown table, for pasting into an issue
 //! or a pull request.
 
-use super::{Report, format};
+use super::Report;
+use super::format::{self, cell};
 use anyhow::Result;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -10,27 +11,6 @@ pub const FILE_NAME: &str = "summary.md";
 
 pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
     super::write_file(dir, FILE_NAME, &render(report))
-}
-
-/// A cell's text, escaped: it is printed as text, never read as markdown. Versions,
-/// host names and interruption reasons come from the nodes and the host; a `|` would
-/// break the row, and `[text](url)`, `![](url)`, `<tag>`, emphasis or code spans
-/// would put links, images or markup of theirs into a summary pasted into an issue.
-pub(super) fn cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\r' => out.push(' '),
-            // Brackets escaped, `(url)` and `!` are plain text; a cell never starts a
-            // line, so `#` and list markers are too.
-            '\\' | '|' | '[' | ']' | '<' | '>' | '`' | '*' | '_' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// How the senders' payment ends were learned, once per distinct way:

@@ -8,12 +8,11 @@
 use super::charts::{Axes, Chart, axis_top, canvas, err};
 use super::compare::chart::RUN_COLORS;
 use super::format;
-use super::sweep::{
-    BestPoint, NodeFigures, PointReport, PointStatus, SweepReport, max_tps_under_bound,
+use super::sweep::model::{
+    BestPoint, GroupBest, NodeFigures, PointReport, PointStatus, SweepReport, max_tps_under_bound,
 };
 use anyhow::Result;
 use plotters::prelude::*;
-use serde::Serialize;
 
 /// Parameters that change the load on one network, not what runs.
 const LOAD_KEYS: [&str; 3] = ["concurrency", "rate", "kind"];
@@ -220,14 +219,6 @@ fn or_dash(s: String) -> String {
     if s.is_empty() { "-".into() } else { s }
 }
 
-/// The highest TPS under the p99 bound within one group (implementation × database).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GroupBest {
-    pub group: String,
-    /// `None` when no finished point of the group kept p99 under the bound.
-    pub best: Option<BestPoint>,
-}
-
 /// Per group, in the order groups first appear: the point with the highest TPS whose
 /// p99 is at most `bound_us` (closed- and open-loop points alike).
 pub fn best_by_group(points: &[PointReport], bound_us: u64) -> Vec<GroupBest> {
@@ -342,7 +333,7 @@ pub fn charts(report: &SweepReport) -> Result<Vec<Chart>> {
 fn grouped(
     report: &SweepReport,
     y_desc: &str,
-    value: impl Fn(&super::sweep::PointResults) -> f64,
+    value: impl Fn(&super::sweep::model::PointResults) -> f64,
 ) -> Result<String> {
     let mut groups: Vec<String> = Vec::new();
     let mut loads: Vec<String> = Vec::new();

@@ -2,8 +2,8 @@
 //! channels (`results.drain`), formatted for the HTML report and `summary.md`.
 
 use super::Report;
+use super::format::cell;
 use super::format::latency_us;
-use super::markdown::cell;
 use crate::metrics::parts::{DrainSummary, PartsSummary};
 use crate::metrics::rebalance::RebalanceSummary;
 use std::fmt::Write;

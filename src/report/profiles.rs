@@ -3,7 +3,7 @@
 //! were not profiled and why, and what profiling cost the run.
 
 use super::Report;
-use super::markdown::cell;
+use super::format::cell;
 use crate::profile::{ProfileReport, ProfilingReport, flame};
 use serde::Serialize;
 use std::fmt::Write;

@@ -313,12 +313,12 @@ Reconciliation (the tool's counts against the nodes' own ledgers; warm-up includ
 ",
     );
     for row in rows(r) {
-        let cells: Vec<String> = row.iter().map(|c| super::markdown::cell(c)).collect();
+        let cells: Vec<String> = row.iter().map(|c| super::format::cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out.push('\n');
     for line in r.lines() {
-        let _ = writeln!(out, "{}  ", super::markdown::cell(&line));
+        let _ = writeln!(out, "{}  ", super::format::cell(&line));
     }
     out
 }

@@ -1,7 +1,7 @@
 //! The per-node resource table of report.html and summary.md: average and peak CPU,
 //! peak memory, data-dir size and growth, and bytes per successful payment.
 
-use super::markdown::cell;
+use super::format::cell;
 use super::resources_charts::{signed_bytes, with_resources};
 use super::{Report, format};
 use serde::Serialize;

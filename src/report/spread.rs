@@ -4,68 +4,7 @@
 
 use super::format;
 use super::stats::{Stats, outliers};
-use super::sweep::{PointReport, PointStatus, SweepReport};
-use serde::Serialize;
-
-/// `repeat:` as the sweep ran it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepeatInfo {
-    pub count: u32,
-    pub settle_s: f64,
-    pub fresh_network: bool,
-    /// `each` or `median`: what the thresholds judged.
-    pub thresholds: crate::scenario::Judge,
-}
-
-/// One repeat's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepeatFigures {
-    pub label: String,
-    pub repeat: u32,
-    pub tps_avg: f64,
-    pub p50_us: u64,
-    pub p90_us: u64,
-    pub p99_us: u64,
-    pub max_us: u64,
-    pub ok: u64,
-    pub failed: u64,
-    /// Its TPS or p99 stands out from the other repeats'.
-    pub outlier: bool,
-    /// Load from outside the run (percent of one core) and steal time (percent), and
-    /// whether they disturbed this repeat, where the host was sampled.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outside_load_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steal_pct: Option<f64>,
-    pub disturbed: bool,
-    /// Payments its reconciliation found the tool and the nodes disagree on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mismatches: Option<u64>,
-}
-
-/// The repeats of one point and their spread.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Spread {
-    /// The point's values but the repeat (`concurrency=4`), or `all` for a scenario
-    /// without `sweep:`.
-    pub group: String,
-    /// Finished repeats (done or partial), in order.
-    pub repeats: Vec<RepeatFigures>,
-    pub tps_avg: Option<Stats>,
-    pub p50_us: Option<Stats>,
-    pub p90_us: Option<Stats>,
-    pub p99_us: Option<Stats>,
-    /// The TPS's coefficient of variation across repeats: sample standard deviation
-    /// over mean, in percent (`None` under two repeats).
-    pub tps_cv_pct: Option<f64>,
-    /// The outside load (percent of one core) across the repeats whose host was
-    /// sampled.
-    pub outside_load_pct: Option<Stats>,
-    /// How many repeats the outside load or the steal time disturbed.
-    pub disturbed: usize,
-    /// With `repeat: { thresholds: median }`: whether the medians passed.
-    pub thresholds_passed: Option<bool>,
-}
+use super::sweep::model::{PointReport, PointStatus, RepeatFigures, Spread, SweepReport};
 
 /// The point's values but `repeat`.
 pub fn group_of(p: &PointReport) -> String {

@@ -2,7 +2,7 @@
 //! outcome, and each recipient's share and splits.
 
 use super::Report;
-use super::markdown::cell;
+use super::format::cell;
 use serde::Serialize;
 use std::fmt::Write;
 

@@ -6,7 +6,7 @@ use super::charts::{
     Axes, Chart, FONT, P50_COLOR, P99_COLOR, axis_top, canvas, err, legend_line, tick,
 };
 use super::compare::chart::RUN_COLORS;
-use super::sweep::{PointReport, PointStatus, SweepReport};
+use super::sweep::model::{PointReport, PointStatus, SweepReport};
 use anyhow::Result;
 use plotters::prelude::*;
 

@@ -61,10 +61,10 @@ impl ThresholdResult {
 /// rate of the median counts of successes and failures.
 pub fn evaluate_on_median(
     thresholds: &[Threshold],
-    repeats: &[super::spread::RepeatFigures],
+    repeats: &[super::sweep::model::RepeatFigures],
 ) -> Vec<ThresholdResult> {
     use super::stats::median;
-    let m = |f: fn(&super::spread::RepeatFigures) -> f64| {
+    let m = |f: fn(&super::sweep::model::RepeatFigures) -> f64| {
         median(&repeats.iter().map(f).collect::<Vec<_>>())
     };
     let latency = Percentiles {

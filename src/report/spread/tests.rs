@@ -1,6 +1,7 @@
 //! The spread across repeats on hand-made points.
 
 use super::*;
+use crate::report::sweep::RepeatInfo;
 use crate::report::sweep::tests::{point, report};
 use serde_json::json;
 

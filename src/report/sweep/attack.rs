@@ -3,7 +3,7 @@
 //! the attacker held, so the curve of honest TPS and p99 against slots held reads off
 //! one table.
 
-use super::{PointReport, SweepReport};
+use super::model::{PointReport, SweepReport};
 use crate::metrics::attack::{AttackSummary, AttackWindow};
 use crate::report::format;
 use serde::Serialize;

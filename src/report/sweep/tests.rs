@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::metrics::Percentiles;
+use crate::report::{Host, ScenarioText, Tool};
 use serde_json::json;
+use std::collections::BTreeMap;
 
 pub(crate) fn point(
     label: &str,
