@@ -16,6 +16,8 @@ const NODE_READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a restored node that migrates its database may take (LND's key-value to
 /// native SQL migration runs before it answers; a long history takes minutes).
 const MIGRATION_READY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// How long restored channels may take to be active again.
+const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
 /// The lines of a migrated node's output read for its migrations (LND writes about
 /// 300 from its start until it is ready).
 const MIGRATION_LOG_LINES: usize = 5000;
@@ -130,7 +132,7 @@ pub async fn bring_up(
 
     log.begin("channels active");
     if restored {
-        super::snapshot::channels_back(&nodes, &scenario.channels, log).await?;
+        channels_back(&nodes, &scenario.channels, log).await?;
     } else {
         setup::open_channels(chain, &nodes, &scenario.channels, log).await?;
     }
@@ -267,6 +269,36 @@ async fn proxy_links(
     facts.services = runtime.services();
     log.progress(&format!("{} links proxied", proxies.links().len()));
     Ok(proxies)
+}
+
+/// After a restored network's nodes are up and their peers dialled: waits until each
+/// node has as many active channels as the scenario opens with it.
+async fn channels_back(
+    nodes: &HashMap<String, ReadyNode>,
+    channels: &[crate::scenario::ChannelSpec],
+    log: &mut StepLog,
+) -> Result<()> {
+    let mut wanted: HashMap<&str, u32> = HashMap::new();
+    for ch in channels {
+        *wanted.entry(ch.from.as_str()).or_default() += ch.count;
+        *wanted.entry(ch.to.as_str()).or_default() += ch.count;
+    }
+    for (name, count) in wanted {
+        let node = (nodes.get(name)).with_context(|| format!("no node {name}"))?;
+        let what = format!("{name}'s {count} restored channel(s) active");
+        crate::setup::poll(
+            &what,
+            CHANNELS_BACK_TIMEOUT,
+            Duration::from_millis(200),
+            || async {
+                let active = node.node.get_info().await?.num_active_channels;
+                Ok((active >= count).then_some(()))
+            },
+        )
+        .await?;
+        log.progress(&format!("{name}: {count} channel(s) active"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ mod output;
 mod plan;
 mod point;
 mod reconcile;
+mod run_dir;
 mod signals;
 mod snapshot;
 mod sweep;
@@ -102,7 +103,7 @@ pub(crate) async fn execute_with(
         exporter: exporter.as_ref(),
         runtimes,
         started_at: SystemTime::now(),
-        run_token: network::run_token(),
+        run_token: run_dir::run_token(),
         networks: networks.len(),
         ledger: spend_ledger(&plan.scenario),
     };

@@ -8,11 +8,10 @@ use super::bring_up::{RunFacts, bring_up};
 use super::{RunOptions, Signals, choose::Choose};
 use crate::exit::Exit;
 use crate::runtime::Snapshots;
-use crate::scenario::{ChannelSpec, Scenario};
-use crate::setup::{ReadyNode, StepLog};
+use crate::scenario::Scenario;
+use crate::setup::StepLog;
 use crate::snapshot::{self, Manifest, SnapshotError};
 use anyhow::{Context, Result};
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,9 +20,6 @@ mod ladder;
 /// How long a node being saved may take to exit on SIGTERM (LND after 50,000
 /// payments took about 30 s here); one that needs longer is killed and not saved.
 const NODE_STOP_LIMIT: Duration = crate::runtime::RESTART_STOP_DEADLINE;
-
-/// How long restored channels may take to be active again.
-const CHANNELS_BACK_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The snapshots of the run's runtime (`described`, as the run names it), or the
 /// refusal where it keeps no data on this machine.
@@ -116,36 +112,6 @@ pub(super) async fn restore(
     Ok(())
 }
 
-/// After a restored network's nodes are up and their peers dialled: waits until each
-/// node has as many active channels as the scenario opens with it.
-pub(super) async fn channels_back(
-    nodes: &HashMap<String, ReadyNode>,
-    channels: &[ChannelSpec],
-    log: &mut StepLog,
-) -> Result<()> {
-    let mut wanted: HashMap<&str, u32> = HashMap::new();
-    for ch in channels {
-        *wanted.entry(ch.from.as_str()).or_default() += ch.count;
-        *wanted.entry(ch.to.as_str()).or_default() += ch.count;
-    }
-    for (name, count) in wanted {
-        let node = (nodes.get(name)).with_context(|| format!("no node {name}"))?;
-        let what = format!("{name}'s {count} restored channel(s) active");
-        crate::setup::poll(
-            &what,
-            CHANNELS_BACK_TIMEOUT,
-            Duration::from_millis(200),
-            || async {
-                let active = node.node.get_info().await?.num_active_channels;
-                Ok((active >= count).then_some(()))
-            },
-        )
-        .await?;
-        log.progress(&format!("{name}: {count} channel(s) active"));
-    }
-    Ok(())
-}
-
 /// `lnbench-tui snapshot save`: one snapshot, or one per step of a history ladder.
 pub(crate) async fn save(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exit> {
     match &scenario.sweep {
@@ -173,8 +139,8 @@ async fn save_one(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exi
     let signals = Signals::watch();
     let chosen = super::choose::Runtimes.choose(&scenario).await?;
     let started_at = SystemTime::now();
-    let run_id = format!("{}-snapshot-{}", scenario.name, super::network::run_token());
-    let run_dir = super::network::make_run_dir(&opts, &run_id)?;
+    let run_id = format!("{}-snapshot-{}", scenario.name, super::run_dir::run_token());
+    let run_dir = super::run_dir::make_run_dir(&opts, &run_id)?;
     let mut runtime = chosen.create(&crate::runtime::Place {
         run_id: &run_id,
         scenario: &scenario.name,

@@ -182,7 +182,7 @@ impl Tally {
     fn write_junit(
         &self,
         plan: &Plan,
-        spread: &[report::spread::Spread],
+        spread: &[report::sweep::Spread],
         path: &std::path::Path,
         started_at: SystemTime,
     ) -> Result<()> {
@@ -301,7 +301,7 @@ fn combined(
         points,
         best_under_bound,
         best_by_group,
-        repeat: (scenario.repeat.count > 1).then_some(report::spread::RepeatInfo {
+        repeat: (scenario.repeat.count > 1).then_some(report::sweep::RepeatInfo {
             count: scenario.repeat.count,
             settle_s: scenario.repeat.settle.as_secs_f64(),
             fresh_network: scenario.repeat.fresh_network,
