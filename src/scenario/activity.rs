@@ -3,8 +3,9 @@
 //! distribution; `concurrency:` and `rate:` count per sender.
 
 use super::dist::{Dist, RawDist};
+use super::error::Ctx;
 use super::error::ScenarioError;
-use super::validate::{Ctx, Groups};
+use super::groups::Groups;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::Deserialize;

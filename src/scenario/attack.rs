@@ -12,9 +12,10 @@
 //! node's `args:`, or its default: `NodeDriver::max_accepted_htlcs`).
 
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
+use super::groups::Groups;
 use super::raw::{RawChannel, RawNode, RawWorkload};
-use super::validate::{Ctx, Groups};
 use super::{Load, StopCondition};
 use crate::node::Implementation;
 use serde::Deserialize;

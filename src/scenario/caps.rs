@@ -3,7 +3,7 @@
 //! Routing fees and open-loop warm-up payments are not known here; the run's spend
 //! ledger (`engine::ledger`) holds the total with them.
 
-use super::validate::Ctx;
+use super::error::Ctx;
 use super::{Scenario, ScenarioError};
 use serde_saphyr::Location;
 

@@ -2,8 +2,8 @@
 //! channel counts, payment amounts): `5000000`, `{ fixed: 5000000 }`,
 //! `{ uniform: [1000000, 8000000] }`, `{ log_normal: { median: 10000, sigma: 1.0 } }`.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
-use super::validate::Ctx;
 use rand::Rng;
 use serde::Deserialize;
 use serde_saphyr::Spanned;

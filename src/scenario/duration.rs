@@ -2,8 +2,8 @@
 //! with [`parse`]: the checks (zero, an upper bound) are the same everywhere, while
 //! each field keeps its own wording, which the error tests pin.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
-use super::validate::Ctx;
 use serde_saphyr::Spanned;
 use std::time::Duration;
 

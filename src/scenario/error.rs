@@ -1,7 +1,7 @@
 //! Errors for scenario files: every one names the file, the line and column, what is
 //! wrong, and what to write instead.
 
-use serde_saphyr::{DefaultMessageFormatter, MessageFormatter};
+use serde_saphyr::{DefaultMessageFormatter, Location, MessageFormatter};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -368,6 +368,33 @@ fn render(path: &Path, at: Option<Position>, message: &str, excerpt: &str, hint:
     };
     let (message, hint) = (printable_lines(message), printable_lines(hint));
     format!("{location}: {message}\n{excerpt}  hint: {hint}")
+}
+
+/// Makes located errors for one file.
+pub(crate) struct Ctx<'a> {
+    pub path: &'a Path,
+    pub source: &'a str,
+}
+
+impl Ctx<'_> {
+    pub fn error(
+        &self,
+        loc: &Location,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> ScenarioError {
+        let at = Position {
+            line: loc.line(),
+            column: loc.column(),
+        };
+        ScenarioError::Invalid {
+            path: self.path.to_path_buf(),
+            at,
+            message: message.into(),
+            excerpt: excerpt(self.source, at, loc.span().len()),
+            hint: hint.into(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! node file as (more of) the node list. Checked here: every node says how to reach
 //! it, nothing asks to start or change a node, mainnet caps are consistent.
 
+use super::error::Ctx;
 use super::raw::{RawExternal, RawNode, RawScenario};
-use super::validate::Ctx;
 use super::{RuntimeKind, ScenarioError, StopCondition};
 use crate::node::{Credentials, Implementation};
 use serde_saphyr::{Location, Spanned};

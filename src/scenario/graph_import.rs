@@ -3,8 +3,8 @@
 //! down to N nodes: the best-connected node first, then its neighbours breadth first,
 //! best connected first, so the cut keeps the core of the graph and stays connected.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
-use super::validate::Ctx;
 use serde_saphyr::Spanned;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 

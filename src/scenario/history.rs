@@ -18,9 +18,9 @@
 //! history on. The phase pays like the workload (its kind, senders, receivers and
 //! amount), in a closed loop.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::RawScenario;
-use super::validate::Ctx;
 use super::{PaymentKind, RuntimeKind, duration};
 use serde::Deserialize;
 use serde_saphyr::Spanned;

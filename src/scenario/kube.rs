@@ -1,8 +1,9 @@
 //! `runtime: kubernetes` and its `kubernetes:` block: which cluster (a kubeconfig
 //! context) and where the pods go (spread over the cluster's nodes, or pinned).
 
+use super::error::Ctx;
+use super::groups::Groups;
 use super::raw::RawScenario;
-use super::validate::{Ctx, Groups};
 use super::{RuntimeKind, ScenarioError};
 use serde::Deserialize;
 use serde_saphyr::Spanned;

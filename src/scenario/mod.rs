@@ -14,6 +14,7 @@ mod error;
 pub mod external;
 mod faults;
 mod graph_import;
+mod groups;
 mod history;
 #[cfg(test)]
 mod history_tests;
@@ -113,7 +114,7 @@ pub(crate) fn parse_with_repeat(
 ) -> Result<Scenario, ScenarioError> {
     let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
-    let ctx = validate::Ctx { path, source: text };
+    let ctx = error::Ctx { path, source: text };
     let raw_repeat = raw.repeat.take();
     let repeat = repeat::validate(&ctx, raw_repeat.as_ref(), repeat_count)?;
     // Where a repeat error points: `repeat:`, else the sweep, else the name.

@@ -1,9 +1,9 @@
 //! `workload: max_parts:` (multi-part payments) and `stop: liquidity_failures:`
 //! (draining channels): their bounds, checked where the file writes them.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::{RawChannel, RawNode, RawPaymentKind, RawStop, RawWorkload};
-use super::validate::Ctx;
 use serde_saphyr::Spanned;
 
 /// The most parts a scenario may allow one payment: far more than a sender's

@@ -9,9 +9,10 @@
 //! ```
 
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
+use super::groups::Groups;
 use super::raw::RawRestart;
-use super::validate::{Ctx, Groups};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;

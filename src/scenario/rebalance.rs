@@ -13,9 +13,10 @@
 
 use super::attack::{load_length, single};
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
+use super::groups::Groups;
 use super::raw::{RawChannel, RawNode, RawWorkload};
-use super::validate::{Ctx, Groups};
 use super::{Load, StopCondition};
 use serde::Deserialize;
 use serde_saphyr::Spanned;

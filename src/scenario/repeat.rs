@@ -12,9 +12,9 @@
 //! with `fresh_network: true`.
 
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::sweep::{Sweep, SweepParam, SweepPoint, SweepValue};
-use super::validate::Ctx;
 use super::{MAX_POINTS, Scenario};
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};

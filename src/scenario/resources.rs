@@ -12,9 +12,9 @@
 //!     resources: { cpus: 1.5, cpuset: "1" } # alice's own: these fields win
 //! ```
 
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::{NodeMap, RawScenario};
-use super::validate::Ctx;
 use super::{Capabilities, NodeSpec};
 use serde::Deserialize;
 use serde_saphyr::Spanned;

@@ -2,9 +2,10 @@
 //! `amount_msat`, split across `recipients:` by their `split:` weights, one keysend
 //! per recipient carrying the podcast record.
 
+use super::error::Ctx;
 use super::error::ScenarioError;
+use super::groups::Groups;
 use super::raw::{RawChannel, RawNode, RawWorkload};
-use super::validate::{Ctx, Groups};
 use crate::node::Feature;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};

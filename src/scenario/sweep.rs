@@ -9,9 +9,10 @@
 //! rate, payment kind) share one network (`network` is the same number).
 
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
-use super::validate::{Ctx, validate};
+use super::validate::validate;
 use super::{ChainKind, Database, PaymentKind, Runtimes, Scenario};
 use crate::node::PaymentEngine;
 pub use matrix::ImplChoice;

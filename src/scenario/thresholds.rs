@@ -2,8 +2,8 @@
 //! validated [`Threshold`] and its checks on the raw section.
 
 use super::duration;
+use super::error::Ctx;
 use super::raw::{RawThresholdBlocks, RawThresholds};
-use super::validate::Ctx;
 use super::{Load, PhaseKind, ScenarioError};
 use serde_saphyr::Spanned;
 use std::time::Duration;

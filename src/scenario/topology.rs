@@ -4,9 +4,9 @@
 //! so every check on nodes and channels applies to them too.
 
 use super::dist::{Dist, RawDist};
+use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::{NodeMap, RawChannel, RawNode};
-use super::validate::Ctx;
 use crate::node::Implementation;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

@@ -1,7 +1,8 @@
 //! Semantic checks on the raw model and expansion into the validated [`Scenario`]:
 //! names, nodes and replicas, channels. The workload is checked in `workload.rs`.
 
-use super::error::{Position, ScenarioError, excerpt};
+use super::error::{Ctx, ScenarioError};
+use super::groups::Groups;
 use super::raw::{RawAfterLoad, RawChain, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
 use channels::expand_channel;
@@ -9,7 +10,6 @@ use nodes::{
     check_chain, check_databases, check_image, check_keysend, check_payment_engines, expand_nodes,
 };
 use serde_saphyr::{Location, Spanned};
-use std::collections::HashMap;
 use std::path::Path;
 
 /// The longest scenario name: it becomes part of directory and container names.
@@ -17,65 +17,6 @@ const MAX_NAME_LEN: usize = 64;
 
 mod channels;
 mod nodes;
-
-/// Makes located errors for one file.
-pub(super) struct Ctx<'a> {
-    pub path: &'a Path,
-    pub source: &'a str,
-}
-
-impl Ctx<'_> {
-    pub fn error(
-        &self,
-        loc: &Location,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> ScenarioError {
-        let at = Position {
-            line: loc.line(),
-            column: loc.column(),
-        };
-        ScenarioError::Invalid {
-            path: self.path.to_path_buf(),
-            at,
-            message: message.into(),
-            excerpt: excerpt(self.source, at, loc.span().len()),
-            hint: hint.into(),
-        }
-    }
-}
-
-/// The node groups of a scenario (names under `nodes:`) and their instances.
-pub(super) struct Groups {
-    /// Group name -> instance names, in file order.
-    pub order: Vec<(String, Vec<String>)>,
-    /// Group name -> its position in `order`.
-    pub(super) index: HashMap<String, usize>,
-}
-
-impl Groups {
-    pub fn instances(&self, group: &str) -> Option<&[String]> {
-        self.index.get(group).map(|&i| self.order[i].1.as_slice())
-    }
-
-    pub fn names(&self) -> String {
-        let names: Vec<&str> = self.order.iter().map(|(g, _)| g.as_str()).collect();
-        names.join(", ")
-    }
-
-    /// An error for a name that is not a group, with the defined ones listed.
-    pub fn unknown(&self, ctx: &Ctx, name: &Spanned<String>, what: &str) -> ScenarioError {
-        let defined = self.names();
-        ctx.error(
-            &name.referenced,
-            format!(
-                "{what} names node \"{}\", which is not defined under nodes: (defined: {defined})",
-                name.value
-            ),
-            format!("add {} under nodes: or use one of {defined}", name.value),
-        )
-    }
-}
 
 pub(super) fn validate(
     path: &Path,

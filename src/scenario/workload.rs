@@ -2,9 +2,10 @@
 //! (closed loop or open-loop phases), the stop condition and the timeouts.
 
 use super::duration;
+use super::error::Ctx;
 use super::error::ScenarioError;
+use super::groups::Groups;
 use super::raw::{RawChannel, RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
-use super::validate::{Ctx, Groups};
 use super::{Load, Phase, PhaseKind, StopCondition, Workload};
 use serde_saphyr::{Location, Spanned};
 use std::collections::{HashSet, VecDeque};

@@ -1,8 +1,8 @@
 //! `kill: chain` and `restart: chain`: faults of the chain backend, refused where they
 //! cannot do what they say.
 
+use super::super::error::Ctx;
 use super::super::error::ScenarioError;
-use super::super::validate::Ctx;
 use super::{Fault, RawFault};
 use crate::scenario::{ChainKind, RuntimeKind};
 use serde_saphyr::Spanned;

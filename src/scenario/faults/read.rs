@@ -2,8 +2,9 @@
 //! [`Fault`]s, with an error that points at the offending key.
 
 use super::super::duration;
+use super::super::error::Ctx;
 use super::super::error::ScenarioError;
-use super::super::validate::{Ctx, Groups};
+use super::super::groups::Groups;
 use super::{
     EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair, LinkShape, LinkSpec,
 };

@@ -3,9 +3,9 @@
 //! exist, LND-only backends, ...), network parameters first.
 
 use super::{Counts, Dim, RawSweep, SweepParam, SweepValue, matrix};
+use crate::scenario::error::Ctx;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::validate::Ctx;
 use serde_saphyr::{Location, Spanned};
 
 pub(super) fn dimensions(

@@ -12,9 +12,9 @@
 use super::{Dim, SweepParam, SweepValue};
 use crate::node::Implementation;
 use crate::scenario::Database;
+use crate::scenario::error::Ctx;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::raw::{RawNode, RawPaymentKind, RawScenario};
-use crate::scenario::validate::Ctx;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::fmt;

@@ -4,7 +4,8 @@
 use super::super::ChannelSpec;
 use super::super::ScenarioError;
 use super::super::raw::{RawChannel, RawNode};
-use super::{Ctx, Groups};
+use crate::scenario::error::Ctx;
+use crate::scenario::groups::Groups;
 use serde_saphyr::Spanned;
 
 /// Parallel channels per pair of nodes: each is a funding output and a channel to sync.

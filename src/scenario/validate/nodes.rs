@@ -3,7 +3,8 @@
 
 use super::super::raw::{RawNode, RawWorkload};
 use super::super::{ChainKind, Database, NodeSpec, ScenarioError};
-use super::{Ctx, Groups};
+use crate::scenario::error::Ctx;
+use crate::scenario::groups::Groups;
 use serde_saphyr::Spanned;
 use std::collections::HashMap;
 
