@@ -2,6 +2,10 @@
 //!
 //! `main` only parses the command line and calls [`run`], which dispatches to the
 //! command (`cmd/`); everything lives in the library so tests can drive it in-process.
+//!
+//! No print macro outside tests: `println!` panics when the reader went away (a closed
+//! pipe), so every line goes through `lines` (`outln!`, `errln!`), which cannot.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cache;
 pub mod chain;

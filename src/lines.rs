@@ -11,6 +11,7 @@ use std::fmt::Display;
 use std::io::Write;
 
 /// One line to standard output; lost if nobody reads it.
+#[allow(clippy::print_stdout, clippy::print_stderr)] // test builds only
 pub(crate) fn out(line: impl Display) {
     #[cfg(not(test))]
     let _ = writeln!(std::io::stdout().lock(), "{line}");
@@ -20,7 +21,17 @@ pub(crate) fn out(line: impl Display) {
     println!("{line}");
 }
 
+/// Text as it is (its own line ends) to standard output; lost if nobody reads it.
+#[allow(clippy::print_stdout, clippy::print_stderr)] // test builds only
+pub(crate) fn out_text(text: &str) {
+    #[cfg(not(test))]
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    #[cfg(test)]
+    print!("{text}");
+}
+
 /// One line to standard error; lost if nobody reads it.
+#[allow(clippy::print_stdout, clippy::print_stderr)] // test builds only
 pub(crate) fn err(line: impl Display) {
     #[cfg(not(test))]
     let _ = writeln!(std::io::stderr().lock(), "{line}");

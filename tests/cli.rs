@@ -424,3 +424,32 @@ fn help_does_not_call_report_headless() {
         "{help}"
     );
 }
+
+/// The exit status of `cmd` with its standard output (and error) a pipe nobody reads:
+/// the read end is closed before the command starts, so its first line meets EPIPE.
+fn status_with_closed_output(mut cmd: std::process::Command) -> std::process::ExitStatus {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    cmd.stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap()
+}
+
+/// `down` writing to a reader that went away (`lnbench-tui down | head -0`) finishes
+/// its work and exits 0; a print macro would panic there (exit 101).
+#[test]
+fn down_into_a_closed_pipe_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lnbench-tui"));
+    cmd.args(["down", "--run-dir"])
+        .arg(dir.path())
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", dir.path().join("dead.sock").display()),
+        )
+        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST");
+    let status = status_with_closed_output(cmd);
+    assert_eq!(status.code(), Some(0), "{status}");
+}

@@ -459,3 +459,24 @@ fn two_sweeps_are_compared_point_by_point() {
     );
     assert!(index.contains("not compared: concurrency=7"), "{index}");
 }
+
+/// `compare` printing its table to a reader that went away (`... | head -0`) still
+/// writes its files and exits 0; a print macro would panic there (exit 101).
+#[test]
+fn compare_into_a_closed_pipe_writes_its_files_and_does_not_panic() {
+    let out = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lnbench-tui"))
+        .arg("compare")
+        .arg(repo_file(BASE))
+        .arg(repo_file(NEW))
+        .arg("--out")
+        .arg(out.path())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert!(out.path().join("compare.md").is_file());
+}

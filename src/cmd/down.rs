@@ -31,8 +31,8 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
             Err(e) => {
                 every_place_seen = false;
                 match ((place.not_looked)(&e), place.not_checked) {
-                    (Some(said), _) => println!("{said}"),
-                    (None, Some(what)) => eprintln!("{what} not checked: {e}"),
+                    (Some(said), _) => crate::lines::outln!("{said}"),
+                    (None, Some(what)) => crate::lines::errln!("{what} not checked: {e}"),
                     (None, None) => return Err(e.into()),
                 }
                 runtime::shared::Down::default()
@@ -43,7 +43,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
     }
     let nothing_elsewhere = (found.iter()).all(|d| d.removed.is_empty() && d.kept.is_empty());
     if stale.is_empty() && sockets.is_empty() && kept_dirs.is_empty() && nothing_elsewhere {
-        println!(
+        crate::lines::outln!(
             "nothing to remove: no run directory (lnbench-*) of a finished tool in {}, and \
              no namespace, container, network or volume labelled lnbench.run where looked",
             parent.display()
@@ -53,7 +53,7 @@ pub(crate) fn down(all: bool, only: Option<&str>, run_dir: Option<PathBuf>) -> R
         // Free: their tools are gone, and their runs were removed above or left
         // nothing (a run left alone is one whose token is held or not here).
         for file in leftovers::lock::remove_free_tokens_in(&dir) {
-            println!("removed token lock file {}", file.display());
+            crate::lines::outln!("removed token lock file {}", file.display());
         }
     }
     Ok(Exit::Ok)
@@ -82,12 +82,12 @@ fn remove_local(parent: &Path, temp: &Path, all: bool, only: Option<&str>) -> Lo
         let whose = s.user.as_ref().map(|u| format!(" (a run of {u})"));
         for dir in std::iter::once(&s.run_dir).chain(&s.postgres) {
             match std::fs::remove_dir_all(dir) {
-                Ok(()) => println!(
+                Ok(()) => crate::lines::outln!(
                     "removed directory {}{}",
                     dir.display(),
                     whose.as_deref().unwrap_or_default()
                 ),
-                Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+                Err(e) => crate::lines::errln!("could not remove {}: {e}", dir.display()),
             }
         }
     }
@@ -97,12 +97,12 @@ fn remove_local(parent: &Path, temp: &Path, all: bool, only: Option<&str>) -> Lo
     };
     for dir in &sockets {
         match std::fs::remove_dir_all(dir) {
-            Ok(()) => println!("removed directory {}", dir.display()),
-            Err(e) => eprintln!("could not remove {}: {e}", dir.display()),
+            Ok(()) => crate::lines::outln!("removed directory {}", dir.display()),
+            Err(e) => crate::lines::errln!("could not remove {}: {e}", dir.display()),
         }
     }
     for (dir, why) in &kept_dirs {
-        println!(
+        crate::lines::outln!(
             "left {} alone: {why} (`lnbench-tui down --all` removes it too)",
             dir.display()
         );
@@ -117,11 +117,13 @@ fn remove_local(parent: &Path, temp: &Path, all: bool, only: Option<&str>) -> Lo
 fn print_down(down: &runtime::shared::Down) {
     for item in &down.removed {
         match down.others.iter().find(|(run, _)| *run == item.run) {
-            Some((_, whose)) => println!("removed {item} (a run of {whose})"),
-            None => println!("removed {item}"),
+            Some((_, whose)) => crate::lines::outln!("removed {item} (a run of {whose})"),
+            None => crate::lines::outln!("removed {item}"),
         }
     }
     for (run, why) in &down.kept {
-        println!("left run {run} alone: {why} (`lnbench-tui down --all` removes it too)");
+        crate::lines::outln!(
+            "left run {run} alone: {why} (`lnbench-tui down --all` removes it too)"
+        );
     }
 }

@@ -153,7 +153,12 @@ impl Store {
                 .into());
             }
             for v in version..SCHEMA_VERSION {
-                let sql = d.migration(v).expect("a migration per version");
+                let Some(sql) = d.migration(v) else {
+                    return Err(BadStore(format!(
+                        "--store {at}: schema version {version}, which no lnbench-tui wrote                          (versions run from 0 to {SCHEMA_VERSION}); give another --store"
+                    ))
+                    .into());
+                };
                 db.batch(sql)?;
                 db.execute(
                     "INSERT INTO schema_version (version) VALUES (?1)",

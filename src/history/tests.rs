@@ -407,6 +407,26 @@ fn a_store_of_a_newer_schema_is_refused_untouched() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
+/// A version no migration starts from (a negative one, written by hand or by another
+/// tool) is refused with the store named, not a panic.
+#[test]
+fn a_store_of_an_unknown_schema_version_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL);
+         INSERT INTO schema_version (version) VALUES (-3);",
+    )
+    .unwrap();
+    drop(conn);
+    let before = std::fs::read(&path).unwrap();
+    let e = Store::open(&path).err().unwrap();
+    assert!(is_bad_store(&e), "{e:#}");
+    assert!(format!("{e:#}").contains("schema version -3"), "{e:#}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
 #[test]
 fn a_corrupted_file_a_foreign_database_and_a_directory_are_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -42,14 +42,16 @@ pub enum Outcome {
 /// failing to write the output is an error.
 pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     if inputs.len() < 2 {
-        eprintln!(
+        crate::lines::errln!(
             "Error: compare needs at least two runs, got {}: `lnbench-tui compare BASELINE OTHER... --out DIR`",
             inputs.len()
         );
         return Ok(Outcome::BadInput);
     }
     if !noise_pct.is_finite() || noise_pct < 0.0 {
-        eprintln!("Error: --noise-pct {noise_pct} is not a percentage; give 0 or more, e.g. 5");
+        crate::lines::errln!(
+            "Error: --noise-pct {noise_pct} is not a percentage; give 0 or more, e.g. 5"
+        );
         return Ok(Outcome::BadInput);
     }
     // Sweeps (without repeats) are compared point by point.
@@ -75,7 +77,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
                 repeated.push(r);
             }
             Err(e) => {
-                eprintln!("Error: {}", crate::exit::error_chain(&e));
+                crate::lines::errln!("Error: {}", crate::exit::error_chain(&e));
                 return Ok(Outcome::BadInput);
             }
         }
@@ -93,7 +95,7 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
     crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
     let html = comparison.html()?;
     crate::report::write_file(out, HTML_FILE_NAME, &html)?;
-    print!("{markdown}");
+    crate::lines::out_text(&markdown);
     Ok(Outcome::Written)
 }
 

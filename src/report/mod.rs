@@ -78,7 +78,7 @@ fn copy_interval_log(report: &Report, dir: &Path) -> Result<Option<PathBuf>> {
         return Ok(None);
     };
     if let Some(error) = &log.error {
-        eprintln!("warning: {} not written: {error}", hlog::FILE_NAME);
+        crate::lines::errln!("warning: {} not written: {error}", hlog::FILE_NAME);
         return Ok(None);
     }
     let path = dir.join(hlog::FILE_NAME);

@@ -217,7 +217,7 @@ impl Tally {
         };
         let (dir, name) = split_path(path)?;
         crate::files::write_file(dir, name, &report::junit::render(&suites))?;
-        eprintln!("junit: {}", path.display());
+        crate::lines::errln!("junit: {}", path.display());
         Ok(())
     }
 }

@@ -121,7 +121,7 @@ pub async fn preflight(scenario: &Scenario) -> Result<(Docker, RunImages), Runti
     let docker = connect().await?;
     let (run_images, to_pull) = images::plan(&docker, scenario).await?;
     for image in &to_pull {
-        eprintln!("pulling {image} ...");
+        crate::lines::errln!("pulling {image} ...");
         images::pull(&docker, image).await?;
     }
     Ok((docker, run_images))

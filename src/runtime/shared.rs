@@ -35,8 +35,10 @@ pub fn tail(path: &Path, lines: usize) -> String {
 pub(crate) fn cleanup_left_behind(error: Option<&dyn std::fmt::Display>) {
     crate::leftovers::lock::left_behind();
     match error {
-        Some(e) => eprintln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
-        None => eprintln!("cleanup did not finish; run `lnbench-tui down` to remove leftovers"),
+        Some(e) => crate::lines::errln!("cleanup: {e}; run `lnbench-tui down` to remove leftovers"),
+        None => crate::lines::errln!(
+            "cleanup did not finish; run `lnbench-tui down` to remove leftovers"
+        ),
     }
 }
 

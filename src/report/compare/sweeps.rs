@@ -70,7 +70,7 @@ pub fn run(
                 )
             })
             .collect();
-        eprintln!(
+        crate::lines::errln!(
             "Error: these sweeps have no point in common ({}); compare sweeps over the same \
              values, or give one point's folder of each (DIR/<label>)",
             held.join("; ")
@@ -81,11 +81,11 @@ pub fn run(
     let mut index = String::from("# Sweeps compared point by point\n\n");
     for label in &common {
         let points: Vec<PathBuf> = dirs.iter().map(|d| d.join(label)).collect();
-        println!("## {label}\n");
+        crate::lines::outln!("## {label}\n");
         if super::run(&points, &out.join(label), noise_pct)? == Outcome::BadInput {
             return Ok(Outcome::BadInput);
         }
-        println!();
+        crate::lines::outln!("");
         index.push_str(&format!("- [{label}]({label}/compare.md)\n"));
     }
     let mut unmatched: Vec<&String> = labels.iter().flatten().filter(|l| !in_all(l)).collect();
@@ -98,7 +98,7 @@ pub fn run(
             .collect::<Vec<_>>()
             .join(", ");
         index.push_str(&format!("\nNot in every sweep, so not compared: {list}\n"));
-        println!("not in every sweep, so not compared: {list}");
+        crate::lines::outln!("not in every sweep, so not compared: {list}");
     }
     crate::report::write_file(out, super::MARKDOWN_FILE_NAME, &index)?;
     Ok(Outcome::Written)

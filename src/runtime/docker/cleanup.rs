@@ -274,7 +274,7 @@ pub fn remove_run_blocking(run_id: String, limit: Duration) {
     );
     match result {
         Some(Ok(removed)) if !removed.is_empty() => {
-            eprintln!("removed {} leftovers of the run", removed.len());
+            crate::lines::errln!("removed {} leftovers of the run", removed.len());
         }
         Some(Ok(_)) => {}
         Some(Err(e)) => crate::runtime::shared::cleanup_left_behind(Some(&e)),
