@@ -1,8 +1,10 @@
 //! End to end: real runs (two LND nodes on a btcd regtest chain, local runtime,
-//! short repeated loads) record themselves into a temporary store, an SQLite file or
-//! a private PostgreSQL server (its password as PGPASSWORD), and
-//! `history check` calls a repeat of the same run within noise and a run with a
-//! slower node a significant regression.
+//! short repeated loads) record themselves into two temporary stores, an SQLite file
+//! and a private PostgreSQL server (its password as PGPASSWORD), taking turns; each
+//! run's report directory is imported into the other store (`history import`, which
+//! reads and inserts as the run's own recording does), so both stores hold the same
+//! three runs from three real runs, and in each `history check` calls a repeat of the
+//! same run within noise and a run with a slower node a significant regression.
 //!
 //! The slower node is planted outside the scenario, as a new build of a node would
 //! be: the same scenario text (so the same scenario hash, envelope and host class)
@@ -130,44 +132,45 @@ fn check(store: &Store) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
-#[test]
-fn check_calls_a_slower_node_significant_and_a_repeat_not() {
-    require_node_binaries();
-    let work = tempfile::tempdir().expect("temp dir");
-    let store = Store {
-        arg: work.path().join("history.sqlite").display().to_string(),
-        password: None,
-    };
-    planted_regression(&store, work.path());
+/// `history import DIR` into `store`: recorded as a new run.
+fn import(dir: &Path, store: &Store) {
+    let out = Command::new(lnbench())
+        .args(["history", "import"])
+        .arg(dir)
+        .arg("--store")
+        .arg(&store.arg)
+        .envs(store.password.iter().map(|p| ("PGPASSWORD", p)))
+        .output()
+        .expect("history import");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "import {}: {text}",
+        dir.display()
+    );
+    assert!(text.contains("recorded as run"), "{text}");
 }
 
+/// Two runs of the scenario, then one with the slower node, recorded into the SQLite
+/// store and (when PostgreSQL is installed) the server's, each run in one store by the
+/// run itself and in the other by `history import`, in the order they ran; in each
+/// store `check` exits 0 after the repeat, then 1 after the slower run.
 #[test]
-fn on_postgresql_check_calls_a_slower_node_significant_and_a_repeat_not() {
+fn check_calls_a_slower_node_significant_and_a_repeat_not_in_sqlite_and_postgresql() {
     require_node_binaries();
-    let Some(server) = pg::start("e2e_history::on_postgresql") else {
-        return;
-    };
-    let work = tempfile::tempdir().expect("temp dir");
-    let store = Store {
+    let w = tempfile::tempdir().expect("temp dir");
+    let w = w.path();
+    let server = pg::start("e2e_history::on_postgresql");
+    let mut stores = vec![Store {
+        arg: w.join("history.sqlite").display().to_string(),
+        password: None,
+    }];
+    stores.extend(server.as_ref().map(|server| Store {
         arg: server.url(),
         password: Some(server.password.clone()),
-    };
-    planted_regression(&store, work.path());
-    // The runs are on the server (not in a file named like the URL).
-    let runs: i64 = (server.client().query_one("SELECT count(*) FROM runs", &[]))
-        .unwrap()
-        .get(0);
-    assert_eq!(runs, 3);
-}
-
-/// The two tests measure real runs against each other: run side by side, each one's
-/// runs would share the cores with the other's, so that a repeat of the same run
-/// differs by whatever the other test was doing (CI saw a repeat 20 % slower).
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Two runs of the scenario, then one with the slower node: `check` exits 0, then 1.
-fn planted_regression(store: &Store, w: &Path) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    }));
     let scenario = w.join("history-e2e.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
     let normal = cache_with(&w.join("cache"), None);
@@ -175,18 +178,39 @@ fn planted_regression(store: &Store, w: &Path) {
         &w.join("cache-slow"),
         Some(("GOGC=1 GOMAXPROCS=1", "--channel-commit-interval=200ms")),
     );
+    // The run `name` records itself into the store whose turn it is; the others import it.
+    let mut turn = 0;
+    let mut run_into = |cache: &Path, name: &str| {
+        let own = &stores[turn % stores.len()];
+        run(&scenario, cache, own, w, name);
+        for other in stores.iter().filter(|s| s.arg != own.arg) {
+            import(&w.join(name), other);
+        }
+        turn += 1;
+    };
 
-    run(&scenario, &normal, store, w, "first");
-    run(&scenario, &normal, store, w, "second");
-    let (code, text) = check(store);
-    assert_eq!(code, 0, "a repeat of the same run: {text}");
-    assert!(text.contains("against runs 1"), "{text}");
-    assert!(!text.contains("cannot judge"), "{text}");
+    run_into(&normal, "first");
+    run_into(&normal, "second");
+    for store in &stores {
+        let (code, text) = check(store);
+        assert_eq!(code, 0, "a repeat of the same run ({}): {text}", store.arg);
+        assert!(text.contains("against runs 1"), "{text}");
+        assert!(!text.contains("cannot judge"), "{text}");
+    }
 
-    run(&scenario, &slow, store, w, "slower");
-    let (code, text) = check(store);
-    assert_eq!(code, 1, "the slower node: {text}");
-    assert!(text.contains("against runs 1, 2"), "{text}");
-    assert!(text.contains("beyond the 40.0 % floor"), "{text}");
-    assert!(text.contains("REGRESSION"), "{text}");
+    run_into(&slow, "slower");
+    for store in &stores {
+        let (code, text) = check(store);
+        assert_eq!(code, 1, "the slower node ({}): {text}", store.arg);
+        assert!(text.contains("against runs 1, 2"), "{text}");
+        assert!(text.contains("beyond the 40.0 % floor"), "{text}");
+        assert!(text.contains("REGRESSION"), "{text}");
+    }
+    if let Some(server) = &server {
+        // The runs are on the server (not in a file named like the URL).
+        let runs: i64 = (server.client().query_one("SELECT count(*) FROM runs", &[]))
+            .unwrap()
+            .get(0);
+        assert_eq!(runs, 3);
+    }
 }
