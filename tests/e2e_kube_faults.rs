@@ -1,12 +1,13 @@
 //! Faults and links on a real Kubernetes cluster (`scripts/kube-cluster.sh`), through
 //! the binary: bob's node process killed in its pod (the kubelet starts its container
-//! again on the same volume), alice's frozen (SIGSTOP) and thawed, and a block mined,
-//! while alice pays bob's invoices; then the peer link through the fault proxy's pod:
-//! 50 ms each way, then a partition; and bitcoind stopped cleanly, then killed, in its
+//! again on the same volume), alice's frozen (SIGSTOP) and thawed, while alice pays
+//! bob's invoices; then, on the same network, the peer link through the fault proxy's
+//! pod: 50 ms each way, then a partition; then background mining stopped, a burst and
+//! resumed; and bitcoind stopped cleanly, then killed, in its
 //! pod (tests/common/chain_faults.rs); and the other fault kinds as
 //! tests/e2e/faults_kinds.rs runs them locally: jitter, a bandwidth cap begun by
-//! `after_payments:`, a reset, bob's clean restart, and background mining stopped,
-//! burst and resumed (tests/common/fault_kinds.rs); and a Core Lightning receiver
+//! `after_payments:`, a reset and bob's clean restart (tests/common/fault_kinds.rs);
+//! and a Core Lightning receiver
 //! killed and paused (tests/common/impl_faults.rs). The report's fault windows and
 //! ways back, the channels at the end, and the run's namespace gone afterwards.
 //!
@@ -22,31 +23,22 @@ use common::*;
 
 const TOP: &str = "runtime: kubernetes\npull: never\n";
 
+/// One network for the node faults, the link faults and background mining
+/// ([`one_network_scenario`]): bob's node process killed in his pod and alice's frozen;
+/// 50 ms each way and a partition through the proxy's pod; mining stopped, a burst
+/// while stopped, resumed and stopped again through the forwarded chain RPC.
 #[test]
-fn a_killed_and_a_paused_node_recover_in_their_pods() {
+fn node_and_link_faults_and_mining_have_their_effect_in_pods() {
     let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    if !cluster_or_not_run("kube_kill_and_pause") {
+    if !cluster_or_not_run("kube_node_link_mining") {
         return;
     }
-    let mine = "  - at: 40s\n    mine: 1\n";
-    let (report, _log) = run(&kill_and_pause_scenario("e2e-kube-faults", TOP, mine));
+    let (report, _log) = run(&one_network_scenario("e2e-kube-faults", TOP));
     let (_kill, p) = check_kill_and_pause(&report, "kubernetes");
     assert!(p["after"]["ok"].as_u64().unwrap() > 0, "{p:#}");
-    let m = fault(&report, "mine 1");
-    assert!(m["error"].is_null(), "{m:#}");
-    assert!(m["chain_height"].as_u64().is_some(), "{m:#}");
-}
-
-/// [`links_scenario`] through the proxy's pod.
-#[test]
-fn a_slow_link_and_a_partition_through_the_proxy_pod() {
-    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    if !cluster_or_not_run("kube_links") {
-        return;
-    }
-    let (report, _log) = run(&links_scenario("e2e-kube-links", TOP));
     let (_rise, cut) = check_links(&report, "kubernetes");
     assert!(cut["error"].is_null() && cut["links"] == 1, "{cut:#}");
+    common::fault_kinds::check_mining(&report);
 }
 
 /// `restart: chain` and `kill: chain` in the chain's pod, as tests/e2e/faults_chain.rs
@@ -79,21 +71,6 @@ fn jitter_bandwidth_reset_and_restart_have_their_effect_in_pods() {
     }
     let (report, _log) = run(&common::fault_kinds::scenario("e2e-kube-kinds", TOP));
     common::fault_kinds::check(&report);
-}
-
-/// Background mining stopped, a burst while stopped, resumed and stopped again, on
-/// the cluster (through the forwarded chain RPC).
-#[test]
-fn background_mining_stops_resumes_and_a_burst_mines_in_pods() {
-    let _turn = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    if !cluster_or_not_run("kube_mining") {
-        return;
-    }
-    let (report, _log) = run(&common::fault_kinds::mining_scenario(
-        "e2e-kube-mining",
-        TOP,
-    ));
-    common::fault_kinds::check_mining(&report);
 }
 
 /// tests/e2e/faults_impls.rs's Core Lightning case on the cluster: bob killed in his

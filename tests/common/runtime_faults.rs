@@ -1,6 +1,8 @@
 //! The node and link faults tests/e2e/docker_faults.rs and tests/e2e_kube_faults.rs
 //! run alike on their runtimes: the scenarios and the checks they share; each test
-//! adds what its runtime shows besides.
+//! adds what its runtime shows besides. [`one_network_scenario`] puts the node faults,
+//! the link faults and background mining on one network, for a runtime whose every
+//! network costs much to bring up (a cluster's namespace, pods and volumes).
 
 use super::scenario_run::{fault, killed_node_back, lnd_pair};
 use serde_json::Value;
@@ -34,6 +36,37 @@ faults:
 " + more_faults
 }
 
+/// [`kill_and_pause_scenario`], the link faults and
+/// tests/common/fault_kinds.rs's mining faults on one network, one after another on one
+/// 90 s load (alice pays bob's invoices at 5 a second): bob killed 10 s in, alice
+/// paused 32 s in; 50 ms each way on the link 40 s in for 10 s, a partition 56 s in for
+/// 4 s; a block every 2 s throughout, stopped 66 s in, a burst of 3 at 70 s, resumed at
+/// 74 s, stopped again at 84 s. Checked by [`check_kill_and_pause`], [`check_links`]
+/// and `fault_kinds::check_mining`.
+pub fn one_network_scenario(name: &str, top: &str) -> String {
+    let faults = "  - at: 40s
+    link: [alice, bob]
+    latency: 50ms
+    for: 10s
+  - at: 56s
+    link: [alice, bob]
+    down: true
+    for: 4s
+  - { at: 66s, mining: stop }
+  - { at: 70s, mine: 3 }
+  - { at: 74s, mining: resume }
+  - { at: 84s, mining: stop }
+";
+    let text = kill_and_pause_scenario(name, top, faults)
+        .replace("duration: 50s", "duration: 90s")
+        .replace("faults:\n", "mining: { every: 2s }\nfaults:\n");
+    assert!(
+        text.contains("duration: 90s") && text.contains("every: 2s"),
+        "{text}"
+    );
+    text
+}
+
 /// The checks of [`kill_and_pause_scenario`]'s report on `runtime`: bob back, his
 /// invoices made again (through the client or forward made before the kill) and the
 /// throughput back; alice's pause without error, with no more than 5 payments ended
@@ -62,32 +95,10 @@ pub fn check_kill_and_pause<'a>(report: &'a Value, runtime: &str) -> (&'a Value,
     (k, p)
 }
 
-/// One keysend at a time; 10 s in, 50 ms each way on the link for 10 s (a keysend
-/// crosses it about four times: ~200 ms more); 26 s in, a partition for 4 s, in which
-/// the payment in flight waits.
-pub fn links_scenario(name: &str, top: &str) -> String {
-    lnd_pair(name, top, 2000000, 2)
-        + "  amount_msat: 1000
-  concurrency: 1
-  stop:
-    duration: 40s
-  payment_timeout: 20s
-faults:
-  - at: 10s
-    link: [alice, bob]
-    latency: 50ms
-    for: 10s
-  - at: 26s
-    link: [alice, bob]
-    down: true
-    for: 4s
-"
-}
-
-/// The checks of [`links_scenario`]'s report on `runtime`: the latency on the one
-/// link raised the payments' p50 by 150 ms at least (four crossings of 50 ms cannot
-/// add less); the one payment in flight waited out the partition (closed loop) and the
-/// load went on after; the proxy listed as a service. Returns the p50's rise in ms and
+/// The checks of the link faults in [`one_network_scenario`]'s report on `runtime`:
+/// the latency on the one link raised the payments' p50 by 150 ms at least (four
+/// crossings of 50 ms cannot add less); the payments in flight waited out the partition
+/// and the load went on after; the proxy listed as a service. Returns the p50's rise in ms and
 /// the partition's record.
 pub fn check_links<'a>(report: &'a Value, runtime: &str) -> (f64, &'a Value) {
     let slow = fault(report, "latency alice–bob");
@@ -114,7 +125,9 @@ pub fn check_links<'a>(report: &'a Value, runtime: &str) -> (f64, &'a Value) {
     );
     let cut = fault(report, "partition alice–bob");
     eprintln!("{runtime} partition: {cut:#}");
-    assert!(cut["during"]["ok"].as_u64().unwrap() <= 1, "{cut:#}");
+    // What was already on its way back as the link was cut may still end well: about
+    // one payment in flight at 5 a second.
+    assert!(cut["during"]["ok"].as_u64().unwrap() <= 2, "{cut:#}");
     assert!(cut["after"]["ok"].as_u64().unwrap() > 0, "{cut:#}");
     let services = report["services"].as_array().unwrap();
     assert!(
