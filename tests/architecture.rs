@@ -31,7 +31,7 @@ fn every_path_the_architecture_page_names_exists() {
 
 /// Outside src/runtime/, no code reaches into one runtime's module
 /// (`runtime::docker::...`): a capability is asked of the runtime that has it
-/// (`Runtime::snapshots`, `Runtime::loopback_port`, the registered `Leftovers` that
+/// (`Runtime::snapshots`, `Profiling::loopback_port`, the registered `Leftovers` that
 /// `down` looks in), so a new runtime is its module plus its line in the table. Tests
 /// may name the fake runtime, their double.
 #[test]

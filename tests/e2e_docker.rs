@@ -343,8 +343,8 @@ fn auto_without_an_engine_falls_back_to_local_and_says_so() {
 /// saved, a container that dies reported by `exited`, and `down` removing everything.
 #[test]
 fn chain_container_resources_exit_and_teardown() {
-    use lnbench_tui::runtime::Runtime;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
+    use lnbench_tui::runtime::{Measures, Runtime};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     if engine_ready(&[]).is_none() {
         return;

@@ -6,8 +6,8 @@ mod common;
 
 use common::built_or_not_run;
 use lnbench_tui::links::toxiproxy::Toxiproxy;
-use lnbench_tui::runtime::Runtime;
 use lnbench_tui::runtime::local::{LocalRuntime, TOXIPROXY};
+use lnbench_tui::runtime::{Runtime, Servers};
 use lnbench_tui::scenario::LinkShape;
 use std::collections::HashSet;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};

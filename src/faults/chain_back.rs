@@ -148,14 +148,21 @@ impl FaultRunner {
     /// a step failed and no way back is awaited (the caller ends the fault).
     pub(super) async fn restart_chain(&mut self, i: usize, runtime: &mut dyn Runtime) -> bool {
         self.chain_before[i] = self.chain_now().await;
-        let stop = match runtime.stop_chain(false).await {
+        let faults = match crate::runtime::chain_faults(runtime) {
+            Ok(f) => f,
+            Err(e) => {
+                self.failed(i, "stopping the chain", e);
+                return false;
+            }
+        };
+        let stop = match faults.stop_chain(false).await {
             Ok(stop) => stop,
             Err(e) => {
                 self.failed(i, "stopping the chain", e);
                 return false;
             }
         };
-        match runtime.start_chain_again().await {
+        match faults.start_chain_again().await {
             Ok(started_at) => self.await_chain_back(i, started_at, Some(stop)),
             Err(e) => {
                 self.failed(i, "starting the chain again", e);

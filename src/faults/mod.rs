@@ -292,9 +292,15 @@ impl FaultRunner {
             } => {
                 let killed = if node == CHAIN_NAME {
                     self.chain_before[i] = self.chain_now().await;
-                    runtime.stop_chain(true).await.map(|_| ())
+                    match crate::runtime::chain_faults(runtime) {
+                        Ok(f) => f.stop_chain(true).await.map(|_| ()),
+                        Err(e) => Err(e),
+                    }
                 } else {
-                    runtime.kill_node(node).await
+                    match crate::runtime::node_faults(runtime, node, "kill") {
+                        Ok(f) => f.kill_node(node).await,
+                        Err(e) => Err(e),
+                    }
                 };
                 if let Err(e) = killed {
                     self.failed(i, "kill", e);
@@ -315,7 +321,11 @@ impl FaultRunner {
                 }
             },
             FaultAction::Pause { node, duration } => {
-                match runtime.pause_node(node, true).await {
+                let paused = match crate::runtime::node_faults(runtime, node, "pause") {
+                    Ok(f) => f.pause_node(node, true).await,
+                    Err(e) => Err(e),
+                };
+                match paused {
                     Ok(()) => self.paused.push(node.clone()),
                     Err(e) => self.failed(i, "pause", e),
                 }
@@ -371,7 +381,11 @@ impl FaultRunner {
         let action = self.faults[i].action.clone();
         match &action {
             FaultAction::Kill { node, .. } if node == CHAIN_NAME => {
-                match runtime.start_chain_again().await {
+                let started = match crate::runtime::chain_faults(runtime) {
+                    Ok(f) => f.start_chain_again().await,
+                    Err(e) => Err(e),
+                };
+                match started {
                     Ok(started_at) => {
                         self.mark(i, false);
                         // The kill ends here whether or not a way back is awaited.
@@ -382,7 +396,7 @@ impl FaultRunner {
                     Err(e) => self.failed(i, "starting the chain again", e),
                 }
             }
-            FaultAction::Kill { node, .. } => match runtime.start_node(node).await {
+            FaultAction::Kill { node, .. } => match start_node(runtime, node).await {
                 Ok(r) => {
                     self.mark(i, false);
                     self.await_back(i, &r, None, runtime.node_connector());
@@ -395,7 +409,7 @@ impl FaultRunner {
             // It ends as its node is thawed: what the thaw releases counts after it.
             FaultAction::Pause { node, .. } => {
                 self.mark(i, false);
-                if let Err(e) = runtime.pause_node(node, false).await {
+                if let Err(e) = resume_node(runtime, node).await {
                     self.failed(i, "resuming", e);
                 }
                 self.paused.retain(|p| p != node);
@@ -442,7 +456,7 @@ impl FaultRunner {
             }
         }
         for node in std::mem::take(&mut self.paused) {
-            let _ = runtime.pause_node(&node, false).await;
+            let _ = resume_node(runtime, &node).await;
         }
         for i in 0..self.faults.len() {
             if let (State::Active { .. }, FaultAction::Link { pair, change, .. }) =
@@ -516,4 +530,24 @@ fn record_of(f: &Fault) -> FaultRecord {
         error: None,
         windows: windows::FaultWindows::default(),
     }
+}
+
+/// Starts a node a kill fault killed, where the runtime can.
+async fn start_node(
+    runtime: &mut dyn Runtime,
+    node: &str,
+) -> Result<crate::runtime::Restarted, crate::runtime::RuntimeError> {
+    crate::runtime::node_faults(runtime, node, "start")?
+        .start_node(node)
+        .await
+}
+
+/// Resumes a node a pause fault froze, where the runtime can.
+async fn resume_node(
+    runtime: &mut dyn Runtime,
+    node: &str,
+) -> Result<(), crate::runtime::RuntimeError> {
+    crate::runtime::node_faults(runtime, node, "pause")?
+        .pause_node(node, false)
+        .await
 }

@@ -110,7 +110,7 @@ impl ProfileReport {
 /// listener's address by node name.
 pub fn listener_args(
     scenario: &Scenario,
-    runtime: &dyn Runtime,
+    runtime: &mut dyn Runtime,
 ) -> (Vec<NodeSpec>, HashMap<String, String>) {
     let mut nodes = scenario.nodes.clone();
     let mut listeners = HashMap::new();
@@ -129,7 +129,7 @@ pub fn listener_args(
         {
             continue;
         }
-        let Some(port) = runtime.loopback_port() else {
+        let Some(port) = runtime.profiling().and_then(|p| p.loopback_port()) else {
             continue;
         };
         let addr = format!("127.0.0.1:{port}");
@@ -186,7 +186,11 @@ pub async fn plan(
         } else if let (true, Some(addr)) = (lnd, listeners.get(name)) {
             Method::Pprof { addr: addr.clone() }
         } else {
-            match (&perf, runtime.host_pid(name).await) {
+            let pid = match runtime.profiling() {
+                Some(p) => p.host_pid(name).await,
+                None => None,
+            };
+            match (&perf, pid) {
                 (None, _) => Method::Skip("perf is not installed (or not on PATH)".into()),
                 (_, None) => Method::Skip(format!(
                     "the runtime ({}) does not say which host process the node is",

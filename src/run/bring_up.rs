@@ -106,12 +106,14 @@ pub async fn bring_up(
     let height = chain.height().await?;
 
     log.begin("nodes up");
-    runtime.set_etcd_members(scenario.etcd_members);
+    if let Some(servers) = runtime.servers() {
+        servers.set_etcd_members(scenario.etcd_members);
+    }
     // Profiled LND nodes get their pprof listener (loopback) on the command line.
     let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
     let started = std::time::Instant::now();
     let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
-    facts.services = runtime.services();
+    facts.services = crate::runtime::services(runtime);
     let nodes = nodes_synced(scenario, runtime, (&endpoints, started), height, log, facts).await?;
 
     // A restored snapshot has its funds and channels: only its peers to dial again.
@@ -258,7 +260,7 @@ async fn proxy_links(
 ) -> Result<crate::links::LinkProxies> {
     log.begin("links through the fault proxy");
     let directed = crate::links::directed(&scenario.channels);
-    let host = runtime.start_link_proxy(directed.len()).await?;
+    let host = crate::runtime::start_link_proxy(runtime, directed.len()).await?;
     let wanted: Vec<(String, String, String)> = (directed.into_iter())
         .map(|(from, to)| {
             let upstream = nodes[&to].p2p_addr.clone();
@@ -266,7 +268,7 @@ async fn proxy_links(
         })
         .collect();
     let proxies = crate::links::LinkProxies::create(&host, &wanted, &scenario.links).await?;
-    facts.services = runtime.services();
+    facts.services = crate::runtime::services(runtime);
     log.progress(&format!("{} links proxied", proxies.links().len()));
     Ok(proxies)
 }

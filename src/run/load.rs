@@ -270,10 +270,12 @@ pub(super) async fn watch_processes(
                 // Resources once a second.
                 if last_read.is_none_or(|t| t.elapsed() >= Duration::from_millis(950)) {
                     last_read = Some(tokio::time::Instant::now());
-                    let mut now = runtime.resources().await;
                     // The host beside what the run started and the engine's work
                     // for it: the rest is outside load.
-                    let engine = runtime.engine_cpu_pct().await;
+                    let (mut now, engine) = match runtime.measures() {
+                        Some(m) => (m.resources().await, m.engine_cpu_pct().await),
+                        None => (Vec::new(), None),
+                    };
                     machine.sample(now.iter().filter_map(|r| r.cpu_pct).sum(), engine);
                     machine_now.send_replace(machine.now());
                     readings.send_replace(now.clone());
@@ -291,8 +293,12 @@ pub(super) async fn watch_processes(
             }
         }
     };
-    resources.record(runtime.resources_fresh().await);
-    resources.record_envelopes(runtime.envelopes().await);
+    let (fresh, envelopes) = match runtime.measures() {
+        Some(m) => (m.resources_fresh().await, m.envelopes().await),
+        None => (Vec::new(), Vec::new()),
+    };
+    resources.record(fresh);
+    resources.record_envelopes(envelopes);
     let (mut summary, err) = outcome;
     summary.machine = machine.finish();
     (summary, err)

@@ -68,7 +68,7 @@ pub(super) async fn run(
     crate::lines::errln!("runtime: {}", facts.runtime);
     tally.runtime.get_or_insert_with(|| facts.runtime.clone());
     if let Some(m) = ctx.exporter {
-        m.set_runtime(&facts.runtime, runtime.measures_resources());
+        m.set_runtime(&facts.runtime, runtime.measures().is_some());
         m.set_phase("setup");
     }
     // The live view owns the terminal from here to the end of teardown; until then
@@ -116,7 +116,8 @@ pub(super) async fn run(
     }
     let down = teardown(ctx, runtime.as_mut(), &mut view).await;
     view.finish(ctx.signals).await;
-    for line in down_lines(&down, &runtime.killed_at_down(), &run_dir, ctx.opts.keep) {
+    let killed = (runtime.patient_down()).map_or_else(Vec::new, |p| p.killed_at_down());
+    for line in down_lines(&down, &killed, &run_dir, ctx.opts.keep) {
         crate::lines::errln!("{line}");
     }
     if let Err(e) = down {

@@ -191,7 +191,10 @@ async fn save_one(scenario: Scenario, opts: RunOptions, to: &Path) -> Result<Exi
     // The nodes and chain stop before their files are read.
     let mut teardown = StepLog::default();
     teardown.begin("nodes and chain stopped");
-    let down = runtime.down_for_snapshot(NODE_STOP_LIMIT).await;
+    let down = match runtime.patient_down() {
+        Some(p) => p.down_for_snapshot(NODE_STOP_LIMIT).await,
+        None => runtime.down().await.map(|()| Vec::new()),
+    };
     teardown.end();
     let saved = match (up, down) {
         (Err(e), _) => Err(e),

@@ -499,6 +499,54 @@ impl Runtime for DockerRuntime {
         self.restart(name).await
     }
 
+    fn log_tail(&self, name: &str, lines: usize) -> String {
+        shared::tail(&self.log_path(name), lines)
+    }
+
+    fn exited(&mut self) -> Option<(String, String)> {
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        exited.first().cloned()
+    }
+
+    fn snapshots(&self) -> Option<&'static dyn super::Snapshots> {
+        Some(&snapshot::DockerSnapshots)
+    }
+
+    fn describe(&self) -> String {
+        format!("docker ({})", self.images.names(self.etcd_image.as_deref()))
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        let removed = self.remove_all().await;
+        if !self.keep {
+            shared::remove_run_dir(&self.run_dir).await?;
+        }
+        removed
+    }
+
+    fn faults(&mut self) -> Option<&mut dyn super::Faults> {
+        Some(self)
+    }
+
+    fn measures(&mut self) -> Option<&mut dyn super::Measures> {
+        Some(self)
+    }
+
+    fn servers(&mut self) -> Option<&mut dyn super::Servers> {
+        Some(self)
+    }
+
+    fn profiling(&mut self) -> Option<&mut dyn super::Profiling> {
+        Some(self)
+    }
+
+    fn patient_down(&mut self) -> Option<&mut dyn super::PatientDown> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl super::Faults for DockerRuntime {
     async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
         self.kill(name).await
     }
@@ -518,20 +566,10 @@ impl Runtime for DockerRuntime {
     async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
         self.start_chain_container().await
     }
+}
 
-    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
-        self.start_toxiproxy(ports).await
-    }
-
-    fn log_tail(&self, name: &str, lines: usize) -> String {
-        shared::tail(&self.log_path(name), lines)
-    }
-
-    fn exited(&mut self) -> Option<(String, String)> {
-        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
-        exited.first().cloned()
-    }
-
+#[async_trait]
+impl super::Measures for DockerRuntime {
     async fn resources(&mut self) -> Vec<ResourceReading> {
         let latest = self.shared.latest.lock().unwrap_or_else(|e| e.into_inner());
         self.containers
@@ -545,18 +583,28 @@ impl Runtime for DockerRuntime {
         self.engine_cpu().await
     }
 
-    fn set_etcd_members(&mut self, members: u32) {
-        self.etcd_members = members.max(1);
-    }
-
     async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
         self.envelope_readings().await
+    }
+}
+
+#[async_trait]
+impl super::Servers for DockerRuntime {
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
+    }
+
+    fn set_etcd_members(&mut self, members: u32) {
+        self.etcd_members = members.max(1);
     }
 
     fn services(&self) -> Vec<super::Service> {
         self.services.clone()
     }
+}
 
+#[async_trait]
+impl super::Profiling for DockerRuntime {
     /// The container's main process as the host sees it (the engine's `State.Pid`).
     async fn host_pid(&mut self, name: &str) -> Option<u32> {
         let id = &self.containers.iter().find(|c| c.name == name)?.id;
@@ -565,14 +613,14 @@ impl Runtime for DockerRuntime {
         u32::try_from(pid).ok().filter(|&p| p > 0)
     }
 
-    fn snapshots(&self) -> Option<&'static dyn super::Snapshots> {
-        Some(&snapshot::DockerSnapshots)
+    /// A container's loopback is its own.
+    fn loopback_port(&self) -> Option<u16> {
+        None
     }
+}
 
-    fn describe(&self) -> String {
-        format!("docker ({})", self.images.names(self.etcd_image.as_deref()))
-    }
-
+#[async_trait]
+impl super::PatientDown for DockerRuntime {
     async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
         let kept = self.stop_and_copy_out(limit).await;
         let down = self.down().await;
@@ -580,12 +628,9 @@ impl Runtime for DockerRuntime {
         down.map(|()| killed)
     }
 
-    async fn down(&mut self) -> Result<(), RuntimeError> {
-        let removed = self.remove_all().await;
-        if !self.keep {
-            shared::remove_run_dir(&self.run_dir).await?;
-        }
-        removed
+    /// The engine kills what does not stop in time and does not say.
+    fn killed_at_down(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

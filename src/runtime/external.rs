@@ -91,10 +91,6 @@ impl Runtime for ExternalRuntime {
         Err(refused(&format!("restarting node {name}")))
     }
 
-    fn measures_resources(&self) -> bool {
-        false
-    }
-
     fn describe(&self) -> String {
         "external".into()
     }

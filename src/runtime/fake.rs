@@ -259,6 +259,23 @@ impl Runtime for FakeRuntime {
         self.restarted(name)
     }
 
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+
+    async fn down(&mut self) -> Result<(), RuntimeError> {
+        self.hook(Phase::Teardown);
+        self.script.downs.fetch_add(1, Ordering::SeqCst);
+        super::shared::remove_run_dir(&self.run_dir).await
+    }
+
+    fn faults(&mut self) -> Option<&mut dyn super::Faults> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl super::Faults for FakeRuntime {
     async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
         self.node(name)?.set_down(true);
         Ok(())
@@ -290,19 +307,5 @@ impl Runtime for FakeRuntime {
         };
         tokio::time::sleep(takes).await;
         Ok(())
-    }
-
-    fn measures_resources(&self) -> bool {
-        false
-    }
-
-    fn describe(&self) -> String {
-        "fake".into()
-    }
-
-    async fn down(&mut self) -> Result<(), RuntimeError> {
-        self.hook(Phase::Teardown);
-        self.script.downs.fetch_add(1, Ordering::SeqCst);
-        super::shared::remove_run_dir(&self.run_dir).await
     }
 }

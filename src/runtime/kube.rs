@@ -505,34 +505,6 @@ impl Runtime for KubeRuntime {
         })
     }
 
-    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
-        self.kill(name).await
-    }
-
-    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        self.start_killed(name).await
-    }
-
-    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
-        self.pause(name, paused).await
-    }
-
-    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
-        self.stop_chain_pod(kill).await
-    }
-
-    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
-        self.start_chain().await
-    }
-
-    async fn start_link_proxy(&mut self, ports: usize) -> Result<ProxyHost, RuntimeError> {
-        self.start_toxiproxy(ports).await
-    }
-
-    fn services(&self) -> Vec<Service> {
-        self.services.clone()
-    }
-
     fn log_tail(&self, name: &str, lines: usize) -> String {
         shared::tail(&self.log_path(name), lines)
     }
@@ -540,17 +512,6 @@ impl Runtime for KubeRuntime {
     fn exited(&mut self) -> Option<(String, String)> {
         let exited = (self.shared.exited.lock()).unwrap_or_else(|e| e.into_inner());
         exited.first().cloned()
-    }
-
-    async fn resources(&mut self) -> Vec<ResourceReading> {
-        let latest = (self.shared.latest.lock()).unwrap_or_else(|e| e.into_inner());
-        (self.pods.iter())
-            .filter_map(|p| latest.get(p).cloned())
-            .collect()
-    }
-
-    fn measures_resources(&self) -> bool {
-        !self.shared.unmeasured.load(Ordering::Relaxed)
     }
 
     fn describe(&self) -> String {
@@ -574,6 +535,79 @@ impl Runtime for KubeRuntime {
         }
         removed
     }
+
+    fn faults(&mut self) -> Option<&mut dyn super::Faults> {
+        Some(self)
+    }
+
+    fn measures(&mut self) -> Option<&mut dyn super::Measures> {
+        if self.shared.unmeasured.load(Ordering::Relaxed) {
+            None
+        } else {
+            Some(self)
+        }
+    }
+
+    fn servers(&mut self) -> Option<&mut dyn super::Servers> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl super::Faults for KubeRuntime {
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused).await
+    }
+
+    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        self.stop_chain_pod(kill).await
+    }
+
+    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
+        self.start_chain().await
+    }
+}
+
+#[async_trait]
+impl super::Measures for KubeRuntime {
+    async fn resources(&mut self) -> Vec<ResourceReading> {
+        let latest = (self.shared.latest.lock()).unwrap_or_else(|e| e.into_inner());
+        (self.pods.iter())
+            .filter_map(|p| latest.get(p).cloned())
+            .collect()
+    }
+
+    /// No engine of its own here: the cluster's runs elsewhere.
+    async fn engine_cpu_pct(&mut self) -> Option<f64> {
+        None
+    }
+
+    /// `resources:` sets no envelopes a cluster reports back.
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        Vec::new()
+    }
+}
+
+#[async_trait]
+impl super::Servers for KubeRuntime {
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
+    }
+
+    fn services(&self) -> Vec<Service> {
+        self.services.clone()
+    }
+
+    /// Kubernetes starts no etcd (its preparation refuses nodes on etcd).
+    fn set_etcd_members(&mut self, _members: u32) {}
 }
 
 impl Drop for KubeRuntime {

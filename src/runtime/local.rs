@@ -429,99 +429,8 @@ impl Runtime for LocalRuntime {
             .find_map(|p| p.exited().map(|status| (p.name.clone(), status)))
     }
 
-    fn set_etcd_members(&mut self, members: u32) {
-        self.etcd_members = members.max(1);
-    }
-
-    async fn host_pid(&mut self, name: &str) -> Option<u32> {
-        (self.watched().into_iter())
-            .find(|w| w.name == name)
-            .map(|w| w.pid)
-    }
-
     fn snapshots(&self) -> Option<&'static dyn super::Snapshots> {
         Some(&LocalSnapshots)
-    }
-
-    fn loopback_port(&self) -> Option<u16> {
-        ports::free_ports(1).ok().map(|ports| ports[0])
-    }
-
-    fn services(&self) -> Vec<super::Service> {
-        let pg = self.postgres.as_ref().map(|pg| super::Service {
-            name: pg.proc.name.clone(),
-            implementation: "postgresql".into(),
-            version: pg.version.clone(),
-        });
-        let etcd = self.etcd.iter().flat_map(|e| {
-            e.procs.iter().map(|p| super::Service {
-                name: p.name.clone(),
-                implementation: etcd::NAME.into(),
-                version: e.version.clone(),
-            })
-        });
-        let proxy = self.toxiproxy.as_ref().map(|p| super::Service {
-            name: p.name.clone(),
-            implementation: TOXIPROXY_NAME.into(),
-            version: self.toxiproxy_version.clone(),
-        });
-        pg.into_iter().chain(etcd).chain(proxy).collect()
-    }
-
-    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
-        self.kill(name).await
-    }
-
-    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        self.start_killed(name).await
-    }
-
-    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
-        self.pause(name, paused)
-    }
-
-    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
-        self.stop_chain_proc(kill).await
-    }
-
-    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
-        self.start_chain_proc()
-    }
-
-    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
-        self.start_toxiproxy(ports).await
-    }
-
-    /// Every started process group from `/proc` (see [`stats`]); the data dir of each
-    /// is its directory under the run directory.
-    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
-        let watched = self.watched();
-        self.stats.read(watched, false).await
-    }
-
-    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
-        let watched = self.watched();
-        self.stats.read(watched, true).await
-    }
-
-    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
-        self.envelope_readings()
-    }
-
-    /// The nodes stopped, their PostgreSQL databases dumped into their data dirs, then
-    /// everything else stopped.
-    async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
-        let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
-        let dumped = match &self.postgres {
-            Some(pg) => pg.dump_for_snapshot(&self.run_dir).await,
-            None => Ok(()),
-        };
-        let down = self.down().await;
-        dumped.and(down).map(|()| killed)
-    }
-
-    fn killed_at_down(&self) -> Vec<String> {
-        self.killed_at_down.clone()
     }
 
     async fn down(&mut self) -> Result<(), RuntimeError> {
@@ -560,6 +469,137 @@ impl Runtime for LocalRuntime {
             }
         }
         Ok(())
+    }
+
+    fn faults(&mut self) -> Option<&mut dyn super::Faults> {
+        Some(self)
+    }
+
+    fn measures(&mut self) -> Option<&mut dyn super::Measures> {
+        Some(self)
+    }
+
+    fn servers(&mut self) -> Option<&mut dyn super::Servers> {
+        Some(self)
+    }
+
+    fn profiling(&mut self) -> Option<&mut dyn super::Profiling> {
+        Some(self)
+    }
+
+    fn patient_down(&mut self) -> Option<&mut dyn super::PatientDown> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl super::Faults for LocalRuntime {
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
+        self.kill(name).await
+    }
+
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.start_killed(name).await
+    }
+
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError> {
+        self.pause(name, paused)
+    }
+
+    async fn stop_chain(&mut self, kill: bool) -> Result<Duration, RuntimeError> {
+        self.stop_chain_proc(kill).await
+    }
+
+    async fn start_chain_again(&mut self) -> Result<Instant, RuntimeError> {
+        self.start_chain_proc()
+    }
+}
+
+#[async_trait]
+impl super::Measures for LocalRuntime {
+    /// Every started process group from `/proc` (see [`stats`]); the data dir of each
+    /// is its directory under the run directory.
+    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        let watched = self.watched();
+        self.stats.read(watched, false).await
+    }
+
+    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        let watched = self.watched();
+        self.stats.read(watched, true).await
+    }
+
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
+        self.envelope_readings()
+    }
+
+    /// No engine works for local processes.
+    async fn engine_cpu_pct(&mut self) -> Option<f64> {
+        None
+    }
+}
+
+#[async_trait]
+impl super::Servers for LocalRuntime {
+    fn set_etcd_members(&mut self, members: u32) {
+        self.etcd_members = members.max(1);
+    }
+
+    fn services(&self) -> Vec<super::Service> {
+        let pg = self.postgres.as_ref().map(|pg| super::Service {
+            name: pg.proc.name.clone(),
+            implementation: "postgresql".into(),
+            version: pg.version.clone(),
+        });
+        let etcd = self.etcd.iter().flat_map(|e| {
+            e.procs.iter().map(|p| super::Service {
+                name: p.name.clone(),
+                implementation: etcd::NAME.into(),
+                version: e.version.clone(),
+            })
+        });
+        let proxy = self.toxiproxy.as_ref().map(|p| super::Service {
+            name: p.name.clone(),
+            implementation: TOXIPROXY_NAME.into(),
+            version: self.toxiproxy_version.clone(),
+        });
+        pg.into_iter().chain(etcd).chain(proxy).collect()
+    }
+
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<super::ProxyHost, RuntimeError> {
+        self.start_toxiproxy(ports).await
+    }
+}
+
+#[async_trait]
+impl super::Profiling for LocalRuntime {
+    async fn host_pid(&mut self, name: &str) -> Option<u32> {
+        (self.watched().into_iter())
+            .find(|w| w.name == name)
+            .map(|w| w.pid)
+    }
+
+    fn loopback_port(&self) -> Option<u16> {
+        ports::free_ports(1).ok().map(|ports| ports[0])
+    }
+}
+
+#[async_trait]
+impl super::PatientDown for LocalRuntime {
+    /// The nodes stopped, their PostgreSQL databases dumped into their data dirs, then
+    /// everything else stopped.
+    async fn down_for_snapshot(&mut self, limit: Duration) -> Result<Vec<String>, RuntimeError> {
+        let killed = process::stop_all(std::mem::take(&mut self.nodes), limit).await;
+        let dumped = match &self.postgres {
+            Some(pg) => pg.dump_for_snapshot(&self.run_dir).await,
+            None => Ok(()),
+        };
+        let down = self.down().await;
+        dumped.and(down).map(|()| killed)
+    }
+
+    fn killed_at_down(&self) -> Vec<String> {
+        self.killed_at_down.clone()
     }
 }
 

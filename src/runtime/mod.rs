@@ -322,20 +322,51 @@ where
     Ok(())
 }
 
-fn unsupported(name: &str, what: &str) -> RuntimeError {
-    RuntimeError::Unsupported {
+/// The runtime's [`Faults`] for `what` (`kill`, `start`, `pause`) on node `name`, or
+/// the error saying it cannot signal its nodes.
+pub fn node_faults<'a>(
+    runtime: &'a mut dyn Runtime,
+    name: &str,
+    what: &str,
+) -> Result<&'a mut dyn Faults, RuntimeError> {
+    runtime.faults().ok_or_else(|| RuntimeError::Unsupported {
         what: format!("{what} of node {name}"),
         why: "this runtime cannot signal its nodes".into(),
         hint: "run the scenario with runtime: local".into(),
+    })
+}
+
+/// The runtime's [`Faults`] for stopping and starting the chain, or the error saying
+/// it cannot.
+pub fn chain_faults(runtime: &mut dyn Runtime) -> Result<&mut dyn Faults, RuntimeError> {
+    let described = runtime.describe();
+    runtime.faults().ok_or_else(|| RuntimeError::Unsupported {
+        what: "stopping the chain backend and starting it again".into(),
+        why: format!("the {described} runtime cannot"),
+        hint: "run the scenario with runtime: local or runtime: docker".into(),
+    })
+}
+
+/// Starts the fault proxy of [`Servers::start_link_proxy`], or says the runtime
+/// starts none.
+pub async fn start_link_proxy(
+    runtime: &mut dyn Runtime,
+    ports: usize,
+) -> Result<ProxyHost, RuntimeError> {
+    let described = runtime.describe();
+    match runtime.servers() {
+        Some(servers) => servers.start_link_proxy(ports).await,
+        None => Err(RuntimeError::Unsupported {
+            what: "links: and link faults".into(),
+            why: format!("the {described} runtime starts no fault proxy"),
+            hint: "run the scenario with runtime: local".into(),
+        }),
     }
 }
 
-fn chain_unsupported(runtime: &str) -> RuntimeError {
-    RuntimeError::Unsupported {
-        what: "stopping the chain backend and starting it again".into(),
-        why: format!("the {runtime} runtime cannot"),
-        hint: "run the scenario with runtime: local or runtime: docker".into(),
-    }
+/// The servers the runtime started for the nodes so far ([`Servers::services`]).
+pub fn services(runtime: &mut dyn Runtime) -> Vec<Service> {
+    runtime.servers().map_or_else(Vec::new, |s| s.services())
 }
 
 /// Creates the chain backend's wallet for a node whose driver keeps its funds there
@@ -373,6 +404,91 @@ pub trait Snapshots: Send + Sync {
     fn written_at_start(&self, scenario: &crate::scenario::Scenario) -> Vec<String>;
 }
 
+/// Faults on the nodes and the chain a runtime started (`faults:`, `restart: chain`):
+/// offered by the runtimes that can signal them ([`Runtime::faults`]).
+#[async_trait]
+pub trait Faults: Send {
+    /// Kills node `name` at once (SIGKILL; a container kill). It stays down until
+    /// [`Faults::start_node`]; the kill is not reported by [`Runtime::exited`].
+    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError>;
+    /// Starts a node [`Faults::kill_node`] killed, with the same data and flags.
+    /// Returns without waiting for its RPC.
+    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
+    /// Pauses node `name` (SIGSTOP to its process group; a container pause), or
+    /// resumes it (SIGCONT).
+    async fn pause_node(&mut self, name: &str, paused: bool) -> Result<(), RuntimeError>;
+    /// Stops the chain backend (SIGKILL when `kill`, else a clean stop with a deadline)
+    /// until [`Faults::start_chain_again`], unreported by [`Runtime::exited`].
+    async fn stop_chain(&mut self, kill: bool) -> Result<std::time::Duration, RuntimeError>;
+    /// Starts the chain [`Faults::stop_chain`] stopped, on its data, ports and
+    /// credentials; returns when started, without waiting for its RPC.
+    async fn start_chain_again(&mut self) -> Result<tokio::time::Instant, RuntimeError>;
+}
+
+/// Readings of the resources of what a runtime started: offered by the runtimes whose
+/// nodes this machine can see ([`Runtime::measures`]).
+#[async_trait]
+pub trait Measures: Send {
+    /// Resource use of every started node and the chain now. Called about once a
+    /// second during a run.
+    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading>;
+    /// Like [`Measures::resources`], with every figure read now (nothing cached, such
+    /// as a data-dir size walked a few seconds ago). Called once when the load ends, so
+    /// the data-dir growth (and bytes per payment) covers the whole load.
+    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
+        self.resources().await
+    }
+    /// CPU the runtime's own machinery spent working for the run since the previous
+    /// call, percent of one core (the Docker engine: dockerd, containerd, the run's
+    /// shims and proxies); `None` where there is none or it cannot be read. Called
+    /// beside [`Measures::resources`]; the machine's outside load counts it as the run's.
+    async fn engine_cpu_pct(&mut self) -> Option<f64>;
+    /// The envelopes (`resources:`) applied, with what the kernel counted against
+    /// each so far. Called once when the load ends, before teardown.
+    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading>;
+}
+
+/// The servers a runtime starts beside the nodes: their databases (PostgreSQL, etcd)
+/// and the fault proxy of their links ([`Runtime::servers`]).
+#[async_trait]
+pub trait Servers: Send {
+    /// How many members the etcd this runtime starts for nodes on `--db.backend=etcd`
+    /// has (`etcd: { members: N }`; 1 unless set). Called before `start_nodes`.
+    fn set_etcd_members(&mut self, members: u32);
+    /// Starts a Toxiproxy server for the run's peer links, with `ports` listeners for
+    /// proxies, and waits until its API answers. It is stopped by `down`.
+    async fn start_link_proxy(&mut self, ports: usize) -> Result<ProxyHost, RuntimeError>;
+    /// The servers started for the nodes so far, in start order.
+    fn services(&self) -> Vec<Service>;
+}
+
+/// What profiling asks of a runtime ([`Runtime::profiling`]).
+#[async_trait]
+pub trait Profiling: Send {
+    /// The pid, as this host sees it, of a started node's (or `chain`'s) main process,
+    /// for profiling with perf; None when the runtime cannot tell.
+    async fn host_pid(&mut self, name: &str) -> Option<u32>;
+    /// A free port of this host's loopback that a node may listen on, where the nodes'
+    /// loopback is this host's (local processes), so that a listener bound to
+    /// 127.0.0.1 (LND's profiling port) is reachable and private; None elsewhere.
+    fn loopback_port(&self) -> Option<u16>;
+}
+
+/// A teardown that gives each node a deadline and names the nodes it had to kill
+/// ([`Runtime::patient_down`]); elsewhere `down` names none.
+#[async_trait]
+pub trait PatientDown: Send {
+    /// What [`Runtime::down`] had to kill because it did not exit on SIGTERM in time.
+    fn killed_at_down(&self) -> Vec<String>;
+    /// [`Runtime::down`] for a snapshot: each node gets up to `limit` to exit on
+    /// SIGTERM (a node with a long history takes tens of seconds); returns the nodes
+    /// that had to be killed, whose files a snapshot must not keep.
+    async fn down_for_snapshot(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Result<Vec<String>, RuntimeError>;
+}
+
 /// Starts processes or containers for one run and removes them again.
 #[async_trait]
 pub trait Runtime: Send {
@@ -394,100 +510,16 @@ pub trait Runtime: Send {
     /// The first started process (node or chain) found to have exited, as
     /// `(name, exit status)`. A run polls this to notice a node that died.
     fn exited(&mut self) -> Option<(String, String)>;
-    /// Resource use of every started node and the chain now. Called about once a
-    /// second during a run; a runtime that cannot read resources returns nothing.
-    async fn resources(&mut self) -> Vec<crate::metrics::ResourceReading> {
-        Vec::new()
-    }
-    /// CPU the runtime's own machinery spent working for the run since the previous
-    /// call, percent of one core (the Docker engine: dockerd, containerd, the run's
-    /// shims and proxies); `None` where there is none or it cannot be read. Called
-    /// beside [`Runtime::resources`]; the machine's outside load counts it as the run's.
-    async fn engine_cpu_pct(&mut self) -> Option<f64> {
-        None
-    }
-    /// Like [`Runtime::resources`], with every figure read now (nothing cached, such
-    /// as a data-dir size walked a few seconds ago). Called once when the load ends, so
-    /// the data-dir growth (and bytes per payment) covers the whole load.
-    async fn resources_fresh(&mut self) -> Vec<crate::metrics::ResourceReading> {
-        self.resources().await
-    }
-    /// The envelopes (`resources:`) applied, with what the kernel counted against
-    /// each so far. Called once when the load ends, before teardown.
-    async fn envelopes(&mut self) -> Vec<crate::metrics::EnvelopeReading> {
-        Vec::new()
-    }
-
     /// Stops node `name` as `down` would (SIGTERM or container stop, with a deadline,
     /// then kill), and starts it again with the same data and flags. Returns without
     /// waiting for its RPC. The deliberate stop is not reported by
     /// [`Runtime::exited`].
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
 
-    /// Kills node `name` at once (SIGKILL; a container kill). It stays down until
-    /// [`Runtime::start_node`]; the kill is not reported by [`Runtime::exited`].
-    async fn kill_node(&mut self, name: &str) -> Result<(), RuntimeError> {
-        Err(unsupported(name, "kill"))
-    }
-    /// Starts a node [`Runtime::kill_node`] killed, with the same data and flags.
-    /// Returns without waiting for its RPC.
-    async fn start_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        Err(unsupported(name, "start"))
-    }
-    /// Pauses node `name` (SIGSTOP to its process group; a container pause), or
-    /// resumes it (SIGCONT).
-    async fn pause_node(&mut self, name: &str, _paused: bool) -> Result<(), RuntimeError> {
-        Err(unsupported(name, "pause"))
-    }
-    /// Stops the chain backend (SIGKILL when `kill`, else a clean stop with a deadline)
-    /// until [`Runtime::start_chain_again`], unreported by [`Runtime::exited`].
-    async fn stop_chain(&mut self, _kill: bool) -> Result<std::time::Duration, RuntimeError> {
-        Err(chain_unsupported(&self.describe()))
-    }
-    /// Starts the chain [`Runtime::stop_chain`] stopped, on its data, ports and
-    /// credentials; returns when started, without waiting for its RPC.
-    async fn start_chain_again(&mut self) -> Result<tokio::time::Instant, RuntimeError> {
-        Err(chain_unsupported(&self.describe()))
-    }
-    /// Starts a Toxiproxy server for the run's peer links, with `ports` listeners for
-    /// proxies, and waits until its API answers. It is stopped by `down`.
-    async fn start_link_proxy(&mut self, _ports: usize) -> Result<ProxyHost, RuntimeError> {
-        Err(RuntimeError::Unsupported {
-            what: "links: and link faults".into(),
-            why: format!("the {} runtime starts no fault proxy", self.describe()),
-            hint: "run the scenario with runtime: local".into(),
-        })
-    }
-
-    /// How many members the etcd this runtime starts for nodes on `--db.backend=etcd`
-    /// has (`etcd: { members: N }`; 1 unless set). Called before `start_nodes`.
-    fn set_etcd_members(&mut self, _members: u32) {}
-    /// The database servers started for the nodes so far, in start order.
-    fn services(&self) -> Vec<Service> {
-        Vec::new()
-    }
-
-    /// False when the runtime cannot read the nodes' resources (they run elsewhere):
-    /// the report and the metrics then say "not measured".
-    fn measures_resources(&self) -> bool {
-        true
-    }
-
     /// What the report and the live view call this runtime: `local`, or `docker`
     /// with the images used.
     fn describe(&self) -> String {
         "local".into()
-    }
-    /// The pid, as this host sees it, of a started node's (or `chain`'s) main process,
-    /// for profiling with perf; None when the runtime cannot tell.
-    async fn host_pid(&mut self, _name: &str) -> Option<u32> {
-        None
-    }
-    /// A free port of this host's loopback that a node may listen on, where the nodes'
-    /// loopback is this host's (local processes), so that a listener bound to
-    /// 127.0.0.1 (LND's profiling port) is reachable and private; None elsewhere.
-    fn loopback_port(&self) -> Option<u16> {
-        None
     }
     /// Snapshots of this runtime's networks; None where it keeps no data here.
     fn snapshots(&self) -> Option<&'static dyn Snapshots> {
@@ -513,20 +545,28 @@ pub trait Runtime: Send {
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.
     async fn down(&mut self) -> Result<(), RuntimeError>;
-    /// What [`Runtime::down`] had to kill because it did not exit on SIGTERM in time.
-    /// Only the local runtime says; the others name none.
-    fn killed_at_down(&self) -> Vec<String> {
-        Vec::new()
+    /// Faults on its nodes and its chain; None where it cannot signal them.
+    fn faults(&mut self) -> Option<&mut dyn Faults> {
+        None
     }
-    /// [`Runtime::down`] for a snapshot: each node gets up to `limit` to exit on
-    /// SIGTERM (a node with a long history takes tens of seconds); returns the nodes
-    /// that had to be killed, whose files a snapshot must not keep. Only the local
-    /// runtime keeps snapshots; the others stop as `down` does and name none.
-    async fn down_for_snapshot(
-        &mut self,
-        _limit: std::time::Duration,
-    ) -> Result<Vec<String>, RuntimeError> {
-        self.down().await.map(|()| Vec::new())
+    /// The readings of its nodes' resources; None where it cannot read them (they
+    /// run elsewhere): the report and the metrics then say "not measured".
+    fn measures(&mut self) -> Option<&mut dyn Measures> {
+        None
+    }
+    /// The servers it starts beside the nodes (databases, the fault proxy); None
+    /// where it starts none.
+    fn servers(&mut self) -> Option<&mut dyn Servers> {
+        None
+    }
+    /// What profiling needs of it; None where it cannot tell.
+    fn profiling(&mut self) -> Option<&mut dyn Profiling> {
+        None
+    }
+    /// A teardown with a deadline per node that names the nodes it had to kill; None
+    /// where `down` names none.
+    fn patient_down(&mut self) -> Option<&mut dyn PatientDown> {
+        None
     }
 }
 

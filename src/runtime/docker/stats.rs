@@ -105,7 +105,7 @@ pub fn reading(name: &str, s: &ContainerStatsResponse, first: bool) -> ResourceR
 }
 
 /// The latest reading of each container, by node name, shared between the stats
-/// tasks and `Runtime::resources`. Never locked across an await.
+/// tasks and `Measures::resources`. Never locked across an await.
 pub type Latest = Arc<Mutex<HashMap<String, ResourceReading>>>;
 
 /// Follows the container's stats stream (one sample a second) until it ends, keeping
