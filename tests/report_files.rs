@@ -493,3 +493,30 @@ fn write_all_copies_the_payment_log() {
         std::fs::read_to_string(run_dir.path().join(payments::FILE_NAME)).unwrap()
     );
 }
+
+/// `latency.hlog` is copied as every report file is written: a link planted at its
+/// name in a shared report directory is replaced, its target left untouched.
+#[test]
+fn write_all_copies_the_latency_log_and_not_through_a_planted_link() {
+    use lnbench_tui::metrics::hlog::{FILE_NAME, IntervalLogFile};
+    let run_dir = tempfile::tempdir().unwrap();
+    let log = run_dir.path().join("streamed.hlog");
+    std::fs::write(&log, "#[StartTime: 0]\n").unwrap();
+    let mut report = fixed_report();
+    report.results.interval_log = Some(IntervalLogFile {
+        path: log.clone(),
+        error: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(FILE_NAME)).unwrap();
+    let paths = report::write_all(&report, dir.path()).unwrap();
+    let copied = paths.iter().find(|p| p.ends_with(FILE_NAME)).unwrap();
+    assert!(!std::fs::symlink_metadata(copied).unwrap().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(copied).unwrap(),
+        "#[StartTime: 0]\n"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+}

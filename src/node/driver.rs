@@ -69,7 +69,7 @@ impl Connector for Drivers {
 
 /// A node's login to a PostgreSQL server over TCP with a password (the local runtime's
 /// server, for a client that speaks TCP only).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PostgresLogin {
     pub host: String,
     pub port: u16,
@@ -77,6 +77,19 @@ pub struct PostgresLogin {
     pub user: String,
     /// A secret of the run (registered for redaction).
     pub password: String,
+}
+
+/// Everything but the password, which a log line or a panic message must not carry.
+impl std::fmt::Debug for PostgresLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresLogin")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("database", &self.database)
+            .field("user", &self.user)
+            .field("password", &crate::redact::REDACTED)
+            .finish()
+    }
 }
 
 impl PostgresLogin {
@@ -315,4 +328,27 @@ pub(crate) fn flag_value(args: &[String], prefix: &str) -> Option<u32> {
     (args.iter().rev())
         .find_map(|a| a.strip_prefix(prefix))
         .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PostgresLogin;
+
+    #[test]
+    fn a_postgres_login_shows_no_password_in_debug_and_keeps_it_in_its_dsn() {
+        let login = PostgresLogin {
+            host: "127.0.0.1".into(),
+            port: 5432,
+            database: "alice".into(),
+            user: "alice".into(),
+            password: "s3cretpassw0rd".into(),
+        };
+        let debug = format!("{login:?}");
+        assert!(!debug.contains("s3cretpassw0rd"), "{debug}");
+        assert!(
+            debug.contains(crate::redact::REDACTED) && debug.contains("5432"),
+            "{debug}"
+        );
+        assert!(login.dsn().contains(":s3cretpassw0rd@127.0.0.1:5432/alice"));
+    }
 }

@@ -81,14 +81,10 @@ fn copy_interval_log(report: &Report, dir: &Path) -> Result<Option<PathBuf>> {
         crate::lines::errln!("warning: {} not written: {error}", hlog::FILE_NAME);
         return Ok(None);
     }
-    let path = dir.join(hlog::FILE_NAME);
-    std::fs::copy(&log.path, &path).with_context(|| {
-        format!(
-            "cannot copy the latency log {} to {}",
-            log.path.display(),
-            path.display()
-        )
-    })?;
+    // As every report file: whole or not at all, and never through a link planted at
+    // its name.
+    let path = crate::files::copy_file(dir, hlog::FILE_NAME, &log.path)
+        .context("cannot copy the latency log")?;
     Ok(Some(path))
 }
 

@@ -49,7 +49,6 @@ async fn healthy(addr: &str) -> bool {
 }
 
 /// A running server or cluster.
-#[derive(Debug)]
 pub struct Etcd {
     /// One per member, in member order.
     pub procs: Vec<Proc>,
@@ -58,6 +57,18 @@ pub struct Etcd {
     /// The password of the [`USER`](super::super::shared::etcd::USER) every client
     /// needs (16 random bytes, hex): no request without it is served.
     pub password: String,
+}
+
+/// Everything but the password, which a log line or a panic message must not carry.
+impl std::fmt::Debug for Etcd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Etcd")
+            .field("procs", &self.procs)
+            .field("members", &self.members)
+            .field("version", &self.version)
+            .field("password", &crate::redact::REDACTED)
+            .finish()
+    }
 }
 
 impl Etcd {
@@ -154,6 +165,20 @@ mod tests {
     use super::*;
 
     use super::super::super::shared::etcd::{USER, post};
+
+    #[test]
+    fn its_debug_form_has_no_password() {
+        let etcd = Etcd {
+            procs: Vec::new(),
+            members: Vec::new(),
+            version: "3.4.23".into(),
+            password: "0123456789abcdef".into(),
+        };
+        let debug = format!("{etcd:?}");
+        assert!(!debug.contains("0123456789abcdef"), "{debug}");
+        assert!(debug.contains(crate::redact::REDACTED), "{debug}");
+        assert!(debug.contains("3.4.23"), "{debug}");
+    }
 
     #[test]
     fn the_version_is_read_from_its_first_line() {
