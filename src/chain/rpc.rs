@@ -95,6 +95,11 @@ impl RpcChain {
         builder
             .timeout(Duration::from_secs(120))
             .connect_timeout(Duration::from_secs(10))
+            // bitcoind closes a connection idle for its -rpcservertimeout (30 s): a
+            // pooled one taken again just then fails "connection closed before message
+            // completed" (seen reading a snapshot's blocks 31 s after the chain's last
+            // call). Ours are dropped well before that.
+            .pool_idle_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| ChainError::Setup {
                 detail: format!("cannot build the {what} RPC client: {e}"),

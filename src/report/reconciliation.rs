@@ -304,14 +304,15 @@ pub fn markdown(r: Option<&Reconciliation>) -> String {
     let Some(r) = r else {
         return String::new();
     };
-    let mut out = String::from(
-        "
-Reconciliation (the tool's counts against the nodes' own ledgers; warm-up included;          late successes are counted here, without latency):
-
-         | node | role | tool ok / failed / indeterminate | node's ledger | indeterminate resolved | fees paid | mismatches |
-         |---|---|---|---|---|---|---|
-",
-    );
+    // Each line flush left: indented after a blank line, Markdown makes it a code
+    // block, and the table would paste into an issue as text.
+    let mut out = String::from(concat!(
+        "\nReconciliation (the tool's counts against the nodes' own ledgers; warm-up ",
+        "included; late successes are counted here, without latency):\n\n",
+        "| node | role | tool ok / failed / indeterminate | node's ledger | ",
+        "indeterminate resolved | fees paid | mismatches |\n",
+        "|---|---|---|---|---|---|---|\n",
+    ));
     for row in rows(r) {
         let cells: Vec<String> = row.iter().map(|c| super::format::cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -345,6 +346,24 @@ mod tests {
             received,
             ..PaymentLedger::default()
         })
+    }
+
+    #[test]
+    fn the_markdown_section_is_a_table_flush_left() {
+        let routes = [route("a", "c", 10, 1, 3)];
+        let ledgers = BTreeMap::from([
+            ("a".to_string(), read(12, 0, 0)),
+            ("c".to_string(), read(0, 0, 12)),
+        ]);
+        let r = reconcile(&routes, &ledgers, &BTreeMap::new());
+        let md = markdown(Some(&r));
+        assert!(md.lines().all(|l| !l.starts_with(' ')), "{md}");
+        assert!(!md.contains("  late"), "{md}");
+        let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(table.len(), 4, "header, rule, sender, receiver: {md}");
+        let columns = |l: &str| l.matches('|').count();
+        assert!(table.iter().all(|l| columns(l) == 8), "{md}");
+        assert!(table[1].starts_with("|---|"), "{md}");
     }
 
     #[test]
