@@ -1,6 +1,9 @@
 //! Command line (clap derive). Doc comments are the help text.
 
-use clap::{Args, Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Benchmark Lightning Network nodes from a YAML scenario.
@@ -11,7 +14,7 @@ use std::path::PathBuf;
 /// report); a terminal still shows the live view, and without one (scripts, CI) or
 /// with `--no-tui` the run prints progress lines instead.
 #[derive(Debug, Parser)]
-#[command(name = "lnbench-tui", version, args_conflicts_with_subcommands = true)]
+#[command(name = "lnbench-tui", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -30,6 +33,62 @@ pub struct Cli {
     /// decides which instead.
     #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = "Output")]
     pub verbose: u8,
+}
+
+impl Cli {
+    /// The command line, checked as [`Cli::try_parse_checked`] does; on an error clap's
+    /// message and exit code (2).
+    pub fn parse_checked() -> Cli {
+        Cli::try_parse_checked(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parses `args` (the program's name first). Global options (`-v`, `--no-color`)
+    /// go before or after a subcommand; a scenario run's arguments (the scenario,
+    /// `--report`, `--payments`...) go only without one. clap's own
+    /// `args_conflicts_with_subcommands` counted a global option as a run's argument
+    /// and took the subcommand's name for the scenario (`-v validate x.yaml`).
+    pub fn try_parse_checked<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let mut command = Cli::command();
+        let matches = command.try_get_matches_from_mut(args)?;
+        let cli = Cli::from_arg_matches(&matches)?;
+        let Some((name, _)) = matches.subcommand() else {
+            return Ok(cli);
+        };
+        // An argument of the subcommand's own with a run's name (history's global
+        // `--store`) is the subcommand's: clap hands a global's value up to here too.
+        let own = |id: &clap::Id| {
+            (command.find_subcommand(name))
+                .is_some_and(|sub| sub.get_arguments().any(|arg| arg.get_id() == id))
+        };
+        let run = RunArgs::augment_args(clap::Command::new("run"));
+        let given = (run.get_arguments()).find(|arg| {
+            matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+                && !own(arg.get_id())
+        });
+        match given {
+            None => Ok(cli),
+            Some(arg) => {
+                let what = match arg.get_long() {
+                    Some(long) => format!("--{long}"),
+                    None => format!(
+                        "the scenario ({})",
+                        cli.run.scenario.unwrap_or_default().display()
+                    ),
+                };
+                Err(command.error(
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "{what} goes with a scenario run, not with `{name}`; \
+                         `lnbench-tui {name} --help` lists what `{name}` takes"
+                    ),
+                ))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

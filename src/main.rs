@@ -1,10 +1,9 @@
-use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = lnbench_tui::cli::Cli::parse();
+    let cli = lnbench_tui::cli::Cli::parse_checked();
     if cli.no_color {
         lnbench_tui::tui::theme::disable_color();
     }

@@ -263,11 +263,73 @@ fn no_color_is_taken_by_a_run_and_by_every_command() {
         .stdout(predicate::str::contains("--no-color"));
 }
 
+/// Global options go before a subcommand as after it (`-v validate FILE`); a scenario
+/// run's own arguments never go with a subcommand, and the error names the one given.
+#[test]
+fn global_options_go_before_and_after_a_subcommand() {
+    use lnbench_tui::cli::{Cli, Command};
+    let parse = |args: &[&str]| {
+        Cli::try_parse_checked(std::iter::once("lnbench-tui").chain(args.iter().copied()))
+    };
+    for args in [
+        &["-v", "validate", "x.yaml"][..],
+        &["--no-color", "validate", "x.yaml"],
+        &["--no-color", "-vv", "validate", "x.yaml", "-v"],
+    ] {
+        let cli = parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert!(
+            matches!(&cli.command, Some(Command::Validate { files }) if files == &[std::path::PathBuf::from("x.yaml")]),
+            "{args:?}: {cli:?}"
+        );
+        assert!(cli.run.scenario.is_none(), "{args:?}: {cli:?}");
+    }
+    assert_eq!(parse(&["-vv", "validate", "x.yaml"]).unwrap().verbose, 2);
+    for (args, named) in [
+        (
+            &["--report", "out", "validate", "x.yaml"][..],
+            "--report goes with a scenario run, not with `validate`",
+        ),
+        (
+            &["--payments", "5", "history", "list"],
+            "--payments goes with a scenario run, not with `history`",
+        ),
+        (
+            &["run.yaml", "validate", "x.yaml"],
+            "the scenario (run.yaml) goes with a scenario run",
+        ),
+    ] {
+        let err = parse(args).expect_err(&format!("{args:?} parsed"));
+        assert_eq!(
+            err.kind(),
+            clap::error::ErrorKind::ArgumentConflict,
+            "{args:?}: {err}"
+        );
+        assert!(err.to_string().contains(named), "{args:?}: {err}");
+    }
+    // Through the binary: the validation runs, and a run's option is refused (exit 2).
+    let scenario = repo_file("scenarios/alice-pays-bob.yaml");
+    for global in ["-v", "--no-color"] {
+        lnbench()
+            .arg(global)
+            .arg("validate")
+            .arg(&scenario)
+            .assert()
+            .success();
+    }
+    lnbench()
+        .args(["--report", "out", "validate"])
+        .arg(&scenario)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--report goes with a scenario run",
+        ));
+}
+
 /// `-v` is counted (`-vv`, `-v -v`, `--verbose`), taken by a run and by every
 /// command, and named in the help.
 #[test]
 fn verbose_is_counted_and_taken_everywhere() {
-    use clap::Parser;
     use lnbench_tui::cli::Cli;
     for (args, level) in [
         (&["x.yaml"][..], 0),
@@ -276,8 +338,9 @@ fn verbose_is_counted_and_taken_everywhere() {
         (&["x.yaml", "-v", "--verbose"], 2),
         (&["validate", "x.yaml", "-vv"], 2),
     ] {
-        let cli = Cli::try_parse_from(std::iter::once("lnbench-tui").chain(args.iter().copied()))
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let cli =
+            Cli::try_parse_checked(std::iter::once("lnbench-tui").chain(args.iter().copied()))
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
         assert_eq!(cli.verbose, level, "{args:?}");
     }
     lnbench()
