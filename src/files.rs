@@ -8,11 +8,27 @@ use anyhow::{Context, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// Reads `path` as UTF-8 text if it is a regular file of at most `max_bytes`. A FIFO,
-/// a device or a directory is refused without reading (the file is opened
-/// non-blocking and checked on the open handle, so no swap between check and read
-/// gets past), and so is a file that grows past the limit while it is read.
+/// The most a report (report.json, sweep.json, a flame graph's data) read back by
+/// `compare` or `history import` may weigh.
+pub(crate) const REPORT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The most a node's credential file (TLS certificate, macaroon, API key or
+/// password), a run's owner file or a snapshot's small files may weigh.
+pub(crate) const SMALL_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Reads `path` as UTF-8 text if it is a regular file of at most `max_bytes`, as
+/// [`read_bytes`] does.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    let bytes = read_bytes(path, max_bytes)?;
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
+/// Reads `path` if it is a regular file of at most `max_bytes`. A FIFO, a device or
+/// a directory is refused without reading (the file is opened non-blocking and
+/// checked on the open handle, so no swap between check and read gets past), and so
+/// is a file that grows past the limit while it is read.
+pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind, Read};
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -35,12 +51,12 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> 
     if meta.len() > max_bytes {
         return Err(too_big(meta.len()));
     }
-    let mut text = String::new();
-    file.take(max_bytes + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max_bytes {
-        return Err(too_big(text.len() as u64));
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_big(bytes.len() as u64));
     }
-    Ok(text)
+    Ok(bytes)
 }
 
 /// Writes `dir/name` atomically (through a temporary file), creating `dir`.

@@ -227,7 +227,11 @@ pub fn stale_runs(
         }
         let dir = entry.path();
         // No owner file: not a run directory, or one kept on purpose.
-        let Ok(owner) = std::fs::read_to_string(dir.join(OWNER_FILE)) else {
+        // Bounded and never a FIFO: the temp dir is shared, and a planted one would
+        // stall every user's `down`.
+        let Ok(owner) =
+            crate::files::read_text(&dir.join(OWNER_FILE), crate::files::SMALL_MAX_BYTES)
+        else {
             continue;
         };
         let user = {

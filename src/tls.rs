@@ -58,10 +58,13 @@ pub fn install_crypto_provider() {
 
 /// Reads the first certificate of a PEM file (LND's `tls.cert`, btcd's `rpc.cert`).
 pub fn read_pem_cert(path: &Path) -> Result<CertificateDer<'static>, TlsError> {
-    let bytes = std::fs::read(path).map_err(|source| TlsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes =
+        crate::files::read_bytes(path, crate::files::SMALL_MAX_BYTES).map_err(|source| {
+            TlsError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     cert_from_pem(&bytes).ok_or_else(|| TlsError::NoCertificate {
         path: path.to_path_buf(),
     })
@@ -74,10 +77,13 @@ pub fn cert_from_pem(pem: &[u8]) -> Option<CertificateDer<'static>> {
 
 /// Reads the private key of a PEM file (PKCS#8, SEC1 or PKCS#1), e.g. a client key.
 pub fn read_pem_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
-    let bytes = std::fs::read(path).map_err(|source| TlsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes =
+        crate::files::read_bytes(path, crate::files::SMALL_MAX_BYTES).map_err(|source| {
+            TlsError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     PrivateKeyDer::from_pem_slice(&bytes).map_err(|_| TlsError::NoKey {
         path: path.to_path_buf(),
     })
@@ -309,6 +315,25 @@ pub async fn handshake_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO named as a node's certificate or key (an external node's credentials
+    /// are the user's paths) is refused unread: it used to block the reading thread,
+    /// and the run with it.
+    #[test]
+    fn a_fifo_as_a_certificate_or_a_key_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("tls.cert");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for err in [
+            read_pem_cert(&fifo).map(|_| ()).unwrap_err(),
+            read_pem_key(&fifo).map(|_| ()).unwrap_err(),
+        ] {
+            let TlsError::Read { source, .. } = err else {
+                panic!("not a read error: {err}");
+            };
+            assert_eq!(source.kind(), std::io::ErrorKind::InvalidInput, "{source}");
+        }
+    }
 
     // Two self-signed P-256 certificates, both marked CA like LND's, generated once
     // with openssl (valid until 2126).

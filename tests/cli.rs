@@ -430,6 +430,66 @@ fn a_fifo_or_a_device_as_the_scenario_is_refused_unread() {
     }
 }
 
+/// The other files the tool reads that a user names or that sit in a shared place:
+/// a FIFO as `compare`'s report or in `history import`'s directory is refused unread
+/// (exit 2, with the reason), and one planted as a run directory's owner file in the temp dir
+/// does not stall `down` (it used to block on it). The timeouts only keep a
+/// regression from hanging the suite.
+#[test]
+fn a_fifo_where_compare_import_or_down_read_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    std::fs::create_dir(&report).unwrap();
+    let fifo = report.join("report.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    lnbench()
+        .arg("compare")
+        .arg(&fifo)
+        .arg(&fifo)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .timeout(limit)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not a regular file"));
+    lnbench()
+        .arg("history")
+        .arg("--store")
+        .arg(dir.path().join("history.sqlite"))
+        .arg("import")
+        .arg(&report)
+        .timeout(limit)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "neither report.json nor sweep.json",
+        ));
+
+    let runs = dir.path().join("runs");
+    let planted = runs.join("lnbench-planted");
+    std::fs::create_dir_all(&planted).unwrap();
+    let owner = planted.join(".lnbench-owner");
+    nix::unistd::mkfifo(&owner, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let out = lnbench()
+        .args(["down", "--run-dir"])
+        .arg(&runs)
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", dir.path().join("dead.sock").display()),
+        )
+        .env("KUBECONFIG", dir.path().join("no-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .timeout(limit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        owner.exists(),
+        "down removed a directory it could not read the owner of"
+    );
+}
+
 /// Without a Docker engine (or a cluster), `down` still cleans and reports the run
 /// directories and says what it could not look at; it never asks to edit a scenario.
 #[test]

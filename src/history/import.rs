@@ -10,7 +10,8 @@ fn read_json(path: &Path) -> Result<Value, NotRecordable> {
         path: path.display().to_string(),
         why,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let text = crate::files::read_text(path, crate::files::REPORT_MAX_BYTES)
+        .map_err(|e| bad(format!("cannot read: {e}")))?;
     serde_json::from_str(&text).map_err(|e| {
         bad(format!(
             "line {} column {}: not JSON ({e}); give a report directory lnbench-tui wrote",

@@ -243,14 +243,14 @@ impl EclairNode {
                 format!("not Eclair credentials: {:?}", endpoint.credentials),
             ));
         };
-        let password = tokio::fs::read_to_string(&credentials.api_password)
-            .await
-            .map_err(|source| NodeError::Credentials {
-                node: name.to_string(),
-                what: "API password",
-                path: credentials.api_password.clone(),
-                source,
-            })?;
+        let password =
+            crate::files::read_text(&credentials.api_password, crate::files::SMALL_MAX_BYTES)
+                .map_err(|source| NodeError::Credentials {
+                    node: name.to_string(),
+                    what: "API password",
+                    path: credentials.api_password.clone(),
+                    source,
+                })?;
         crate::secrets::register_secret(&password);
         // reqwest needs the process's provider even for plain HTTP (main installs it;
         // tests may not have).

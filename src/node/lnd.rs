@@ -118,8 +118,7 @@ impl LndNode {
             };
             credentials("TLS certificate", tls_cert, io)
         })?;
-        let macaroon = tokio::fs::read(macaroon)
-            .await
+        let macaroon = crate::files::read_bytes(macaroon, crate::files::SMALL_MAX_BYTES)
             .map_err(|e| credentials("macaroon", macaroon, e))?;
         let connect_err = |source: Box<dyn std::error::Error + Send + Sync>| NodeError::Connect {
             node: name.to_string(),

@@ -67,7 +67,8 @@ pub(super) async fn restore(
     let blocks = root
         .join(crate::chain::CHAIN_NAME)
         .join(snapshot::CHAIN_BLOCKS);
-    let text = std::fs::read_to_string(&blocks).map_err(SnapshotError::io(&blocks))?;
+    let text = crate::files::read_text(&blocks, crate::files::REPORT_MAX_BYTES)
+        .map_err(SnapshotError::io(&blocks))?;
     facts.blocks = text.lines().map(str::to_string).collect();
     let restore_s = started.elapsed().as_secs_f64();
     let name = dir.file_name().map_or_else(

@@ -241,7 +241,7 @@ pub fn check(
     upgrade: bool,
 ) -> Result<(Manifest, Vec<Migration>), SnapshotError> {
     let path = dir.join(MANIFEST);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let detail = if dir.is_dir() {

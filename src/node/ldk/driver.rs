@@ -45,13 +45,14 @@ impl LdkCredentials {
 
     /// The API key, without surrounding white space.
     pub(super) fn read_api_key(&self, node: &str) -> Result<String, NodeError> {
-        let text =
-            std::fs::read_to_string(&self.api_key).map_err(|source| NodeError::Credentials {
+        let text = crate::files::read_text(&self.api_key, crate::files::SMALL_MAX_BYTES).map_err(
+            |source| NodeError::Credentials {
                 node: node.to_string(),
                 what: "API key",
                 path: self.api_key.clone(),
                 source,
-            })?;
+            },
+        )?;
         // A key given for an external node is a secret of the run too.
         crate::secrets::register_secret(&text);
         Ok(text.trim().to_string())

@@ -168,7 +168,7 @@ impl NodeDriver for Lnd {
         let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
             return Err(format!("not LND credentials: {:?}", endpoint.credentials));
         };
-        let pem = std::fs::read(tls_cert)
+        let pem = crate::files::read_bytes(tls_cert, crate::files::SMALL_MAX_BYTES)
             .map_err(|e| format!("reading its TLS certificate {}: {e}", tls_cert.display()))?;
         crate::tls::handshake_ok(&endpoint.rpc_addr, &pem).await
     }

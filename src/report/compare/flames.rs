@@ -27,7 +27,7 @@ fn folded(run: &Input, node: &str) -> Option<flame::Folded> {
         return None;
     }
     let dir = run.path.parent().unwrap_or(Path::new("."));
-    let text = std::fs::read_to_string(dir.join(file)).ok()?;
+    let text = crate::files::read_text(&dir.join(file), crate::files::REPORT_MAX_BYTES).ok()?;
     let f = flame::parse_folded(&text);
     (!f.is_empty()).then_some(f)
 }

@@ -172,10 +172,13 @@ pub fn load(arg: &Path) -> Result<Input, InputError> {
     } else {
         arg.to_path_buf()
     };
-    let text = std::fs::read_to_string(&path).map_err(|source| InputError::Unreadable {
-        path: path.clone(),
-        source,
-    })?;
+    let text =
+        crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).map_err(|source| {
+            InputError::Unreadable {
+                path: path.clone(),
+                source,
+            }
+        })?;
     from_text(path, &text)
 }
 

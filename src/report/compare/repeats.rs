@@ -74,10 +74,13 @@ pub fn sweep_target(arg: &Path) -> Option<(PathBuf, Option<String>)> {
 /// several): the report of its median-TPS repeat, with every repeat's figures.
 pub fn load_repeated(dir: &Path, group: Option<&str>) -> Result<(Input, Repeats), InputError> {
     let path = dir.join(crate::report::sweep::JSON_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|source| InputError::Unreadable {
-        path: path.clone(),
-        source,
-    })?;
+    let text =
+        crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).map_err(|source| {
+            InputError::Unreadable {
+                path: path.clone(),
+                source,
+            }
+        })?;
     let sweep: SweepFile =
         serde_json::from_str(&text).map_err(|source| InputError::NotAReport {
             path: path.clone(),

@@ -27,7 +27,8 @@ pub fn point_labels(arg: &Path) -> Option<Vec<String>> {
     let (dir, None) = repeats::sweep_target(arg)? else {
         return None;
     };
-    let text = std::fs::read_to_string(dir.join(crate::report::sweep::JSON_FILE)).ok()?;
+    let path = dir.join(crate::report::sweep::JSON_FILE);
+    let text = crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).ok()?;
     let sweep: SweepPoints = serde_json::from_str(&text).ok()?;
     if !sweep.spread.is_empty() {
         return None;
