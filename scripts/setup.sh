@@ -145,7 +145,7 @@ if $dev; then
   echo "node images: $images" >&2
 fi
 if $dev; then
-  # The local Kubernetes cluster of tests/e2e_kube.rs, when its binaries are built
+  # The local Kubernetes cluster of tests/e2e/kube.rs, when its binaries are built
   # (scripts/build-kube.sh, about 25 minutes: not done here); it imports the node
   # images above. Without the binaries it says so and those tests record "not run".
   bash scripts/kube-cluster.sh up --no-build

@@ -1,5 +1,5 @@
 //! The chain backend stopped mid-load, the same on every runtime: the scenario and
-//! what its report must show (tests/e2e/faults_chain.rs, tests/e2e_kube_faults.rs).
+//! what its report must show (tests/e2e/faults_chain.rs, tests/e2e/kube_faults.rs).
 
 use super::scenario_run::{fault, lnd_pair};
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! The fault kinds beyond kill and pause, the same on every runtime: the scenarios and
-//! what their reports must show (tests/e2e/faults_kinds.rs, tests/e2e_kube_faults.rs).
+//! what their reports must show (tests/e2e/faults_kinds.rs, tests/e2e/kube_faults.rs).
 //! Each assertion shows the fault had its effect (payment latency, throughput, the
 //! node's way back, the chain's height).
 

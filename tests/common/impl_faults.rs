@@ -1,6 +1,6 @@
 //! Faults on a Core Lightning, Eclair or LDK receiver, the same on every runtime: the
 //! scenario and what its report must show (tests/e2e/faults_impls.rs,
-//! tests/e2e_kube_faults.rs).
+//! tests/e2e/kube_faults.rs).
 
 use super::scenario_run::{fault, killed_node_back};
 use serde_json::Value;

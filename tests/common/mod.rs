@@ -17,6 +17,16 @@ pub mod scenario_run;
 pub mod svg;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// The turn of a test that leaves a killed run's leftovers behind on purpose and calls
+/// `lnbench-tui down` to remove them. `down` removes every killed run's containers it
+/// finds (a live run's it leaves alone), so two such tests at once would each remove
+/// what the other means to look at. A failed test poisons the lock; the others run.
+pub fn killed_runs_turn() -> MutexGuard<'static, ()> {
+    static KILLED_RUNS: Mutex<()> = Mutex::new(());
+    KILLED_RUNS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The lnbench-tui binary cargo built for this test run.
 pub fn lnbench() -> PathBuf {

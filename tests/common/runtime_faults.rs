@@ -1,4 +1,4 @@
-//! The node and link faults tests/e2e/docker_faults.rs and tests/e2e_kube_faults.rs
+//! The node and link faults tests/e2e/docker_faults.rs and tests/e2e/kube_faults.rs
 //! run alike on their runtimes: the scenarios and the checks they share; each test
 //! adds what its runtime shows besides. [`one_network_scenario`] puts the node faults,
 //! the link faults and background mining on one network, for a runtime whose every

@@ -1,7 +1,7 @@
 //! The chain backend stopped mid-load, on real LND nodes over a real bitcoind,
 //! through the real binary: `restart: chain` (a clean stop and start) and
 //! `kill: chain` with `restart_after:`, locally and in Docker (on Kubernetes:
-//! tests/e2e_kube_faults.rs). Each fault's record
+//! tests/e2e/kube_faults.rs). Each fault's record
 //! gives the network's way back (the chain's RPC, a block mined then reaching both
 //! nodes, their channels), and the load goes on after it. bitcoind builds from a
 //! source tree; where the build cache lacks it these tests say they did not run.

@@ -3,7 +3,7 @@
 //! bandwidth cap begun by `after_payments:`, a reset of the link, and a clean restart
 //! of the receiver. Each assertion shows the fault had its effect (payment latency,
 //! throughput, the proxy accepting the peer's new connection, the node's way back;
-//! tests/common/fault_kinds.rs). tests/e2e_kube_faults.rs runs the same on Kubernetes.
+//! tests/common/fault_kinds.rs). tests/e2e/kube_faults.rs runs the same on Kubernetes.
 
 use crate::common::fault_kinds::{check, check_mining, mining_scenario, scenario};
 use crate::common::scenario_run::Finished;

@@ -6,21 +6,19 @@
 //! process of it may have a password on its command line while a run goes on (the
 //! tool never puts one there, so another module's run may be looked at too).
 //!
-//! These stay test binaries of their own (`tests/e2e_*.rs`), which cargo runs one
-//! after another:
+//! Tests that must not run beside some others take a turn (a lock) in the process:
+//! `common::killed_runs_turn()` for those that leave a killed run behind and call
+//! `lnbench-tui down` (it removes every killed run's containers it finds);
+//! `common::kube::CLUSTER` for runs on the local cluster; a module's own lock where
+//! its networks are too large for two at once (`etcd::`, `soak::`, `docker::`,
+//! `sweeps::`).
+//! `kube::` and `kube_faults::` need the `kubernetes` feature (a default one).
 //!
-//! - `e2e_disturbed`, `e2e_etcd`, `e2e_history`, `e2e_jamming`, `e2e_mpp`,
-//!   `e2e_soak`, `e2e_sweeps`, `e2e_tui`: timing-sensitive, they take a
-//!   `ONE_AT_A_TIME` lock and must not share the machine with other tests' nodes.
-//! - `e2e_docker`, `e2e_interrupt`, `e2e_kube`, `e2e_signals`: they call the global
-//!   `lnbench-tui down`, which removes every killed run's leftovers, another test's
-//!   too while it checks its own.
-//! - `e2e_docker_postgres`: it finds its containers by their scenario's name
-//!   (`cln-pays-cln`), which `cln::` runs in Docker too.
-//! - `e2e_kube_faults`: its tests take the process-wide `common::kube::CLUSTER` lock
-//!   (one run on the cluster at a time); here the lock would not keep other modules'
-//!   nodes off the machine beside a cluster run. It also needs the `kubernetes`
-//!   feature (`required-features` in Cargo.toml).
+//! These stay test binaries of their own (`tests/e2e_*.rs`), which cargo runs one
+//! after another: `e2e_disturbed`, `e2e_history`, `e2e_jamming`, `e2e_mpp`,
+//! `e2e_tui`. They are timing-sensitive (a verdict on the machine's
+//! quiet, TPS compared between runs, a race for HTLC slots, a terminal's frames), take
+//! a `ONE_AT_A_TIME` lock, and must not share the machine with other tests' nodes.
 //!
 //! One module: `cargo test --test e2e cln::` (a filter is a substring: `faults::`
 //! runs `docker_faults::` too); one test: `cargo test --test e2e faults::NAME -- --exact`.
@@ -31,16 +29,24 @@ mod common;
 mod alice_pays_bob;
 mod bitcoind;
 mod cln;
+mod docker;
 mod docker_faults;
 mod docker_matrix;
+mod docker_postgres;
 mod drain;
 mod eclair;
+mod etcd;
 mod external;
 mod faults;
 mod faults_chain;
 mod faults_impls;
 mod faults_kinds;
 mod history_phase;
+mod interrupt;
+#[cfg(feature = "kubernetes")]
+mod kube;
+#[cfg(feature = "kubernetes")]
+mod kube_faults;
 mod ldk;
 mod matrix;
 mod metrics;
@@ -49,6 +55,9 @@ mod profile;
 mod rebalance;
 mod repeats;
 mod resources;
+mod signals;
 mod snapshot;
+mod soak;
 mod stream;
+mod sweeps;
 mod thresholds;

@@ -5,12 +5,10 @@
 //! labelled with its run id.
 //!
 //! The Docker test skips (with a message) only when no engine answers and CI is not
-//! set, as tests/e2e_docker.rs does.
+//! set, as tests/e2e/docker.rs does.
 
-mod common;
-
-use common::docker::{engine, labelled};
-use common::*;
+use crate::common::docker::{engine, labelled};
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -4,9 +4,7 @@
 //! nothing left running. The tests take turns: each brings up its own nodes, and the
 //! machine is small.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -8,11 +8,9 @@
 //! Skips (with a message) only when no engine answers and CI is not set; under
 //! `CI=true` a missing engine fails the test, and so does a missing image.
 
-mod common;
-
+use crate::common::docker::{block_on, engine, engine_ready, labelled};
+use crate::common::*;
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use common::docker::{block_on, engine, engine_ready, labelled};
-use common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -193,10 +191,18 @@ fn cln_pays_cln_on_a_postgres_container() {
             "    version: v26.06.6\n    database: postgres\n",
         );
     assert_eq!(text.matches("database: postgres").count(), 2, "{text}");
+    // A name of its own: its containers are found by it, and cln:: runs `cln-pays-cln`
+    // in Docker too, beside this test.
+    let text = text.replacen(
+        "name: cln-pays-cln\n",
+        "name: cln-pays-cln-on-postgres\n",
+        1,
+    );
+    assert!(text.contains("name: cln-pays-cln-on-postgres\n"), "{text}");
     let work = tempfile::tempdir().unwrap();
     let scenario = work.path().join("cln-on-postgres.yaml");
     std::fs::write(&scenario, text).unwrap();
-    let (report, dir) = run_kept("cln-pays-cln", &scenario, work.path());
+    let (report, dir) = run_kept("cln-pays-cln-on-postgres", &scenario, work.path());
     let runtime = report["runtime"].as_str().unwrap();
     assert!(runtime.contains(&pg_image), "{runtime}");
     assert_nodes_authenticated(&dir, &["alice", "bob"]);

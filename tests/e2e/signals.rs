@@ -21,12 +21,10 @@
 //! every cell. Docker rows are skipped (with a message) when no engine answers
 //! outside CI.
 
-mod common;
-
+use crate::common::docker::{block_on, engine, labelled};
+use crate::common::*;
 use bollard::Docker;
 use bollard::query_parameters::ListVolumesOptionsBuilder;
-use common::docker::{block_on, engine, labelled};
-use common::*;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use std::collections::HashMap;
@@ -117,6 +115,7 @@ struct Row {
 
 #[test]
 fn every_signal_on_local_and_docker_leaves_a_partial_report_and_nothing_running() {
+    let _turn = killed_runs_turn();
     require_node_binaries();
     let docker = engine().is_some();
     let mut rows = Vec::new();

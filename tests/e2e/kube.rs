@@ -11,11 +11,9 @@
 //! the cluster must answer: `.ci/run` brings it up, so under `CI=true` a cluster that
 //! does not answer fails the tests.
 
-mod common;
-
-use common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
-use common::running::Running;
-use common::*;
+use crate::common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
+use crate::common::running::Running;
+use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::process::Command;

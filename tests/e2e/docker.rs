@@ -7,13 +7,11 @@
 //! Skips (with a message) only when no engine answers and CI is not set; under
 //! `CI=true` a missing engine fails the tests.
 
-mod common;
-
+use crate::common::docker::{block_on, engine, engine_ready, labelled, labelled_now};
+use crate::common::running::Running;
+use crate::common::*;
 use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use common::docker::{block_on, engine, engine_ready, labelled, labelled_now};
-use common::running::Running;
-use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::collections::HashMap;
@@ -81,6 +79,18 @@ impl Run {
     }
 }
 
+/// `lnbench-tui down` with `args`, its local part in `run`'s own run directory (the
+/// other tests' local runs are not its business); its Docker part looks at every run.
+fn down(run: &Run, args: &[&str]) -> std::process::Output {
+    Command::new(lnbench())
+        .arg("down")
+        .arg("--run-dir")
+        .arg(run.work.path())
+        .args(args)
+        .output()
+        .expect("run lnbench-tui down")
+}
+
 fn assert_nothing_left(run_id: &str, log: &str) {
     let (containers, networks) = labelled(Some(run_id));
     assert!(
@@ -140,6 +150,7 @@ fn sigint_in_the_middle_of_the_load_exits_130_and_removes_everything() {
 
 #[test]
 fn down_removes_what_a_killed_run_left() {
+    let _turn = killed_runs_turn();
     let Some((_engine, mut run)) = run_under_load() else {
         return;
     };
@@ -151,7 +162,7 @@ fn down_removes_what_a_killed_run_left() {
     assert_eq!(containers.len(), 3, "{containers:?}\n{log}");
     assert_eq!(networks.len(), 1, "{networks:?}\n{log}");
 
-    let out = Command::new(lnbench()).arg("down").output().unwrap();
+    let out = down(&run, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "down failed: {out:?}");
     for name in ["chain", "alice", "bob"] {
@@ -169,19 +180,21 @@ fn down_removes_what_a_killed_run_left() {
     );
     assert_nothing_left(&run_id, &log);
 
-    // Nothing left: down says so and still exits 0.
-    let again = Command::new(lnbench()).arg("down").output().unwrap();
+    // Nothing left: down says so and still exits 0. Asked of this run alone: the other
+    // tests' runs going on beside this one are left alone, and listed, by a plain `down`.
+    let again = down(&run, &["--run", &run_id]);
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to remove"));
 }
 
 #[test]
 fn down_leaves_a_run_that_is_still_going_alone() {
+    let _turn = killed_runs_turn();
     let Some((_engine, mut run)) = run_under_load() else {
         return;
     };
     let run_id = run.run_id();
-    let out = Command::new(lnbench()).arg("down").output().unwrap();
+    let out = down(&run, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "down failed: {out:?}");
     assert!(

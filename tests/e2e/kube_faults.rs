@@ -12,14 +12,12 @@
 //! ways back, the channels at the end, and the run's namespace gone afterwards.
 //!
 //! Not run (and recorded so) when the cluster's binaries are not built, or the
-//! cluster is not up outside CI, as in tests/e2e_kube.rs.
+//! cluster is not up outside CI, as in tests/e2e/kube.rs.
 
-mod common;
-
-use common::kube::{CLUSTER, cluster_or_not_run, run_on_cluster as run};
-use common::runtime_faults::*;
-use common::scenario_run::fault;
-use common::*;
+use crate::common::kube::{CLUSTER, cluster_or_not_run, run_on_cluster as run};
+use crate::common::runtime_faults::*;
+use crate::common::scenario_run::fault;
+use crate::common::*;
 
 const TOP: &str = "runtime: kubernetes\npull: never\n";
 
@@ -38,7 +36,7 @@ fn node_and_link_faults_and_mining_have_their_effect_in_pods() {
     assert!(p["after"]["ok"].as_u64().unwrap() > 0, "{p:#}");
     let (_rise, cut) = check_links(&report, "kubernetes");
     assert!(cut["error"].is_null() && cut["links"] == 1, "{cut:#}");
-    common::fault_kinds::check_mining(&report);
+    crate::common::fault_kinds::check_mining(&report);
 }
 
 /// `restart: chain` and `kill: chain` in the chain's pod, as tests/e2e/faults_chain.rs
@@ -51,9 +49,9 @@ fn the_chain_restarted_and_killed_mid_load_comes_back_in_its_pod() {
     if !built_or_not_run(test, "bitcoind", BITCOIND_BUILD) || !cluster_or_not_run("kube_chain") {
         return;
     }
-    let text = common::chain_faults::scenario("e2e-kube-chain-faults", TOP);
+    let text = crate::common::chain_faults::scenario("e2e-kube-chain-faults", TOP);
     let (report, _log) = run(&text);
-    common::chain_faults::check(&report);
+    crate::common::chain_faults::check(&report);
     let restart = fault(&report, "restart chain");
     let stop = restart["chain_back"]["stop_s"].as_f64().unwrap();
     // bitcoind stops cleanly in well under the 90 s deadline; the time is read in the pod.
@@ -69,8 +67,8 @@ fn jitter_bandwidth_reset_and_restart_have_their_effect_in_pods() {
     if !cluster_or_not_run("kube_fault_kinds") {
         return;
     }
-    let (report, _log) = run(&common::fault_kinds::scenario("e2e-kube-kinds", TOP));
-    common::fault_kinds::check(&report);
+    let (report, _log) = run(&crate::common::fault_kinds::scenario("e2e-kube-kinds", TOP));
+    crate::common::fault_kinds::check(&report);
 }
 
 /// tests/e2e/faults_impls.rs's Core Lightning case on the cluster: bob killed in his
@@ -82,7 +80,7 @@ fn a_killed_and_a_paused_cln_node_recover_in_their_pods() {
     if !built_on_bitcoind(test, "lightningd", CLN_BUILD) || !cluster_or_not_run("kube_cln") {
         return;
     }
-    let text = common::impl_faults::scenario("cln", "keysend", 50, 30, TOP);
+    let text = crate::common::impl_faults::scenario("cln", "keysend", 50, 30, TOP);
     let (report, _log) = run(&text);
-    common::impl_faults::check("cln", &report);
+    crate::common::impl_faults::check("cln", &report);
 }

@@ -1,10 +1,8 @@
 //! End to end: SIGINT in the middle of the load ends the run cleanly: a partial
 //! report is written, the exit code says interrupted, and no node process is left.
 
-mod common;
-
-use common::running::Running;
-use common::*;
+use crate::common::running::Running;
+use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::PathBuf;
@@ -227,6 +225,7 @@ fn a_second_sigint_exits_at_once_and_leaves_no_process() {
 
 #[test]
 fn sigkill_of_the_tool_takes_its_nodes_down_too() {
+    let _turn = killed_runs_turn();
     let mut run = Run::start();
     run.wait_for("load progress", 1, |l| {
         l.contains(" ok ") && l.contains("tps")
@@ -318,6 +317,7 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn sigkill_of_the_tool_takes_its_postgresql_down_too() {
+    let _turn = killed_runs_turn();
     // Both nodes on PostgreSQL: the runtime starts a server for them. Under root it
     // runs as the postgres user, and a change of user clears the parent-death
     // signal unless it is set again after it.

@@ -7,10 +7,8 @@
 //! The docker case skips (with a message) only when no engine answers and CI is not
 //! set; a missing lnbench/etcd image fails it.
 
-mod common;
-
-use common::docker::{block_on, engine, labelled};
-use common::*;
+use crate::common::docker::{block_on, engine, labelled};
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
