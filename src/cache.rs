@@ -27,7 +27,8 @@ pub fn built_version(binary: &str) -> Option<String> {
 
 /// The stamp beside a binary in `dir`.
 pub fn stamp_in(dir: &std::path::Path, binary: &str) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(format!(".{binary}.version"))).ok()?;
+    let stamp = dir.join(format!(".{binary}.version"));
+    let text = crate::files::read_text(&stamp, crate::files::SMALL_MAX_BYTES).ok()?;
     Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 

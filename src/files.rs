@@ -30,18 +30,8 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> 
 /// is a file that grows past the limit while it is read.
 pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind, Read};
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
+    let file = open_regular(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, a device or a directory): give a file",
-        ));
-    }
     let too_big = |size: u64| {
         Error::new(
             ErrorKind::InvalidData,
@@ -56,6 +46,37 @@ pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>
     if bytes.len() as u64 > max_bytes {
         return Err(too_big(bytes.len() as u64));
     }
+    Ok(bytes)
+}
+
+/// Opens `path` for reading if it is a regular file. The open is non-blocking (a
+/// FIFO with no writer would block the open itself) and the check is made on the
+/// open handle, so no swap between check and read gets past; for a regular file the
+/// flag changes nothing.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a directory): give a file",
+        ));
+    }
+    Ok(file)
+}
+
+/// The last `max_bytes` of the regular file `path` (all of it when smaller), read
+/// from there: a log of gigabytes costs no more than its tail.
+pub(crate) fn read_tail(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max_bytes)))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

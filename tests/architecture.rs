@@ -83,3 +83,115 @@ fn no_code_outside_the_runtimes_names_one_of_them() {
         found.join("\n")
     );
 }
+
+/// Every file the tool reads goes through `src/files.rs` (`read_text`, `read_bytes`,
+/// `read_tail`, `open_regular`: a regular file, of bounded size, opened without
+/// blocking), unless it is on this list with the reason it needs no bound: the
+/// kernel's own files, and files the run itself wrote in its own directory. A new raw
+/// read (`fs::read`, `fs::read_to_string`, `File::open`, std's or tokio's) outside
+/// test code fails here, naming its line.
+#[test]
+fn every_raw_read_of_a_file_is_listed_with_its_reason() {
+    const RAW: &[(&str, usize, &str)] = &[
+        (
+            "files.rs",
+            1,
+            "the copy of a file the run wrote (latency.hlog)",
+        ),
+        ("leftovers.rs", 4, "/proc, /etc/passwd"),
+        ("metrics/host.rs", 1, "/proc/stat"),
+        (
+            "metrics/payments.rs",
+            1,
+            "payments.csv, which the run writes",
+        ),
+        ("metrics/process.rs", 2, "/proc/PID"),
+        ("report/host.rs", 1, "/proc and /sys facts of the host"),
+        ("runtime/docker/engine.rs", 2, "/proc/PID"),
+        (
+            "runtime/docker/etcd.rs",
+            1,
+            "an etcd member's log in the run's directory",
+        ),
+        (
+            "runtime/docker/postgres/snapshot.rs",
+            1,
+            "an archive the run downloaded",
+        ),
+        (
+            "runtime/docker/snapshot.rs",
+            1,
+            "an archive the run downloaded",
+        ),
+        (
+            "runtime/local/cgroup.rs",
+            4,
+            "/proc/PID/cgroup and the cgroup tree",
+        ),
+        ("runtime/local/ports.rs", 1, "/proc/sys"),
+        ("runtime/local/postgres.rs", 1, "/proc/self/status"),
+        ("runtime/local/stats.rs", 1, "/proc/PID/io"),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let patterns = ["fs::read_to_string(", "fs::read(", "File::open("];
+    let mut dirs = vec![root.clone()];
+    let mut found: Vec<(String, Vec<String>)> = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            // The code before the file's test module, if it has one.
+            let code = (text.match_indices("#[cfg(test)]"))
+                .find(|(at, attr)| text[at + attr.len()..].trim_start().starts_with("mod "))
+                .map_or(text.as_str(), |(at, _)| &text[..at]);
+            let lines: Vec<String> = (code.lines().enumerate())
+                .filter(|(_, l)| !l.trim_start().starts_with("//"))
+                .filter(|(_, l)| patterns.iter().any(|p| l.contains(p)))
+                .map(|(n, l)| format!("{}: {}", n + 1, l.trim()))
+                .collect();
+            if !lines.is_empty() {
+                let rel = path.strip_prefix(&root).unwrap().display().to_string();
+                found.push((rel, lines));
+            }
+        }
+    }
+    assert!(
+        !found.is_empty(),
+        "no raw read found at all: did the scan break?"
+    );
+    let mut wrong = Vec::new();
+    for (file, lines) in &found {
+        let listed = RAW.iter().find(|(f, _, _)| f == file).map(|(_, n, _)| *n);
+        if listed != Some(lines.len()) {
+            wrong.push(format!(
+                "src/{file}: {} raw read(s), {} listed:\n  {}",
+                lines.len(),
+                listed.map_or("none".to_string(), |n| n.to_string()),
+                lines.join("\n  ")
+            ));
+        }
+    }
+    for (file, _, _) in RAW {
+        if !found.iter().any(|(f, _)| f == file) {
+            wrong.push(format!(
+                "src/{file}: listed, but it reads nothing raw any more"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "read through crate::files (read_text, read_bytes, read_tail, open_regular), \
+         or list the read here with the reason it needs no bound:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -27,10 +27,11 @@ pub enum Lock {
 
 /// Tries to take an exclusive lock on `path` without waiting, and gives it back at once.
 pub fn probe(path: &Path) -> Lock {
-    let file = match File::open(path) {
+    // In the shared temp dir: a FIFO planted there must not stall the probe.
+    let file = match crate::files::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lock::Missing,
-        // Unreadable (another user's): not ours to judge, so as if held.
+        // Unreadable (another user's) or not a file: not ours to judge, so as if held.
         Err(_) => return Lock::Held,
     };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
@@ -98,7 +99,7 @@ pub fn remove_free_tokens_in(dir: &Path) -> Vec<PathBuf> {
         let Some(path) = token.and_then(|t| token_file(dir, t)) else {
             continue;
         };
-        let Ok(file) = File::open(&path) else {
+        let Ok(file) = crate::files::open_regular(&path) else {
             continue;
         };
         if let Ok(_held) = Flock::lock(file, FlockArg::LockExclusiveNonblock)

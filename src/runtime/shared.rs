@@ -19,12 +19,11 @@ use std::path::Path;
 /// ([`crate::redact::redact_text`]): errors quote it, and errors reach the terminal
 /// and the report.
 pub fn tail(path: &Path, lines: usize) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
+    // Only the end matters, and only the end is read: logs can be large.
+    let Ok(bytes) = crate::files::read_tail(path, 64 * 1024) else {
         return String::new();
     };
-    // Only the end matters; logs can be large.
-    let start = bytes.len().saturating_sub(64 * 1024);
-    let text = String::from_utf8_lossy(&bytes[start..]);
+    let text = String::from_utf8_lossy(&bytes);
     let all: Vec<&str> = text.lines().collect();
     crate::redact::redact_text(&all[all.len().saturating_sub(lines)..].join("\n"))
 }

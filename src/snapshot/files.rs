@@ -61,7 +61,7 @@ fn walk(
 
 /// Copies one file, hashing what it copies, and gives the copy the original's mode.
 fn copy_file(from: &Path, to: &Path) -> Result<FileEntry, SnapshotError> {
-    let mut src = std::fs::File::open(from).map_err(SnapshotError::io(from))?;
+    let mut src = crate::files::open_regular(from).map_err(SnapshotError::io(from))?;
     let mode = src
         .metadata()
         .map_err(SnapshotError::io(from))?
@@ -90,7 +90,7 @@ fn copy_file(from: &Path, to: &Path) -> Result<FileEntry, SnapshotError> {
 
 /// A file's sha256 (hex) without copying it.
 pub fn hash_file(path: &Path) -> Result<String, SnapshotError> {
-    let mut src = std::fs::File::open(path).map_err(SnapshotError::io(path))?;
+    let mut src = crate::files::open_regular(path).map_err(SnapshotError::io(path))?;
     let mut engine = sha256::Hash::engine();
     let mut buf = vec![0u8; 1 << 16];
     loop {

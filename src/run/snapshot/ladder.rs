@@ -63,7 +63,7 @@ pub(super) async fn save(sweep: &Sweep, opts: RunOptions, to: &Path) -> Result<E
 /// left to the restore, which says why.
 fn check_from(from: &Path, first: u64) -> Result<(), snapshot::SnapshotError> {
     let path = from.join(snapshot::MANIFEST);
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Ok(text) = crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES) else {
         return Ok(());
     };
     match snapshot::Manifest::parse(&text, &path) {

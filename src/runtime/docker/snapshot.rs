@@ -123,7 +123,9 @@ impl DockerRuntime {
         from: &Path,
         what: &str,
     ) -> Result<(), RuntimeError> {
-        let file = (tokio::fs::File::open(from).await).map_err(Self::io_err(from))?;
+        // A snapshot's file: never a FIFO to wait on.
+        let file = crate::files::open_regular(from).map_err(Self::io_err(from))?;
+        let file = tokio::fs::File::from_std(file);
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::default()
             .path("/")
             .build();

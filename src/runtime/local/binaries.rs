@@ -166,7 +166,8 @@ fn lnd_backend_built(spec: &crate::scenario::NodeSpec, binary: &Path) -> Result<
         return Ok(());
     }
     let stamp = binary.parent().map(|dir| dir.join(".lnd.tags"));
-    let Some(tags) = stamp.and_then(|s| std::fs::read_to_string(s).ok()) else {
+    let read = |s: &Path| crate::files::read_text(s, crate::files::SMALL_MAX_BYTES).ok();
+    let Some(tags) = stamp.and_then(|s| read(&s)) else {
         return Ok(());
     };
     let backend = crate::node::driver(spec.implementation).database(spec.database, &spec.args);
