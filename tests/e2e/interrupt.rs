@@ -269,11 +269,21 @@ fn run_dirs(parent: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `lnbench-tui down --run-dir parent`; its stdout. Without a Docker engine its docker
-/// part fails (exit 3) after the local part is done.
+/// `lnbench-tui down --run-dir parent --run ID`, ID the one run's under `parent`; its
+/// stdout. Asked of that run alone: the other tests' runs, in Docker too, are not this
+/// test's (a plain `down` looks at every killed run's containers). Without a Docker
+/// engine its docker part fails (exit 3) after the local part is done.
 fn down(parent: &std::path::Path) -> String {
+    let names: Vec<String> = (run_dirs(parent).iter())
+        .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("lnbench-pg-"))
+        .collect();
+    assert_eq!(names.len(), 1, "one run directory: {names:?}");
+    let id = names[0]
+        .strip_prefix("lnbench-")
+        .expect("a run directory's name");
     let out = Command::new(lnbench())
-        .args(["down", "--run-dir"])
+        .args(["down", "--run", id, "--run-dir"])
         .arg(parent)
         .output()
         .expect("run lnbench-tui down");

@@ -363,7 +363,7 @@ fn run_case(case: Case, runtime: Runtime) -> Row {
         // Local nodes die with the tool (parent-death signal); `down` removes the
         // run directory, and for Docker the containers the forced exit left.
         wait_until_gone(&run_parent);
-        log.push_str(&down(&run_parent));
+        log.push_str(&down(&run_parent, &run_id));
     }
     let processes_left = processes_mentioning(&run_parent)
         .into_iter()
@@ -402,10 +402,12 @@ fn wait_until_gone(run_parent: &Path) {
     }
 }
 
-/// `lnbench-tui down --run-dir parent`, its output for the log.
-fn down(run_parent: &Path) -> String {
+/// `lnbench-tui down --run-dir parent --run ID`, its output for the log. Asked of
+/// this run alone: the other tests' runs are not this test's.
+fn down(run_parent: &Path, run_id: &str) -> String {
+    assert!(!run_id.is_empty(), "the run's id, from its `run ID:` line");
     let out = Command::new(lnbench())
-        .args(["down", "--run-dir"])
+        .args(["down", "--run", run_id, "--run-dir"])
         .arg(run_parent)
         .output()
         .expect("run lnbench-tui down");
