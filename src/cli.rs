@@ -323,7 +323,7 @@ pub struct RunArgs {
     pub upgrade: bool,
 
     /// Stop after this many payments (overrides the scenario's `stop.payments`).
-    #[arg(long, value_name = "N", help_heading = "Load")]
+    #[arg(long, value_name = "N", value_parser = crate::scenario::payments_flag, help_heading = "Load")]
     pub payments: Option<u64>,
 
     /// Run the load (each sweep point) N times and report the spread (overrides the

@@ -78,6 +78,7 @@ invalid_fixtures! {
     zero_phase_duration: "zero-phase-duration" at "20:17", "ramp duration is 0", hint "write a duration above zero";
     no_stop_condition: "no-stop-condition" at "17:9", "stop: sets neither payments: nor duration:", hint "add payments: 2000 and/or duration: 5m";
     zero_payments: "zero-payments" at "18:15", "stop payments is 0", hint "write payments: 1 or more";
+    huge_payments: "huge-payments" at "18:15", "stop payments is 5000000000, more than 1000000000", hint "write at most 1000000000 payments";
     zero_amount: "zero-amount" at "16:16", "amount_msat is 0", hint "amount_msat: 1000";
     zero_payment_timeout: "zero-payment-timeout" at "19:20", "payment_timeout is 0", hint "write a duration above zero";
     unknown_threshold: "unknown-threshold" at "21:3", "unknown field `p95_latency`", hint "allowed here: p50_latency, p90_latency, p99_latency, max_latency, min_tps, max_failure_rate";

@@ -57,7 +57,7 @@ pub use faults::{
 };
 pub use history::{History, MAX_PAYMENTS as MAX_HISTORY_PAYMENTS};
 pub use kube::{KubeSettings, object_name_ok};
-pub use overrides::{Overrides, duration_flag};
+pub use overrides::{Overrides, duration_flag, payments_flag};
 pub use profile::{CHAIN as PROFILE_CHAIN, ProfileSpec};
 pub use rebalance::Rebalance;
 pub use repeat::{Judge, MAX_REPEATS, Repeat};

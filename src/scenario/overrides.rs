@@ -45,6 +45,22 @@ pub fn duration_flag(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--payments N`: what `stop: payments:` takes, 1 to [`MAX_STOP_PAYMENTS`].
+///
+/// [`MAX_STOP_PAYMENTS`]: super::workload::MAX_STOP_PAYMENTS
+pub fn payments_flag(text: &str) -> Result<u64, String> {
+    let max = super::workload::MAX_STOP_PAYMENTS;
+    let n: u64 = (text.trim().parse())
+        .map_err(|e| format!("{e}; write a whole number of payments, e.g. 2000"))?;
+    match n {
+        0 => Err("0 payments sends nothing; write 1 or more (as stop: payments:)".into()),
+        n if n > max => Err(format!(
+            "more than {max} payments; write at most {max}, or stop by --duration"
+        )),
+        n => Ok(n),
+    }
+}
+
 fn apply(scenario: &mut Scenario, o: &Overrides) {
     let stop = &mut scenario.workload.stop;
     stop.payments = o.payments.or(stop.payments);
@@ -58,6 +74,19 @@ fn apply(scenario: &mut Scenario, o: &Overrides) {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn payments_flag_refuses_what_stop_payments_refuses() {
+        assert_eq!(payments_flag("2000"), Ok(2000));
+        assert!(payments_flag("0").unwrap_err().contains("1 or more"));
+        assert!(
+            payments_flag("1000000001")
+                .unwrap_err()
+                .contains("at most 1000000000")
+        );
+        assert_eq!(payments_flag("1000000000"), Ok(1_000_000_000));
+        assert!(payments_flag("-3").unwrap_err().contains("whole number"));
+    }
 
     #[test]
     fn duration_flag_refuses_what_stop_duration_refuses() {

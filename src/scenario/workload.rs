@@ -16,6 +16,10 @@ const DEFAULT_PAYMENT_TIMEOUT: Duration = Duration::from_secs(60);
 const DURATION_HINT: &str = "write a number and a unit, e.g. 30s, 5m or 1h30m";
 /// The longest duration a scenario may give (a stop, a phase, a timeout).
 pub(super) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// The most payments `stop: payments:` (and `--payments`) may ask for: more than a
+/// month at the fastest node's rate here, and far below what a count can hold.
+pub(super) const MAX_STOP_PAYMENTS: u64 = 1_000_000_000;
 /// The highest open-loop rate, payments/s: far above any node, low enough that the
 /// schedule's offsets stay apart.
 const MAX_RATE: f64 = 100_000.0;
@@ -342,6 +346,19 @@ fn stop_condition(ctx: &Ctx, stop: &Spanned<RawStop>) -> Result<StopCondition, S
                 &p.referenced,
                 "stop payments is 0",
                 "write payments: 1 or more, or remove it and stop by duration: only",
+            ));
+        }
+        Some(p) if p.value > MAX_STOP_PAYMENTS => {
+            return Err(ctx.error(
+                &p.referenced,
+                format!(
+                    "stop payments is {}, more than {MAX_STOP_PAYMENTS}",
+                    p.value
+                ),
+                format!(
+                    "write at most {MAX_STOP_PAYMENTS} payments; stop a longer run by \
+                     duration: (at most 30d)"
+                ),
             ));
         }
         Some(p) => Some(p.value),
