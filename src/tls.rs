@@ -58,15 +58,18 @@ pub fn install_crypto_provider() {
 
 /// Reads the first certificate of a PEM file (LND's `tls.cert`, btcd's `rpc.cert`).
 pub fn read_pem_cert(path: &Path) -> Result<CertificateDer<'static>, TlsError> {
-    let bytes =
-        crate::files::read_bytes(path, crate::files::SMALL_MAX_BYTES).map_err(|source| {
-            TlsError::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+    let bytes = read_pem(path)?;
     cert_from_pem(&bytes).ok_or_else(|| TlsError::NoCertificate {
         path: path.to_path_buf(),
+    })
+}
+
+/// A PEM file's bytes: a regular file of bounded size (an external node's are the
+/// user's paths), never a FIFO waited on.
+fn read_pem(path: &Path) -> Result<Vec<u8>, TlsError> {
+    crate::files::read_bytes(path, crate::files::SMALL_MAX_BYTES).map_err(|source| TlsError::Read {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
@@ -77,13 +80,7 @@ pub fn cert_from_pem(pem: &[u8]) -> Option<CertificateDer<'static>> {
 
 /// Reads the private key of a PEM file (PKCS#8, SEC1 or PKCS#1), e.g. a client key.
 pub fn read_pem_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
-    let bytes =
-        crate::files::read_bytes(path, crate::files::SMALL_MAX_BYTES).map_err(|source| {
-            TlsError::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+    let bytes = read_pem(path)?;
     PrivateKeyDer::from_pem_slice(&bytes).map_err(|_| TlsError::NoKey {
         path: path.to_path_buf(),
     })

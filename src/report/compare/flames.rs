@@ -27,7 +27,7 @@ fn folded(run: &Input, node: &str) -> Option<flame::Folded> {
         return None;
     }
     let dir = run.path.parent().unwrap_or(Path::new("."));
-    let text = crate::files::read_text(&dir.join(file), crate::files::REPORT_MAX_BYTES).ok()?;
+    let text = super::input::read(&dir.join(file)).ok()?;
     let f = flame::parse_folded(&text);
     (!f.is_empty()).then_some(f)
 }

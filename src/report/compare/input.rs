@@ -172,14 +172,19 @@ pub fn load(arg: &Path) -> Result<Input, InputError> {
     } else {
         arg.to_path_buf()
     };
-    let text =
-        crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).map_err(|source| {
-            InputError::Unreadable {
-                path: path.clone(),
-                source,
-            }
-        })?;
+    let text = read(&path)?;
     from_text(path, &text)
+}
+
+/// The text of a file a compared run left (report.json, sweep.json, a flame graph's
+/// data): a regular file of bounded size, never a FIFO waited on.
+pub fn read(path: &Path) -> Result<String, InputError> {
+    crate::files::read_text(path, crate::files::REPORT_MAX_BYTES).map_err(|source| {
+        InputError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// A report read from `path` whose text is `text`.

@@ -4,7 +4,7 @@
 //! figures let the table call a change significant or within noise
 //! ([`crate::report::stats::significance`]).
 
-use super::input::{Input, InputError, load};
+use super::input::{Input, InputError, load, read};
 use super::table::{Better, ChangeCell, Row, Verdict};
 use crate::report::stats::{median, significance};
 use crate::report::sweep::SWEEP_SCHEMA_VERSION;
@@ -74,13 +74,7 @@ pub fn sweep_target(arg: &Path) -> Option<(PathBuf, Option<String>)> {
 /// several): the report of its median-TPS repeat, with every repeat's figures.
 pub fn load_repeated(dir: &Path, group: Option<&str>) -> Result<(Input, Repeats), InputError> {
     let path = dir.join(crate::report::sweep::JSON_FILE);
-    let text =
-        crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).map_err(|source| {
-            InputError::Unreadable {
-                path: path.clone(),
-                source,
-            }
-        })?;
+    let text = read(&path)?;
     let sweep: SweepFile =
         serde_json::from_str(&text).map_err(|source| InputError::NotAReport {
             path: path.clone(),

@@ -28,7 +28,7 @@ pub fn point_labels(arg: &Path) -> Option<Vec<String>> {
         return None;
     };
     let path = dir.join(crate::report::sweep::JSON_FILE);
-    let text = crate::files::read_text(&path, crate::files::REPORT_MAX_BYTES).ok()?;
+    let text = super::input::read(&path).ok()?;
     let sweep: SweepPoints = serde_json::from_str(&text).ok()?;
     if !sweep.spread.is_empty() {
         return None;
