@@ -14,7 +14,6 @@ use common::running::Running;
 use common::*;
 use lnbench_tui::metrics::host::{OUTSIDE_LOAD_LIMIT_PCT, STEAL_LIMIT_PCT};
 use std::hash::{Hash, Hasher};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -98,7 +97,7 @@ fn short_load(hog_threads: usize) -> serde_json::Value {
     let work = tempfile::tempdir().expect("temp dir");
     let (run_dir, report_dir) = (work.path().join("runs"), work.path().join("report"));
     std::fs::create_dir_all(&run_dir).unwrap();
-    let mut cmd = Command::new(lnbench());
+    let mut cmd = lnbench_command();
     cmd.arg(repo_file(
         "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
     ))

@@ -26,7 +26,6 @@ mod pg;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const SCENARIO: &str = "\
 name: history-e2e
@@ -90,7 +89,7 @@ struct Store {
 fn run(scenario: &Path, cache: &Path, store: &Store, work: &Path, name: &str) {
     let run_dir = work.join("runs");
     std::fs::create_dir_all(&run_dir).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(scenario)
         .arg("--report")
         .arg(work.join(name))
@@ -119,7 +118,7 @@ fn run(scenario: &Path, cache: &Path, store: &Store, work: &Path, name: &str) {
 }
 
 fn check(store: &Store) -> (i32, String) {
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .args(["history", "check", "--min-change", "40"])
         .args(["--metric", "tps", "--metric", "p50", "--store"])
         .arg(&store.arg)
@@ -134,7 +133,7 @@ fn check(store: &Store) -> (i32, String) {
 
 /// `history import DIR` into `store`: recorded as a new run.
 fn import(dir: &Path, store: &Store) {
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .args(["history", "import"])
         .arg(dir)
         .arg("--store")

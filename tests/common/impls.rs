@@ -204,6 +204,20 @@ pub fn wait_for_payments(run: &mut Run) {
 
 /// The implementation pays itself in containers: its image and the chain's are there,
 /// the report names both, and nothing of the run is left in the engine.
+/// [`super::TEST_JVM_OPTIONS`] as the `args:` of every Eclair node of `scenario` (an
+/// Eclair node's `args:` are JVM options): a container does not inherit the tool's
+/// environment, where [`super::lnbench_command`] puts them for local nodes.
+pub fn jvm_options_in_containers(scenario: &mut Value) {
+    let Some(nodes) = scenario["nodes"].as_object_mut() else {
+        return;
+    };
+    for node in nodes.values_mut() {
+        if node["implementation"] == "eclair" {
+            node["args"] = super::TEST_JVM_OPTIONS.split(' ').collect::<Vec<_>>().into();
+        }
+    }
+}
+
 pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
     if !imp.built(test) {
         return;
@@ -223,6 +237,7 @@ pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
     }
     let mut scenario = imp.fixture();
     scenario["runtime"] = "docker".into();
+    jvm_options_in_containers(&mut scenario);
     let mut run = Run::start(&yaml(&scenario), 200);
     let (report, log) = imp.paid(&mut run, 200, imp.kind);
     let runtime = report["runtime"].as_str().unwrap();

@@ -33,6 +33,23 @@ pub fn lnbench() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_lnbench-tui"))
 }
 
+/// The JVM options the end-to-end tests give Eclair (`JAVA_TOOL_OPTIONS`, which every
+/// JVM reads): the quick C1 compiler only and the serial collector. An Eclair pair's
+/// run of 200 keysends took 70 s of CPU with the JVM's defaults and 37 s with these
+/// (C2 compiling in the background on two cores is most of it): the tests check what
+/// Eclair does, not how fast, and the cores go to the test beside. Benchmarks run the
+/// JVM as the scenario says (docs/verification.md, "The JVM in tests").
+pub const TEST_JVM_OPTIONS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
+/// A command that runs [`lnbench`] with [`TEST_JVM_OPTIONS`] in its environment, which
+/// the local runtime's Eclair nodes inherit (a container's do not: see
+/// `impls::ECLAIR`'s `args:` for Docker).
+pub fn lnbench_command() -> std::process::Command {
+    let mut command = std::process::Command::new(lnbench());
+    command.env("JAVA_TOOL_OPTIONS", TEST_JVM_OPTIONS);
+    command
+}
+
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }

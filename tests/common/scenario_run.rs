@@ -3,7 +3,7 @@
 //! on Bitcoin Core drive it; and the checks they share.
 
 use super::running::Running;
-use super::{assert_matches_schema, lnbench, processes_mentioning};
+use super::{assert_matches_schema, lnbench_command, processes_mentioning};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -20,7 +20,7 @@ impl ScenarioRun {
         std::fs::create_dir_all(work.path().join("runs")).unwrap();
         let scenario = work.path().join("scenario.yaml");
         std::fs::write(&scenario, text).unwrap();
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(&scenario)
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
@@ -141,7 +141,7 @@ impl Finished {
         let (scenario, runs) = (work.path().join("scenario.yaml"), work.path().join("runs"));
         std::fs::write(&scenario, text).unwrap();
         std::fs::create_dir_all(&runs).unwrap();
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(&scenario);
         setup(&mut cmd);
         let out = cmd
@@ -262,7 +262,7 @@ pub fn killed_node_back<'a>(
 /// `lnbench-tui ARGS` run in `work` (whose `runs/` is its run directory); nothing of
 /// the run may be left running.
 pub fn lnbench_in(work: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .current_dir(work)
         .args(args)
         .output()

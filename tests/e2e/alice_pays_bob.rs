@@ -2,7 +2,6 @@
 //! LND nodes on a real btcd regtest chain, headless, with a report.
 
 use crate::common::*;
-use std::process::Command;
 
 #[test]
 fn alice_pays_bob_keysend_real_lnd() {
@@ -12,7 +11,7 @@ fn alice_pays_bob_keysend_real_lnd() {
     let report_dir = work.path().join("report");
     std::fs::create_dir_all(&run_dir).unwrap();
 
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(repo_file(
             "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
         ))

@@ -10,7 +10,6 @@ use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// One run of the bitcoind scenario, `edit` applied to its text.
@@ -30,7 +29,7 @@ impl Run {
         .unwrap();
         let scenario = work.path().join("bitcoind.yaml");
         std::fs::write(&scenario, edit(text)).unwrap();
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(&scenario)
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))

@@ -16,7 +16,6 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -58,7 +57,7 @@ impl std::ops::DerefMut for Run {
 impl Run {
     fn start(payments: u64) -> Run {
         let work = tempfile::tempdir().expect("temp dir");
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(repo_file(SCENARIO))
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
@@ -82,7 +81,7 @@ impl Run {
 /// `lnbench-tui down` with `args`, its local part in `run`'s own run directory (the
 /// other tests' local runs are not its business); its Docker part looks at every run.
 fn down(run: &Run, args: &[&str]) -> std::process::Output {
-    Command::new(lnbench())
+    lnbench_command()
         .arg("down")
         .arg("--run-dir")
         .arg(run.work.path())
@@ -248,7 +247,7 @@ fn down_leaves_another_users_run_unless_all() {
 
     // Scoped to this run (--run): other runs on the machine are not this test's.
     let down = |all: bool| {
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.args(["down", "--run", &run_id]);
         if all {
             cmd.arg("--all");
@@ -288,7 +287,7 @@ fn down_leaves_another_users_run_unless_all() {
 fn runtime_docker_without_an_engine_exits_3_at_once() {
     let work = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(repo_file(SCENARIO))
         .arg("--run-dir")
         .arg(work.path())
@@ -305,7 +304,7 @@ fn runtime_docker_without_an_engine_exits_3_at_once() {
 
     // `down` cannot look at an engine either: it says so, and that it looked for
     // nothing there, and still does what it can (the run directories) and exits 0.
-    let down = Command::new(lnbench())
+    let down = lnbench_command()
         .arg("down")
         .arg("--run-dir")
         .arg(work.path())
@@ -333,7 +332,7 @@ fn auto_without_an_engine_falls_back_to_local_and_says_so() {
         .replace("runtime: docker", "runtime: auto")
         .replace("pull: never\n", "");
     std::fs::write(&scenario, text).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&scenario)
         .arg("--run-dir")
         .arg(work.path())
@@ -484,7 +483,7 @@ fn a_node_that_fails_to_start_shows_its_log_and_leaves_nothing() {
             "  bob:\n    implementation: lnd\n    args: [\"--no-such-flag\"]\n",
         );
     std::fs::write(&scenario, text).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&scenario)
         .arg("--run-dir")
         .arg(work.path())

@@ -7,9 +7,8 @@
 //! image is missing.
 
 use crate::common::docker::engine_ready;
-use crate::common::lnbench;
+use crate::common::lnbench_command;
 use crate::common::scenario_run::{Finished, lnd_pair};
-use std::process::Command;
 
 /// A release no one builds: its image `lnbench/lnd:v0.0.1-absent` is never there.
 const ABSENT: &str = "lnd@v0.0.1-absent";
@@ -43,7 +42,7 @@ fn validate_lists_a_point_without_its_image_as_skipped() {
     let work = tempfile::tempdir().unwrap();
     let file = work.path().join("matrix.yaml");
     std::fs::write(&file, scenario_yaml()).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg("validate")
         .arg(&file)
         .output()

@@ -13,7 +13,7 @@ use crate::common::*;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob-postgres.yaml";
 const CLN_SCENARIO: &str = "tests/fixtures/scenarios/valid/cln-pays-cln.yaml";
@@ -88,7 +88,7 @@ fn run_kept(name: &str, scenario: &Path, work: &Path) -> (serde_json::Value, Pat
     std::fs::create_dir_all(&runs).unwrap();
     let report_dir = work.join("report");
     let stderr_path = work.join("stderr");
-    let mut child = Command::new(lnbench())
+    let mut child = lnbench_command()
         .arg(scenario)
         .args(["--payments", "100", "--no-tui", "--keep", "--report"])
         .arg(&report_dir)

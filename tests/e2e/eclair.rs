@@ -158,6 +158,7 @@ fn eclair_pays_eclair_on_postgresql_in_docker() {
         scenario["nodes"][name]["database"] = "postgres".into();
     }
     scenario["runtime"] = "docker".into();
+    jvm_options_in_containers(&mut scenario);
 
     let Some(docker) = crate::common::docker::engine() else {
         return;

@@ -11,7 +11,6 @@ use crate::common::docker::{block_on, engine, labelled};
 use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 
 const SCENARIO: &str = "tests/fixtures/etcd/alice-pays-bob-etcd.yaml";
@@ -29,7 +28,7 @@ fn run(work: &Path, from: &str, to: &str) -> (Value, String) {
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report_dir = work.join("report");
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&scenario)
         .args(["--no-tui", "--report"])
         .arg(&report_dir)

@@ -13,7 +13,6 @@ use lnbench_tui::runtime::Runtime;
 use lnbench_tui::runtime::local::LocalRuntime;
 use lnbench_tui::setup::StepLog;
 use std::path::Path;
-use std::process::Command;
 
 /// The external runs' channels (as the pair was set up) and load: 150 keysends from
 /// alice to bob.
@@ -87,7 +86,7 @@ fn run_external(work: &Path, scenario: &str, env: &[(&str, &str)]) -> serde_json
     let report = work.join("report");
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&file)
         .args(["--payments", "150", "--report"])
         .arg(&report)

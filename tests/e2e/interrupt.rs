@@ -6,7 +6,6 @@ use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A run of alice-pays-bob with far more payments than can finish, its stderr lines
@@ -49,7 +48,7 @@ impl Run {
         .unwrap();
         let scenario = work.path().join("alice-pays-bob.yaml");
         std::fs::write(&scenario, edit(text)).unwrap();
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(&scenario)
             .args(["--payments", "1000000", "--report"])
             .arg(&report_dir)
@@ -282,7 +281,7 @@ fn down(parent: &std::path::Path) -> String {
     let id = names[0]
         .strip_prefix("lnbench-")
         .expect("a run directory's name");
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .args(["down", "--run", id, "--run-dir"])
         .arg(parent)
         .output()

@@ -16,7 +16,6 @@ use crate::common::running::Running;
 use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use std::process::Command;
 use std::time::Duration;
 
 const SCENARIO: &str = "tests/fixtures/kube/alice-pays-bob.yaml";
@@ -39,7 +38,7 @@ impl Run {
 
     fn start_of(scenario: &str, payments: u64) -> Run {
         let work = tempfile::tempdir().expect("temp dir");
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(repo_file(scenario))
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
@@ -163,7 +162,7 @@ fn down_deletes_the_namespace_a_killed_run_left_on_kubernetes() {
     // SIGKILL runs no teardown: the namespace stays.
     assert!(namespace_exists(&namespace), "{log}");
 
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .args(["down", "--run", &run_id])
         .env("KUBECONFIG", kubeconfig())
         .output()

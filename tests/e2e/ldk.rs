@@ -12,7 +12,6 @@ use crate::common::impls::*;
 use crate::common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use crate::common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[test]
 fn ldk_pays_ldk_by_invoice_locally() {
@@ -106,7 +105,7 @@ fn an_ldk_node_killed_mid_load_ends_the_run_with_its_log() {
 #[test]
 fn a_keysend_scenario_with_an_ldk_node_fails_validation_with_the_reason() {
     let file = repo_file("tests/fixtures/scenarios/invalid/keysend-with-ldk.yaml");
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg("validate")
         .arg(&file)
         .output()
@@ -118,7 +117,7 @@ fn a_keysend_scenario_with_an_ldk_node_fails_validation_with_the_reason() {
     assert!(err.contains("has no keysend"), "{err}");
     // A run of it starts nothing either.
     let work = tempfile::tempdir().unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&file)
         .arg("--run-dir")
         .arg(work.path())

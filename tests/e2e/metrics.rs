@@ -7,7 +7,6 @@ use crate::common::scenario_run::lnd_pair;
 use crate::common::openmetrics::{Scrape, free_port, parse, scrape};
 use crate::common::running::Running;
 use crate::common::*;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -44,7 +43,7 @@ fn metrics_endpoint_follows_a_real_lnd_run() {
     let report_dir = work.path().join("report");
     let addr = format!("127.0.0.1:{}", free_port());
 
-    let mut cmd = Command::new(lnbench());
+    let mut cmd = lnbench_command();
     cmd.arg(&scenario)
         .args(["--report"])
         .arg(&report_dir)

@@ -3,7 +3,6 @@
 //! the report counts payments per sender and by route length, multi-hop ones included.
 
 use crate::common::*;
-use std::process::Command;
 
 #[test]
 fn a_random_network_of_six_lnd_nodes_pays_across_multiple_hops() {
@@ -17,7 +16,7 @@ fn a_random_network_of_six_lnd_nodes_pays_across_multiple_hops() {
     let report_dir = work.path().join("report");
     std::fs::create_dir_all(&run_dir).unwrap();
 
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(repo_file("tests/fixtures/scenarios/valid/network-6.yaml"))
         .args(["--no-tui", "--report"])
         .arg(&report_dir)

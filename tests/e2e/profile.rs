@@ -44,7 +44,7 @@ fn profiled_run(work: &Path, fixture: &str) -> (PathBuf, serde_json::Value, Stri
         format!("{text}profile:\n  nodes: [alice, chain]\n  start: 3s\n  duration: 8s\n"),
     )
     .unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&scenario)
         .arg("--report")
         .arg(&report_dir)

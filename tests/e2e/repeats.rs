@@ -6,7 +6,6 @@
 use crate::common::scenario_run::{Finished, lnd_pair};
 use crate::common::*;
 use serde_json::Value;
-use std::process::Command;
 
 const PAYMENTS: u64 = 80;
 
@@ -98,7 +97,7 @@ fn three_repeats_report_each_run_and_their_spread_and_compare_reads_them() {
     // compare reads the repeated runs: against themselves nothing is significant, and
     // with 3 repeats a side it says that nothing could be.
     let out_dir = run.work.path().join("compare");
-    let cmp = Command::new(lnbench())
+    let cmp = lnbench_command()
         .arg("compare")
         .arg(&report)
         .arg(&report)

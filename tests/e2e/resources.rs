@@ -5,7 +5,6 @@
 use crate::common::docker::engine;
 use crate::common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// Tight enough that LND's start-up and the load hit the quota.
 const TIGHT_CPUS: f64 = 0.3;
@@ -33,7 +32,7 @@ fn run(text: &str) -> serde_json::Value {
     std::fs::write(&file, text).unwrap();
     let (runs, report) = (work.path().join("runs"), work.path().join("report"));
     std::fs::create_dir_all(&runs).unwrap();
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&file)
         .args(["--payments", "20", "--report"])
         .arg(&report)

@@ -243,7 +243,7 @@ struct Piped {
 impl Piped {
     fn spawn(scenario: &Path, report: &Path, run_parent: &Path, log: PathBuf) -> Piped {
         let (reader, writer) = std::io::pipe().expect("pipe");
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(scenario)
             .args(["--no-tui", "--payments", "1000000", "--report"])
             .arg(report)
@@ -406,7 +406,7 @@ fn wait_until_gone(run_parent: &Path) {
 /// this run alone: the other tests' runs are not this test's.
 fn down(run_parent: &Path, run_id: &str) -> String {
     assert!(!run_id.is_empty(), "the run's id, from its `run ID:` line");
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .args(["down", "--run", run_id, "--run-dir"])
         .arg(run_parent)
         .output()

@@ -514,7 +514,10 @@ fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
         )
         .replace(
             "    implementation: eclair\n",
-            "    implementation: eclair\n    database: postgres\n",
+            &format!(
+                "    implementation: eclair\n    database: postgres\n    args: [{}]\n",
+                crate::common::TEST_JVM_OPTIONS.replace(' ', ", ")
+            ),
         );
     assert!(in_docker.contains("runtime: docker"), "{in_docker}");
     assert_eq!(in_docker.matches("database: postgres").count(), 2);

@@ -10,7 +10,6 @@
 use crate::common::docker::{engine, labelled};
 use crate::common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// Two networks at once on two cores would time the restarts of a loaded machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -18,7 +17,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Runs `scenario` with 200 payments; returns the report and the run id.
 fn run(scenario: &str, work: &Path) -> (serde_json::Value, String) {
     let report_dir = work.join("report");
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(repo_file(scenario))
         .args(["--payments", "200", "--report"])
         .arg(&report_dir)

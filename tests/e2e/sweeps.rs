@@ -43,7 +43,7 @@ impl Sweep {
     }
 
     fn command(&self, scenario: &Path, payments: &str) -> Command {
-        let mut cmd = Command::new(lnbench());
+        let mut cmd = lnbench_command();
         cmd.arg(scenario)
             .args(["--payments", payments, "--report"])
             .arg(&self.report_dir)

@@ -2,7 +2,6 @@
 //! the report directory holds every file of the report, thresholds included.
 
 use crate::common::*;
-use std::process::Command;
 
 #[test]
 fn a_failed_threshold_exits_1_with_the_whole_report() {
@@ -22,7 +21,7 @@ fn a_failed_threshold_exits_1_with_the_whole_report() {
     )
     .unwrap();
 
-    let out = Command::new(lnbench())
+    let out = lnbench_command()
         .arg(&scenario)
         .args(["--payments", "50", "--report"])
         .arg(&report_dir)
