@@ -80,7 +80,7 @@ fn a_killed_and_a_paused_cln_node_recover_in_their_pods() {
     if !built_on_bitcoind(test, "lightningd", CLN_BUILD) || !cluster_or_not_run("kube_cln") {
         return;
     }
-    let text = crate::common::impl_faults::scenario("cln", "keysend", 50, 30, TOP);
+    let text = crate::common::impl_faults::scenario("cln", "keysend", 65, TOP);
     let (report, _log) = run(&text);
     crate::common::impl_faults::check("cln", &report);
 }
