@@ -1,5 +1,6 @@
 //! End to end through the real binary: alice pays bob by keysend between two real
-//! LND nodes on a real btcd regtest chain, headless, with a report.
+//! LND nodes on a real btcd regtest chain, headless, with a report; then both nodes
+//! are restarted (the shipped scenarios/soak.yaml, its payments cut to 300).
 
 use crate::common::*;
 
@@ -12,9 +13,7 @@ fn alice_pays_bob_keysend_real_lnd() {
     std::fs::create_dir_all(&run_dir).unwrap();
 
     let out = lnbench_command()
-        .arg(repo_file(
-            "tests/fixtures/scenarios/valid/alice-pays-bob.yaml",
-        ))
+        .arg(repo_file("scenarios/soak.yaml"))
         .args(["--payments", "300", "--report"])
         .arg(&report_dir)
         .arg("--run-dir")
@@ -121,6 +120,14 @@ fn alice_pays_bob_keysend_real_lnd() {
         "data-dir-over-time.svg",
     ] {
         assert!(report_dir.join(svg).exists(), "{svg} not written");
+    }
+
+    // Both nodes restarted after the load, on their own data.
+    crate::restarts::check_shown(&stderr, &report_dir);
+    crate::restarts::check_restarts(&report, 10);
+    for node in report["nodes"].as_array().unwrap() {
+        let r = &node["restart"];
+        assert!(r["data_dir_bytes"].as_u64().unwrap() > 0, "{r:#}");
     }
 
     let left = processes_mentioning(&run_dir);

@@ -20,6 +20,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const SCENARIO: &str = "tests/fixtures/docker/alice-pays-bob.yaml";
+/// [`SCENARIO`] with both nodes restarted after the load.
+const SOAK: &str = "tests/fixtures/docker/soak.yaml";
 
 /// One docker run at a time: three pairs of LND nodes at once would swamp two cores,
 /// and `down` removes every run's leftovers.
@@ -56,9 +58,13 @@ impl std::ops::DerefMut for Run {
 
 impl Run {
     fn start(payments: u64) -> Run {
+        Run::start_of(SCENARIO, payments)
+    }
+
+    fn start_of(scenario: &str, payments: u64) -> Run {
         let work = tempfile::tempdir().expect("temp dir");
         let mut cmd = lnbench_command();
-        cmd.arg(repo_file(SCENARIO))
+        cmd.arg(repo_file(scenario))
             .args(["--payments", &payments.to_string(), "--report"])
             .arg(work.path().join("report"))
             .arg("--run-dir")
@@ -99,12 +105,12 @@ fn assert_nothing_left(run_id: &str, log: &str) {
 }
 
 #[test]
-fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
+fn alice_pays_bob_in_docker_records_resources_restarts_both_and_leaves_nothing() {
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     if engine_ready(&[]).is_none() {
         return;
     }
-    let mut run = Run::start(300);
+    let mut run = Run::start_of(SOAK, 300);
     run.wait_for("the run id", 1, |l| l.starts_with("run "));
     let (status, log) = run.wait_exit(Duration::from_secs(600));
     let run_id = run.run_id();
@@ -130,6 +136,10 @@ fn alice_pays_bob_in_docker_records_resources_and_leaves_nothing() {
     );
 
     assert_cpu_and_memory_of_every_node(&report, 2);
+
+    // Both containers restarted after the load, on their volumes.
+    crate::restarts::check_shown(&log, &run.report_dir());
+    crate::restarts::check_restarts(&report, 10);
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! `common::killed_runs_turn()` for those that leave a killed run behind and call
 //! `lnbench-tui down` (it removes every killed run's containers it finds);
 //! `common::kube::CLUSTER` for runs on the local cluster; a module's own lock where
-//! its networks are too large for two at once (`etcd::`, `soak::`, `docker::`,
+//! its networks are too large for two at once (`etcd::`, `docker::`,
 //! `sweeps::`).
 //! `kube::` and `kube_faults::` need the `kubernetes` feature (a default one).
 //!
@@ -55,9 +55,9 @@ mod profile;
 mod rebalance;
 mod repeats;
 mod resources;
+mod restarts;
 mod signals;
 mod snapshot;
-mod soak;
 mod stream;
 mod sweeps;
 mod thresholds;
