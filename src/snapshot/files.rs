@@ -5,7 +5,7 @@ use super::SnapshotError;
 use super::manifest::FileEntry;
 use bitcoin::hashes::{Hash, HashEngine, sha256};
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// What a snapshot leaves out of a data dir (`rel` is relative to it): the runtime's
@@ -15,7 +15,9 @@ pub fn keep_in_snapshot(rel: &str) -> bool {
 }
 
 /// Copies every regular file under `from` that `keep` accepts (by its path relative
-/// to `from`, `/`-separated) to the same place under `into`, with its permissions.
+/// to `from`, `/`-separated) to the same place under `into`, with its permissions
+/// from its first byte (a wallet, a macaroon or an `hsm_secret` is never readable
+/// by others mid-copy) in directories only this user can enter ([`private_dir`]).
 /// Returns each file's relative path with its size and sha256, in path order.
 /// Symlinks, sockets and other special files are left out.
 pub fn copy_tree(
@@ -40,7 +42,7 @@ fn walk(
         .collect::<Result<_, _>>()
         .map_err(SnapshotError::io(from))?;
     entries.sort_by_key(|e| e.file_name());
-    std::fs::create_dir_all(into).map_err(SnapshotError::io(into))?;
+    private_dir(into)?;
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
         let rel = format!("{prefix}{name}");
@@ -67,7 +69,16 @@ fn copy_file(from: &Path, to: &Path) -> Result<FileEntry, SnapshotError> {
         .map_err(SnapshotError::io(from))?
         .permissions()
         .mode();
-    let mut dst = std::fs::File::create(to).map_err(SnapshotError::io(to))?;
+    // The original's mode at creation (the umask may only take bits away, which the
+    // `set_permissions` below gives back), and never through a link planted there.
+    let mut dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode & 0o777)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(to)
+        .map_err(SnapshotError::io(to))?;
     let mut engine = sha256::Hash::engine();
     let mut buf = vec![0u8; 1 << 16];
     let mut bytes = 0u64;
@@ -86,6 +97,16 @@ fn copy_file(from: &Path, to: &Path) -> Result<FileEntry, SnapshotError> {
         bytes,
         sha256: sha256::Hash::from_engine(engine).to_string(),
     })
+}
+
+/// Creates `dir` and its missing parents 0700: a snapshot's tree holds wallets and
+/// keys, so nobody else enters it, from the first directory made.
+pub fn private_dir(dir: &Path) -> Result<(), SnapshotError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(SnapshotError::io(dir))
 }
 
 /// A file's sha256 (hex) without copying it.

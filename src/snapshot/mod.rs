@@ -15,7 +15,7 @@ mod manifest;
 #[cfg(test)]
 mod tests;
 
-pub use files::{copy_tree, hash_file};
+pub use files::{copy_tree, hash_file, private_dir};
 pub use manifest::{FORMAT, Manifest, Migration, network_form, network_to_restore};
 
 use crate::scenario::Scenario;
@@ -188,7 +188,7 @@ pub fn save(
     scenario_text: &str,
 ) -> Result<Saved, SnapshotError> {
     check_target(to)?;
-    std::fs::create_dir_all(to.join(DATA)).map_err(SnapshotError::io(to))?;
+    private_dir(&to.join(DATA))?;
     let mut manifest = manifest;
     let mut saved = Saved { files: 0, bytes: 0 };
     for name in names {
@@ -204,10 +204,15 @@ pub fn save(
             manifest.files.insert(format!("{name}/{rel}"), entry);
         }
     }
-    let scenario = to.join(SCENARIO);
-    std::fs::write(&scenario, scenario_text).map_err(SnapshotError::io(&scenario))?;
-    let path = to.join(MANIFEST);
-    std::fs::write(&path, manifest.to_text()).map_err(SnapshotError::io(&path))?;
+    // Each written whole under a temporary name, then renamed: a snapshot interrupted
+    // here has no manifest, and one without a manifest is refused, never half read.
+    // The manifest last: it vouches for everything before it.
+    for (name, text) in [(SCENARIO, scenario_text), (MANIFEST, &manifest.to_text())] {
+        crate::files::write_file(to, name, text).map_err(|e| SnapshotError::Io {
+            path: to.join(name),
+            source: std::io::Error::other(format!("{e:#}")),
+        })?;
+    }
     Ok(saved)
 }
 

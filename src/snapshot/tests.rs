@@ -142,6 +142,45 @@ fn the_sha256_is_the_standard_one() {
 }
 
 #[test]
+fn a_snapshots_tree_is_private_and_a_secret_keeps_its_mode_from_the_first_byte() {
+    use std::os::unix::fs::PermissionsExt;
+    let run = run_dir();
+    let secret = run.path().join("alice/data/chain/channel.db");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let to = out.path().join("snap");
+    let into = to.join("data/alice");
+    let copied = copy_tree(&run.path().join("alice"), &into, &|_| true).unwrap();
+    assert!(!copied.is_empty());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&into.join("data/chain/channel.db")), 0o600);
+    for dir in [&to, &to.join("data"), &into, &into.join("data/chain")] {
+        assert_eq!(mode(dir), 0o700, "{}", dir.display());
+    }
+
+    // A link planted where a copy goes is refused, never written through.
+    let elsewhere = out.path().join("elsewhere");
+    std::fs::write(&elsewhere, "untouched").unwrap();
+    let again = out.path().join("again");
+    std::fs::create_dir_all(again.join("data/chain")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, again.join("data/chain/channel.db")).unwrap();
+    let err = copy_tree(&run.path().join("alice"), &again, &|_| true).unwrap_err();
+    assert!(err.to_string().contains("channel.db"), "{err}");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "untouched");
+}
+
+#[test]
+fn a_saved_snapshot_leaves_no_temporary_file_beside_its_manifest() {
+    let (_out, to) = saved();
+    let mut names: Vec<String> = std::fs::read_dir(&to)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [DATA, MANIFEST, SCENARIO]);
+}
+
+#[test]
 fn a_snapshot_is_restored_file_for_file() {
     let (_out, to) = saved();
     let (m, _) = check(&to, &scenario(BASE), &versions(), false).unwrap();
