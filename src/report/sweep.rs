@@ -16,6 +16,8 @@ const CSS: &str = include_str!("../../assets/report.css");
 
 /// Writes sweep.json, sweep.md, sweep.html and the charts' `.svg` files into `dir`.
 pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
+    // Redacted once, before any page: every page reads the same redacted model.
+    let report = &scrub::redacted(report);
     let json = super::redact::redacted_json(report).context("serializing sweep.json")?;
     let mut paths = vec![super::write_file(dir, JSON_FILE, &json)?];
     let mut charts = sweep_charts::render_all(report)?;
@@ -270,5 +272,6 @@ pub mod attack;
 pub mod model;
 pub use model::*;
 mod ladder;
+mod scrub;
 #[cfg(test)]
 pub(crate) mod tests;
