@@ -7,6 +7,43 @@ use super::error::Ctx;
 use super::{Scenario, ScenarioError};
 use serde_saphyr::Location;
 
+/// Refuses, with mainnet allowed, the workloads whose payments do not pass the run's
+/// spend ledger (`engine::ledger`) one by one: a stream's splits go out with each
+/// node's default fee limit, a rebalance's circular payments and an attack's held
+/// HTLCs are sent beside the ledger. Each is refused at its field, before anything
+/// starts; the caps then hold for what is left (keysends and invoices, in parts or
+/// whole, through the ledger).
+pub(super) fn check_uncapped_workloads(
+    ctx: &Ctx,
+    raw: &super::raw::RawScenario,
+) -> Result<(), ScenarioError> {
+    let mainnet = (raw.external.as_ref())
+        .and_then(|e| e.value.allow_mainnet.as_ref())
+        .is_some_and(|a| a.value);
+    if !mainnet {
+        return Ok(());
+    }
+    let w = &raw.workload.value;
+    let uncapped = [
+        (matches!(w.kind.value, super::raw::RawPaymentKind::Stream))
+            .then_some((w.kind.referenced, "kind: stream")),
+        (w.rebalance.as_ref()).map(|r| (r.referenced, "rebalance:")),
+        (w.attack.as_ref()).map(|a| (a.referenced, "attack:")),
+    ];
+    match uncapped.into_iter().flatten().next() {
+        None => Ok(()),
+        Some((at, what)) => Err(ctx.error(
+            &at,
+            format!(
+                "{what} with allow_mainnet: true: its payments do not pass the spend caps \
+                 (max_payment_msat, max_total_msat) one by one"
+            ),
+            "run it on regtest (a runtime that starts its own chain), or pay keysends or \
+             invoices on mainnet",
+        )),
+    }
+}
+
 /// Refuses a scenario with mainnet allowed whose points (sweep points × repeats, the
 /// skipped ones left out) pay more in all than `max_total_msat`; `at` locates the cap.
 pub(super) fn check_run_total(
@@ -77,6 +114,40 @@ workload:
   stop: {{ payments: {payments} }}
 {tail}"
         )
+    }
+
+    #[test]
+    fn a_stream_a_rebalance_or_an_attack_on_mainnet_is_refused_at_its_field() {
+        let base = mainnet(10, "");
+        let stream = base.replace(
+            "  kind: keysend\n  senders: [alice]\n  receiver: bob\n",
+            "  kind: stream\n  senders: [alice]\n  receiver: bob\n  recipients: [{ node: bob, split: 100 }]\n",
+        );
+        let rebalance = base.replace(
+            "  concurrency: 1\n",
+            "  concurrency: 1\n  rebalance: { node: alice, first_hop: bob, last_hop: bob, amount_sat: 1, every: 10s }\n",
+        );
+        let attack = base.replace(
+            "  concurrency: 1\n",
+            "  concurrency: 1\n  attack: { attacker: alice, accomplice: bob, share: 1.0, amount_msat: 1000, hold: 5s, for: 5s }\n",
+        );
+        for (text, what, line) in [
+            (&stream, "kind: stream", 8),
+            (&rebalance, "rebalance:", 13),
+            (&attack, "attack:", 13),
+        ] {
+            assert_ne!(text, &base, "{what}: the edit did not apply");
+            let err = parse_error(text);
+            assert!(
+                err.contains(&format!("{what} with allow_mainnet: true")),
+                "{what}: {err}"
+            );
+            assert!(err.contains(&format!("t.yaml:{line}:")), "{what}: {err}");
+        }
+        // Off mainnet (no allow_mainnet), the caps' check says nothing of them.
+        let off = attack.replace("allow_mainnet: true, ", "");
+        let err = parse_error(&off);
+        assert!(!err.contains("allow_mainnet: true:"), "{err}");
     }
 
     #[test]

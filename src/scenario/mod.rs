@@ -115,6 +115,7 @@ pub(crate) fn parse_with_repeat(
     let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| ScenarioError::from_yaml(path, text, &e))?;
     let ctx = error::Ctx { path, source: text };
+    caps::check_uncapped_workloads(&ctx, &raw)?;
     let raw_repeat = raw.repeat.take();
     let repeat = repeat::validate(&ctx, raw_repeat.as_ref(), repeat_count)?;
     // Where a repeat error points: `repeat:`, else the sweep, else the name.
