@@ -397,4 +397,21 @@ fn totals_past_their_limits_are_errors_at_the_value() {
         e.contains("the nodes up to erin make 602 nodes in all, more than 500"),
         "{e}"
     );
+
+    // 150 alices × 150 bobs, 1 channel a pair: 22,500 channels.
+    let pairs = BASE
+        .replace(
+            "  alice:\n    implementation: lnd\n",
+            "  alice:\n    implementation: lnd\n    replicas: 150\n",
+        )
+        .replace(
+            "  bob:\n    implementation: lnd\n",
+            "  bob:\n    implementation: lnd\n    replicas: 150\n",
+        );
+    let e = error_of(&pairs);
+    assert!(
+        e.contains("the channels up to channel 1 make 22500 channels in all, more than 20000"),
+        "{e}"
+    );
+    assert!(e.contains("t.yaml:10:5"), "{e}");
 }

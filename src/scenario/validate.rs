@@ -5,7 +5,7 @@ use super::error::{Ctx, ScenarioError};
 use super::groups::Groups;
 use super::raw::{RawAfterLoad, RawChain, RawChainKind, RawPull, RawRestart, RawScenario};
 use super::{ChainKind, ChainSpec, PullPolicy, RuntimeKind, Runtimes, Scenario, Support};
-use channels::expand_channel;
+use channels::{MAX_TOTAL_CHANNELS, expand_channel};
 use nodes::{
     check_chain, check_databases, check_image, check_keysend, check_payment_engines, expand_nodes,
 };
@@ -43,14 +43,23 @@ pub(super) fn validate(
     check_databases(&ctx, &raw.nodes.value.0)?;
     let resources = super::resources::apply(&ctx, &raw, caps, &mut nodes)?;
     let mut channels = Vec::new();
+    let mut total: u64 = 0;
     for (i, channel) in raw.channels.iter().enumerate() {
-        channels.extend(expand_channel(
-            &ctx,
-            &groups,
-            &raw.nodes.value.0,
-            i + 1,
-            channel,
-        )?);
+        let expanded = expand_channel(&ctx, &groups, &raw.nodes.value.0, i + 1, channel)?;
+        total += (expanded.iter()).map(|c| u64::from(c.count)).sum::<u64>();
+        if total > MAX_TOTAL_CHANNELS {
+            return Err(ctx.error(
+                &channel.referenced,
+                format!(
+                    "the channels up to channel {} make {total} channels in all, more than \
+                     {MAX_TOTAL_CHANNELS}",
+                    i + 1
+                ),
+                "open fewer channels: lower count:, or the replicas of the groups a channel \
+                 joins (every pair of their instances gets count: channels)",
+            ));
+        }
+        channels.extend(expanded);
     }
     let known_channels = caps.starts_nodes.then_some(&raw.channels[..]);
     let mut workload = super::workload::validate(&ctx, &groups, known_channels, &raw.workload)?;

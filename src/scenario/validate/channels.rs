@@ -11,6 +11,11 @@ use serde_saphyr::Spanned;
 /// Parallel channels per pair of nodes: each is a funding output and a channel to sync.
 const MAX_CHANNELS_PER_PAIR: u32 = 1000;
 
+/// Channels in all, every entry expanded over its instances' pairs and `count:`: far
+/// above any network a machine holds (a 100-node graph of degree 4 has about 200),
+/// far below what would exhaust memory before a node starts.
+pub(super) const MAX_TOTAL_CHANNELS: u64 = 20_000;
+
 pub(super) fn expand_channel(
     ctx: &Ctx,
     groups: &Groups,
