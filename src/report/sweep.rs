@@ -33,6 +33,20 @@ pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
+/// What of a complete sweep was not measured: "8 of 32 points skipped, 1 failed"
+/// (reasons in the tables); `None` when every point ran.
+fn not_measured(report: &SweepReport) -> Option<String> {
+    let count = |status: PointStatus| report.points.iter().filter(|p| p.status == status).count();
+    let (skipped, failed) = (count(PointStatus::Skipped), count(PointStatus::Failed));
+    let total = report.points.len();
+    match (skipped, failed) {
+        (0, 0) => None,
+        (s, 0) => Some(format!("{s} of {total} points skipped")),
+        (0, f) => Some(format!("{f} of {total} points failed")),
+        (s, f) => Some(format!("{s} of {total} points skipped, {f} failed")),
+    }
+}
+
 /// One row of figures per point, as both the markdown and the HTML tables show it.
 fn figures(p: &PointReport) -> Vec<String> {
     let status = match p.status {
@@ -235,6 +249,7 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         name => &report.scenario.name,
         description => &report.scenario.description,
         complete => report.complete,
+        not_measured => not_measured(report),
         interrupted_by => &report.interrupted_by,
         parameters => report.parameters.join(", "),
         columns => COLUMNS,

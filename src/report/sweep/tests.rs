@@ -300,6 +300,29 @@ fn html_and_charts_render_every_point_and_the_bound() {
 }
 
 #[test]
+fn a_complete_sweep_with_skipped_points_does_not_say_every_point_ran() {
+    let mut points = concurrency(&[(1, 3.0, 120), (4, 20.0, 300), (10, 24.0, 700)]);
+    points[2].status = PointStatus::Skipped;
+    points[2].results = None;
+    points[2].reason = Some("no lnd binary built here".into());
+    let r = report(points, None);
+    let charts = sweep_charts::render_all(&r).unwrap();
+    let page = html(&r, &charts).unwrap();
+    assert!(
+        page.contains("not every point measured: 1 of 3 points skipped"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("every point ran to its stop condition"),
+        "{page}"
+    );
+
+    let all = report(concurrency(&[(1, 3.0, 120)]), None);
+    let page = html(&all, &sweep_charts::render_all(&all).unwrap()).unwrap();
+    assert!(page.contains("Complete sweep: every point ran to its stop condition"));
+}
+
+#[test]
 fn a_kind_sweep_is_charted_by_point() {
     let mut points = Vec::new();
     for (i, kind) in ["keysend", "invoice", "invoice-pregenerated"]
