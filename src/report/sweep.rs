@@ -119,13 +119,28 @@ pub fn bound_verdict(report: &SweepReport) -> String {
         (None, _) => {
             "no latency bound set (sweep: p99_bound: 500ms gives the highest TPS under it)".into()
         }
-        (Some(b), Some(best)) => format!(
-            "highest TPS with p99 under {}: {} at {} (p99 {})",
-            format::latency_us((b * 1000.0) as u64),
-            format::tps(best.tps_avg),
-            best.label,
-            format::latency_us(best.p99_us)
-        ),
+        (Some(b), Some(best)) => {
+            let bound_us = (b * 1000.0) as u64;
+            let line = format!(
+                "highest TPS with p99 under {}: {} at {} (p99 {})",
+                format::latency_us(bound_us),
+                format::tps(best.tps_avg),
+                best.label,
+                format::latency_us(best.p99_us)
+            );
+            // No finished point crossed the bound: the best is only the sweep's
+            // fastest, and the knee lies beyond its last point.
+            let crossed = (report.points.iter())
+                .filter_map(|p| p.results.as_ref())
+                .any(|r| r.latency.p99_us > bound_us);
+            match crossed {
+                true => line,
+                false => format!(
+                    "{line}; no point reached the bound, so the sweep stopped short of the \
+                     knee: sweep higher to find it"
+                ),
+            }
+        }
         (Some(b), None) => format!(
             "no finished point kept p99 under {}",
             format::latency_us((b * 1000.0) as u64)

@@ -295,7 +295,17 @@ fn html_and_charts_render_every_point_and_the_bound() {
         page.contains("<a href=\"concurrency=4/report.html\">concurrency=4</a>"),
         "{page}"
     );
-    assert!(page.contains("highest TPS with p99 under 500.0 ms: 20.0 at concurrency=4"));
+    assert!(
+        page.contains("highest TPS with p99 under 500.0 ms: 20.0 at concurrency=4 (p99 300.0 ms)<")
+    );
+
+    // Nothing crossed the bound: the best is the last point, and the page says so.
+    let short = report(concurrency(&[(1, 3.0, 120), (4, 20.0, 200)]), Some(500.0));
+    let verdict = bound_verdict(&short);
+    assert!(
+        verdict.ends_with("no point reached the bound, so the sweep stopped short of the knee: sweep higher to find it"),
+        "{verdict}"
+    );
     assert_eq!(page.matches("<svg").count(), 2);
 }
 
