@@ -93,14 +93,16 @@ fn resources(r: &mut NodeResources) {
     }
 }
 
-fn text(t: &mut String) {
+/// `t` through [`redact_text`], in place (the sweep's model uses it too).
+pub(super) fn text(t: &mut String) {
     let redacted = redact_text(t);
     if redacted != *t {
         *t = redacted;
     }
 }
 
-fn opt(t: &mut Option<String>) {
+/// [`text`] on a text that may be absent.
+pub(super) fn opt(t: &mut Option<String>) {
     if let Some(t) = t {
         text(t);
     }

@@ -213,10 +213,7 @@ pub fn jvm_options_in_containers(scenario: &mut Value) {
     };
     for node in nodes.values_mut() {
         if node["implementation"] == "eclair" {
-            node["args"] = super::TEST_JVM_OPTIONS
-                .split(' ')
-                .collect::<Vec<_>>()
-                .into();
+            node["args"] = super::TEST_JVM_OPTIONS.to_vec().into();
         }
     }
 }

@@ -39,14 +39,14 @@ pub fn lnbench() -> PathBuf {
 /// (C2 compiling in the background on two cores is most of it): the tests check what
 /// Eclair does, not how fast, and the cores go to the test beside. Benchmarks run the
 /// JVM as the scenario says (docs/verification.md, "The JVM in tests").
-pub const TEST_JVM_OPTIONS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+pub const TEST_JVM_OPTIONS: [&str; 2] = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
 
 /// A command that runs [`lnbench`] with [`TEST_JVM_OPTIONS`] in its environment, which
 /// the local runtime's Eclair nodes inherit (a container's do not: see
 /// `impls::ECLAIR`'s `args:` for Docker).
 pub fn lnbench_command() -> std::process::Command {
     let mut command = std::process::Command::new(lnbench());
-    command.env("JAVA_TOOL_OPTIONS", TEST_JVM_OPTIONS);
+    command.env("JAVA_TOOL_OPTIONS", TEST_JVM_OPTIONS.join(" "));
     command
 }
 

@@ -516,7 +516,7 @@ fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
             "    implementation: eclair\n",
             &format!(
                 "    implementation: eclair\n    database: postgres\n    args: [{}]\n",
-                crate::common::TEST_JVM_OPTIONS.replace(' ', ", ")
+                crate::common::TEST_JVM_OPTIONS.join(", ")
             ),
         );
     assert!(in_docker.contains("runtime: docker"), "{in_docker}");

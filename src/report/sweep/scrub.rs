@@ -5,7 +5,7 @@
 //! node's log), the nodes' versions and databases, and the machine's verdict.
 
 use super::model::SweepReport;
-use crate::redact::redact_text;
+use crate::report::scrub::{opt, text};
 
 /// `report` with every text it copied from elsewhere redacted.
 pub fn redacted(report: &SweepReport) -> SweepReport {
@@ -34,19 +34,6 @@ pub fn redacted(report: &SweepReport) -> SweepReport {
         }
     }
     r
-}
-
-fn text(t: &mut String) {
-    let redacted = redact_text(t);
-    if redacted != *t {
-        *t = redacted;
-    }
-}
-
-fn opt(t: &mut Option<String>) {
-    if let Some(t) = t {
-        text(t);
-    }
 }
 
 #[cfg(test)]
