@@ -19,7 +19,7 @@
 #    runtime's lnbench/postgres image from it (lnd-db-backends.yaml);
 #  - the etcd server (Debian's etcd-server): LND on --db.backend=etcd gets a server (or a
 #    cluster) the local runtime starts, and the lnbench/etcd image is made from it.
-#  - with --dev, what the tests need besides: tmux (the live view's end-to-end test),
+#  - with --dev, what the tests need besides: cargo-nextest (the test runner), tmux (the live view's end-to-end test),
 #    chromium (the HTML report opened in a headless browser), perf (linux-perf: the
 #    profiling tests), the reference HdrHistogram
 #    jar (latency.hlog read by its HistogramLogProcessor), fetched with Maven into the cache,
@@ -143,6 +143,16 @@ if $dev; then
   bash scripts/start-dockerd.sh
   images=$(bash scripts/build-images.sh | tail -n 1)
   echo "node images: $images" >&2
+fi
+if $dev; then
+  # The test runner of the README's test command (.config/nextest.toml says why), built
+  # from its crate once (a few minutes on two cores), at the version the project was
+  # checked with.
+  nextest_version=0.9.151
+  if ! cargo nextest --version 2>/dev/null | grep -q "^cargo-nextest $nextest_version\b"; then
+    echo "building cargo-nextest $nextest_version (the test runner)..." >&2
+    cargo install --locked --quiet cargo-nextest --version "$nextest_version"
+  fi
 fi
 if $dev; then
   # The local Kubernetes cluster of tests/e2e/kube.rs, when its binaries are built

@@ -1,4 +1,5 @@
-//! `.ci/test-times`, the table of where CI's minutes go, read from a `cargo test` log.
+//! `.ci/test-times`, the table of where CI's minutes go, read from nextest's JUnit record
+//! or a `cargo test` log.
 //! It runs after the tests under `set -euo pipefail`: if it fails, CI fails with every
 //! test green, so it is checked here on a log as long as a real one and longer.
 
@@ -74,4 +75,47 @@ fn a_log_without_test_times_gives_the_binaries_alone() {
         "{out}"
     );
     assert!(!out.contains("fifteen slowest tests"), "{out}");
+}
+
+/// nextest's JUnit record of two binaries: the times summed per binary, the slowest
+/// tests first, each with its binary.
+#[test]
+fn a_junit_record_gives_each_binary_its_tests_summed_and_the_slowest_tests() {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <testsuites name=\"nextest-run\" tests=\"20\" failures=\"0\" errors=\"0\" time=\"60.0\">\n",
+    );
+    for (binary, n) in [("lnbench-tui::e2e", 12), ("lnbench-tui::cli", 8)] {
+        writeln!(xml, "    <testsuite name=\"{binary}\" tests=\"{n}\">").unwrap();
+        for i in 0..n {
+            writeln!(
+                xml,
+                "        <testcase name=\"mod_{i}::a_test_{i}\" classname=\"{binary}\" \
+                 timestamp=\"2026-12-07T06:00:00.000+00:00\" time=\"{}.250\">\n        </testcase>",
+                if binary.ends_with("e2e") { i * 10 } else { i }
+            )
+            .unwrap();
+        }
+        xml.push_str("    </testsuite>\n");
+    }
+    xml.push_str("</testsuites>\n");
+    let (ok, out, err) = test_times(&xml);
+    assert!(ok, "{out}\n{err}");
+    // e2e: 10 * (0 + ... + 11) + 12 * 0.25 = 663; cli: 28 + 2 = 30.
+    assert!(out.contains("summed test time"), "{out}");
+    assert!(out.contains("   663.0  lnbench-tui::e2e\n"), "{out}");
+    assert!(out.contains("    30.0  lnbench-tui::cli\n"), "{out}");
+    let slowest: Vec<&str> = (out.lines())
+        .skip_while(|l| !l.starts_with("fifteen slowest tests"))
+        .skip(1)
+        .collect();
+    assert_eq!(slowest.len(), 15, "{out}");
+    assert!(
+        slowest[0].contains("110.2  lnbench-tui::e2e: mod_11::a_test_11"),
+        "{out}"
+    );
+    assert!(
+        slowest[14].contains("lnbench-tui::cli: mod_4::a_test_4"),
+        "{out}"
+    );
 }

@@ -201,7 +201,10 @@ fn the_quick_start_run_names_a_shipped_scenario_and_flags_the_cli_takes() {
 fn the_readme_test_command_is_the_one_ci_runs() {
     let tests = &quick_start_commands()[1];
     let (setup, test) = tests.split_once(" && ").expect("setup && test command");
-    assert!(test.starts_with("cargo test"), "not a test command: {test}");
+    assert!(
+        test.starts_with("cargo nextest run"),
+        "not the test command: {test}"
+    );
     let ci = std::fs::read_to_string(repo_file(".ci/run")).unwrap();
     let runs: Vec<&str> = ci
         .lines()

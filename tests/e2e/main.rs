@@ -6,7 +6,10 @@
 //! process of it may have a password on its command line while a run goes on (the
 //! tool never puts one there, so another module's run may be looked at too).
 //!
-//! Tests that must not run beside some others take a turn (a lock) in the process:
+//! Tests that must not run beside some others take a turn (a lock) in the process, and
+//! are in the matching test group of `.config/nextest.toml`, which keeps them apart when
+//! `cargo nextest run` (CI's and the README's test command) runs each test in its own
+//! process (tests/test_groups.rs holds the two lists equal):
 //! `common::killed_runs_turn()` for those that leave a killed run behind and call
 //! `lnbench-tui down` (it removes every killed run's containers it finds);
 //! `common::kube::CLUSTER` for runs on the local cluster; a module's own lock where
@@ -14,8 +17,8 @@
 //! `sweeps::`).
 //! `kube::` and `kube_faults::` need the `kubernetes` feature (a default one).
 //!
-//! These stay test binaries of their own (`tests/e2e_*.rs`), which cargo runs one
-//! after another: `e2e_disturbed`, `e2e_history`, `e2e_jamming`, `e2e_mpp`,
+//! These stay test binaries of their own (`tests/e2e_*.rs`), which `cargo test` runs
+//! one after another and nextest runs with the machine to themselves: `e2e_disturbed`, `e2e_history`, `e2e_jamming`, `e2e_mpp`,
 //! `e2e_tui`. They are timing-sensitive (a verdict on the machine's
 //! quiet, TPS compared between runs, a race for HTLC slots, a terminal's frames), take
 //! a `ONE_AT_A_TIME` lock, and must not share the machine with other tests' nodes.
