@@ -35,6 +35,21 @@ pub struct KubeSettings {
     pub pin: Vec<(String, String)>,
 }
 
+/// `runtime: kubernetes` refused at its place (the `kubernetes:` block, else the name)
+/// when this lnbench-tui was built without the `kubernetes` feature (`built`).
+fn supported(ctx: &Ctx, raw: &RawScenario, built: bool) -> Result<(), ScenarioError> {
+    if built {
+        return Ok(());
+    }
+    let at = (raw.kubernetes.as_ref()).map_or(&raw.name.referenced, |b| &b.referenced);
+    Err(ctx.error(
+        at,
+        "runtime: kubernetes, but this lnbench-tui was built without Kubernetes support",
+        "rebuild it with the default features (`cargo build --release`), or write \
+         runtime: local or runtime: docker",
+    ))
+}
+
 /// A Kubernetes object name: lower-case letters, digits and `-`, at most 63, starting
 /// and ending with a letter or digit (a DNS-1123 label).
 pub fn object_name_ok(name: &str) -> bool {
@@ -66,15 +81,7 @@ pub(super) fn validate(
             None => Ok(None),
         };
     }
-    if !cfg!(feature = "kubernetes") {
-        let at = block.map_or(&raw.name.referenced, |b| &b.referenced);
-        return Err(ctx.error(
-            at,
-            "runtime: kubernetes, but this lnbench-tui was built without Kubernetes support",
-            "rebuild it with the default features (`cargo build --release`), or write \
-             runtime: local or runtime: docker",
-        ));
-    }
+    supported(ctx, raw, cfg!(feature = "kubernetes"))?;
     for (group, node) in &raw.nodes.value.0 {
         let instances = groups.instances(&group.value).unwrap_or_default();
         if let Some(bad) = instances.iter().find(|n| !object_name_ok(n)) {
@@ -255,16 +262,32 @@ workload:
         );
     }
 
-    /// `cargo test --no-default-features --lib scenario::kube` (CI runs it).
-    #[cfg(not(feature = "kubernetes"))]
+    /// A build without the `kubernetes` feature refuses the runtime at its place: asked
+    /// of the check with `built: false`, so a default build tests it (CI checks apart that
+    /// the crate still builds without the feature).
     #[test]
     fn a_build_without_kubernetes_refuses_the_runtime_at_its_place() {
-        let e = error_of(&format!("{NODES}kubernetes:\n  placement: spread\n"));
+        let text = format!("{NODES}kubernetes:\n  placement: spread\n");
+        let raw: super::RawScenario = serde_saphyr::from_str(&text).unwrap();
+        let ctx = super::Ctx {
+            path: std::path::Path::new("t.yaml"),
+            source: &text,
+        };
+        let e = super::supported(&ctx, &raw, false).unwrap_err().to_string();
         assert!(
             e.starts_with("t.yaml:20:3: runtime: kubernetes, but"),
             "{e}"
         );
         assert!(e.contains("built without Kubernetes support"), "{e}");
         assert!(e.contains("runtime: local"), "{e}");
+        // Without the block, at the scenario's name.
+        let raw: super::RawScenario = serde_saphyr::from_str(NODES).unwrap();
+        let ctx = super::Ctx {
+            path: std::path::Path::new("t.yaml"),
+            source: NODES,
+        };
+        let e = super::supported(&ctx, &raw, false).unwrap_err().to_string();
+        assert!(e.starts_with("t.yaml:1:"), "{e}");
+        assert!(super::supported(&ctx, &raw, true).is_ok());
     }
 }
