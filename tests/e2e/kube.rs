@@ -75,23 +75,8 @@ fn alice_pays_bob_on_kubernetes_records_resources_restarts_both_and_leaves_no_na
         namespace_of(&run_id)
     );
 
-    let text = std::fs::read_to_string(run.work.path().join("report/report.json")).unwrap();
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
-    assert_eq!(report["complete"], true);
-    assert_eq!(report["results"]["ok"], 200, "{:#}", report["results"]);
-    assert_eq!(report["results"]["failed"], 0, "{:#}", report["results"]);
-    let runtime = report["runtime"].as_str().unwrap();
-    assert!(
-        runtime.starts_with("kubernetes (") && runtime.contains("lnbench/lnd:v0.21.1-beta"),
-        "{runtime}"
-    );
-    assert!(
-        !text.contains("macaroon\":"),
-        "a macaroon field in report.json"
-    );
-    // CPU and memory of each node, from the kubelet.
-    assert_cpu_and_memory_of_every_node(&report, 2);
+    // CPU and memory of each node come from the kubelet.
+    let report = crate::basic_run::check_report(&run.work.path().join("report"), "kubernetes", 200);
     // Both nodes restarted in their pods after the load: the data volume outlived
     // the container.
     crate::restarts::check_shown(&log, &run.work.path().join("report"));

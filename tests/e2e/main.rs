@@ -30,6 +30,7 @@
 mod common;
 
 mod alice_pays_bob;
+mod basic_run;
 mod bitcoind;
 mod cln;
 mod docker;
