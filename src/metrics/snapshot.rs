@@ -181,7 +181,8 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<super::MachineLoad>,
     /// Payments the tool and the nodes' ledgers disagree on (the report's
-    /// `reconciliation` has the details); absent when the load was not reconciled.
+    /// `reconciliation` has the details); absent when the load was not reconciled or a
+    /// node's ledger was not read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mismatches: Option<u64>,
     /// The HdrHistogram interval log streamed during the run, if one was asked for

@@ -221,6 +221,8 @@ struct Inner {
     down: AtomicBool,
     /// Receipts still to leave out of the ledger's count.
     to_lose: AtomicU64,
+    /// The ledger is not read (as a client that cannot read the node's payments).
+    ledger_hidden: AtomicBool,
 }
 
 /// splitmix64: a cheap, well-mixed hash, good enough to draw per-call randomness.
@@ -254,6 +256,7 @@ impl FakeNode {
                 spent_sat: AtomicU64::new(0),
                 down: AtomicBool::new(false),
                 to_lose,
+                ledger_hidden: AtomicBool::new(false),
             }),
         };
         if let Some(network) = &node.inner.config.network {
@@ -285,6 +288,11 @@ impl FakeNode {
     /// Leaves the next `n` payments it receives out of its ledger's count.
     pub fn lose_receipts(&self, n: u64) {
         self.inner.to_lose.store(n, Ordering::SeqCst);
+    }
+
+    /// From now on its ledger is not read (`payment_ledger` answers unsupported).
+    pub fn hide_ledger(&self) {
+        self.inner.ledger_hidden.store(true, Ordering::SeqCst);
     }
 
     pub fn pubkey(&self) -> &str {
@@ -735,6 +743,9 @@ impl LightningNode for FakeNode {
     }
 
     async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
+        if self.inner.ledger_hidden.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
         Ok(Some(*self.ledger()))
     }
 }

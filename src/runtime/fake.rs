@@ -48,6 +48,9 @@ pub struct FakeScript {
     /// This node's ledger leaves out this many of the payments it receives once the
     /// load started (a mismatch for reconciliation to find).
     pub unrecorded_receipts: Option<(String, u64)>,
+    /// This node's client cannot read its ledger once the load started (a node the
+    /// reconciliation cannot check).
+    pub unreadable_ledger: Option<String>,
     /// Counts the calls of `down`, so a test sees that teardown ran.
     pub downs: Arc<AtomicUsize>,
     /// A pause or its end takes this long to reach the node (a signal sent into a
@@ -106,6 +109,10 @@ impl FakeRuntime {
             if let Some((name, lost)) = &self.script.unrecorded_receipts {
                 let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
                 nodes.get(name).inspect(|node| node.lose_receipts(*lost));
+            }
+            if let Some(name) = &self.script.unreadable_ledger {
+                let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+                nodes.get(name).inspect(|node| node.hide_ledger());
             }
         }
         self.load_started.map_or(Duration::ZERO, |t| t.elapsed())

@@ -74,6 +74,45 @@ async fn a_payment_the_receiver_lost_is_a_mismatch_and_fails_max_mismatches() {
     assert!(summary.contains("MISMATCH receiver bob"), "{summary}");
 }
 
+/// A node whose ledger was not read leaves the run unreconciled: the report's results
+/// have no mismatch count (never 0) and `max_mismatches: 0` fails rather than pass on
+/// what nobody looked at.
+#[tokio::test]
+async fn a_ledger_not_read_is_not_reconciled_and_fails_max_mismatches() {
+    let dirs = Dirs::new();
+    let runtimes = fakes(|_| {
+        Ok(FakeScript {
+            unreadable_ledger: Some("bob".into()),
+            ..quick()
+        })
+    });
+    let s = scenario("thresholds:\n  max_mismatches: 0\n");
+    let exit = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::ThresholdFailed);
+    let report = dirs.report("");
+    let r = &report["reconciliation"];
+    assert!(
+        r["unread"][0]
+            .as_str()
+            .is_some_and(|u| u.starts_with("bob: ")),
+        "{r}"
+    );
+    assert_eq!(r["receivers"][0]["node_received"], serde_json::Value::Null);
+    assert!(
+        report["results"].get("mismatches").is_none(),
+        "{}",
+        report["results"]
+    );
+    let threshold = &report["thresholds"][0];
+    assert_eq!(threshold["name"], "max_mismatches");
+    assert_eq!(
+        (threshold["actual"].as_f64(), threshold["passed"].as_bool()),
+        (None, Some(false))
+    );
+}
+
 #[tokio::test]
 async fn payments_in_flight_at_a_signal_are_indeterminate_then_resolved_not_failed() {
     let dirs = Dirs::new();
