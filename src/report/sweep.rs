@@ -56,14 +56,13 @@ fn figures(p: &PointReport) -> Vec<String> {
         PointStatus::Skipped => "skipped",
         PointStatus::Failed => "failed",
     };
-    // A point measured on a busy machine says so where its figures stand.
-    let disturbed = (p.results.as_ref())
-        .and_then(|r| r.machine.as_ref())
-        .is_some_and(|m| m.disturbed);
-    let status = if disturbed {
-        format!("{status} (disturbed)")
-    } else {
-        status.to_string()
+    // A point measured on a busy machine says so where its figures stand, and so does
+    // one whose machine was not sampled (a load of about a second or less: fewer than
+    // two readings): its figures carry no verdict, quiet or not.
+    let status = match p.results.as_ref().map(|r| r.machine.as_ref()) {
+        Some(Some(m)) if m.disturbed => format!("{status} (disturbed)"),
+        Some(None) => format!("{status} (not sampled)"),
+        _ => status.to_string(),
     };
     let mut row = vec![p.label.clone(), status, p.kind.clone()];
     match &p.results {

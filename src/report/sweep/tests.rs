@@ -228,7 +228,7 @@ fn markdown_has_a_row_per_point_and_the_bound_verdict() {
     points[2].results = None;
     let md = markdown(&report(points, Some(500.0)));
     assert!(
-        md.contains("| concurrency=4 | done | keysend | 100 | 0 | 20.0 | 150.0 ms |"),
+        md.contains("| concurrency=4 | done (not sampled) | keysend | 100 | 0 | 20.0 | 150.0 ms |"),
         "{md}"
     );
     assert!(
@@ -371,7 +371,6 @@ fn a_point_measured_on_a_busy_machine_is_marked_disturbed() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     log.sample(0.0, None);
     let mut machine = log.finish().expect("one interval");
-    machine.disturbed = true;
     let mut p = point(
         "concurrency=4",
         &[("concurrency", json!(4))],
@@ -379,7 +378,15 @@ fn a_point_measured_on_a_busy_machine_is_marked_disturbed() {
         100,
         200,
     );
+    // A load too short to sample the machine has no verdict, and says so.
+    assert_eq!(figures(&p)[1], "done (not sampled)");
+    machine.disturbed = false;
+    p.results.as_mut().unwrap().machine = Some(machine.clone());
     assert_eq!(figures(&p)[1], "done");
+    machine.disturbed = true;
     p.results.as_mut().unwrap().machine = Some(machine);
     assert_eq!(figures(&p)[1], "done (disturbed)");
+    p.status = PointStatus::Skipped;
+    p.results = None;
+    assert_eq!(figures(&p)[1], "skipped");
 }
