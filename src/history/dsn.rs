@@ -8,6 +8,9 @@
 use super::BadStore;
 use std::path::{Path, PathBuf};
 
+/// How long a server is waited for when the URL sets no `connect_timeout`.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The environment variable of the password, when the URL has none.
 pub const PASSWORD_ENV: &str = "PGPASSWORD";
 
@@ -113,7 +116,7 @@ impl Dsn {
             )));
         }
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(super::pg::CONNECT_TIMEOUT);
+            config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("lnbench-tui history");
         dsn.config = config;

@@ -9,10 +9,6 @@ use super::sql::{Cell, Param};
 use anyhow::{Result, anyhow};
 use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
-use std::time::Duration;
-
-/// How long a server is waited for when the URL sets no `connect_timeout`.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Pg {
     client: postgres::Client,

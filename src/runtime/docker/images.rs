@@ -62,7 +62,7 @@ pub async fn plan(
         None
     };
     if scenario.proxied_links() {
-        super::toxiproxy::check_image(docker).await?;
+        proxy_image(docker).await?;
     }
     // Checked now so a missing etcd image fails (or makes `auto` run locally) before
     // anything starts; the runtime looks it up again when it starts the members.
@@ -77,6 +77,22 @@ pub async fn plan(
         },
         to_pull,
     ))
+}
+
+/// The fault proxy's image (`links:` or link faults) must be present: it is built
+/// here, never pulled. Checked before anything of the run starts.
+async fn proxy_image(docker: &Docker) -> Result<(), RuntimeError> {
+    use crate::runtime::shared::proxy::IMAGE;
+    if present(docker, IMAGE).await {
+        return Ok(());
+    }
+    Err(RuntimeError::Image {
+        what: "the fault proxy (links: or link faults)".into(),
+        detail: format!(
+            "no {IMAGE} image is present and no registry has it; run scripts/build-images.sh \
+             (it builds toxiproxy-unix with scripts/build-nodes.sh first)"
+        ),
+    })
 }
 
 /// Pulls `image` (`repository[:tag]`), waiting until the engine has it.

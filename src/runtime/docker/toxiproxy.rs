@@ -7,10 +7,9 @@
 //! `toxiproxy:<port>` on the run's network; nothing else goes through it.
 
 use super::spec::{self, ContainerSpec};
-use super::{DockerRuntime, RuntimeError, images};
+use super::{DockerRuntime, RuntimeError};
 use crate::runtime::shared::proxy::api_socket;
 use crate::runtime::{ProxyHost, ProxyPort, Service};
-use bollard::Docker;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -23,21 +22,6 @@ const API_IN_CONTAINER: &str = "/api";
 const FIRST_PORT: u16 = 20000;
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const WHAT: &str = "the fault proxy (links: or link faults)";
-
-/// The image must be present (it is built here, never pulled): checked before
-/// anything of the run starts.
-pub async fn check_image(docker: &Docker) -> Result<(), RuntimeError> {
-    if images::present(docker, IMAGE).await {
-        return Ok(());
-    }
-    Err(RuntimeError::Image {
-        what: WHAT.into(),
-        detail: format!(
-            "no {IMAGE} image is present and no registry has it; run scripts/build-images.sh \
-             (it builds toxiproxy-unix with scripts/build-nodes.sh first)"
-        ),
-    })
-}
 
 /// What the container runs as: this process's user and group, so the server accepts
 /// the mounted directory (it must be owned by its user) and the socket is this user's.
