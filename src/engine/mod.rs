@@ -22,6 +22,7 @@ pub mod rebalance;
 pub mod schedule;
 mod split;
 pub mod stream;
+mod tally;
 mod worker;
 
 pub use control::Command;
@@ -148,7 +149,7 @@ struct Context {
     stream: Option<stream::StreamState>,
     invoices: Vec<InvoicePool>,
     /// Each route's payments as counted (index of `routes`).
-    tally: Vec<worker::RouteTally>,
+    tally: Vec<tally::RouteTally>,
     tickets: Tickets,
     control: Control,
     recorder: Recorder,

@@ -155,9 +155,9 @@ impl StreamState {
             .collect();
         for (i, outcome) in outcomes.iter().enumerate() {
             let verdict = match outcome {
-                SplitOutcome::Ok => super::worker::Verdict::Ok,
-                SplitOutcome::Failed(_) => super::worker::Verdict::Failed,
-                SplitOutcome::Unknown => super::worker::Verdict::Indeterminate,
+                SplitOutcome::Ok => super::tally::Verdict::Ok,
+                SplitOutcome::Failed(_) => super::tally::Verdict::Failed,
+                SplitOutcome::Unknown => super::tally::Verdict::Indeterminate,
             };
             ctx.tally[base + i].add(verdict);
         }

@@ -3,6 +3,7 @@
 
 use super::activity::Recorded;
 use super::ledger::{Reservation, Settled};
+use super::tally::Verdict;
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
 use crate::node::{FailureReason, NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
@@ -10,7 +11,7 @@ use crate::scenario::PaymentKind;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::Poll;
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
@@ -38,56 +39,6 @@ pub(super) enum Tickets {
     Closed,
     /// Open loop: the dispatcher releases tickets at their intended times.
     Open(Mutex<mpsc::Receiver<Ticket>>),
-}
-
-/// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Ok,
-    Failed,
-    Indeterminate,
-}
-
-impl Verdict {
-    fn of(result: &Result<PaymentOutcome, NodeError>) -> Verdict {
-        match result {
-            Ok(PaymentOutcome::Succeeded { .. }) => Verdict::Ok,
-            Ok(PaymentOutcome::Failed {
-                reason: FailureReason::Timeout,
-            }) => Verdict::Indeterminate,
-            Ok(PaymentOutcome::Failed { .. }) | Err(_) => Verdict::Failed,
-        }
-    }
-}
-
-/// One route's payments as the tool counted them (warm-up included), without a lock.
-#[derive(Debug, Default)]
-pub(super) struct RouteTally {
-    ok: AtomicU64,
-    failed: AtomicU64,
-    indeterminate: AtomicU64,
-}
-
-impl RouteTally {
-    pub(super) fn add(&self, verdict: Verdict) {
-        let counter = match verdict {
-            Verdict::Ok => &self.ok,
-            Verdict::Failed => &self.failed,
-            Verdict::Indeterminate => &self.indeterminate,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The counts, named by the route's ends.
-    pub(super) fn count(&self, route: &super::Route) -> crate::metrics::RouteCount {
-        crate::metrics::RouteCount {
-            sender: route.sender.name().to_string(),
-            receiver: route.receiver.name().to_string(),
-            ok: self.ok.load(Ordering::Relaxed),
-            failed: self.failed.load(Ordering::Relaxed),
-            indeterminate: self.indeterminate.load(Ordering::Relaxed),
-        }
-    }
 }
 
 /// What one attempt came to.

@@ -3,33 +3,10 @@
 //! the attacker held, so the curve of honest TPS and p99 against slots held reads off
 //! one table.
 
-use super::model::{PointReport, SweepReport};
-use crate::metrics::attack::{AttackSummary, AttackWindow};
+use super::model::{PointAttack, PointReport, SweepReport};
+use crate::metrics::attack::AttackWindow;
 use crate::report::format;
-use serde::Serialize;
 use std::fmt::Write as _;
-
-/// What a sweep point keeps of its `results.attack`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PointAttack {
-    pub slots_target: u32,
-    pub slots_held_max: u32,
-    pub before: AttackWindow,
-    pub during: AttackWindow,
-    pub after: AttackWindow,
-}
-
-impl PointAttack {
-    pub fn of(a: &AttackSummary) -> PointAttack {
-        PointAttack {
-            slots_target: a.slots_target,
-            slots_held_max: a.slots_held_max,
-            before: a.before.clone(),
-            during: a.during.clone(),
-            after: a.after.clone(),
-        }
-    }
-}
 
 /// The table of honest figures per point; empty when no point ran an attack.
 pub fn markdown(report: &SweepReport) -> String {

@@ -3,7 +3,7 @@
 //! highest TPS under a p99 bound, the latency each hop adds). The pages drawn from it
 //! (`sweep.md`, `sweep.html`, the matrix, the spread, the charts) read it from here.
 
-use super::attack;
+use crate::metrics::attack::{AttackSummary, AttackWindow};
 use crate::metrics::{Percentiles, Summary};
 use crate::report::stats::Stats;
 use crate::report::{Host, ScenarioText, Tool};
@@ -124,7 +124,7 @@ pub struct PointResults {
     pub mismatches: Option<u64>,
     /// The honest payments around the point's attack (`workload: attack:`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attack: Option<attack::PointAttack>,
+    pub attack: Option<PointAttack>,
 }
 
 /// One node of a point, as the implementation matrix shows it.
@@ -178,7 +178,7 @@ impl PointResults {
             nodes: nodes.to_vec(),
             machine: s.machine.clone(),
             mismatches: s.mismatches,
-            attack: s.attack.as_ref().map(attack::PointAttack::of),
+            attack: s.attack.as_ref().map(PointAttack::of),
         }
     }
 }
@@ -319,4 +319,26 @@ pub struct Spread {
     pub disturbed: usize,
     /// With `repeat: { thresholds: median }`: whether the medians passed.
     pub thresholds_passed: Option<bool>,
+}
+
+/// What a sweep point keeps of its `results.attack`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointAttack {
+    pub slots_target: u32,
+    pub slots_held_max: u32,
+    pub before: AttackWindow,
+    pub during: AttackWindow,
+    pub after: AttackWindow,
+}
+
+impl PointAttack {
+    pub fn of(a: &AttackSummary) -> PointAttack {
+        PointAttack {
+            slots_target: a.slots_target,
+            slots_held_max: a.slots_held_max,
+            before: a.before.clone(),
+            during: a.during.clone(),
+            after: a.after.clone(),
+        }
+    }
 }

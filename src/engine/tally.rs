@@ -1,0 +1,56 @@
+//! How the tool counts each route's payments: a verdict per payment (ok, failed, or
+//! not known), tallied per route without a lock, for the reconciliation with the
+//! nodes' ledgers.
+
+use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Ok,
+    Failed,
+    Indeterminate,
+}
+
+impl Verdict {
+    pub(super) fn of(result: &Result<PaymentOutcome, NodeError>) -> Verdict {
+        match result {
+            Ok(PaymentOutcome::Succeeded { .. }) => Verdict::Ok,
+            Ok(PaymentOutcome::Failed {
+                reason: FailureReason::Timeout,
+            }) => Verdict::Indeterminate,
+            Ok(PaymentOutcome::Failed { .. }) | Err(_) => Verdict::Failed,
+        }
+    }
+}
+
+/// One route's payments as the tool counted them (warm-up included), without a lock.
+#[derive(Debug, Default)]
+pub(super) struct RouteTally {
+    ok: AtomicU64,
+    failed: AtomicU64,
+    indeterminate: AtomicU64,
+}
+
+impl RouteTally {
+    pub(super) fn add(&self, verdict: Verdict) {
+        let counter = match verdict {
+            Verdict::Ok => &self.ok,
+            Verdict::Failed => &self.failed,
+            Verdict::Indeterminate => &self.indeterminate,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts, named by the route's ends.
+    pub(super) fn count(&self, route: &super::Route) -> crate::metrics::RouteCount {
+        crate::metrics::RouteCount {
+            sender: route.sender.name().to_string(),
+            receiver: route.receiver.name().to_string(),
+            ok: self.ok.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            indeterminate: self.indeterminate.load(Ordering::Relaxed),
+        }
+    }
+}
