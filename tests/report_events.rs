@@ -8,7 +8,7 @@ use common::svg::{assert_xml, count};
 use lnbench_tui::engine::{self, Command};
 use lnbench_tui::metrics::{EventKind, Recorder, Summary};
 use lnbench_tui::node::fake::{FakeConfig, FakeLatency, FakeNode};
-use lnbench_tui::report::{self, charts};
+use lnbench_tui::report::{self, charts, results_charts};
 use lnbench_tui::scenario::{Load, Phase, PhaseKind, StopCondition};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -123,7 +123,7 @@ async fn open_loop_events_match_the_schema() {
 #[tokio::test(start_paused = true)]
 async fn time_charts_mark_pauses_and_load_changes() {
     let results = paused_and_ramped().await;
-    let all = charts::render_all(&results).unwrap();
+    let all = results_charts::render_all(&results).unwrap();
     for chart in all
         .iter()
         .filter(|c| c.file_name.ends_with("over-time.svg"))
@@ -157,7 +157,7 @@ async fn time_charts_mark_pauses_and_load_changes() {
 async fn a_run_without_events_has_no_marks() {
     let results = run(Load::Closed { concurrency: 2 }, 2, &[]).await;
     assert!(results.events.is_empty());
-    for chart in charts::render_all(&results).unwrap() {
+    for chart in results_charts::render_all(&results).unwrap() {
         assert_eq!(count(&chart.svg, "rect", "fill", charts::PAUSE_SHADE), 0);
         assert_eq!(
             count(&chart.svg, "polyline", "stroke", charts::LOAD_CHANGE_COLOR),
@@ -185,7 +185,7 @@ async fn a_pause_still_open_at_the_end_shades_to_the_end() {
 #[tokio::test(start_paused = true)]
 async fn report_html_lists_the_events_only_when_there_are_some() {
     let report = common::sample_report("name: events\n", paused_and_ramped().await);
-    let charts = charts::render_all(&report.results).unwrap();
+    let charts = results_charts::render_all(&report.results).unwrap();
     let html = report::html::render(&report, &charts).unwrap();
     assert!(html.contains("<section id=\"events\">"));
     for what in ["paused", "resumed", "concurrency 2 → 4"] {
@@ -195,7 +195,7 @@ async fn report_html_lists_the_events_only_when_there_are_some() {
         "name: events\n",
         run(Load::Closed { concurrency: 1 }, 1, &[]).await,
     );
-    let charts = charts::render_all(&quiet.results).unwrap();
+    let charts = results_charts::render_all(&quiet.results).unwrap();
     let html = report::html::render(&quiet, &charts).unwrap();
     assert!(!html.contains("id=\"events\""));
 }

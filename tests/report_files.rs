@@ -5,7 +5,7 @@ mod common;
 
 use common::svg::hex;
 use lnbench_tui::metrics::SeriesPoint;
-use lnbench_tui::report::{self, charts};
+use lnbench_tui::report::{self, charts, results_charts};
 use quick_xml::events::Event;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -64,7 +64,7 @@ fn texts(svg: &str) -> Vec<String> {
 #[test]
 fn every_chart_is_xml_with_one_line_per_series() {
     let report = fixed_report();
-    let charts = charts::render_all(&report.results).unwrap();
+    let charts = results_charts::render_all(&report.results).unwrap();
     let names: Vec<&str> = charts.iter().map(|c| c.file_name).collect();
     assert_eq!(
         names,
@@ -280,7 +280,7 @@ fn html_shows_parts_and_drain_when_the_run_had_them() {
 fn html_is_self_contained_and_escapes_the_scenario() {
     let html = report::html::render(
         &fixed_report(),
-        &charts::render_all(&fixed_report().results).unwrap(),
+        &results_charts::render_all(&fixed_report().results).unwrap(),
     )
     .unwrap();
     assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt; &amp; more"));
@@ -438,7 +438,7 @@ fn a_day_long_run_gives_charts_of_bounded_size() {
         })
         .collect();
     let started = std::time::Instant::now();
-    let charts = charts::render_all(&report.results).unwrap();
+    let charts = results_charts::render_all(&report.results).unwrap();
     for chart in &charts {
         assert!(
             chart.svg.len() < 400_000,

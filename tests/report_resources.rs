@@ -10,7 +10,7 @@ use lnbench_tui::metrics::process::ProcessStats;
 use lnbench_tui::metrics::{
     EventKind, Percentiles, ResourceLog, ResourceReading, RunEvent, SeriesPoint, Summary,
 };
-use lnbench_tui::report::{self, Report, charts, resources_charts};
+use lnbench_tui::report::{self, Report, charts, resources_charts, results_charts};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -321,7 +321,7 @@ fn html_shows_the_resource_table_and_charts() {
     ] {
         assert!(table.contains(text), "missing {text:?} in\n{table}");
     }
-    let charts_total = charts::render_all(&report.results).unwrap().len() + 3;
+    let charts_total = results_charts::render_all(&report.results).unwrap().len() + 3;
     assert_eq!(html.matches("<svg").count(), charts_total);
 }
 

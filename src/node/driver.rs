@@ -87,7 +87,7 @@ impl std::fmt::Debug for PostgresLogin {
             .field("port", &self.port)
             .field("database", &self.database)
             .field("user", &self.user)
-            .field("password", &crate::redact::REDACTED)
+            .field("password", &crate::secrets::REDACTED)
             .finish()
     }
 }
@@ -346,7 +346,7 @@ mod tests {
         let debug = format!("{login:?}");
         assert!(!debug.contains("s3cretpassw0rd"), "{debug}");
         assert!(
-            debug.contains(crate::redact::REDACTED) && debug.contains("5432"),
+            debug.contains(crate::secrets::REDACTED) && debug.contains("5432"),
             "{debug}"
         );
         assert!(login.dsn().contains(":s3cretpassw0rd@127.0.0.1:5432/alice"));

@@ -15,7 +15,7 @@ const CSS: &str = include_str!("../../assets/report.css");
 
 /// Writes `dir/report.html` (creating `dir`).
 pub fn write(report: &Report, dir: &Path) -> Result<PathBuf> {
-    let mut charts = charts::render_all(&report.results)?;
+    let mut charts = super::results_charts::render_all(&report.results)?;
     charts.extend(super::resources_charts::render_all(report)?);
     write_with_charts(report, &charts, dir)
 }

@@ -26,6 +26,7 @@ pub mod reconciliation;
 pub use crate::redact;
 pub mod resources;
 pub mod resources_charts;
+pub mod results_charts;
 pub mod scrub;
 pub mod spectrum;
 pub mod spread;
@@ -53,7 +54,7 @@ pub use thresholds::ThresholdResult;
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     let report = &scrub::redacted(report);
     let mut paths = vec![json::write(report, dir)?, csv::write(report, dir)?];
-    let mut charts = charts::render_all(&report.results)?;
+    let mut charts = results_charts::render_all(&report.results)?;
     charts.extend(resources_charts::render_all(report)?);
     paths.push(html::write_with_charts(report, &charts, dir)?);
     for chart in &charts {
