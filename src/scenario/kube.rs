@@ -35,13 +35,18 @@ pub struct KubeSettings {
     pub pin: Vec<(String, String)>,
 }
 
-/// `runtime: kubernetes` refused at its place (the `kubernetes:` block, else the name)
-/// when this lnbench-tui was built without the `kubernetes` feature (`built`).
+/// `runtime: kubernetes` refused at its place (its `runtime:` line, else the
+/// `kubernetes:` block, else the name) when this lnbench-tui was built without the
+/// `kubernetes` feature (`built`).
 fn supported(ctx: &Ctx, raw: &RawScenario, built: bool) -> Result<(), ScenarioError> {
     if built {
         return Ok(());
     }
-    let at = (raw.kubernetes.as_ref()).map_or(&raw.name.referenced, |b| &b.referenced);
+    let at = match (&raw.runtime, &raw.kubernetes) {
+        (Some(r), _) => &r.referenced,
+        (None, Some(b)) => &b.referenced,
+        (None, None) => &raw.name.referenced,
+    };
     Err(ctx.error(
         at,
         "runtime: kubernetes, but this lnbench-tui was built without Kubernetes support",
@@ -274,20 +279,13 @@ workload:
             source: &text,
         };
         let e = super::supported(&ctx, &raw, false).unwrap_err().to_string();
+        // At the `runtime:` line, where the choice was made.
         assert!(
-            e.starts_with("t.yaml:20:3: runtime: kubernetes, but"),
+            e.starts_with("t.yaml:2:10: runtime: kubernetes, but"),
             "{e}"
         );
         assert!(e.contains("built without Kubernetes support"), "{e}");
         assert!(e.contains("runtime: local"), "{e}");
-        // Without the block, at the scenario's name.
-        let raw: super::RawScenario = serde_saphyr::from_str(NODES).unwrap();
-        let ctx = super::Ctx {
-            path: std::path::Path::new("t.yaml"),
-            source: NODES,
-        };
-        let e = super::supported(&ctx, &raw, false).unwrap_err().to_string();
-        assert!(e.starts_with("t.yaml:1:"), "{e}");
         assert!(super::supported(&ctx, &raw, true).is_ok());
     }
 }

@@ -15,7 +15,7 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
-    pub runtime: Option<super::RuntimeKind>,
+    pub runtime: Option<Spanned<super::RuntimeKind>>,
     #[serde(default)]
     pub pull: Option<RawPull>,
     #[serde(default)]

@@ -26,7 +26,7 @@ pub(super) fn validate(
 ) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { path, source };
     let name = scenario_name(&ctx, &raw.name)?;
-    let runtime = raw.runtime.unwrap_or(RuntimeKind::Auto);
+    let runtime = raw.runtime.as_ref().map_or(RuntimeKind::Auto, |r| r.value);
     let caps = runtimes(runtime);
     if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;
