@@ -22,13 +22,14 @@ pub struct KernelCounters {
 pub struct EnvelopeReading {
     /// Instance name, `chain`, or the database server's name.
     pub name: String,
-    /// CPU limit, cores.
+    /// CPU limit, cores, as applied (read back where the runtime can: the local
+    /// cgroup, the container's host config).
     pub cpus: Option<f64>,
-    /// Memory limit, bytes.
+    /// Memory limit, bytes, as applied (the kernel may round it to its pages).
     pub memory_bytes: Option<u64>,
-    /// The CPUs it may run on (`0-1`).
+    /// The CPUs it may run on (`0-1`), as applied.
     pub cpuset: Option<String>,
-    /// How the runtime applied it: `cgroup v1`, `cgroup v2`, `docker`, `kubernetes`.
+    /// How the runtime applied it: `cgroup v1`, `cgroup v2`, `docker`.
     pub applied_by: String,
     pub kernel: KernelCounters,
     /// Which counters could not be read, and why (empty when all were read).

@@ -307,6 +307,50 @@ impl Group {
     }
 }
 
+impl Group {
+    /// The limits the kernel holds for the group, read back (what was applied, which
+    /// may differ from what was asked: the kernel rounds memory to its pages); a limit
+    /// it holds none of, or does not show, is None.
+    pub fn applied(&self) -> Envelope {
+        let read = |file: &str| {
+            (self.dirs.iter())
+                .find_map(|d| std::fs::read_to_string(d.join(file)).ok())
+                .map(|t| t.trim().to_string())
+        };
+        let cpuset = read("cpuset.cpus").filter(|c| !c.is_empty());
+        if self.v2 {
+            // `cpu.max` is `<quota> <period>`, or `max <period>` without a limit.
+            let cpus = read("cpu.max").and_then(|t| {
+                let (quota, period) = t.split_once(' ')?;
+                let (q, p) = (quota.parse::<f64>().ok()?, period.parse::<f64>().ok()?);
+                (p > 0.0).then(|| q / p)
+            });
+            let memory_bytes = read("memory.max").and_then(|t| t.parse().ok());
+            Envelope {
+                cpus,
+                memory_bytes,
+                cpuset,
+            }
+        } else {
+            // A quota of -1 is no limit; so is v1's memory limit of about 2^63 bytes.
+            let quota = read("cpu.cfs_quota_us").and_then(|t| t.parse::<i64>().ok());
+            let period = read("cpu.cfs_period_us").and_then(|t| t.parse::<i64>().ok());
+            let cpus = match (quota, period) {
+                (Some(q), Some(p)) if q > 0 && p > 0 => Some(q as f64 / p as f64),
+                _ => None,
+            };
+            let memory_bytes = (read("memory.limit_in_bytes"))
+                .and_then(|t| t.parse::<u64>().ok())
+                .filter(|b| *b < 1 << 62);
+            Envelope {
+                cpus,
+                memory_bytes,
+                cpuset,
+            }
+        }
+    }
+}
+
 /// The number after `name` on its line of a `key value` file.
 fn field(text: &str, name: &str) -> Option<u64> {
     text.lines().find_map(|line| {

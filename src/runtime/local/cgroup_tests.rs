@@ -51,6 +51,16 @@ fn v1_gets_a_quota_a_memory_limit_and_a_cpuset_with_its_parent_s_memory_nodes() 
     for dir in [&cpu, &memory, &cpuset] {
         assert_eq!(read(&dir.join("cgroup.procs")), "4242");
     }
+    // Read back as the kernel holds them: v1's "no limit" is -1 and about 2^63.
+    assert_eq!(group.applied(), envelope());
+    std::fs::write(cpu.join("cpu.cfs_quota_us"), "-1\n").unwrap();
+    std::fs::write(
+        memory.join("memory.limit_in_bytes"),
+        "9223372036854771712\n",
+    )
+    .unwrap();
+    let applied = group.applied();
+    assert_eq!((applied.cpus, applied.memory_bytes), (None, None));
 }
 
 #[test]
@@ -111,6 +121,12 @@ fn v2_hands_the_controllers_down_and_writes_cpu_max_memory_max_and_cpuset() {
     assert_eq!(read(&dir.join("cpu.max")), "20000 100000");
     assert_eq!(read(&dir.join("memory.max")), "67108864");
     assert_eq!(read(&dir.join("cpuset.cpus")), "0-1");
+    // Read back as the kernel holds them: memory rounded to its pages, `max` for none.
+    assert_eq!(group.applied(), tight);
+    std::fs::write(dir.join("memory.max"), "67104768\n").unwrap();
+    std::fs::write(dir.join("cpu.max"), "max 100000\n").unwrap();
+    let applied = group.applied();
+    assert_eq!((applied.cpus, applied.memory_bytes), (None, Some(67104768)));
     group.add(7).unwrap();
     assert_eq!(read(&dir.join("cgroup.procs")), "7");
     std::fs::write(

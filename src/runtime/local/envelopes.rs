@@ -69,20 +69,28 @@ impl LocalRuntime {
         (cgroups.groups().iter())
             .map(|g| {
                 let kernel = g.read();
+                let limits = as_applied(&g.envelope, &g.applied());
                 let missing = kernel.missing();
+                let mut not_available = Vec::new();
+                if !missing.is_empty() {
+                    not_available.push(format!(
+                        "{}: this kernel's cgroup does not give it",
+                        missing.join(", ")
+                    ));
+                }
+                if !limits.unread.is_empty() {
+                    not_available.push(format!(
+                        "{}: not read back from the cgroup, shown as asked",
+                        limits.unread.join(", ")
+                    ));
+                }
                 EnvelopeReading {
                     name: g.name.clone(),
-                    cpus: g.envelope.cpus,
-                    memory_bytes: g.envelope.memory_bytes,
-                    cpuset: g.envelope.cpuset.clone(),
+                    cpus: limits.envelope.cpus,
+                    memory_bytes: limits.envelope.memory_bytes,
+                    cpuset: limits.envelope.cpuset,
                     applied_by: cgroups.version().into(),
-                    not_available: match missing.is_empty() {
-                        true => String::new(),
-                        false => format!(
-                            "{}: this kernel's cgroup does not give it",
-                            missing.join(", ")
-                        ),
-                    },
+                    not_available: not_available.join("; "),
                     kernel,
                 }
             })
@@ -110,5 +118,82 @@ impl LocalRuntime {
         if let Some(mut cgroups) = self.cgroups.take() {
             let _ = cgroups.remove();
         }
+    }
+}
+
+/// Each limit asked for, as the kernel holds it (`applied`), and the names of those
+/// it did not show, which stay as asked.
+struct Limits {
+    envelope: Envelope,
+    unread: Vec<&'static str>,
+}
+
+/// The report's envelope: the kernel's figure for each limit that was asked for (a
+/// limit not asked for is none, whatever the group inherited).
+fn as_applied(asked: &Envelope, applied: &Envelope) -> Limits {
+    let mut unread = Vec::new();
+    let envelope = Envelope {
+        cpus: pick(asked.cpus, applied.cpus, "CPU limit", &mut unread),
+        memory_bytes: pick(
+            asked.memory_bytes,
+            applied.memory_bytes,
+            "memory limit",
+            &mut unread,
+        ),
+        cpuset: pick(
+            asked.cpuset.clone(),
+            applied.cpuset.clone(),
+            "cpuset",
+            &mut unread,
+        ),
+    };
+    Limits { envelope, unread }
+}
+
+/// One limit: none when not asked for; else the kernel's, or as asked when the kernel
+/// did not show it (named in `unread`).
+fn pick<T>(
+    asked: Option<T>,
+    applied: Option<T>,
+    what: &'static str,
+    unread: &mut Vec<&'static str>,
+) -> Option<T> {
+    asked.as_ref()?;
+    if applied.is_none() {
+        unread.push(what);
+    }
+    applied.or(asked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_shows_the_kernels_limits_for_those_asked_and_says_which_it_could_not_read() {
+        let asked = Envelope {
+            cpus: Some(0.7),
+            memory_bytes: Some(1_000_000),
+            cpuset: None,
+        };
+        // The kernel rounded memory to its pages; the group inherited a cpuset.
+        let applied = Envelope {
+            cpus: Some(0.7),
+            memory_bytes: Some(999_424),
+            cpuset: Some("0-1".into()),
+        };
+        let l = as_applied(&asked, &applied);
+        assert_eq!(l.envelope.memory_bytes, Some(999_424));
+        assert_eq!(l.envelope.cpus, Some(0.7));
+        assert_eq!(l.envelope.cpuset, None, "not asked for");
+        assert!(l.unread.is_empty());
+        // Nothing read back: as asked, and said.
+        let asked = Envelope {
+            cpuset: Some("1".into()),
+            ..asked
+        };
+        let l = as_applied(&asked, &Envelope::default());
+        assert_eq!(l.envelope, asked);
+        assert_eq!(l.unread, ["CPU limit", "memory limit", "cpuset"]);
     }
 }
