@@ -117,19 +117,12 @@ pub fn row(p: &PointReport) -> Vec<String> {
         per_node(nodes, |n| n.database.clone())
     };
     // A skipped or failed point's reason is a note below the table ([`rows`]).
-    let status = match &p.status {
-        PointStatus::Skipped => "skipped",
-        PointStatus::Failed => "failed",
-        PointStatus::Done => "done",
-        PointStatus::Partial => "partial",
-        PointStatus::NotRun => "not run",
-    };
     let mut cells = vec![
         or_dash(implementation),
         per_node(nodes, |n| short_commits(release(&n.version))),
         or_dash(database),
         load_of(p),
-        status.to_string(),
+        p.status_text(),
     ];
     match &p.results {
         Some(r) => cells.extend([

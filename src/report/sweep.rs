@@ -49,22 +49,7 @@ fn not_measured(report: &SweepReport) -> Option<String> {
 
 /// One row of figures per point, as both the markdown and the HTML tables show it.
 fn figures(p: &PointReport) -> Vec<String> {
-    let status = match p.status {
-        PointStatus::Done => "done",
-        PointStatus::Partial => "partial",
-        PointStatus::NotRun => "not run",
-        PointStatus::Skipped => "skipped",
-        PointStatus::Failed => "failed",
-    };
-    // A point measured on a busy machine says so where its figures stand, and so does
-    // one whose machine was not sampled (a load of about a second or less: fewer than
-    // two readings): its figures carry no verdict, quiet or not.
-    let status = match p.results.as_ref().map(|r| r.machine.as_ref()) {
-        Some(Some(m)) if m.disturbed => format!("{status} (disturbed)"),
-        Some(None) => format!("{status} (not sampled)"),
-        _ => status.to_string(),
-    };
-    let mut row = vec![p.label.clone(), status, p.kind.clone()];
+    let mut row = vec![p.label.clone(), p.status_text(), p.kind.clone()];
     match &p.results {
         Some(r) => {
             let l = &r.latency;

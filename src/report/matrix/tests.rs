@@ -67,7 +67,8 @@ fn rows_name_what_ran_and_what_it_cost() {
     assert_eq!(lnd[1], "0.21.1-beta commit=v0.21.1-beta");
     assert_eq!(lnd[2], "bbolt");
     assert_eq!(lnd[3], "concurrency 10");
-    assert_eq!(lnd[4], "done");
+    // The fixture's points carry no machine reading: no verdict, and the cell says so.
+    assert_eq!(lnd[4], "done (not sampled)");
     assert_eq!(lnd[5], "100 / 0");
     assert_eq!(lnd[6], "60.0");
     assert_eq!(lnd[9], "stream, exact", "the sender's completion only");
@@ -104,7 +105,7 @@ fn reasons_are_given_once_below_the_table() {
     assert_eq!(rows[4][4], "skipped [1]");
     assert_eq!(rows[5][4], "skipped [1]");
     assert_eq!(rows[6][4], "failed [2]");
-    assert_eq!(rows[0][4], "done");
+    assert_eq!(rows[0][4], "done (not sampled)");
 }
 
 #[test]
@@ -186,7 +187,9 @@ fn the_sweep_report_holds_the_matrix_and_its_grouped_charts() {
     let md = crate::report::sweep::markdown(&r);
     assert!(md.contains("### Implementation matrix"), "{md}");
     assert!(
-        md.contains("| cln | v26.06.6 | postgres | concurrency 1 | done | 100 / 0 | 20.0 |"),
+        md.contains(
+            "| cln | v26.06.6 | postgres | concurrency 1 | done (not sampled) | 100 / 0 | 20.0 |"
+        ),
         "{md}"
     );
     // A group that was skipped says so: it was never measured against the bound.

@@ -342,3 +342,24 @@ impl PointAttack {
         }
     }
 }
+
+impl PointReport {
+    /// The point's status as the sweep's and the matrix's tables show it: a point
+    /// measured on a busy machine says so where its figures stand, and so does one
+    /// whose machine was not sampled (a load of about a second or less: fewer than two
+    /// readings), whose figures carry no verdict, quiet or not.
+    pub fn status_text(&self) -> String {
+        let status = match self.status {
+            PointStatus::Done => "done",
+            PointStatus::Partial => "partial",
+            PointStatus::NotRun => "not run",
+            PointStatus::Skipped => "skipped",
+            PointStatus::Failed => "failed",
+        };
+        match self.results.as_ref().map(|r| r.machine.as_ref()) {
+            Some(Some(m)) if m.disturbed => format!("{status} (disturbed)"),
+            Some(None) => format!("{status} (not sampled)"),
+            _ => status.to_string(),
+        }
+    }
+}
