@@ -284,9 +284,7 @@ impl Group {
 
     /// What the kernel counted for the group so far; a figure it does not give is None.
     pub fn read(&self) -> KernelCounters {
-        let read = |file: &str| {
-            (self.dirs.iter()).find_map(|d| std::fs::read_to_string(d.join(file)).ok())
-        };
+        let read = |file: &str| self.file(file);
         let cpu_stat = read("cpu.stat").unwrap_or_default();
         if self.v2 {
             KernelCounters {
@@ -308,15 +306,17 @@ impl Group {
 }
 
 impl Group {
+    /// The text of one of the group's cgroup files (`cpu.stat`, `memory.max`), from the
+    /// first of its hierarchies that has it: a kernel file, a few lines long.
+    fn file(&self, name: &str) -> Option<String> {
+        (self.dirs.iter()).find_map(|d| std::fs::read_to_string(d.join(name)).ok())
+    }
+
     /// The limits the kernel holds for the group, read back (what was applied, which
     /// may differ from what was asked: the kernel rounds memory to its pages); a limit
     /// it holds none of, or does not show, is None.
     pub fn applied(&self) -> Envelope {
-        let read = |file: &str| {
-            (self.dirs.iter())
-                .find_map(|d| std::fs::read_to_string(d.join(file)).ok())
-                .map(|t| t.trim().to_string())
-        };
+        let read = |file: &str| self.file(file).map(|t| t.trim().to_string());
         let cpuset = read("cpuset.cpus").filter(|c| !c.is_empty());
         if self.v2 {
             // `cpu.max` is `<quota> <period>`, or `max <period>` without a limit.
