@@ -348,7 +348,7 @@ impl Runtime for DockerRuntime {
             None
         };
         self.start(CHAIN_NAME, &id).await?;
-        let rpc_addr = self.host_addr(&id, ports.rpc).await?;
+        let rpc_addr = self.host_addr(&what, CHAIN_NAME, &id, ports.rpc).await?;
         let stated =
             probe::exec_first_line(&self.docker, &id, &[driver.binary(), "--version"]).await;
         let source = images::source_label(&self.docker, &image).await;
@@ -448,7 +448,8 @@ impl Runtime for DockerRuntime {
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;
             self.configure_and_start(&spec.name, &id, &configs, &dir)
                 .await?;
-            let rpc_addr = self.host_addr(&id, ports.rpc).await?;
+            let what = format!("node {}", spec.name);
+            let rpc_addr = self.host_addr(&what, &spec.name, &id, ports.rpc).await?;
             // Credential files are copied out flat into the node's private directory.
             let credentials = driver.credentials(&|file| {
                 dir.join(std::path::Path::new(file).file_name().unwrap_or_default())

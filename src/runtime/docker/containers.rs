@@ -13,6 +13,9 @@ use bollard::query_parameters::{
 };
 use std::time::Duration;
 
+/// How long a container found exited is waited for, for its status and its log.
+const EXIT_SEEN_WITHIN: Duration = Duration::from_secs(3);
+
 impl DockerRuntime {
     pub(super) async fn ensure_network(&mut self) -> Result<String, RuntimeError> {
         if let Some(n) = &self.network {
@@ -131,13 +134,22 @@ impl DockerRuntime {
         Ok(())
     }
 
-    /// `127.0.0.1:<host port>` published for `port` of the container.
-    pub(super) async fn host_addr(&self, id: &str, port: u16) -> Result<String, RuntimeError> {
+    /// `127.0.0.1:<host port>` published for `port` of `name`'s container (`what` in
+    /// errors). A container that has exited already has no published port: the error
+    /// is then its exit, with its log's last lines, as when it exits while waited for.
+    pub(super) async fn host_addr(
+        &self,
+        what: &str,
+        name: &str,
+        id: &str,
+        port: u16,
+    ) -> Result<String, RuntimeError> {
         let info = self
             .docker
             .inspect_container(id, None)
             .await
             .map_err(Self::err("inspecting a container for its ports"))?;
+        let running = (info.state.as_ref()).and_then(|s| s.running) != Some(false);
         let host_port = info
             .network_settings
             .and_then(|n| n.ports)
@@ -146,6 +158,7 @@ impl DockerRuntime {
             .filter(|p| !p.is_empty());
         match host_port {
             Some(p) => Ok(format!("127.0.0.1:{p}")),
+            None if !running => Err(self.exited_before_its_port(what, name).await),
             None => Err(RuntimeError::Io {
                 path: self.run_dir.clone(),
                 source: std::io::Error::other(format!(
@@ -153,6 +166,29 @@ impl DockerRuntime {
                 )),
             }),
         }
+    }
+
+    /// The exit of `name`'s container, found before its port was: its status as the
+    /// exit watcher records it and its log as the follower writes it, each waited for
+    /// a moment (both see the end a little after the engine does).
+    async fn exited_before_its_port(&self, what: &str, name: &str) -> RuntimeError {
+        let deadline = tokio::time::Instant::now() + EXIT_SEEN_WITHIN;
+        let status = loop {
+            if let Some(status) = self.exit_of(name) {
+                break status;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break "not running".to_string();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let log = self.log_path(name);
+        while tokio::time::Instant::now() < deadline
+            && !std::fs::metadata(&log).is_ok_and(|m| m.len() > 0)
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        RuntimeError::exited(what, status, &log)
     }
 
     /// The container's IP address on the run's network, if the engine tells it.
