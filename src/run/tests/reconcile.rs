@@ -40,21 +40,29 @@ async fn the_nodes_ledgers_agree_with_the_tools_counts() {
     );
 }
 
-#[tokio::test]
-async fn a_payment_the_receiver_lost_is_a_mismatch_and_fails_max_mismatches() {
-    let dirs = Dirs::new();
-    let runtimes = fakes(|_| {
-        Ok(FakeScript {
-            unrecorded_receipts: Some(("bob".into(), 3)),
-            ..quick()
-        })
-    });
+/// A run under `max_mismatches: 0` on the fake network that `script` changes: its
+/// exit and its report.
+async fn under_max_mismatches(
+    dirs: &Dirs,
+    script: impl Fn() -> FakeScript + Send + Sync + 'static,
+) -> (Exit, serde_json::Value) {
+    let runtimes = fakes(move |_| Ok(script()));
     let s = scenario("thresholds:\n  max_mismatches: 0\n");
     let exit = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
         .await
         .unwrap();
+    (exit, dirs.report(""))
+}
+
+#[tokio::test]
+async fn a_payment_the_receiver_lost_is_a_mismatch_and_fails_max_mismatches() {
+    let dirs = Dirs::new();
+    let (exit, report) = under_max_mismatches(&dirs, || FakeScript {
+        unrecorded_receipts: Some(("bob".into(), 3)),
+        ..quick()
+    })
+    .await;
     assert_eq!(exit, Exit::ThresholdFailed);
-    let report = dirs.report("");
     let r = &report["reconciliation"];
     assert_eq!(u(&r["mismatches"]), 3, "{r}");
     assert_eq!(u(&r["receivers"][0]["node_received"]), 37);
@@ -80,18 +88,12 @@ async fn a_payment_the_receiver_lost_is_a_mismatch_and_fails_max_mismatches() {
 #[tokio::test]
 async fn a_ledger_not_read_is_not_reconciled_and_fails_max_mismatches() {
     let dirs = Dirs::new();
-    let runtimes = fakes(|_| {
-        Ok(FakeScript {
-            unreadable_ledger: Some("bob".into()),
-            ..quick()
-        })
-    });
-    let s = scenario("thresholds:\n  max_mismatches: 0\n");
-    let exit = execute_with(s, &dirs.opts, &runtimes, Signals::manual())
-        .await
-        .unwrap();
+    let (exit, report) = under_max_mismatches(&dirs, || FakeScript {
+        unreadable_ledger: Some("bob".into()),
+        ..quick()
+    })
+    .await;
     assert_eq!(exit, Exit::ThresholdFailed);
-    let report = dirs.report("");
     let r = &report["reconciliation"];
     assert!(
         r["unread"][0]
