@@ -82,12 +82,12 @@ pub async fn plan(
 /// The fault proxy's image (`links:` or link faults) must be present: it is built
 /// here, never pulled. Checked before anything of the run starts.
 async fn proxy_image(docker: &Docker) -> Result<(), RuntimeError> {
-    use crate::runtime::shared::proxy::IMAGE;
+    use crate::runtime::shared::proxy::{IMAGE, WHAT};
     if present(docker, IMAGE).await {
         return Ok(());
     }
     Err(RuntimeError::Image {
-        what: "the fault proxy (links: or link faults)".into(),
+        what: WHAT.into(),
         detail: format!(
             "no {IMAGE} image is present and no registry has it; run scripts/build-images.sh \
              (it builds toxiproxy-unix with scripts/build-nodes.sh first)"

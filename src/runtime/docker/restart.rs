@@ -97,7 +97,8 @@ impl DockerRuntime {
     ) -> Result<Restarted, RuntimeError> {
         let started_at = self.start_container_again(name, id).await?;
         let rpc_port = crate::node::driver(endpoint.implementation).ports().rpc;
-        let rpc_addr = (self.host_addr(&format!("node {name}"), name, id, rpc_port)).await?;
+        let what = format!("node {name}");
+        let rpc_addr = self.host_addr(&what, name, id, rpc_port).await?;
         let endpoint = NodeEndpoint {
             rpc_addr,
             ..endpoint

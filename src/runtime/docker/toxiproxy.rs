@@ -8,7 +8,7 @@
 
 use super::spec::{self, ContainerSpec};
 use super::{DockerRuntime, RuntimeError};
-use crate::runtime::shared::proxy::api_socket;
+use crate::runtime::shared::proxy::{WHAT, api_socket};
 use crate::runtime::{ProxyHost, ProxyPort, Service};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -21,7 +21,6 @@ const API_IN_CONTAINER: &str = "/api";
 /// The first proxy's port in the container; one port per directed link after it.
 const FIRST_PORT: u16 = 20000;
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
-const WHAT: &str = "the fault proxy (links: or link faults)";
 
 /// What the container runs as: this process's user and group, so the server accepts
 /// the mounted directory (it must be owned by its user) and the socket is this user's.

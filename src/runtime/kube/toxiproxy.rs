@@ -9,7 +9,7 @@
 
 use super::objects::{self, NODE_CONTAINER};
 use super::{KubeRuntime, forward, kube_err, watch};
-use crate::runtime::shared::proxy::api_socket;
+use crate::runtime::shared::proxy::{WHAT, api_socket};
 use crate::runtime::{ProxyHost, ProxyPort, RuntimeError, Service};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
@@ -26,7 +26,6 @@ const API_PORT: u16 = 8474;
 const FIRST_PORT: u16 = 20000;
 /// The pod is scheduled and its container created before the server answers.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
-const WHAT: &str = "the fault proxy (links: or link faults)";
 /// A user of no account: the server needs no file and no privilege.
 const NOBODY: i64 = 65534;
 

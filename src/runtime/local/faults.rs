@@ -104,7 +104,7 @@ impl LocalRuntime {
         &mut self,
         count: usize,
     ) -> Result<ProxyHost, RuntimeError> {
-        let what = "the fault proxy (links: or link faults)";
+        let what = crate::runtime::shared::proxy::WHAT;
         let binary = super::find_binary(None, TOXIPROXY, what, HINT)?;
         let dir = self.dir_for(TOXIPROXY_NAME)?;
         let api = api_socket(&dir)?;

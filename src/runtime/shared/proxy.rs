@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 /// Toxiproxy release scripts/build-nodes.sh builds.
 pub const IMAGE: &str = "lnbench/toxiproxy:v2.5.0";
 
+/// What the fault proxy is called in errors, on every runtime.
+pub const WHAT: &str = "the fault proxy (links: or link faults)";
+
 /// The longest path a unix socket may have (`sun_path` holds 108 bytes with its NUL).
 pub const SOCKET_PATH_MAX: usize = 107;
 
@@ -23,7 +26,7 @@ pub fn api_socket(dir: &Path) -> Result<PathBuf, RuntimeError> {
     };
     if socket.as_os_str().len() > SOCKET_PATH_MAX {
         return Err(RuntimeError::Unsupported {
-            what: "the fault proxy (links: or link faults)".into(),
+            what: WHAT.into(),
             why: format!(
                 "its API socket {} is longer than a unix socket's {SOCKET_PATH_MAX} bytes",
                 socket.display()
