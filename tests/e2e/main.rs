@@ -14,14 +14,15 @@
 //! `lnbench-tui down` (it removes every killed run's containers it finds);
 //! `common::kube::CLUSTER` for runs on the local cluster; a module's own lock where
 //! its networks are too large for two at once (`etcd::`, `docker::`,
-//! `sweeps::`).
+//! `sweeps::`), or one live view at a time (`tui::`), or one multi-part network at a
+//! time (`mpp::`).
 //! `kube::` and `kube_faults::` need the `kubernetes` feature (a default one).
 //!
 //! These stay test binaries of their own (`tests/e2e_*.rs`), which `cargo test` runs
-//! one after another and nextest runs with the machine to themselves: `e2e_disturbed`, `e2e_history`, `e2e_jamming`, `e2e_mpp`,
-//! `e2e_tui`. They are timing-sensitive (a verdict on the machine's
-//! quiet, TPS compared between runs, a race for HTLC slots, a terminal's frames), take
-//! a `ONE_AT_A_TIME` lock, and must not share the machine with other tests' nodes.
+//! one after another and nextest runs with the machine to themselves: `e2e_disturbed`,
+//! `e2e_history`, `e2e_jamming`. They are timing-sensitive (a verdict on the machine's
+//! quiet, TPS compared between runs, a race for HTLC slots), take a `ONE_AT_A_TIME`
+//! lock, and must not share the machine with other tests' nodes.
 //!
 //! One module: `cargo test --test e2e cln::` (a filter is a substring: `faults::`
 //! runs `docker_faults::` too); one test: `cargo test --test e2e faults::NAME -- --exact`.
@@ -54,6 +55,7 @@ mod kube_faults;
 mod ldk;
 mod matrix;
 mod metrics;
+mod mpp;
 mod network;
 mod profile;
 mod rebalance;
@@ -65,3 +67,4 @@ mod snapshot;
 mod stream;
 mod sweeps;
 mod thresholds;
+mod tui;

@@ -3,10 +3,8 @@
 //! part limit, and the report's payments by parts, reconciled with both nodes; and the
 //! same limit from an LDK sender on Bitcoin Core.
 
-mod common;
-
-use common::scenario_run::{Finished, lnd_channels};
-use common::*;
+use crate::common::scenario_run::{Finished, lnd_channels};
+use crate::common::*;
 
 /// Alice and bob, LND on btcd, with four channels of 1 M sat from alice.
 fn channels() -> String {
@@ -14,8 +12,19 @@ fn channels() -> String {
 }
 
 /// `channels` with alice paying bob invoices of `amount_msat` in at most `max_parts`
-/// parts, one at a time, for `duration`.
+/// parts, one at a time, for `duration`, each given 30 s.
 fn invoices(channels: &str, amount_msat: u64, max_parts: u32, duration: &str) -> String {
+    invoices_within(channels, amount_msat, max_parts, duration, "30s")
+}
+
+/// [`invoices`] with each payment given `timeout` (`payment_timeout:`).
+fn invoices_within(
+    channels: &str,
+    amount_msat: u64,
+    max_parts: u32,
+    duration: &str,
+    timeout: &str,
+) -> String {
     format!(
         "{channels}\
 workload:
@@ -27,14 +36,16 @@ workload:
   concurrency: 1
   stop:
     duration: {duration}
-  payment_timeout: 30s
+  payment_timeout: {timeout}
 "
     )
 }
 
-/// The tests one at a time: side by side, the other test's four nodes took the
-/// cores (outside load 94 %) and LND had not failed the first payment 10 s in (a CI
-/// rehearsal saw `indeterminate: 1`, nothing failed).
+/// The tests one at a time (the `mpp` test group of `.config/nextest.toml` under
+/// nextest): two of these networks side by side took the cores (outside load 94 %),
+/// and LND had not failed the part-limited payment 10 s in (a CI rehearsal saw
+/// `indeterminate: 1`, nothing failed; that test now counts both). Beside one other
+/// test, as the other end-to-end tests run.
 fn alone(scenario: &str) -> Finished {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -103,11 +114,18 @@ fn invoices_above_one_channel_are_paid_in_several_parts() {
 /// The limit reaches LND: 2.5 M sat needs three parts of at most a channel's balance
 /// each, so with `max_parts: 2` no payment succeeds (LND's own default, 16, pays it).
 /// As above, the load runs for a time so that a moment of LND's startup cannot be the
-/// reason.
+/// reason. Each payment is given 10 s: one that LND keeps trying holds the run that
+/// long past the load's end.
 #[test]
 fn a_part_limit_below_what_the_amount_needs_fails_every_payment() {
     require_node_binaries();
-    let run = alone(&invoices(&channels(), 2_500_000_000, 2, "20s"));
+    let run = alone(&invoices_within(
+        &channels(),
+        2_500_000_000,
+        2,
+        "20s",
+        "10s",
+    ));
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -2,9 +2,7 @@
 //! up, `+` raises the load, `p` pauses and resumes, `q` stops the run cleanly; a
 //! sweep's view names the point running.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -28,7 +26,11 @@ fn wait_for_screen(session: &str, text: &str, secs: u64) -> String {
     })
 }
 
-/// The tests here each run a network; one at a time keeps their timing like a user's.
+/// One view at a time, as when these tests were a binary of their own: two live views
+/// at once were never tried. Each test has its own tmux session (named with its
+/// process id) and waits 10-300 s for what its screen must show, so another test's
+/// network beside it only slows it. The `tui` test group of `.config/nextest.toml`
+/// does the same under nextest.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 struct Session(String);
