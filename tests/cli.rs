@@ -381,6 +381,48 @@ fn the_bash_completion_loads() {
     assert!(stdout.contains("-F _lnbench__tui lnbench-tui"), "{stdout}");
 }
 
+/// What bash offers for the words typed so far (the last one being completed), asked of
+/// the loaded completion as bash's `complete -F` asks it.
+fn bash_completes(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let current = words.len() - 1;
+    let script = format!(
+        "source <('{}' completions bash) && COMP_WORDS=({}) && COMP_CWORD={current} && \
+         _lnbench__tui lnbench-tui '{}' '{}' && echo \"${{COMPREPLY[*]}}\"",
+        common::lnbench().display(),
+        quoted.join(" "),
+        words[current],
+        words[current - 1],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "-c", &script])
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Completion goes on past the first word: a subcommand's flags, a nested command's
+/// subcommands, and the top level's flags as before (clap_complete's bash script alone
+/// completed nothing after the first word for a hyphenated program name).
+#[test]
+fn bash_completes_after_the_first_word() {
+    let compare = bash_completes(&["lnbench-tui", "compare", "--"]);
+    assert!(compare.contains("--out"), "compare --<TAB>: {compare:?}");
+    let history = bash_completes(&["lnbench-tui", "history", ""]);
+    assert!(
+        history.contains("check") && history.contains("import"),
+        "history <TAB>: {history:?}"
+    );
+    let top = bash_completes(&["lnbench-tui", "--"]);
+    assert!(top.contains("--report"), "--<TAB>: {top:?}");
+}
+
 /// The man page renders with `man -l` where man is installed; elsewhere its roff is
 /// checked for the title and the flags.
 #[test]

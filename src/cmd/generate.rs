@@ -15,8 +15,25 @@ pub(crate) fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> s
     // pipe (`| head`) is then an error of ours.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
+    if shell == clap_complete::Shell::Bash {
+        script = bash_arms_named_as_the_loop_names_them(&script);
+    }
     out.write_all(&script)?;
     out.flush()
+}
+
+/// clap_complete's bash script names the state of a subcommand in two ways when the
+/// program's name has a hyphen (clap issues 6421 and 6529, open): the loop over the
+/// words reaches `lnbench__tui__subcmd__compare`, while the arms that list the
+/// subcommand's options are labelled `lnbench__subcmd__tui__subcmd__compare`, so
+/// nothing after the first word ever completed. The arms are renamed to the loop's
+/// spelling; zsh and fish keep the name as it is and need nothing.
+fn bash_arms_named_as_the_loop_names_them(script: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(script);
+    let arm = BIN.replace('-', "__subcmd__");
+    let state = BIN.replace('-', "__");
+    text.replace(&format!("{arm}__subcmd__"), &format!("{state}__subcmd__"))
+        .into_bytes()
 }
 
 /// What each exit code means, for the man page (the README has the same table).
