@@ -92,3 +92,47 @@ impl Running {
         first["run ".len()..].split(':').next().unwrap().to_string()
     }
 }
+
+/// A run of the binary on a scenario file of the repository, for a number of payments,
+/// with its run directory and its report (`report/` inside it) in a temporary
+/// directory of its own.
+pub struct ScenarioRun {
+    pub running: Running,
+    pub work: tempfile::TempDir,
+}
+
+impl ScenarioRun {
+    /// Starts `scenario` (a path in the repository) for `payments`, with `env` added
+    /// to the binary's environment.
+    pub fn start(scenario: &str, payments: u64, env: &[(&str, std::ffi::OsString)]) -> Self {
+        let work = tempfile::tempdir().expect("temp dir");
+        let mut cmd = super::lnbench_command();
+        cmd.arg(super::repo_file(scenario))
+            .args(["--payments", &payments.to_string(), "--report"])
+            .arg(work.path().join("report"))
+            .arg("--run-dir")
+            .arg(work.path())
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        ScenarioRun {
+            running: Running::spawn(cmd),
+            work,
+        }
+    }
+
+    pub fn report_dir(&self) -> std::path::PathBuf {
+        self.work.path().join("report")
+    }
+}
+
+impl std::ops::Deref for ScenarioRun {
+    type Target = Running;
+    fn deref(&self) -> &Running {
+        &self.running
+    }
+}
+
+impl std::ops::DerefMut for ScenarioRun {
+    fn deref_mut(&mut self) -> &mut Running {
+        &mut self.running
+    }
+}

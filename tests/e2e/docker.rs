@@ -8,14 +8,13 @@
 //! `CI=true` a missing engine fails the tests.
 
 use crate::common::docker::{block_on, engine, engine_ready, labelled, labelled_now};
-use crate::common::running::Running;
+use crate::common::running::ScenarioRun;
 use crate::common::*;
 use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -37,22 +36,19 @@ fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, Run)> {
     Some((turn, run))
 }
 
-/// A run of the docker scenario, its stderr lines on a channel.
-struct Run {
-    running: Running,
-    work: tempfile::TempDir,
-}
+/// A run of the docker scenario (or another), its stderr lines on a channel.
+struct Run(ScenarioRun);
 
 impl std::ops::Deref for Run {
-    type Target = Running;
-    fn deref(&self) -> &Running {
-        &self.running
+    type Target = ScenarioRun;
+    fn deref(&self) -> &ScenarioRun {
+        &self.0
     }
 }
 
 impl std::ops::DerefMut for Run {
-    fn deref_mut(&mut self) -> &mut Running {
-        &mut self.running
+    fn deref_mut(&mut self) -> &mut ScenarioRun {
+        &mut self.0
     }
 }
 
@@ -62,25 +58,11 @@ impl Run {
     }
 
     fn start_of(scenario: &str, payments: u64) -> Run {
-        let work = tempfile::tempdir().expect("temp dir");
-        let mut cmd = lnbench_command();
-        cmd.arg(repo_file(scenario))
-            .args(["--payments", &payments.to_string(), "--report"])
-            .arg(work.path().join("report"))
-            .arg("--run-dir")
-            .arg(work.path());
-        Run {
-            running: Running::spawn(cmd),
-            work,
-        }
-    }
-
-    fn report_dir(&self) -> PathBuf {
-        self.work.path().join("report")
+        Run(ScenarioRun::start(scenario, payments, &[]))
     }
 
     fn wait_for_load(&mut self) {
-        self.running.wait_for_load(2);
+        self.0.running.wait_for_load(2);
     }
 }
 

@@ -12,7 +12,7 @@
 //! does not answer fails the tests.
 
 use crate::common::kube::{CLUSTER, cluster_or_not_run, kubeconfig, namespace_exists};
-use crate::common::running::Running;
+use crate::common::running::ScenarioRun;
 use crate::common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -26,37 +26,16 @@ fn namespace_of(run_id: &str) -> String {
     lnbench_tui::runtime::kube::objects::namespace_for(run_id)
 }
 
-struct Run {
-    running: Running,
-    work: tempfile::TempDir,
+/// A run of `scenario` on the cluster.
+fn start_of(scenario: &str, payments: u64) -> ScenarioRun {
+    ScenarioRun::start(scenario, payments, &[("KUBECONFIG", kubeconfig().into())])
 }
 
-impl Run {
-    fn start(payments: u64) -> Run {
-        Run::start_of(SCENARIO, payments)
-    }
-
-    fn start_of(scenario: &str, payments: u64) -> Run {
-        let work = tempfile::tempdir().expect("temp dir");
-        let mut cmd = lnbench_command();
-        cmd.arg(repo_file(scenario))
-            .args(["--payments", &payments.to_string(), "--report"])
-            .arg(work.path().join("report"))
-            .arg("--run-dir")
-            .arg(work.path())
-            .env("KUBECONFIG", kubeconfig());
-        Run {
-            running: Running::spawn(cmd),
-            work,
-        }
-    }
-
-    /// A run of far more payments than can finish, once its load is under way.
-    fn under_load() -> Run {
-        let mut run = Run::start(1_000_000);
-        run.running.wait_for_load(2);
-        run
-    }
+/// A run of far more payments than can finish, once its load is under way.
+fn under_load() -> ScenarioRun {
+    let mut run = start_of(SCENARIO, 1_000_000);
+    run.running.wait_for_load(2);
+    run
 }
 
 #[test]
@@ -65,7 +44,7 @@ fn alice_pays_bob_on_kubernetes_records_resources_restarts_both_and_leaves_no_na
     if !cluster_or_not_run("alice_pays_bob_on_kubernetes") {
         return;
     }
-    let mut run = Run::start_of(RESTART, 200);
+    let mut run = start_of(RESTART, 200);
     let (status, log) = run.running.wait_exit(Duration::from_secs(900));
     let run_id = run.running.run_id();
     assert_eq!(status.code(), Some(0), "exit status {status:?}\n{log}");
@@ -89,7 +68,7 @@ fn sigint_in_the_middle_of_the_load_on_kubernetes_deletes_the_namespace() {
     if !cluster_or_not_run("sigint_on_kubernetes") {
         return;
     }
-    let mut run = Run::under_load();
+    let mut run = under_load();
     let namespace = namespace_of(&run.running.run_id());
     assert!(
         namespace_exists(&namespace),
@@ -111,7 +90,7 @@ fn down_deletes_the_namespace_a_killed_run_left_on_kubernetes() {
     if !cluster_or_not_run("down_on_kubernetes") {
         return;
     }
-    let mut run = Run::under_load();
+    let mut run = under_load();
     let run_id = run.running.run_id();
     let namespace = namespace_of(&run_id);
     kill(
