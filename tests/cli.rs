@@ -364,35 +364,16 @@ fn verbose_is_counted_and_taken_everywhere() {
 /// Bash loads the completion script and registers it for the program.
 #[test]
 fn the_bash_completion_loads() {
-    let script = format!(
-        "source <('{}' completions bash) && complete -p lnbench-tui",
-        common::lnbench().display()
-    );
-    let out = std::process::Command::new("bash")
-        .args(["--norc", "-c", &script])
-        .output()
-        .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = with_bash_completion("complete -p lnbench-tui");
     assert!(stdout.contains("-F _lnbench__tui lnbench-tui"), "{stdout}");
 }
 
-/// What bash offers for the words typed so far (the last one being completed), asked of
-/// the loaded completion as bash's `complete -F` asks it.
-fn bash_completes(words: &[&str]) -> String {
-    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
-    let current = words.len() - 1;
+/// The standard output of `then` in a bash that loaded the completion; fails on a
+/// failing script.
+fn with_bash_completion(then: &str) -> String {
     let script = format!(
-        "source <('{}' completions bash) && COMP_WORDS=({}) && COMP_CWORD={current} && \
-         _lnbench__tui lnbench-tui '{}' '{}' && echo \"${{COMPREPLY[*]}}\"",
-        common::lnbench().display(),
-        quoted.join(" "),
-        words[current],
-        words[current - 1],
+        "source <('{}' completions bash) && {then}",
+        common::lnbench().display()
     );
     let out = std::process::Command::new("bash")
         .args(["--norc", "-c", &script])
@@ -405,6 +386,20 @@ fn bash_completes(words: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// What bash offers for the words typed so far (the last one being completed), asked of
+/// the loaded completion as bash's `complete -F` asks it.
+fn bash_completes(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let current = words.len() - 1;
+    with_bash_completion(&format!(
+        "COMP_WORDS=({}) && COMP_CWORD={current} && \
+         _lnbench__tui lnbench-tui '{}' '{}' && echo \"${{COMPREPLY[*]}}\"",
+        quoted.join(" "),
+        words[current],
+        words[current - 1],
+    ))
 }
 
 /// Completion goes on past the first word: a subcommand's flags, a nested command's

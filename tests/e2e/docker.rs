@@ -28,47 +28,17 @@ static ENGINE: Mutex<()> = Mutex::new(());
 
 /// The engine's turn and a run of far more payments than can finish, once its load
 /// is under way; None when no engine answers (outside CI).
-fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, Run)> {
+fn run_under_load() -> Option<(std::sync::MutexGuard<'static, ()>, ScenarioRun)> {
     let turn = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     engine_ready(&[])?;
-    let mut run = Run::start(1_000_000);
-    run.wait_for_load();
+    let mut run = ScenarioRun::start(SCENARIO, 1_000_000, &[]);
+    run.wait_for_load(2);
     Some((turn, run))
-}
-
-/// A run of the docker scenario (or another), its stderr lines on a channel.
-struct Run(ScenarioRun);
-
-impl std::ops::Deref for Run {
-    type Target = ScenarioRun;
-    fn deref(&self) -> &ScenarioRun {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Run {
-    fn deref_mut(&mut self) -> &mut ScenarioRun {
-        &mut self.0
-    }
-}
-
-impl Run {
-    fn start(payments: u64) -> Run {
-        Run::start_of(SCENARIO, payments)
-    }
-
-    fn start_of(scenario: &str, payments: u64) -> Run {
-        Run(ScenarioRun::start(scenario, payments, &[]))
-    }
-
-    fn wait_for_load(&mut self) {
-        self.0.running.wait_for_load(2);
-    }
 }
 
 /// `lnbench-tui down` with `args`, its local part in `run`'s own run directory (the
 /// other tests' local runs are not its business); its Docker part looks at every run.
-fn down(run: &Run, args: &[&str]) -> std::process::Output {
+fn down(run: &ScenarioRun, args: &[&str]) -> std::process::Output {
     lnbench_command()
         .arg("down")
         .arg("--run-dir")
@@ -92,7 +62,7 @@ fn alice_pays_bob_in_docker_records_resources_restarts_both_and_leaves_nothing()
     if engine_ready(&[]).is_none() {
         return;
     }
-    let mut run = Run::start_of(SOAK, 300);
+    let mut run = ScenarioRun::start(SOAK, 300, &[]);
     run.wait_for("the run id", 1, |l| l.starts_with("run "));
     let (status, log) = run.wait_exit(Duration::from_secs(600));
     let run_id = run.run_id();

@@ -12,13 +12,8 @@ fn channels() -> String {
 }
 
 /// `channels` with alice paying bob invoices of `amount_msat` in at most `max_parts`
-/// parts, one at a time, for `duration`, each given 30 s.
-fn invoices(channels: &str, amount_msat: u64, max_parts: u32, duration: &str) -> String {
-    invoices_within(channels, amount_msat, max_parts, duration, "30s")
-}
-
-/// [`invoices`] with each payment given `timeout` (`payment_timeout:`).
-fn invoices_within(
+/// parts, one at a time, for `duration`, each payment given `timeout`.
+fn invoices(
     channels: &str,
     amount_msat: u64,
     max_parts: u32,
@@ -62,7 +57,7 @@ fn alone(scenario: &str) -> Finished {
 #[test]
 fn invoices_above_one_channel_are_paid_in_several_parts() {
     require_node_binaries();
-    let run = alone(&invoices(&channels(), 1_500_000_000, 8, "15s"));
+    let run = alone(&invoices(&channels(), 1_500_000_000, 8, "15s", "30s"));
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -119,13 +114,7 @@ fn invoices_above_one_channel_are_paid_in_several_parts() {
 #[test]
 fn a_part_limit_below_what_the_amount_needs_fails_every_payment() {
     require_node_binaries();
-    let run = alone(&invoices_within(
-        &channels(),
-        2_500_000_000,
-        2,
-        "20s",
-        "10s",
-    ));
+    let run = alone(&invoices(&channels(), 2_500_000_000, 2, "20s", "10s"));
     assert_eq!(run.status.code(), Some(0), "{}", run.log);
     let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
     let report: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -159,7 +148,7 @@ fn an_ldk_sender_splits_within_its_part_limit() {
         "{channels}"
     );
     let load = |amount_msat: u64, max_parts: u32| {
-        let run = alone(&invoices(&channels, amount_msat, max_parts, "15s"));
+        let run = alone(&invoices(&channels, amount_msat, max_parts, "15s", "30s"));
         let report = run.report_on("local");
         eprintln!("results: {:#}", report["results"]);
         report
