@@ -58,10 +58,7 @@ fn alone(scenario: &str) -> Finished {
 fn invoices_above_one_channel_are_paid_in_several_parts() {
     require_node_binaries();
     let run = alone(&invoices(&channels(), 1_500_000_000, 8, "15s", "30s"));
-    assert_eq!(run.status.code(), Some(0), "{}", run.log);
-    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
+    let report = run.report_on("local");
     let results = &report["results"];
     eprintln!("failures: {:#}", results["failures_by_reason"]);
     assert_reconciled(&report);
@@ -115,10 +112,7 @@ fn invoices_above_one_channel_are_paid_in_several_parts() {
 fn a_part_limit_below_what_the_amount_needs_fails_every_payment() {
     require_node_binaries();
     let run = alone(&invoices(&channels(), 2_500_000_000, 2, "20s", "10s"));
-    assert_eq!(run.status.code(), Some(0), "{}", run.log);
-    let text = std::fs::read_to_string(run.report_dir().join("report.json")).expect("report");
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_matches_schema(&report);
+    let report = run.report_on("local");
     let results = &report["results"];
     eprintln!("failures: {:#}", results["failures_by_reason"]);
     assert_eq!(results["ok"], 0, "{results:#}");
