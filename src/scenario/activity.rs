@@ -2,70 +2,17 @@
 //! receiver. Every node (or a share of them) pays random peers; amounts come from a
 //! distribution; `concurrency:` and `rate:` count per sender.
 
-use super::dist::{Dist, RawDist};
+use super::dist::Dist;
 use super::error::Ctx;
 use super::error::ScenarioError;
 use super::groups::Groups;
+use super::raw::{RawActivity, RawShare};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use serde::Deserialize;
 use serde_saphyr::Spanned;
-use std::fmt;
 
 /// The largest payment amount a distribution may give: 0.1 BTC.
 const MAX_AMOUNT_MSAT: f64 = 1e10;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawActivity {
-    /// `all` (the default) or a share of the nodes, e.g. 0.5.
-    #[serde(default)]
-    pub senders: Option<Spanned<RawShare>>,
-    #[serde(default)]
-    pub amount_msat: Option<Spanned<RawDist>>,
-    /// Picks the senders, each payment's peer and amount.
-    #[serde(default)]
-    pub seed: Option<u64>,
-}
-
-/// `all`, or a number between 0 and 1.
-#[derive(Debug)]
-pub(super) enum RawShare {
-    All,
-    Word(String),
-    Share(f64),
-}
-
-impl<'de> Deserialize<'de> for RawShare {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ShareVisitor;
-
-        impl<'de> serde::de::Visitor<'de> for ShareVisitor {
-            type Value = RawShare;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("all, or a share of the nodes such as 0.5")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawShare, E> {
-                Ok(match v.trim() {
-                    "all" => RawShare::All,
-                    other => RawShare::Word(other.to_string()),
-                })
-            }
-
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RawShare, E> {
-                Ok(RawShare::Share(v))
-            }
-
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawShare, E> {
-                Ok(RawShare::Share(v as f64))
-            }
-        }
-
-        deserializer.deserialize_any(ShareVisitor)
-    }
-}
 
 /// Network-wide activity, validated.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

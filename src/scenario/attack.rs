@@ -15,10 +15,10 @@ use super::duration;
 use super::error::Ctx;
 use super::error::ScenarioError;
 use super::groups::Groups;
+use super::raw::RawAttack;
 use super::raw::{RawChannel, RawNode, RawWorkload};
 use super::{Load, StopCondition};
 use crate::node::Implementation;
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
@@ -26,24 +26,6 @@ use std::time::Duration;
 pub const MAX_SLOTS: u32 = 483;
 const DEFAULT_AMOUNT_MSAT: u64 = 10_000;
 const HINT: &str = "write a number and a unit, e.g. 30s or 2m";
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawAttack {
-    pub attacker: Spanned<String>,
-    pub accomplice: Spanned<String>,
-    #[serde(default)]
-    pub slots: Option<Spanned<u32>>,
-    #[serde(default)]
-    pub share: Option<Spanned<f64>>,
-    #[serde(default)]
-    pub amount_msat: Option<Spanned<u64>>,
-    pub hold: Spanned<String>,
-    #[serde(default)]
-    pub start: Option<Spanned<String>>,
-    #[serde(rename = "for")]
-    pub duration: Spanned<String>,
-}
 
 /// A validated attack.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +73,7 @@ pub(super) fn validate(
         ));
     }
     if let Some(channels) = channels
-        && !super::workload::reaches(channels, &a.attacker.value, &a.accomplice.value)
+        && !super::paths::reaches(channels, &a.attacker.value, &a.accomplice.value)
     {
         return Err(ctx.error(
             &a.accomplice.referenced,

@@ -31,7 +31,7 @@ use std::time::Duration;
 mod chain;
 mod read;
 pub(super) use chain::check as check_chain_faults;
-pub(super) use read::{RawFault, RawLink, RawMining, mining, validate};
+pub(super) use read::{mining, validate};
 
 /// The word for "every peer" in a link's pair.
 pub const EVERY: &str = "*";

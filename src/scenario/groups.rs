@@ -4,7 +4,7 @@
 
 use super::error::{Ctx, ScenarioError};
 use serde_saphyr::Spanned;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The node groups of a scenario (names under `nodes:`) and their instances.
 pub(crate) struct Groups {
@@ -36,4 +36,24 @@ impl Groups {
             format!("add {} under nodes: or use one of {defined}", name.value),
         )
     }
+}
+/// The instances of one `senders:` entry, refused when the group is unknown or was
+/// listed before (`seen`).
+pub(super) fn sender_instances<'a>(
+    ctx: &Ctx,
+    groups: &'a Groups,
+    sender: &'a Spanned<String>,
+    seen: &mut HashSet<&'a str>,
+) -> Result<&'a [String], ScenarioError> {
+    let instances = groups
+        .instances(&sender.value)
+        .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
+    if !seen.insert(sender.value.as_str()) {
+        return Err(ctx.error(
+            &sender.referenced,
+            format!("{} is listed twice under senders:", sender.value),
+            format!("list {} once; all its replicas pay", sender.value),
+        ));
+    }
+    Ok(instances)
 }

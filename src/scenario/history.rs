@@ -20,9 +20,9 @@
 
 use super::error::Ctx;
 use super::error::ScenarioError;
+use super::raw::RawHistory;
 use super::raw::RawScenario;
 use super::{PaymentKind, RuntimeKind, duration};
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
@@ -31,18 +31,6 @@ pub const MAX_PAYMENTS: u64 = 10_000_000;
 const DEFAULT_CONCURRENCY: u32 = 10;
 const DEFAULT_WITHIN: Duration = Duration::from_secs(2 * 3600);
 const MAX_WITHIN: Duration = Duration::from_secs(7 * 24 * 3600);
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHistory {
-    /// Absent only when `sweep: { history: [...] }` gives each point's.
-    #[serde(default)]
-    pub payments: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub concurrency: Option<Spanned<u32>>,
-    #[serde(default)]
-    pub within: Option<Spanned<String>>,
-}
 
 /// `history:`, checked.
 #[derive(Debug, Clone, PartialEq)]

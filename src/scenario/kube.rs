@@ -5,24 +5,6 @@ use super::error::Ctx;
 use super::groups::Groups;
 use super::raw::RawScenario;
 use super::{RuntimeKind, ScenarioError};
-use serde::Deserialize;
-use serde_saphyr::Spanned;
-use std::collections::BTreeMap;
-
-/// `kubernetes:` as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawKubernetes {
-    /// The kubeconfig context (else the kubeconfig's current one).
-    #[serde(default)]
-    pub context: Option<Spanned<String>>,
-    /// `spread` (each node's pod preferably on a cluster node of its own) or `any`.
-    #[serde(default)]
-    pub placement: Option<Spanned<String>>,
-    /// Nodes (or groups) pinned to a cluster node: `{ alice: worker-1 }`.
-    #[serde(default)]
-    pub pin: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
-}
 
 /// `kubernetes:` as the runtime takes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,6 +8,7 @@ mod attack;
 pub(crate) mod attack_tests;
 mod capabilities;
 mod caps;
+mod db_backend;
 mod dist;
 mod duration;
 mod error;
@@ -26,6 +27,7 @@ mod parts;
 #[cfg(test)]
 #[path = "parts/tests.rs"]
 mod parts_tests;
+mod paths;
 mod profile;
 mod raw;
 mod rebalance;
@@ -49,6 +51,7 @@ mod workload;
 pub use activity::Activity;
 pub use attack::{Attack, MAX_SLOTS};
 pub use capabilities::{Capabilities, Runtimes, Support};
+pub use db_backend::DbBackend;
 pub use dist::Dist;
 pub use error::{Position, ScenarioError};
 pub use faults::{
@@ -63,7 +66,7 @@ pub use rebalance::Rebalance;
 pub use repeat::{Judge, MAX_REPEATS, Repeat};
 pub use resources::{Envelope, Resources, cpuset_cpus};
 pub use stream::{Split, Stream, split_amounts};
-pub use sweep::{DbBackend, MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
+pub use sweep::{MAX_POINTS, Sweep, SweepParam, SweepPoint, SweepValue};
 pub use thresholds::{LatencyStat, PhaseThreshold, Threshold};
 pub use topology::{Shape, Topology};
 

@@ -12,8 +12,8 @@ use super::duration;
 use super::error::Ctx;
 use super::error::ScenarioError;
 use super::groups::Groups;
+use super::raw::RawProfile;
 use super::raw::RawRestart;
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
@@ -44,17 +44,6 @@ impl ProfileSpec {
             duration: DEFAULT_DURATION,
         }
     }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawProfile {
-    #[serde(default)]
-    pub nodes: Option<Spanned<RawRestart>>,
-    #[serde(default)]
-    pub start: Option<Spanned<String>>,
-    #[serde(default)]
-    pub duration: Option<Spanned<String>>,
 }
 
 pub(super) fn validate(

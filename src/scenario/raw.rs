@@ -1,5 +1,41 @@
 //! The scenario file as written: a serde model that rejects unknown fields and keeps
 //! the line and column of every value the validator may complain about.
+//!
+//! This file holds the whole file (`RawScenario`) and its small top-level fields; each
+//! section's shape is a file under `raw/`. The model imports nothing of the sections'
+//! validation, which reads it: the sections take their shapes from here, never the
+//! other way round.
+
+mod activity;
+mod after_load;
+mod attack;
+mod faults;
+mod history;
+mod kube;
+mod profile;
+mod rebalance;
+mod repeat;
+mod resources;
+mod stream;
+mod sweep;
+mod topology;
+mod workload;
+
+pub(super) use activity::{RawActivity, RawShare};
+pub(super) use after_load::{RawAfterLoad, RawRestart};
+pub(super) use attack::RawAttack;
+pub(super) use faults::RawFault;
+pub(super) use history::RawHistory;
+pub(super) use profile::RawProfile;
+pub(super) use rebalance::RawRebalance;
+pub use repeat::Judge;
+pub(super) use repeat::RawRepeat;
+pub(super) use resources::RawEnvelope;
+pub(super) use stream::RawRecipient;
+pub(super) use sweep::{Counts, ImplValues, RawSweep};
+pub(super) use topology::RawTopology;
+pub use topology::Shape;
+pub(super) use workload::{RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
 
 use crate::node::Implementation;
 use serde::Deserialize;
@@ -29,10 +65,10 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub thresholds: Option<Spanned<RawThresholdBlocks>>,
     #[serde(default)]
-    pub sweep: Option<Spanned<super::sweep::RawSweep>>,
+    pub sweep: Option<Spanned<sweep::RawSweep>>,
     /// `repeat: 5` or `repeat: { count: 5, ... }`.
     #[serde(default)]
-    pub repeat: Option<Spanned<super::repeat::RawRepeat>>,
+    pub repeat: Option<Spanned<repeat::RawRepeat>>,
     /// Steps after the load: `restart: [alice, bob]` or `restart: all`.
     #[serde(default)]
     pub after_load: Option<Spanned<RawAfterLoad>>,
@@ -41,40 +77,34 @@ pub(super) struct RawScenario {
     pub etcd: Option<RawEtcd>,
     /// CPU profiles of the nodes during the load: `{ nodes: [alice], start: 5s, duration: 10s }`.
     #[serde(default)]
-    pub profile: Option<Spanned<super::profile::RawProfile>>,
+    pub profile: Option<Spanned<profile::RawProfile>>,
     /// `runtime: external`'s settings: sim-ln's node file, mainnet and its caps.
     #[serde(default)]
     pub external: Option<Spanned<RawExternal>>,
     /// Shapes of peer links from the start: `[{ between: [alice, bob], latency: 15ms }]`.
     #[serde(default)]
-    pub links: Option<Spanned<Vec<Spanned<super::faults::RawLink>>>>,
+    pub links: Option<Spanned<Vec<Spanned<faults::RawLink>>>>,
     /// Faults during the load: `[{ at: 20s, kill: bob, restart_after: 5s }]`.
     #[serde(default)]
-    pub faults: Option<Spanned<Vec<Spanned<super::faults::RawFault>>>>,
+    pub faults: Option<Spanned<Vec<Spanned<faults::RawFault>>>>,
     /// Background mining during the load: `{ every: 10s }`.
     #[serde(default)]
-    pub mining: Option<Spanned<super::faults::RawMining>>,
+    pub mining: Option<Spanned<faults::RawMining>>,
     /// A generated network in place of `nodes:` and `channels:`.
     #[serde(default)]
-    pub topology: Option<Spanned<super::topology::RawTopology>>,
+    pub topology: Option<Spanned<topology::RawTopology>>,
     /// `runtime: kubernetes`'s settings: the kubeconfig context and placement.
     #[serde(default)]
-    pub kubernetes: Option<Spanned<super::kube::RawKubernetes>>,
+    pub kubernetes: Option<Spanned<kube::RawKubernetes>>,
     /// The share of the machine of every node, the chain and the database servers.
     #[serde(default)]
-    pub resources: Option<Spanned<super::resources::RawResources>>,
+    pub resources: Option<Spanned<resources::RawResources>>,
     /// The saved network to start from: a snapshot's name in the cache, or its directory.
     #[serde(default)]
     pub snapshot: Option<Spanned<String>>,
     /// Payments made before the measured load: `{ payments: 10000 }`.
     #[serde(default)]
-    pub history: Option<Spanned<super::history::RawHistory>>,
-}
-
-/// A field left out: empty, at an unknown location.
-fn unset<T: Default>() -> Spanned<T> {
-    use serde_saphyr::Location;
-    Spanned::new(T::default(), Location::UNKNOWN, Location::UNKNOWN)
+    pub history: Option<Spanned<history::RawHistory>>,
 }
 
 fn no_nodes() -> Spanned<NodeMap> {
@@ -99,56 +129,6 @@ pub(super) struct RawExternal {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEtcd {
     pub members: Spanned<u32>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawAfterLoad {
-    #[serde(default)]
-    pub restart: Option<Spanned<RawRestart>>,
-}
-
-/// `restart: all`, or a list of node names (groups under `nodes:`).
-#[derive(Debug)]
-pub(super) enum RawRestart {
-    All,
-    /// Anything but `all` given as one word, kept to be reported.
-    Word(String),
-    Nodes(Vec<Spanned<String>>),
-}
-
-impl<'de> Deserialize<'de> for RawRestart {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct RestartVisitor;
-
-        impl<'de> serde::de::Visitor<'de> for RestartVisitor {
-            type Value = RawRestart;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("all, or a list of node names such as [alice, bob]")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawRestart, E> {
-                Ok(match v.trim() {
-                    "all" => RawRestart::All,
-                    other => RawRestart::Word(other.to_string()),
-                })
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<RawRestart, A::Error> {
-                let mut names = Vec::new();
-                while let Some(name) = seq.next_element()? {
-                    names.push(name);
-                }
-                Ok(RawRestart::Nodes(names))
-            }
-        }
-
-        deserializer.deserialize_any(RestartVisitor)
-    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -199,7 +179,7 @@ pub(super) struct RawNode {
     pub args: Vec<String>,
     /// This node's envelope: its fields win over `resources: nodes:`.
     #[serde(default)]
-    pub resources: Option<Spanned<super::resources::RawEnvelope>>,
+    pub resources: Option<Spanned<resources::RawEnvelope>>,
     /// `runtime: external`: where the node's RPC listens and where its credential
     /// files are (paths, or `$NAME`).
     #[serde(default)]
@@ -258,102 +238,6 @@ pub(super) struct RawChannel {
     /// A line through this group's instances: from -> through-1 -> ... -> through-N -> to.
     #[serde(default)]
     pub through: Option<Spanned<String>>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(super) enum RawPaymentKind {
-    Keysend,
-    Invoice,
-    InvoicePregenerated,
-    /// Podcast streaming: keysends split across `recipients:` (stream.rs).
-    Stream,
-}
-
-impl RawPaymentKind {
-    /// The kind as the validated scenario names it.
-    pub fn kind(self) -> super::PaymentKind {
-        match self {
-            RawPaymentKind::Keysend => super::PaymentKind::Keysend,
-            RawPaymentKind::Invoice => super::PaymentKind::Invoice,
-            RawPaymentKind::InvoicePregenerated => super::PaymentKind::InvoicePregenerated,
-            RawPaymentKind::Stream => super::PaymentKind::Stream,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawWorkload {
-    pub kind: Spanned<RawPaymentKind>,
-    /// Absent (empty, at an unknown location) only with `activity:`.
-    #[serde(default = "unset")]
-    pub senders: Spanned<Vec<Spanned<String>>>,
-    #[serde(default = "unset")]
-    pub receiver: Spanned<String>,
-    /// `kind: stream`: who shares each tick, by weight.
-    #[serde(default)]
-    pub recipients: Option<Spanned<Vec<Spanned<super::stream::RawRecipient>>>>,
-    /// Payments across the network: random peers instead of senders and a receiver.
-    #[serde(default)]
-    pub activity: Option<Spanned<super::activity::RawActivity>>,
-    #[serde(default)]
-    pub amount_msat: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub concurrency: Option<Spanned<u32>>,
-    #[serde(default)]
-    pub rate: Option<Spanned<RawRate>>,
-    pub stop: Spanned<RawStop>,
-    #[serde(default)]
-    pub payment_timeout: Option<Spanned<String>>,
-    /// Invoice payments: the most parts the sender may split one into (`parts.rs`).
-    #[serde(default)]
-    pub max_parts: Option<Spanned<u32>>,
-    /// Jamming under load: an attacker holding HTLC slots on the honest route (`attack.rs`).
-    #[serde(default)]
-    pub attack: Option<Spanned<super::attack::RawAttack>>,
-    /// Circular rebalancing during the load (`rebalance.rs`).
-    #[serde(default)]
-    pub rebalance: Option<Spanned<super::rebalance::RawRebalance>>,
-}
-
-/// Open-loop phases; they always run in this order, whatever the order in the file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRate {
-    #[serde(default)]
-    pub warm_up: Option<Spanned<RawSteady>>,
-    #[serde(default)]
-    pub ramp: Option<Spanned<RawRamp>>,
-    #[serde(default)]
-    pub hold: Option<Spanned<RawSteady>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawSteady {
-    pub rate: Spanned<f64>,
-    pub duration: Spanned<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRamp {
-    pub from: Spanned<f64>,
-    pub to: Spanned<f64>,
-    pub duration: Spanned<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawStop {
-    #[serde(default)]
-    pub payments: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub duration: Option<Spanned<String>>,
-    /// Draining channels: stop after this many payments failed for lack of liquidity.
-    #[serde(default)]
-    pub liquidity_failures: Option<Spanned<u64>>,
 }
 
 /// `thresholds:`; durations and the failure rate are read as text and parsed by the

@@ -16,28 +16,14 @@ use super::duration;
 use super::error::Ctx;
 use super::error::ScenarioError;
 use super::groups::Groups;
+use super::raw::RawRebalance;
 use super::raw::{RawChannel, RawNode, RawWorkload};
 use super::{Load, StopCondition};
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
 /// A route's fees allowed by default: 1,000 parts per million of the amount.
 const DEFAULT_MAX_FEE_PPM: u32 = 1_000;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRebalance {
-    pub node: Spanned<String>,
-    pub first_hop: Spanned<String>,
-    pub last_hop: Spanned<String>,
-    pub amount_sat: Spanned<u64>,
-    pub every: Spanned<String>,
-    #[serde(default)]
-    pub below_sat: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub max_fee_ppm: Option<Spanned<u32>>,
-}
 
 /// A validated `rebalance:`.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,7 +160,7 @@ fn check_channels(
         }
     }
     let (first, last) = (&r.first_hop.value, &r.last_hop.value);
-    if !super::workload::reaches_without(channels, first, last, Some(&r.node.value)) {
+    if !super::paths::reaches_without(channels, first, last, Some(&r.node.value)) {
         return Err(ctx.error(
             &r.last_hop.referenced,
             format!(

@@ -14,11 +14,10 @@
 
 use super::error::Ctx;
 use super::error::ScenarioError;
+use super::raw::RawEnvelope;
 use super::raw::{NodeMap, RawScenario};
 use super::{Capabilities, NodeSpec};
-use serde::Deserialize;
 use serde_saphyr::Spanned;
-use std::fmt;
 
 /// Below this a node cannot even start (and `cpu.cfs_quota_us` has a 1 ms floor).
 const MIN_CPUS: f64 = 0.01;
@@ -71,59 +70,6 @@ impl Resources {
         self.chain.is_some()
             || self.databases.is_some()
             || nodes.iter().any(|n| n.resources.is_some())
-    }
-}
-
-/// `resources:` at the top level.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawResources {
-    #[serde(default)]
-    nodes: Option<Spanned<RawEnvelope>>,
-    #[serde(default)]
-    chain: Option<Spanned<RawEnvelope>>,
-    #[serde(default)]
-    databases: Option<Spanned<RawEnvelope>>,
-}
-
-/// One envelope as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawEnvelope {
-    #[serde(default)]
-    cpus: Option<Spanned<f64>>,
-    #[serde(default)]
-    memory: Option<Spanned<Text>>,
-    #[serde(default)]
-    cpuset: Option<Spanned<Text>>,
-}
-
-/// A value written as a word or a number (`cpuset: 1`, `memory: 1073741824`).
-#[derive(Debug)]
-pub(crate) struct Text(String);
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl serde::de::Visitor<'_> for Visit {
-            type Value = Text;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a word or a number, e.g. 2GiB or \"0-1\"")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text(v.trim().to_string()))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(Visit)
     }
 }
 

@@ -5,19 +5,11 @@
 use super::error::Ctx;
 use super::error::ScenarioError;
 use super::groups::Groups;
+use super::raw::RawRecipient;
 use super::raw::{RawChannel, RawNode, RawWorkload};
 use crate::node::Feature;
-use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::collections::HashSet;
-
-/// One entry of `recipients:`: `{ node: host, split: 50 }`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRecipient {
-    pub node: Spanned<String>,
-    pub split: Spanned<u64>,
-}
 
 /// One recipient of every tick and what it gets of the tick's total.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -148,7 +140,7 @@ fn senders(ctx: &Ctx, groups: &Groups, w: &RawWorkload) -> Result<Vec<String>, S
     let mut senders = Vec::new();
     let mut seen = HashSet::new();
     for sender in &w.senders.value {
-        let instances = super::workload::sender_instances(ctx, groups, sender, &mut seen)?;
+        let instances = super::groups::sender_instances(ctx, groups, sender, &mut seen)?;
         senders.extend(instances.iter().cloned());
     }
     Ok(senders)
@@ -162,7 +154,7 @@ fn check_paths(
     node: &Spanned<String>,
 ) -> Result<(), ScenarioError> {
     for sender in &w.senders.value {
-        if !super::workload::reaches(channels, &sender.value, &node.value) {
+        if !super::paths::reaches(channels, &sender.value, &node.value) {
             return Err(ctx.error(
                 &node.referenced,
                 format!(

@@ -8,9 +8,11 @@
 //! backend) vary slowest: consecutive points that differ only in load (concurrency,
 //! rate, payment kind) share one network (`network` is the same number).
 
+use super::db_backend::DbBackend;
 use super::duration;
 use super::error::Ctx;
 use super::error::ScenarioError;
+use super::raw::{Counts, RawSweep};
 use super::raw::{RawChain, RawChainKind, RawPaymentKind, RawScenario};
 use super::validate::validate;
 use super::{ChainKind, Database, PaymentKind, Runtimes, Scenario};
@@ -19,120 +21,13 @@ pub use matrix::ImplChoice;
 
 mod dims;
 mod matrix;
-use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::fmt;
-use std::marker::PhantomData;
 use std::path::Path;
 use std::time::Duration;
 
 /// More points than this is almost certainly a mistake (and hours of running).
 pub const MAX_POINTS: usize = 64;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawSweep {
-    #[serde(default)]
-    pub concurrency: Option<Counts>,
-    #[serde(default)]
-    pub rate: Option<Spanned<Vec<Spanned<f64>>>>,
-    #[serde(default)]
-    pub kind: Option<Spanned<Vec<Spanned<RawPaymentKind>>>>,
-    #[serde(default)]
-    pub replicas: Option<Spanned<GroupValues>>,
-    #[serde(default)]
-    pub db_backend: Option<Spanned<Vec<Spanned<DbBackend>>>>,
-    #[serde(default)]
-    pub chain: Option<Spanned<Vec<Spanned<ChainKind>>>>,
-    #[serde(default)]
-    pub implementation: Option<Spanned<matrix::ImplValues>>,
-    #[serde(default)]
-    pub database: Option<Spanned<Vec<Spanned<Database>>>>,
-    #[serde(default)]
-    pub payment_engine: Option<Spanned<Vec<Spanned<PaymentEngine>>>>,
-    #[serde(default)]
-    pub attack_slots: Option<Counts>,
-    /// A history ladder: payments the network has made before each step's load.
-    #[serde(default)]
-    pub history: Option<Counts>,
-    #[serde(default)]
-    pub p99_bound: Option<Spanned<String>>,
-}
-
-/// A list of whole numbers, each with its location.
-type Counts = Spanned<Vec<Spanned<u32>>>;
-
-/// `replicas:` under `sweep:`: node group -> list of replica counts, in file order.
-#[derive(Debug)]
-pub(super) struct GroupValues(Vec<(Spanned<String>, Counts)>);
-
-impl<'de> Deserialize<'de> for GroupValues {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries(PhantomData<GroupValues>);
-        impl<'de> serde::de::Visitor<'de> for Entries {
-            type Value = GroupValues;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a mapping from node name to a list of replica counts")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<GroupValues, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(GroupValues(entries))
-            }
-        }
-        deserializer.deserialize_map(Entries(PhantomData))
-    }
-}
-
-/// LND's database backend, set on every LND node of a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DbBackend {
-    Bbolt,
-    Sqlite,
-    /// SQLite with LND's native SQL schema (`--db.use-native-sql`) for the stores
-    /// that have one (invoices, payments, graph: as the release has them).
-    SqliteNative,
-    Postgres,
-    /// PostgreSQL with LND's native SQL schema.
-    PostgresNative,
-    /// One etcd server (the file's `etcd: { members: N }` when it has one).
-    Etcd,
-    /// A three-member etcd cluster, as Bottlepay ran it.
-    EtcdCluster,
-}
-
-impl DbBackend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DbBackend::Bbolt => "bbolt",
-            DbBackend::Sqlite => "sqlite",
-            DbBackend::SqliteNative => "sqlite-native",
-            DbBackend::Postgres => "postgres",
-            DbBackend::PostgresNative => "postgres-native",
-            DbBackend::Etcd => "etcd",
-            DbBackend::EtcdCluster => "etcd-cluster",
-        }
-    }
-
-    /// The LND flags that select it.
-    pub fn lnd_flags(self) -> &'static [&'static str] {
-        const NATIVE: &str = "--db.use-native-sql";
-        match self {
-            DbBackend::Bbolt => &["--db.backend=bolt"],
-            DbBackend::Sqlite => &["--db.backend=sqlite"],
-            DbBackend::SqliteNative => &["--db.backend=sqlite", NATIVE],
-            DbBackend::Postgres => &["--db.backend=postgres"],
-            DbBackend::PostgresNative => &["--db.backend=postgres", NATIVE],
-            DbBackend::Etcd | DbBackend::EtcdCluster => &["--db.backend=etcd"],
-        }
-    }
-}
 
 /// A parameter a sweep can vary.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,11 +4,12 @@
 use super::duration;
 use super::error::Ctx;
 use super::error::ScenarioError;
-use super::groups::Groups;
+use super::groups::{Groups, sender_instances};
+use super::paths::reaches;
 use super::raw::{RawChannel, RawPaymentKind, RawRamp, RawRate, RawSteady, RawStop, RawWorkload};
 use super::{Load, Phase, PhaseKind, StopCondition, Workload};
 use serde_saphyr::{Location, Spanned};
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::time::Duration;
 
 const DEFAULT_AMOUNT_MSAT: u64 = 1_000;
@@ -208,61 +209,8 @@ fn parties(
     Ok((senders, receivers))
 }
 
-/// The instances of one `senders:` entry, refused when the group is unknown or was
-/// listed before (`seen`).
-pub(super) fn sender_instances<'a>(
-    ctx: &Ctx,
-    groups: &'a Groups,
-    sender: &'a Spanned<String>,
-    seen: &mut HashSet<&'a str>,
-) -> Result<&'a [String], ScenarioError> {
-    let instances = groups
-        .instances(&sender.value)
-        .ok_or_else(|| groups.unknown(ctx, sender, "senders:"))?;
-    if !seen.insert(sender.value.as_str()) {
-        return Err(ctx.error(
-            &sender.referenced,
-            format!("{} is listed twice under senders:", sender.value),
-            format!("list {} once; all its replicas pay", sender.value),
-        ));
-    }
-    Ok(instances)
-}
-
 fn first_group(groups: &Groups) -> &str {
     groups.order.first().map_or("alice", |(g, _)| g.as_str())
-}
-
-/// Whether channels lead from group `from` to group `to`. Channels are directed: the
-/// opener funds them, so only it can pay through them at first. Every instance of a
-/// group gets the group's channels, so a path between groups is a path between every
-/// pair of their instances.
-pub(super) fn reaches(channels: &[Spanned<RawChannel>], from: &str, to: &str) -> bool {
-    reaches_without(channels, from, to, None)
-}
-
-/// [`reaches`], on paths that do not pass through group `avoid` (a rebalancing
-/// node's circle must close without it).
-pub(super) fn reaches_without(
-    channels: &[Spanned<RawChannel>],
-    from: &str,
-    to: &str,
-    avoid: Option<&str>,
-) -> bool {
-    let mut seen = HashSet::from([from]);
-    let mut queue = VecDeque::from([from]);
-    while let Some(at) = queue.pop_front() {
-        if at == to {
-            return true;
-        }
-        for ch in channels.iter().map(|c| &c.value) {
-            let next = ch.to.value.as_str();
-            if ch.from.value == at && Some(next) != avoid && seen.insert(next) {
-                queue.push_back(next);
-            }
-        }
-    }
-    false
 }
 
 fn phases(ctx: &Ctx, rate: &Spanned<RawRate>) -> Result<Vec<Phase>, ScenarioError> {

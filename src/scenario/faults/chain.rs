@@ -3,7 +3,8 @@
 
 use super::super::error::Ctx;
 use super::super::error::ScenarioError;
-use super::{Fault, RawFault};
+use super::Fault;
+use crate::scenario::raw::RawFault;
 use crate::scenario::{ChainKind, RuntimeKind};
 use serde_saphyr::Spanned;
 

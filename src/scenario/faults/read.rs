@@ -8,68 +8,13 @@ use super::super::groups::Groups;
 use super::{
     EVERY, Fault, FaultAction, FaultTrigger, LinkChange, LinkEnd, LinkPair, LinkShape, LinkSpec,
 };
-use serde::Deserialize;
+use crate::scenario::raw::RawFault;
 use serde_saphyr::{Location, Spanned};
 use std::time::Duration;
 
 const MAX_LATENCY: Duration = Duration::from_secs(10);
 const MAX_AT: Duration = Duration::from_secs(30 * 24 * 3600);
 const MAX_BLOCKS: u32 = 1000;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(in crate::scenario) struct RawLink {
-    pub between: Spanned<Vec<Spanned<String>>>,
-    #[serde(default)]
-    pub latency: Option<Spanned<String>>,
-    #[serde(default)]
-    pub jitter: Option<Spanned<String>>,
-    #[serde(default)]
-    pub bandwidth: Option<Spanned<u64>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(in crate::scenario) struct RawFault {
-    #[serde(default)]
-    pub at: Option<Spanned<String>>,
-    #[serde(default)]
-    pub after_payments: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub kill: Option<Spanned<String>>,
-    #[serde(default)]
-    pub restart_after: Option<Spanned<String>>,
-    #[serde(default)]
-    pub restart: Option<Spanned<String>>,
-    #[serde(default)]
-    pub pause: Option<Spanned<String>>,
-    #[serde(default)]
-    pub link: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub latency: Option<Spanned<String>>,
-    #[serde(default)]
-    pub jitter: Option<Spanned<String>>,
-    #[serde(default)]
-    pub bandwidth: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub down: Option<Spanned<bool>>,
-    #[serde(default)]
-    pub reset: Option<Spanned<bool>>,
-    #[serde(default)]
-    pub mine: Option<Spanned<u32>>,
-    /// `stop` or `resume` (the background mining of `mining:`).
-    #[serde(default)]
-    pub mining: Option<Spanned<String>>,
-    #[serde(default, rename = "for")]
-    pub for_: Option<Spanned<String>>,
-}
-
-/// `mining: { every: 10s }`: background mining during the load.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(in crate::scenario) struct RawMining {
-    pub every: Spanned<String>,
-}
 
 const MIN_EVERY: Duration = Duration::from_secs(1);
 const MAX_EVERY: Duration = Duration::from_secs(3600);

@@ -14,11 +14,10 @@ use crate::node::Implementation;
 use crate::scenario::Database;
 use crate::scenario::error::Ctx;
 use crate::scenario::error::ScenarioError;
+use crate::scenario::raw::ImplValues;
 use crate::scenario::raw::{RawNode, RawPaymentKind, RawScenario};
-use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 use std::fmt;
-use std::marker::PhantomData;
 
 /// The longest release name a value may carry (`v0.20.1-beta` is 12).
 const MAX_VERSION: usize = 40;
@@ -78,57 +77,12 @@ impl fmt::Display for ImplChoice {
     }
 }
 
-type Names = Spanned<Vec<Spanned<String>>>;
-
 /// One axis as written: the group it is for (none: every node), its values, where.
 type Axis<'a> = (
     Option<&'a Spanned<String>>,
     Vec<&'a Spanned<String>>,
     Location,
 );
-
-/// `implementation:` under `sweep:`, as written.
-#[derive(Debug)]
-pub(in crate::scenario) enum ImplValues {
-    Every(Vec<Spanned<String>>),
-    PerGroup(Vec<(Spanned<String>, Names)>),
-}
-
-impl<'de> Deserialize<'de> for ImplValues {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit(PhantomData<ImplValues>);
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = ImplValues;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a list of implementations ([lnd, cln, eclair, ldk]) or a mapping from \
-                     node name to such a list",
-                )
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<ImplValues, A::Error> {
-                let mut out = Vec::new();
-                while let Some(v) = seq.next_element()? {
-                    out.push(v);
-                }
-                Ok(ImplValues::Every(out))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ImplValues, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(ImplValues::PerGroup(out))
-            }
-        }
-        deserializer.deserialize_any(Visit(PhantomData))
-    }
-}
 
 /// The dimensions of `implementation:`: one, or one per named group.
 pub(super) fn implementation_dims(
