@@ -7,12 +7,12 @@
 //! in as (so it owns its tables again), and removes it, so it is not counted in the
 //! node's data dir.
 
-use super::super::super::RuntimeError;
 use super::{Postgres, USER, find};
+use crate::runtime::RuntimeError;
 use std::path::Path;
 
 /// The dump of a node's database, in its data dir.
-use super::super::super::shared::postgres::SNAPSHOT_DUMP as DUMP;
+use crate::runtime::shared::postgres::SNAPSHOT_DUMP as DUMP;
 
 impl Postgres {
     /// The nodes' databases (every database but the server's own).
