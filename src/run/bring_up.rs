@@ -87,7 +87,8 @@ pub async fn bring_up(
     log: &mut StepLog,
     facts: &mut RunFacts,
 ) -> Result<Network> {
-    if scenario.runtime == crate::scenario::RuntimeKind::External {
+    // Nodes that already run elsewhere are reached, not started.
+    if !crate::runtime::capabilities(scenario.runtime).starts_nodes {
         return super::external::bring_up(scenario, log, facts).await;
     }
     log.begin("chain up");

@@ -62,8 +62,8 @@ pub(super) fn build_report(
         host: report::Host::detect(),
         chain: report::ChainInfo {
             // An external run starts no chain: its nodes' network stands as the version.
-            implementation: match scenario.runtime {
-                crate::scenario::RuntimeKind::External => "external".to_string(),
+            implementation: match crate::runtime::capabilities(scenario.runtime) {
+                caps if !caps.starts_nodes => caps.name.to_string(),
                 _ => scenario.chain.kind.to_string(),
             },
             version: facts.chain_version.clone(),

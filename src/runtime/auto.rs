@@ -14,6 +14,8 @@ const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Runs,
     links: Support::Runs,
     starts_nodes: true,
+    settings: None,
+    node_sockets: false,
 };
 
 pub(super) const REGISTRATION: Registration = Registration {

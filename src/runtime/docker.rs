@@ -49,6 +49,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Runs,
     links: Support::Runs,
     starts_nodes: true,
+    settings: None,
+    node_sockets: false,
 };
 
 pub(super) const REGISTRATION: super::Registration = super::Registration {

@@ -13,6 +13,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Never("external nodes cannot be faulted: this tool does not run them"),
     links: Support::Never("external nodes' links cannot be shaped: this tool does not run them"),
     starts_nodes: false,
+    settings: Some("external"),
+    node_sockets: false,
 };
 
 pub(super) const REGISTRATION: super::Registration = super::Registration {

@@ -52,6 +52,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Runs,
     links: Support::Runs,
     starts_nodes: true,
+    settings: Some("kubernetes"),
+    node_sockets: false,
 };
 
 pub(super) const REGISTRATION: super::Registration = super::Registration {

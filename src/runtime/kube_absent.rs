@@ -14,6 +14,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Never(NOT_BUILT),
     links: Support::Never(NOT_BUILT),
     starts_nodes: true,
+    settings: Some("kubernetes"),
+    node_sockets: false,
 };
 
 fn prepare(_: &Scenario) -> BoxFuture<'_, anyhow::Result<Box<dyn super::Prepared>>> {

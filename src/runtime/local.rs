@@ -41,6 +41,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     faults: Support::Runs,
     links: Support::Runs,
     starts_nodes: true,
+    settings: None,
+    node_sockets: true,
 };
 
 pub(super) const REGISTRATION: super::Registration = super::Registration {

@@ -18,6 +18,12 @@ pub struct Capabilities {
     /// scenario's channels); false for nodes that already run elsewhere, which bring
     /// their own chain and channels and may be listed in a sim-ln nodes file.
     pub starts_nodes: bool,
+    /// The top-level section of the scenario that holds this runtime's own settings
+    /// (`kubernetes:`), refused on every other runtime.
+    pub settings: Option<&'static str>,
+    /// Whether the tool reaches the nodes' Unix sockets (Core Lightning's JSON-RPC):
+    /// only where the nodes run on this machine as its own processes.
+    pub node_sockets: bool,
 }
 
 /// Whether a runtime runs a feature.

@@ -7,7 +7,7 @@
 
 use super::error::Ctx;
 use super::raw::{RawExternal, RawNode, RawScenario};
-use super::{RuntimeKind, ScenarioError, StopCondition};
+use super::{Capabilities, ScenarioError, StopCondition};
 use crate::node::{Credentials, Implementation};
 use serde_saphyr::{Location, Spanned};
 use std::path::{Path, PathBuf};
@@ -189,11 +189,11 @@ type Checked = (Option<ExternalSettings>, Vec<(String, ExternalNode)>);
 pub(super) fn validate(
     ctx: &Ctx,
     raw: &RawScenario,
-    runtime: RuntimeKind,
+    runtime: &Capabilities,
     amount_msat: u64,
     stop: &StopCondition,
 ) -> Result<Checked, ScenarioError> {
-    if runtime != RuntimeKind::External {
+    if runtime.starts_nodes {
         refuse_external_fields(ctx, raw)?;
         return Ok((None, Vec::new()));
     }

@@ -22,7 +22,7 @@ use super::error::Ctx;
 use super::error::ScenarioError;
 use super::raw::RawHistory;
 use super::raw::RawScenario;
-use super::{PaymentKind, RuntimeKind, duration};
+use super::{Capabilities, PaymentKind, duration};
 use serde_saphyr::Spanned;
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ pub struct History {
 pub(super) fn validate(
     ctx: &Ctx,
     raw: &RawScenario,
-    runtime: RuntimeKind,
+    runtime: &Capabilities,
     kind: PaymentKind,
 ) -> Result<Option<History>, ScenarioError> {
     let Some(h) = &raw.history else {
@@ -56,7 +56,7 @@ pub(super) fn validate(
     };
     let at = &h.referenced;
     let refuse = |why: &str, hint: &str| Err(ctx.error(at, format!("history: {why}"), hint));
-    if runtime == RuntimeKind::External {
+    if !runtime.starts_nodes {
         return refuse(
             "is not run on external nodes (it pays unmeasured payments, possibly on mainnet)",
             "remove history:, or run the scenario on a network the tool starts",

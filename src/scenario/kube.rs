@@ -4,7 +4,7 @@
 use super::error::Ctx;
 use super::groups::Groups;
 use super::raw::RawScenario;
-use super::{RuntimeKind, ScenarioError};
+use super::{Capabilities, ScenarioError};
 
 /// `kubernetes:` as the runtime takes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,11 +54,11 @@ pub fn object_name_ok(name: &str) -> bool {
 pub(super) fn validate(
     ctx: &Ctx,
     groups: &Groups,
-    runtime: RuntimeKind,
+    runtime: &Capabilities,
     raw: &RawScenario,
 ) -> Result<Option<KubeSettings>, ScenarioError> {
     let block = raw.kubernetes.as_ref();
-    if runtime != RuntimeKind::Kubernetes {
+    if runtime.settings != Some("kubernetes") {
         return match block {
             Some(b) => Err(ctx.error(
                 &b.referenced,

@@ -147,10 +147,12 @@ pub const ETCD_MEMBER_COUNTS: &[u32] = &[1, 3, 5];
 /// Where a scenario runs its nodes.
 /// The file names it (`runtime: docker`); the runtimes register under it
 /// (`runtime::registration`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuntimeKind {
-    /// Docker when an engine answers (and no `binary:` is set), else local.
+    /// Docker when an engine answers (and no `binary:` is set), else local: the
+    /// runtime of a file that names none.
+    #[default]
     Auto,
     /// One container per node and for the chain, on a network of the run's own.
     Docker,

@@ -26,7 +26,10 @@ pub(super) fn validate(
 ) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { path, source };
     let name = scenario_name(&ctx, &raw.name)?;
-    let runtime = raw.runtime.as_ref().map_or(RuntimeKind::Auto, |r| r.value);
+    let runtime = raw
+        .runtime
+        .as_ref()
+        .map_or(RuntimeKind::default(), |r| r.value);
     let caps = runtimes(runtime);
     if !caps.starts_nodes {
         super::external::add_nodes_file(&ctx, &mut raw)?;
@@ -74,12 +77,16 @@ pub(super) fn validate(
     check_keysend(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     super::stream::check_nodes(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
     super::parts::check_senders_split(&ctx, &raw.nodes.value.0, &raw.workload.value)?;
-    let local = runtime == RuntimeKind::Local;
-    check_payment_engines(&ctx, &raw.nodes.value.0, &raw.workload.value, local)?;
+    check_payment_engines(
+        &ctx,
+        &raw.nodes.value.0,
+        &raw.workload.value,
+        caps.node_sockets,
+    )?;
     let (thresholds, phase_thresholds) =
         super::thresholds::validate(&ctx, raw.thresholds.as_ref(), &workload.load)?;
     let (external, mut endpoints) =
-        super::external::validate(&ctx, &raw, runtime, workload.amount_msat, &workload.stop)?;
+        super::external::validate(&ctx, &raw, caps, workload.amount_msat, &workload.stop)?;
     for node in &mut nodes {
         let at = endpoints.iter().position(|(group, _)| *group == node.group);
         node.external = at.map(|i| endpoints.swap_remove(i).1);
@@ -95,9 +102,9 @@ pub(super) fn validate(
         (&links, &faults),
         chain.kind,
     )?;
-    let kubernetes = super::kube::validate(&ctx, &groups, runtime, &raw)?;
+    let kubernetes = super::kube::validate(&ctx, &groups, caps, &raw)?;
     let etcd_members = etcd_members(&ctx, &raw)?;
-    let history = super::history::validate(&ctx, &raw, runtime, workload.kind)?;
+    let history = super::history::validate(&ctx, &raw, caps, workload.kind)?;
     let snapshot = (raw.snapshot.as_ref()).map(|s| super::SnapshotField {
         value: s.value.trim().to_string(),
         at: format!(
@@ -269,7 +276,7 @@ fn check_fault_runtime(
             .map_or(&raw.name.referenced, |f| &f.referenced);
         check_support(ctx, at, runtime, |c| c.faults, runtimes)?;
     }
-    super::faults::check_chain_faults(ctx, raw.faults.as_ref(), faults, chain, kind)
+    super::faults::check_chain_faults(ctx, raw.faults.as_ref(), faults, chain, runtime)
 }
 
 /// An error at `at` when `runtime` does not run what `support` reads, naming the

@@ -5,7 +5,7 @@ use super::super::error::Ctx;
 use super::super::error::ScenarioError;
 use super::Fault;
 use crate::scenario::raw::RawFault;
-use crate::scenario::{ChainKind, RuntimeKind};
+use crate::scenario::{Capabilities, ChainKind};
 use serde_saphyr::Spanned;
 
 /// Refuses a kill or restart of the chain backend on btcd (its regtest chain does not
@@ -15,7 +15,7 @@ pub(in crate::scenario) fn check(
     raw: Option<&Spanned<Vec<Spanned<RawFault>>>>,
     faults: &[Fault],
     chain: ChainKind,
-    runtime: RuntimeKind,
+    runtime: &Capabilities,
 ) -> Result<(), ScenarioError> {
     for (raw, fault) in raw.iter().flat_map(|f| &f.value).zip(faults) {
         if !fault.stops_chain() {
@@ -36,12 +36,13 @@ pub(in crate::scenario) fn check(
                 "run the chain on bitcoind: chain: { implementation: bitcoind }",
             ));
         }
-        if runtime == RuntimeKind::External {
+        if !runtime.starts_nodes {
             return Err(ctx.error(
                 at,
                 format!(
-                    "{} cannot run here: the external runtime starts no chain backend to stop",
-                    fault.label()
+                    "{} cannot run here: the {} runtime starts no chain backend to stop",
+                    fault.label(),
+                    runtime.name
                 ),
                 "run the scenario with runtime: local, docker or kubernetes",
             ));
