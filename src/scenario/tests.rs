@@ -332,7 +332,7 @@ fn database_postgres_on_eclair_sets_its_jvm_option() {
         driver.database(s.nodes[0].database, &s.nodes[0].args),
         "postgres"
     );
-    assert!(!driver.postgres_over_unix_socket());
+    assert!(!driver.postgres().unwrap().over_unix_socket());
 }
 
 #[test]
