@@ -29,8 +29,8 @@ pub struct NodeImages {
 }
 
 impl Program {
-    /// The images of `version` (the default version when None), tagged as
-    /// [`image_tag`] says.
+    /// The images of `version` (the default version when None), its tag the version
+    /// with a leading `v` (`0.13.0` and `v0.13.0` both give `v0.13.0`).
     pub fn images(&self, version: Option<&str>) -> NodeImages {
         let tag = image_tag(version.unwrap_or(self.default_version));
         NodeImages {
