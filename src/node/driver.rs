@@ -208,3 +208,52 @@ pub(crate) fn node_secret(
     engine.input(name.as_bytes());
     hmac::Hmac::<sha256::Hash>::from_engine(engine).to_byte_array()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::node::{Implementation, driver};
+
+    /// Which implementation offers which capability: a driver that answered "not
+    /// supported" before the capabilities existed offers none.
+    #[test]
+    fn each_implementation_offers_the_capabilities_its_node_has() {
+        let offered = |i: Implementation| {
+            let d = driver(i);
+            [
+                d.postgres().is_some(),
+                d.etcd().is_some(),
+                d.external().is_some(),
+                d.migrations().is_some(),
+            ]
+        };
+        assert_eq!(offered(Implementation::Lnd), [true, true, true, true]);
+        assert_eq!(offered(Implementation::Cln), [true, false, true, false]);
+        assert_eq!(offered(Implementation::Eclair), [true, false, false, false]);
+        assert_eq!(offered(Implementation::Ldk), [false, false, false, false]);
+    }
+
+    /// The HTLC limit is the last value of the implementation's flag in `args:`, else
+    /// its default; LDK takes no flag for it.
+    #[test]
+    fn max_accepted_htlcs_reads_the_flag_or_gives_the_default() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rules = |i| driver(i).channel_rules();
+        let eclair = rules(Implementation::Eclair);
+        assert_eq!(eclair.max_accepted_htlcs(&[]), 30);
+        let set = args(&[
+            "-Declair.channel.max-accepted-htlcs=12",
+            "-Declair.channel.max-accepted-htlcs=20",
+        ]);
+        assert_eq!(eclair.max_accepted_htlcs(&set), 20, "the last one");
+        let lnd = rules(Implementation::Lnd);
+        assert_eq!(
+            lnd.max_accepted_htlcs(&args(&["--default-remote-max-htlcs=7"])),
+            7
+        );
+        let ldk = rules(Implementation::Ldk);
+        assert_eq!(
+            ldk.max_accepted_htlcs(&args(&["--max-concurrent-htlcs=7"])),
+            50
+        );
+    }
+}
