@@ -207,8 +207,8 @@ pub async fn fund_openers(
     let mut reserves: Vec<(&str, u64)> = Vec::new();
     for ch in channels {
         let acceptor = node_named(nodes, &ch.to)?;
-        let per_channel =
-            crate::node::driver(acceptor.node.implementation()).inbound_channel_reserve_sat();
+        let rules = crate::node::driver(acceptor.node.implementation()).channel_rules();
+        let per_channel = rules.inbound_channel_reserve_sat;
         if per_channel == 0 {
             continue;
         }
@@ -286,7 +286,7 @@ pub async fn connect_peers(
 fn redial(nodes: &HashMap<String, ReadyNode>, ch: &ChannelSpec) -> Result<ChannelSpec> {
     let dials = |name: &str| -> Result<bool> {
         let node = node_named(nodes, name)?;
-        Ok(crate::node::driver(node.node.implementation()).dials_on_request())
+        Ok((crate::node::driver(node.node.implementation()).channel_rules()).dials_on_request)
     };
     if dials(&ch.from)? || !dials(&ch.to)? {
         return Ok(ch.clone());
@@ -353,8 +353,8 @@ pub async fn open_channels(
     let mut limited: Vec<&str> = Vec::new();
     for ch in channels {
         let to = node_named(nodes, &ch.to)?;
-        let limit =
-            crate::node::driver(to.node.implementation()).max_unconfirmed_inbound_channels();
+        let rules = crate::node::driver(to.node.implementation()).channel_rules();
+        let limit = rules.max_unconfirmed_inbound_channels;
         if limit.is_some() && !limited.contains(&ch.to.as_str()) {
             limited.push(ch.to.as_str());
         }

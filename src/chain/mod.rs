@@ -217,7 +217,7 @@ pub trait ChainDriver: Send + Sync {
         blocks: &[String],
     ) -> Result<Arc<dyn ChainBackend>, ChainError>;
     /// Creates the backend's wallet `name` for a node that keeps its funds there
-    /// ([`crate::node::NodeDriver::chain_wallet`]); one that exists already is kept.
+    /// ([`crate::node::driver::ChainNeeds::wallet`]); one that exists already is kept.
     async fn create_wallet(&self, _endpoint: &ChainEndpoint, name: &str) -> Result<(), ChainError> {
         Err(ChainError::Setup {
             detail: format!("{} has no wallet for node {name}", self.binary()),

@@ -1,8 +1,26 @@
 //! What an implementation owns, apart from talking to a running node: how it is started
 //! (command line, ports, the chain backends it runs on), which files it writes that a
-//! client needs, how to tell it is ready, how to connect a client, its database flags
-//! and its default images. Runtimes, setup, restart and the report ask the driver of a
-//! node's implementation ([`super::driver`]); none of them names an implementation.
+//! client needs, how to tell it is ready, how to connect a client, the rules of opening
+//! channels with it and its default images. Runtimes, setup, restart and the report ask
+//! the driver of a node's implementation ([`super::driver`]); none of them names an
+//! implementation. What only some implementations can do (a PostgreSQL or etcd
+//! backend, external nodes, migrations in the log) is a capability each offers or not,
+//! in a file of its own here.
+
+mod channel_rules;
+mod etcd;
+mod external;
+mod migrations;
+mod postgres;
+mod program;
+
+pub use channel_rules::{ChannelRules, HtlcLimit};
+pub use etcd::Etcd;
+pub use external::External;
+pub use migrations::Migrations;
+pub use postgres::{Postgres, PostgresLogin};
+pub(crate) use program::image_tag;
+pub use program::{NodeImages, Program};
 
 use super::{Credentials, Database, Implementation, LightningNode, NodeError};
 use crate::chain::{ChainAccess, ChainKind};
@@ -67,46 +85,6 @@ impl Connector for Drivers {
     }
 }
 
-/// A node's login to a PostgreSQL server over TCP with a password (the local runtime's
-/// server, for a client that speaks TCP only).
-#[derive(Clone, PartialEq, Eq)]
-pub struct PostgresLogin {
-    pub host: String,
-    pub port: u16,
-    pub database: String,
-    pub user: String,
-    /// A secret of the run (registered for redaction).
-    pub password: String,
-}
-
-/// Everything but the password, which a log line or a panic message must not carry.
-impl std::fmt::Debug for PostgresLogin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresLogin")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("database", &self.database)
-            .field("user", &self.user)
-            .field("password", &crate::secrets::REDACTED)
-            .finish()
-    }
-}
-
-impl PostgresLogin {
-    /// As a DSN with its password, for [`NodeDriver::postgres_config`] (the password
-    /// is the run's own: letters and digits, nothing to escape).
-    pub fn dsn(&self) -> String {
-        let PostgresLogin {
-            host,
-            port,
-            database,
-            user,
-            password,
-        } = self;
-        format!("postgres://{user}:{password}@{host}:{port}/{database}?sslmode=disable")
-    }
-}
-
 /// Where and how one node runs, in the terms of the place it runs in (a local directory
 /// and loopback ports, or a container's paths and ports).
 #[derive(Debug, Clone)]
@@ -134,43 +112,31 @@ pub struct NodePorts {
     pub p2p: u16,
 }
 
-/// Images for the docker runtime, best first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeImages {
-    /// Built locally by `scripts/build-images.sh`.
-    pub local: String,
-    /// Published by the implementation's project, pullable from a registry.
-    pub official: Option<String>,
-}
-
-/// Everything the tool knows about one Lightning implementation. One static value per
-/// implementation; see `docs/ARCHITECTURE.md`, "Adding an implementation".
-#[async_trait]
-pub trait NodeDriver: Send + Sync {
-    fn implementation(&self) -> Implementation;
-    /// The daemon's binary name, looked up in the build cache and on PATH.
-    fn binary(&self) -> &'static str;
-    /// The command that builds the binary, for "not found" messages.
-    fn build_hint(&self) -> &'static str;
-    /// The version a node runs when the scenario names none (the image tag).
-    fn default_version(&self) -> &'static str;
-    fn images(&self, version: Option<&str>) -> NodeImages;
-    fn ports(&self) -> NodePorts;
-    /// Chain backends this implementation runs on.
-    fn chains(&self) -> &'static [ChainKind];
-    /// True when `connect_peer` dials the peer at once. False where the client only
-    /// notes the address for the channel's opening (ldk-server at its pin has no
-    /// call that dials): such a node, restored from a snapshot, dials only the
-    /// addresses it kept, which were the saving run's.
-    fn dials_on_request(&self) -> bool {
-        true
-    }
+/// What a node needs of the chain backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainNeeds {
+    /// The chain backends this implementation runs on.
+    pub backends: &'static [ChainKind],
     /// True when the node keeps its on-chain funds in a wallet of the chain backend
     /// (Eclair: bitcoind's), named after the node, which the runtime creates before the
     /// node starts.
-    fn chain_wallet(&self) -> bool {
-        false
-    }
+    pub wallet: bool,
+}
+
+/// Everything the tool knows about one Lightning implementation. One static value per
+/// implementation; see `docs/ARCHITECTURE.md`, "Adding an implementation". The required
+/// methods are what every implementation answers; what only some can do is a
+/// capability, offered by returning `Some` from its method (its default is `None`), and
+/// the caller that needs one says which implementation lacks it.
+#[async_trait]
+pub trait NodeDriver: Send + Sync {
+    fn implementation(&self) -> Implementation;
+    /// The daemon's binary, how to build it, its default version and its images.
+    fn program(&self) -> Program;
+    /// The ports the node listens on in a container.
+    fn ports(&self) -> NodePorts;
+    /// The chain backends it runs on, and whether it needs a wallet there.
+    fn chain_needs(&self) -> ChainNeeds;
     /// The command line (before the scenario's own `args:`). Never a secret: those go
     /// in [`NodeDriver::config_files`].
     fn args(&self, launch: &NodeLaunch) -> Vec<String>;
@@ -182,13 +148,6 @@ pub trait NodeDriver: Send + Sync {
     /// The credentials, given where each of [`NodeDriver::credential_files`] is readable
     /// by the tool.
     fn credentials(&self, at: &dyn Fn(&str) -> PathBuf) -> Credentials;
-    /// The scenario fields with which an external node of this implementation
-    /// (`runtime: external`) names its credential files: one per entry of
-    /// [`NodeDriver::credential_files`], in that order, so [`NodeDriver::credentials`]
-    /// builds its credentials. None while the tool drives no external node of it.
-    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
-        None
-    }
     /// Ok once the node's RPC server serves (its credentials exist): more than a port
     /// that accepts TCP, which a container engine's proxy does before the node listens.
     /// Otherwise why not yet, for the error when it never is.
@@ -197,108 +156,35 @@ pub trait NodeDriver: Send + Sync {
     async fn connect(&self, endpoint: &NodeEndpoint) -> Result<Arc<dyn LightningNode>, NodeError>;
     /// True for the errors a node gives while it is still starting (worth retrying).
     fn is_starting_up(&self, err: &NodeError) -> bool;
-    /// True when the node's arguments ask for a PostgreSQL database the runtime provides.
-    fn wants_postgres(&self, args: &[String]) -> bool;
-    /// The argument that points the node at its PostgreSQL database.
-    fn postgres_arg(&self, dsn: &str) -> String;
-    /// The flags that choose a PostgreSQL backend (besides [`NodeDriver::postgres_arg`]),
-    /// for `database: postgres`; `None` when the implementation has no such backend.
-    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
-        Some(&[])
-    }
     /// The database a node with this `database:` and these arguments keeps its state in,
     /// as the report names it (`postgres`, `sqlite`, `bbolt`, ...).
-    fn database(&self, database: Database, _args: &[String]) -> String {
-        match database {
-            Database::Postgres => "postgres".into(),
-            Database::Default => "sqlite".into(),
-        }
-    }
-    /// The database migrations the node's log (`log`, its output from its start) says
-    /// it ran; none where the implementation logs none this reads.
-    fn migrations_in_log(&self, _log: &str) -> Vec<super::LoggedMigration> {
-        Vec::new()
-    }
-    /// True when the node can reach PostgreSQL over a unix socket; false for clients
-    /// that speak TCP only, for whom the local runtime's server also listens on
-    /// loopback TCP (their login through [`NodeDriver::postgres_config`]).
-    fn postgres_over_unix_socket(&self) -> bool {
-        true
-    }
-    /// Files in its data dir where the node notes its database's address, and refuses
-    /// to start on another (Eclair's `last_jdbcurl`): a snapshot leaves them out, as
-    /// the run it is restored into gives the node the same data on another server.
-    fn database_address_files(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// The arguments that point the node at its PostgreSQL database: the one of
-    /// [`NodeDriver::postgres_arg`], unless the implementation needs several (Eclair:
-    /// host, port, database and user apart).
-    fn postgres_args(&self, dsn: &str) -> Vec<String> {
-        vec![self.postgres_arg(dsn)]
-    }
-    /// The config file lines that point the node at its PostgreSQL database `dsn`
-    /// (which carries the run's password), merged into its config file of that path, so
-    /// that the password is never on its command line. `None` for an implementation that
-    /// takes its database on the command line only.
-    fn postgres_config(&self, _dsn: &str) -> Option<crate::chain::ConfigFile> {
-        None
-    }
-    /// True when the node's arguments ask for an etcd server the runtime provides.
-    /// Implementations without an etcd backend keep the default.
-    fn wants_etcd(&self, _args: &[String]) -> bool {
-        false
-    }
-    /// The arguments that point the node at the etcd endpoints `hosts` (`host:port`,
-    /// comma-separated), its keys under `namespace` (one per node).
-    fn etcd_args(&self, _hosts: &str, _namespace: &str) -> Vec<String> {
-        Vec::new()
-    }
-    /// The config file lines that give the node etcd's `user` and `password` (never its
-    /// command line), merged into its config file of that path.
-    fn etcd_config(&self, _user: &str, _password: &str) -> Option<crate::chain::ConfigFile> {
-        None
-    }
+    fn database(&self, database: Database, args: &[String]) -> String;
     /// Words in flag names whose values are this implementation's credentials, kept
     /// out of reports (besides the generic ones: passwords, secrets, tokens).
     fn secret_words(&self) -> &'static [&'static str];
-    /// Channels above this many satoshis need `flag` on both ends, if the
-    /// implementation caps channel size: `(largest without it, flag)`.
-    fn large_channel_flag(&self) -> Option<(u64, &'static str)>;
+    /// How channels are opened with a node of this implementation.
+    fn channel_rules(&self) -> ChannelRules;
     /// Why the tool cannot use `feature` on a node of this implementation, if it
     /// cannot: validation refuses a workload that asks for it (and setup probes routes
     /// with invoices where keysend is missing).
     fn missing(&self, feature: Feature) -> Option<&'static str>;
-    /// Satoshis the node must hold on chain for each channel it accepts (setup funds
-    /// the accepting node with them): LDK refuses an inbound anchor channel without
-    /// that reserve.
-    fn inbound_channel_reserve_sat(&self) -> u64 {
-        0
-    }
-    /// How many channels from one peer the node accepts while their funding is
-    /// unconfirmed, if it caps them (setup then opens the rest after a block).
-    fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
+
+    /// A PostgreSQL backend, for `database: postgres` and arguments that ask for the
+    /// run's server.
+    fn postgres(&self) -> Option<&dyn Postgres> {
         None
     }
-    /// The most HTLCs the node accepts at once on a channel (`max_accepted_htlcs`),
-    /// given its `args:` (an attack's `share:` is of the smallest in the scenario).
-    fn max_accepted_htlcs(&self, _args: &[String]) -> u32 {
-        483
+    /// An etcd backend, for arguments that ask for the run's etcd.
+    fn etcd(&self) -> Option<&dyn Etcd> {
+        None
     }
-    /// True when the node loses an inbound open that arrives while another peer's is
-    /// being checked (setup then lets one peer at a time open to it).
-    fn one_inbound_open_at_a_time(&self) -> bool {
-        false
+    /// Nodes the tool did not start (`runtime: external`).
+    fn external(&self) -> Option<&dyn External> {
+        None
     }
-}
-
-/// The image tag of a version: `26.06.6` and `v26.06.6` both give `v26.06.6`.
-pub(crate) fn image_tag(version: &str) -> String {
-    let v = version.trim();
-    if v.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("v{v}")
-    } else {
-        v.to_string()
+    /// The database migrations the node's log says it ran.
+    fn migrations(&self) -> Option<&dyn Migrations> {
+        None
     }
 }
 
@@ -323,32 +209,51 @@ pub(crate) fn node_secret(
     hmac::Hmac::<sha256::Hash>::from_engine(engine).to_byte_array()
 }
 
-/// The number after `prefix` in the last of `args` that starts with it.
-pub(crate) fn flag_value(args: &[String], prefix: &str) -> Option<u32> {
-    (args.iter().rev())
-        .find_map(|a| a.strip_prefix(prefix))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::PostgresLogin;
+    use crate::node::{Implementation, driver};
 
+    /// Which implementation offers which capability: a driver that answered "not
+    /// supported" before the capabilities existed offers none.
     #[test]
-    fn a_postgres_login_shows_no_password_in_debug_and_keeps_it_in_its_dsn() {
-        let login = PostgresLogin {
-            host: "127.0.0.1".into(),
-            port: 5432,
-            database: "alice".into(),
-            user: "alice".into(),
-            password: "s3cretpassw0rd".into(),
+    fn each_implementation_offers_the_capabilities_its_node_has() {
+        let offered = |i: Implementation| {
+            let d = driver(i);
+            [
+                d.postgres().is_some(),
+                d.etcd().is_some(),
+                d.external().is_some(),
+                d.migrations().is_some(),
+            ]
         };
-        let debug = format!("{login:?}");
-        assert!(!debug.contains("s3cretpassw0rd"), "{debug}");
-        assert!(
-            debug.contains(crate::secrets::REDACTED) && debug.contains("5432"),
-            "{debug}"
+        assert_eq!(offered(Implementation::Lnd), [true, true, true, true]);
+        assert_eq!(offered(Implementation::Cln), [true, false, true, false]);
+        assert_eq!(offered(Implementation::Eclair), [true, false, false, false]);
+        assert_eq!(offered(Implementation::Ldk), [false, false, false, false]);
+    }
+
+    /// The HTLC limit is the last value of the implementation's flag in `args:`, else
+    /// its default; LDK takes no flag for it.
+    #[test]
+    fn max_accepted_htlcs_reads_the_flag_or_gives_the_default() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rules = |i| driver(i).channel_rules();
+        let eclair = rules(Implementation::Eclair);
+        assert_eq!(eclair.max_accepted_htlcs(&[]), 30);
+        let set = args(&[
+            "-Declair.channel.max-accepted-htlcs=12",
+            "-Declair.channel.max-accepted-htlcs=20",
+        ]);
+        assert_eq!(eclair.max_accepted_htlcs(&set), 20, "the last one");
+        let lnd = rules(Implementation::Lnd);
+        assert_eq!(
+            lnd.max_accepted_htlcs(&args(&["--default-remote-max-htlcs=7"])),
+            7
         );
-        assert!(login.dsn().contains(":s3cretpassw0rd@127.0.0.1:5432/alice"));
+        let ldk = rules(Implementation::Ldk);
+        assert_eq!(
+            ldk.max_accepted_htlcs(&args(&["--max-concurrent-htlcs=7"])),
+            50
+        );
     }
 }

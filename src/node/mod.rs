@@ -563,7 +563,7 @@ mod tests {
     fn external_credential_fields_match_the_credential_files() {
         for implementation in Implementation::ALL {
             let driver = driver(implementation);
-            if let Some(fields) = driver.external_credential_fields() {
+            if let Some(fields) = driver.external().map(|e| e.credential_fields()) {
                 assert_eq!(
                     fields.len(),
                     driver.credential_files().len(),

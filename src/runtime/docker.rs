@@ -438,13 +438,12 @@ impl Runtime for DockerRuntime {
                 let dsn = self.database_for(&spec.name).await?;
                 postgres::point_at(spec.implementation, &dsn, &mut configs)?;
             }
-            if let Some(members) = etcd_members
-                .as_deref()
-                .filter(|_| shared::etcd::wants(spec))
+            if let Some((members, backend)) =
+                (etcd_members.as_deref()).zip(shared::etcd::backend(spec))
             {
                 let host = shared::etcd::host_for(members, etcd_nodes);
                 etcd_nodes += 1;
-                cmd.extend(driver.etcd_args(&host, &spec.name));
+                cmd.extend(backend.args_for(&host, &spec.name));
             }
             super::create_chain_wallet(spec, chain).await?;
             let id = self.create(&spec.name, &image, cmd, &[ports.rpc]).await?;

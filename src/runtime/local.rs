@@ -329,18 +329,16 @@ impl Runtime for LocalRuntime {
             let mut args = driver.args(&launch);
             args.extend(spec.args.iter().cloned());
             let mut files = driver.config_files(&launch);
-            if let Some(e) = self.etcd.as_ref().filter(|_| shared::etcd::wants(spec)) {
-                let extra = driver.etcd_config(shared::etcd::USER, &e.password);
-                extra
-                    .into_iter()
-                    .for_each(|f| config_files::merge(&mut files, f));
+            let etcd = self.etcd.as_ref().zip(shared::etcd::backend(spec));
+            if let Some((e, backend)) = etcd {
+                config_files::merge(&mut files, backend.config(shared::etcd::USER, &e.password));
             }
             self.postgres_for(spec, &mut args, &mut files).await?;
             write_config_files(&dir, &files)?;
-            if let Some(e) = self.etcd.as_ref().filter(|_| shared::etcd::wants(spec)) {
+            if let Some((e, backend)) = etcd {
                 let host = shared::etcd::host_for(&e.members, self.etcd_nodes);
                 self.etcd_nodes += 1;
-                args.extend(driver.etcd_args(&host, &spec.name));
+                args.extend(backend.args_for(&host, &spec.name));
             }
             super::create_chain_wallet(spec, chain).await?;
             let proc = Proc::spawn(&spec.name, &what, &binary, &args, dir.join("output.log"))?;

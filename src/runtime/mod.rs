@@ -375,7 +375,10 @@ pub(crate) async fn create_chain_wallet(
     spec: &NodeSpec,
     chain: &ChainEndpoint,
 ) -> Result<(), RuntimeError> {
-    if !crate::node::driver(spec.implementation).chain_wallet() {
+    if !crate::node::driver(spec.implementation)
+        .chain_needs()
+        .wallet
+    {
         return Ok(());
     }
     crate::chain::driver(chain.kind)

@@ -141,10 +141,27 @@ pub mod postgres {
         nodes.iter().any(wants)
     }
 
-    /// Whether `node` needs a database from the runtime.
+    /// Whether `node` needs a database from the runtime: `database: postgres`, or its
+    /// arguments ask for one of an implementation with a PostgreSQL backend.
     pub fn wants(node: &NodeSpec) -> bool {
         node.database == crate::node::Database::Postgres
-            || crate::node::driver(node.implementation).wants_postgres(&node.args)
+            || (crate::node::driver(node.implementation).postgres())
+                .is_some_and(|p| p.wanted_by(&node.args))
+    }
+
+    /// The PostgreSQL backend of `node`'s implementation, which a node that
+    /// [`wants`] a database needs; the error names the implementation that has none
+    /// (validation refuses `database: postgres` for it first).
+    pub fn backend(
+        node: &NodeSpec,
+    ) -> Result<&'static dyn crate::node::driver::Postgres, crate::runtime::RuntimeError> {
+        crate::node::driver(node.implementation)
+            .postgres()
+            .ok_or_else(|| crate::runtime::RuntimeError::Unsupported {
+                what: format!("node {} on PostgreSQL", node.name),
+                why: format!("{} has no PostgreSQL backend", node.implementation),
+                hint: "remove database: postgres from this node".into(),
+            })
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! `share: 0.5` in place of `slots:` holds that share of the smallest
 //! `max_accepted_htlcs` of the scenario's nodes (each implementation's flag in the
-//! node's `args:`, or its default: `NodeDriver::max_accepted_htlcs`).
+//! node's `args:`, or its default: `ChannelRules::max_accepted_htlcs`).
 
 use super::duration;
 use super::error::Ctx;
@@ -215,7 +215,10 @@ fn slots(
 /// (LND 483, Core Lightning 483 on regtest, Eclair 30, LDK 50).
 pub(super) fn max_accepted_htlcs(nodes: &[(Spanned<String>, RawNode)]) -> u32 {
     (nodes.iter())
-        .map(|(_, n)| crate::node::driver(n.implementation.value).max_accepted_htlcs(&n.args))
+        .map(|(_, n)| {
+            let rules = crate::node::driver(n.implementation.value).channel_rules();
+            rules.max_accepted_htlcs(&n.args)
+        })
         .min()
         .unwrap_or(MAX_SLOTS)
 }

@@ -38,11 +38,7 @@ pub struct ExternalNode {
 /// The implementations whose drivers take external nodes, for messages: `lnd and cln`.
 fn external_implementations() -> String {
     let names: Vec<&str> = (Implementation::ALL.iter())
-        .filter(|i| {
-            crate::node::driver(**i)
-                .external_credential_fields()
-                .is_some()
-        })
+        .filter(|i| crate::node::driver(**i).external().is_some())
         .map(|i| i.as_str())
         .collect();
     names.join(" and ")
@@ -269,7 +265,7 @@ fn external_node(
     }
     let implementation = node.implementation.value;
     let driver = crate::node::driver(implementation);
-    let Some(credential_fields) = driver.external_credential_fields() else {
+    let Some(credential_fields) = driver.external().map(|e| e.credential_fields()) else {
         return Err(ctx.error(
             &node.implementation.referenced,
             format!(

@@ -332,7 +332,7 @@ fn database_postgres_on_eclair_sets_its_jvm_option() {
         driver.database(s.nodes[0].database, &s.nodes[0].args),
         "postgres"
     );
-    assert!(!driver.postgres_over_unix_socket());
+    assert!(!driver.postgres().unwrap().over_unix_socket());
 }
 
 #[test]
@@ -349,6 +349,30 @@ fn database_postgres_on_ldk_is_refused_where_it_is_written() {
     let err = error_of(&text);
     assert!(err.starts_with("t.yaml:6:15:"), "{err}");
     assert!(err.contains("has no PostgreSQL backend"), "{err}");
+}
+
+/// A runtime asked for the database of a node whose implementation has no PostgreSQL
+/// backend (past validation, which refuses it first) names the implementation.
+#[test]
+fn a_runtime_names_the_implementation_without_a_postgresql_backend() {
+    let text = with(
+        "name: t\n",
+        "name: t\nchain: { implementation: bitcoind }\n",
+    )
+    .replace(
+        "  alice:\n    implementation: lnd\n",
+        "  alice:\n    implementation: ldk\n",
+    )
+    .replace("kind: keysend", "kind: invoice");
+    let mut s = parse(Path::new("t.yaml"), &text).unwrap();
+    assert!(crate::runtime::shared::postgres::backend(&s.nodes[1]).is_ok());
+    s.nodes[0].database = super::Database::Postgres;
+    assert!(crate::runtime::shared::postgres::wants(&s.nodes[0]));
+    let err = crate::runtime::shared::postgres::backend(&s.nodes[0])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("ldk has no PostgreSQL backend"), "{err}");
 }
 
 #[test]

@@ -17,7 +17,8 @@ pub(super) type Round<'a> = HashMap<&'a str, Vec<(String, String, u64)>>;
 pub(super) async fn open_round(nodes: &HashMap<String, ReadyNode>, round: Round<'_>) -> Result<()> {
     let turns = Arc::new(Turns::new(&round, |to| {
         nodes.get(to).is_some_and(|n| {
-            crate::node::driver(n.node.implementation()).one_inbound_open_at_a_time()
+            (crate::node::driver(n.node.implementation()).channel_rules())
+                .one_inbound_open_at_a_time
         })
     }));
     let mut tasks = tokio::task::JoinSet::new();

@@ -136,10 +136,10 @@ pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
     }
     for spec in &scenario.nodes {
         let driver = crate::node::driver(spec.implementation);
-        let postgres =
-            spec.database == crate::node::Database::Postgres || driver.wants_postgres(&spec.args);
+        let postgres = spec.database == crate::node::Database::Postgres
+            || (driver.postgres()).is_some_and(|p| p.wanted_by(&spec.args));
         // PostgreSQL databases are dumped into the data dirs; etcd's are not kept.
-        if !postgres && driver.wants_etcd(&spec.args) {
+        if !postgres && (driver.etcd()).is_some_and(|e| e.wanted_by(&spec.args)) {
             return Some(SnapshotError::Refused {
                 at: locate_in_file(&scenario.source, &scenario.path, &format!("{}:", spec.name)),
                 detail: format!(
@@ -151,8 +151,9 @@ pub fn refusal(scenario: &Scenario) -> Option<SnapshotError> {
         }
     }
     let dials = |name: &str| {
-        (scenario.nodes.iter().find(|n| n.name == name))
-            .is_none_or(|n| crate::node::driver(n.implementation).dials_on_request())
+        (scenario.nodes.iter().find(|n| n.name == name)).is_none_or(|n| {
+            (crate::node::driver(n.implementation).channel_rules()).dials_on_request
+        })
     };
     if let Some(ch) = (scenario.channels.iter()).find(|c| !dials(&c.from) && !dials(&c.to)) {
         return Some(SnapshotError::Refused {

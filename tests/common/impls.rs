@@ -227,6 +227,7 @@ pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
     };
     let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
     let image = lnbench_tui::node::driver(imp.implementation)
+        .program()
         .images(None)
         .local;
     for image in [&chain, &image] {

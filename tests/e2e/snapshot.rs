@@ -494,7 +494,8 @@ fn cln_eclair_and_ldk_nodes_saved_in_docker_are_restored_and_pay() {
     let mut images = vec![chain];
     use lnbench_tui::node::Implementation::{Cln, Eclair, Ldk};
     for implementation in [Cln, Eclair, Ldk] {
-        images.push(lnbench_tui::node::driver(implementation).images(None).local);
+        let program = lnbench_tui::node::driver(implementation).program();
+        images.push(program.images(None).local);
     }
     for image in &images {
         assert!(

@@ -5,7 +5,8 @@
 use super::{ClnNode, SERVER_NAME};
 use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
-    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, split_host_port,
+    ChainNeeds, ChannelRules, External, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts,
+    Postgres, Program, split_host_port,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -74,37 +75,21 @@ fn chain_args(dir: &str, chain: &ChainAccess) -> Vec<String> {
 
 #[async_trait]
 impl NodeDriver for Cln {
-    /// `--max-concurrent-htlcs`: 483 by default on test networks such as regtest (30
-    /// on mainnet; `testnet_config` in lightningd/options.c).
-    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
-        crate::node::driver::flag_value(args, "--max-concurrent-htlcs=").unwrap_or(483)
-    }
-
     fn implementation(&self) -> Implementation {
         Implementation::Cln
     }
 
-    fn binary(&self) -> &'static str {
-        "lightningd"
-    }
-
-    fn build_hint(&self) -> &'static str {
-        "build it from a Core Lightning source tree with `CLN_SRC=<tree> scripts/build-nodes.sh` \
-         (docs/implementations.md, \"Core Lightning\")"
-    }
-
-    fn default_version(&self) -> &'static str {
-        DEFAULT_VERSION
-    }
-
-    /// No official image: `elementsproject/lightningd` builds the gRPC plugin in (the
-    /// tool's image has it at `/bin/cln-grpc`, which the command line names) and starts
-    /// lightningd from a script watching its own data directory.
-    fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
-        NodeImages {
-            local: format!("lnbench/cln:{v}"),
-            official: None,
+    fn program(&self) -> Program {
+        Program {
+            binary: "lightningd",
+            build_hint: "build it from a Core Lightning source tree with `CLN_SRC=<tree> scripts/build-nodes.sh` \
+                         (docs/implementations.md, \"Core Lightning\")",
+            default_version: DEFAULT_VERSION,
+            local_image: "lnbench/cln",
+            // No official image: `elementsproject/lightningd` builds the gRPC plugin in
+            // (the tool's image has it at `/bin/cln-grpc`, which the command line names)
+            // and starts lightningd from a script watching its own data directory.
+            official_image: None,
         }
     }
 
@@ -116,9 +101,12 @@ impl NodeDriver for Cln {
         }
     }
 
-    fn chains(&self) -> &'static [ChainKind] {
-        // CLN reads the chain through bitcoin-cli; btcd has no such client.
-        &[ChainKind::Bitcoind]
+    fn chain_needs(&self) -> ChainNeeds {
+        ChainNeeds {
+            // CLN reads the chain through bitcoin-cli; btcd has no such client.
+            backends: &[ChainKind::Bitcoind],
+            wallet: false,
+        }
     }
 
     fn args(&self, a: &NodeLaunch) -> Vec<String> {
@@ -169,10 +157,6 @@ impl NodeDriver for Cln {
         })
     }
 
-    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
-        Some(&["ca_cert", "client_cert", "client_key"])
-    }
-
     /// A mutual-TLS handshake with the plugin's gRPC server succeeds.
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Cln(credentials) = &endpoint.credentials else {
@@ -191,25 +175,6 @@ impl NodeDriver for Cln {
         super::is_starting_up(err)
     }
 
-    /// `database: postgres` asks for the run's PostgreSQL server (the runtime sees it on
-    /// the node); a DSN of the scenario's own (`--wallet=postgres://...` in `args:`) needs
-    /// none.
-    fn wants_postgres(&self, _args: &[String]) -> bool {
-        false
-    }
-
-    fn postgres_arg(&self, dsn: &str) -> String {
-        format!("--wallet={dsn}")
-    }
-
-    /// lightningd reads `config` in its lightning directory.
-    fn postgres_config(&self, dsn: &str) -> Option<crate::chain::ConfigFile> {
-        Some(crate::chain::ConfigFile {
-            path: "config",
-            content: format!("wallet={dsn}\n"),
-        })
-    }
-
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let own = args.iter().any(|a| a.starts_with("--wallet=postgres"));
         if database == crate::node::Database::Postgres || own {
@@ -223,7 +188,6 @@ impl NodeDriver for Cln {
         &["rune"]
     }
 
-    /// Large channels (wumbo) are CLN's default; `--large-channels` is a no-op.
     fn missing(&self, feature: Feature) -> Option<&'static str> {
         match feature {
             // `xkeysend` takes `extratlvs`.
@@ -238,8 +202,62 @@ impl NodeDriver for Cln {
         }
     }
 
-    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
-        None
+    fn channel_rules(&self) -> ChannelRules {
+        ChannelRules {
+            // Large channels (wumbo) are CLN's default; `--large-channels` is a no-op.
+            large_channel_flag: None,
+            inbound_channel_reserve_sat: 0,
+            max_unconfirmed_inbound_channels: None,
+            // `--max-concurrent-htlcs`: 483 by default on test networks such as regtest
+            // (30 on mainnet; `testnet_config` in lightningd/options.c).
+            htlc_limit: HtlcLimit {
+                default: 483,
+                flag: Some("--max-concurrent-htlcs="),
+            },
+            one_inbound_open_at_a_time: false,
+            dials_on_request: true,
+        }
+    }
+
+    fn postgres(&self) -> Option<&dyn Postgres> {
+        Some(self)
+    }
+
+    fn external(&self) -> Option<&dyn External> {
+        Some(self)
+    }
+}
+
+/// lightningd stores in PostgreSQL when its `--wallet` is a PostgreSQL DSN; no other
+/// flag chooses the backend.
+impl Postgres for Cln {
+    /// `database: postgres` asks for the run's PostgreSQL server (the runtime sees it on
+    /// the node); a DSN of the scenario's own (`--wallet=postgres://...` in `args:`) needs
+    /// none.
+    fn wanted_by(&self, _args: &[String]) -> bool {
+        false
+    }
+
+    fn flags(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn arg_for(&self, dsn: &str) -> String {
+        format!("--wallet={dsn}")
+    }
+
+    /// lightningd reads `config` in its lightning directory.
+    fn config(&self, dsn: &str) -> Option<crate::chain::ConfigFile> {
+        Some(crate::chain::ConfigFile {
+            path: "config",
+            content: format!("wallet={dsn}\n"),
+        })
+    }
+}
+
+impl External for Cln {
+    fn credential_fields(&self) -> &'static [&'static str] {
+        &["ca_cert", "client_cert", "client_key"]
     }
 }
 
@@ -374,9 +392,10 @@ mod tests {
 
     #[test]
     fn runs_on_bitcoind_only_and_needs_no_channel_flag() {
-        assert_eq!(CLN.chains(), [ChainKind::Bitcoind]);
-        assert_eq!(CLN.large_channel_flag(), None);
-        assert!(!CLN.wants_postgres(&["--wallet=postgres://x".to_string()]));
+        assert_eq!(CLN.chain_needs().backends, [ChainKind::Bitcoind]);
+        assert_eq!(CLN.channel_rules().large_channel_flag, None);
+        let postgres = CLN.postgres().unwrap();
+        assert!(!postgres.wanted_by(&["--wallet=postgres://x".to_string()]));
     }
 
     #[test]
@@ -402,9 +421,16 @@ mod tests {
 
     #[test]
     fn images_take_the_version_as_a_tag() {
-        assert_eq!(CLN.images(Some("26.06.6")).local, "lnbench/cln:v26.06.6");
-        assert_eq!(CLN.images(None).local, "lnbench/cln:v26.06.6");
-        assert_eq!(CLN.images(None).official, None, "laid out otherwise");
+        assert_eq!(
+            CLN.program().images(Some("26.06.6")).local,
+            "lnbench/cln:v26.06.6"
+        );
+        assert_eq!(CLN.program().images(None).local, "lnbench/cln:v26.06.6");
+        assert_eq!(
+            CLN.program().images(None).official,
+            None,
+            "laid out otherwise"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
-    split_host_port,
+    ChainNeeds, ChannelRules, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts, Postgres,
+    Program, node_secret, split_host_port,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -76,38 +76,23 @@ fn prop(key: &str, value: impl std::fmt::Display) -> String {
 
 #[async_trait]
 impl NodeDriver for Eclair {
-    /// `eclair.channel.max-accepted-htlcs`, 30 by default (reference.conf).
-    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
-        let prefix = "-Declair.channel.max-accepted-htlcs=";
-        crate::node::driver::flag_value(args, prefix).unwrap_or(30)
-    }
-
     fn implementation(&self) -> Implementation {
         Implementation::Eclair
     }
 
-    /// A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
-    /// classpath, its arguments being JVM options.
-    fn binary(&self) -> &'static str {
-        "eclair-node"
-    }
-
-    fn build_hint(&self) -> &'static str {
-        "build it from an Eclair source tree with `ECLAIR_SRC=<tree> scripts/build-nodes.sh` \
-         (a JDK >= 21 is needed; docs/implementations.md, \"Eclair\")"
-    }
-
-    fn default_version(&self) -> &'static str {
-        DEFAULT_VERSION
-    }
-
-    /// ACINQ publishes `acinq/eclair` images, but they start Eclair from a script with
-    /// their own data directory; the tool's image takes JVM options as its command.
-    fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
-        NodeImages {
-            local: format!("lnbench/eclair:{v}"),
-            official: None,
+    fn program(&self) -> Program {
+        Program {
+            // A script `scripts/build-nodes.sh` writes, which execs the JVM with Eclair's
+            // classpath, its arguments being JVM options.
+            binary: "eclair-node",
+            build_hint: "build it from an Eclair source tree with `ECLAIR_SRC=<tree> scripts/build-nodes.sh` \
+                         (a JDK >= 21 is needed; docs/implementations.md, \"Eclair\")",
+            default_version: DEFAULT_VERSION,
+            local_image: "lnbench/eclair",
+            // ACINQ publishes `acinq/eclair` images, but they start Eclair from a script
+            // with their own data directory; the tool's image takes JVM options as its
+            // command.
+            official_image: None,
         }
     }
 
@@ -119,13 +104,12 @@ impl NodeDriver for Eclair {
         }
     }
 
-    fn chains(&self) -> &'static [ChainKind] {
+    fn chain_needs(&self) -> ChainNeeds {
         // Eclair keeps its on-chain funds in a bitcoind wallet and hears of blocks by ZMQ.
-        &[ChainKind::Bitcoind]
-    }
-
-    fn chain_wallet(&self) -> bool {
-        true
+        ChainNeeds {
+            backends: &[ChainKind::Bitcoind],
+            wallet: true,
+        }
     }
 
     fn args(&self, a: &NodeLaunch) -> Vec<String> {
@@ -146,7 +130,7 @@ impl NodeDriver for Eclair {
             prop("bitcoind.host", rpc_host),
             prop("bitcoind.rpcport", rpc_port),
             prop("bitcoind.rpcuser", &a.chain.rpc_user),
-            // The wallet the runtime created for this node (`chain_wallet`).
+            // The wallet the runtime created for this node (`ChainNeeds::wallet`).
             prop("bitcoind.wallet", a.name),
         ];
         if let Some(block) = &a.chain.zmq_block {
@@ -224,25 +208,6 @@ impl NodeDriver for Eclair {
         super::is_starting_up(err)
     }
 
-    /// `-Declair.db.driver=postgres` in the node's `args:` asks for the run's
-    /// PostgreSQL server (without `eclair.db.postgres.host` of its own).
-    fn wants_postgres(&self, args: &[String]) -> bool {
-        args.iter().any(|a| a == "-Declair.db.driver=postgres")
-            && !args
-                .iter()
-                .any(|a| a.starts_with("-Declair.db.postgres.host="))
-    }
-
-    /// Eclair takes no DSN: the server's host, port, database and user apart (the
-    /// password, if the DSN has one, only in [`NodeDriver::postgres_config`]).
-    fn postgres_arg(&self, dsn: &str) -> String {
-        self.postgres_args(dsn).join(" ")
-    }
-
-    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
-        Some(&["-Declair.db.driver=postgres"])
-    }
-
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
         let postgres = args.iter().any(|a| a == "-Declair.db.driver=postgres");
         if database == crate::node::Database::Postgres || postgres {
@@ -252,60 +217,10 @@ impl NodeDriver for Eclair {
         }
     }
 
-    /// Eclair's JDBC driver speaks TCP only.
-    fn postgres_over_unix_socket(&self) -> bool {
-        false
-    }
-
-    /// Eclair notes the JDBC URL of its last start beside its chain's data.
-    fn database_address_files(&self) -> &'static [&'static str] {
-        &["regtest/last_jdbcurl"]
-    }
-
-    fn postgres_args(&self, dsn: &str) -> Vec<String> {
-        let Some((user, host, port, database)) = dsn_parts(dsn) else {
-            return Vec::new();
-        };
-        vec![
-            prop("db.postgres.host", host),
-            prop("db.postgres.port", port),
-            prop("db.postgres.database", database),
-            // Never a password on the command line.
-            prop(
-                "db.postgres.username",
-                user.split(':').next().unwrap_or(user),
-            ),
-        ]
-    }
-
-    /// The server, database, user and password in eclair.conf (HOCON), none of them on
-    /// the command line.
-    fn postgres_config(&self, dsn: &str) -> Option<ConfigFile> {
-        let (login, host, port, database) = dsn_parts(dsn)?;
-        let (user, password) = login.split_once(':').unwrap_or((login, ""));
-        let key = |k: &str, v: &str| format!("eclair.db.postgres.{k} = {}\n", hocon_string(v));
-        let mut content = [
-            ("host", host),
-            ("port", port),
-            ("database", database),
-            ("username", user),
-        ]
-        .map(|(k, v)| key(k, v))
-        .concat();
-        if !password.is_empty() {
-            content.push_str(&key("password", password));
-        }
-        Some(ConfigFile {
-            path: "eclair.conf",
-            content,
-        })
-    }
-
     fn secret_words(&self) -> &'static [&'static str] {
         &[]
     }
 
-    /// `option_support_large_channel` is optional by default.
     fn missing(&self, feature: Feature) -> Option<&'static str> {
         match feature {
             Feature::Keysend => None,
@@ -325,18 +240,100 @@ impl NodeDriver for Eclair {
         }
     }
 
-    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
-        None
+    fn channel_rules(&self) -> ChannelRules {
+        ChannelRules {
+            // `option_support_large_channel` is optional by default.
+            large_channel_flag: None,
+            inbound_channel_reserve_sat: 0,
+            max_unconfirmed_inbound_channels: None,
+            // `eclair.channel.max-accepted-htlcs`, 30 by default (reference.conf).
+            htlc_limit: HtlcLimit {
+                default: 30,
+                flag: Some("-Declair.channel.max-accepted-htlcs="),
+            },
+            // Eclair 0.13's `PendingChannelsRateLimiter` asks its router about each
+            // opener through one message adapter, which a second request replaces: two
+            // inbound opens from two peers in the same few milliseconds both answer the
+            // second opener's check, and the first opener waits for an `accept_channel`
+            // that never comes (its log: "waitForRequest: received unhandled message
+            // PendingChannelsRateLimiterResponse(AcceptOpenChannel)").
+            one_inbound_open_at_a_time: true,
+            dials_on_request: true,
+        }
     }
 
-    /// Eclair 0.13's `PendingChannelsRateLimiter` asks its router about each opener
-    /// through one message adapter, which a second request replaces: two inbound opens
-    /// from two peers in the same few milliseconds both answer the second opener's
-    /// check, and the first opener waits for an `accept_channel` that never comes
-    /// (its log: "waitForRequest: received unhandled message
-    /// PendingChannelsRateLimiterResponse(AcceptOpenChannel)").
-    fn one_inbound_open_at_a_time(&self) -> bool {
-        true
+    fn postgres(&self) -> Option<&dyn Postgres> {
+        Some(self)
+    }
+}
+
+impl Postgres for Eclair {
+    /// `-Declair.db.driver=postgres` in the node's `args:` asks for the run's
+    /// PostgreSQL server (without `eclair.db.postgres.host` of its own).
+    fn wanted_by(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == "-Declair.db.driver=postgres")
+            && !args
+                .iter()
+                .any(|a| a.starts_with("-Declair.db.postgres.host="))
+    }
+
+    /// Eclair takes no DSN: the server's host, port, database and user apart (the
+    /// password, if the DSN has one, only in [`Postgres::config`]).
+    fn arg_for(&self, dsn: &str) -> String {
+        self.args_for(dsn).join(" ")
+    }
+
+    fn flags(&self) -> &'static [&'static str] {
+        &["-Declair.db.driver=postgres"]
+    }
+
+    /// Eclair's JDBC driver speaks TCP only.
+    fn over_unix_socket(&self) -> bool {
+        false
+    }
+
+    /// Eclair notes the JDBC URL of its last start beside its chain's data.
+    fn address_files(&self) -> &'static [&'static str] {
+        &["regtest/last_jdbcurl"]
+    }
+
+    fn args_for(&self, dsn: &str) -> Vec<String> {
+        let Some((user, host, port, database)) = dsn_parts(dsn) else {
+            return Vec::new();
+        };
+        vec![
+            prop("db.postgres.host", host),
+            prop("db.postgres.port", port),
+            prop("db.postgres.database", database),
+            // Never a password on the command line.
+            prop(
+                "db.postgres.username",
+                user.split(':').next().unwrap_or(user),
+            ),
+        ]
+    }
+
+    /// The server, database, user and password in eclair.conf (HOCON), none of them on
+    /// the command line.
+    fn config(&self, dsn: &str) -> Option<ConfigFile> {
+        let (login, host, port, database) = dsn_parts(dsn)?;
+        let (user, password) = login.split_once(':').unwrap_or((login, ""));
+        let key = |k: &str, v: &str| format!("eclair.db.postgres.{k} = {}\n", hocon_string(v));
+        let mut content = [
+            ("host", host),
+            ("port", port),
+            ("database", database),
+            ("username", user),
+        ]
+        .map(|(k, v)| key(k, v))
+        .concat();
+        if !password.is_empty() {
+            content.push_str(&key("password", password));
+        }
+        Some(ConfigFile {
+            path: "eclair.conf",
+            content,
+        })
     }
 }
 
@@ -460,23 +457,24 @@ mod tests {
 
     #[test]
     fn runs_on_bitcoind_with_a_wallet_of_its_own() {
-        assert_eq!(ECLAIR.chains(), [ChainKind::Bitcoind]);
-        assert!(ECLAIR.chain_wallet());
-        assert_eq!(ECLAIR.large_channel_flag(), None);
+        assert_eq!(ECLAIR.chain_needs().backends, [ChainKind::Bitcoind]);
+        assert!(ECLAIR.chain_needs().wallet);
+        assert_eq!(ECLAIR.channel_rules().large_channel_flag, None);
     }
 
     #[test]
     fn postgres_is_asked_for_by_the_db_driver_and_given_apart() {
+        let postgres = ECLAIR.postgres().unwrap();
         let asked = ["-Declair.db.driver=postgres".to_string()];
-        assert!(ECLAIR.wants_postgres(&asked));
-        assert!(!ECLAIR.wants_postgres(&[]));
+        assert!(postgres.wanted_by(&asked));
+        assert!(!postgres.wanted_by(&[]));
         let own = [
             asked[0].clone(),
             "-Declair.db.postgres.host=db.example".to_string(),
         ];
-        assert!(!ECLAIR.wants_postgres(&own), "a server of its own");
+        assert!(!postgres.wanted_by(&own), "a server of its own");
         assert_eq!(
-            ECLAIR.postgres_args("postgres://lnbench@postgres:5432/bob?sslmode=disable"),
+            postgres.args_for("postgres://lnbench@postgres:5432/bob?sslmode=disable"),
             [
                 "-Declair.db.postgres.host=postgres",
                 "-Declair.db.postgres.port=5432",
@@ -486,7 +484,7 @@ mod tests {
         );
         // A DSN with a password: the password stays off the command line.
         let with_password = "postgres://lnbench:s3cret@postgres:5432/bob?sslmode=disable";
-        let args = ECLAIR.postgres_args(with_password);
+        let args = postgres.args_for(with_password);
         assert!(!args.concat().contains("s3cret"), "{args:?}");
     }
 
@@ -499,7 +497,7 @@ mod tests {
             user: "carol".into(),
             password: "0123456789abcdef0123456789abcdef".into(),
         };
-        let file = ECLAIR.postgres_config(&login.dsn()).unwrap();
+        let file = ECLAIR.postgres().unwrap().config(&login.dsn()).unwrap();
         assert_eq!(file.path, "eclair.conf");
         assert_eq!(
             file.content,
@@ -514,9 +512,12 @@ mod tests {
     #[test]
     fn images_take_the_version_as_a_tag() {
         assert_eq!(
-            ECLAIR.images(Some("0.13.0")).local,
+            ECLAIR.program().images(Some("0.13.0")).local,
             "lnbench/eclair:v0.13.0"
         );
-        assert_eq!(ECLAIR.images(None).local, "lnbench/eclair:v0.13.0");
+        assert_eq!(
+            ECLAIR.program().images(None).local,
+            "lnbench/eclair:v0.13.0"
+        );
     }
 }

@@ -10,7 +10,8 @@
 use super::LdkNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag, node_secret,
+    ChainNeeds, ChannelRules, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts, Program,
+    node_secret,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -126,43 +127,19 @@ fn config(a: &NodeLaunch) -> String {
 
 #[async_trait]
 impl NodeDriver for Ldk {
-    /// LDK's `ChannelHandshakeConfig::our_max_accepted_htlcs` default, 50: ldk-server
-    /// takes no setting for it.
-    fn max_accepted_htlcs(&self, _args: &[String]) -> u32 {
-        50
-    }
-
     fn implementation(&self) -> Implementation {
         Implementation::Ldk
     }
 
-    /// ldk-server at its pin has no ConnectPeer: the tool notes the address and the
-    /// OpenChannel call dials it.
-    fn dials_on_request(&self) -> bool {
-        false
-    }
-
-    fn binary(&self) -> &'static str {
-        "ldk-server"
-    }
-
-    fn build_hint(&self) -> &'static str {
-        "build it from an ldk-server source tree with `LDK_SERVER_SRC=<tree> scripts/build-nodes.sh` \
-         (docs/implementations.md, \"LDK\")"
-    }
-
-    fn default_version(&self) -> &'static str {
-        DEFAULT_VERSION
-    }
-
-    /// No official image of ldk-server.
-    fn images(&self, version: Option<&str>) -> NodeImages {
-        NodeImages {
-            local: format!(
-                "lnbench/ldk:{}",
-                image_tag(version.unwrap_or(DEFAULT_VERSION))
-            ),
-            official: None,
+    fn program(&self) -> Program {
+        Program {
+            binary: "ldk-server",
+            build_hint: "build it from an ldk-server source tree with `LDK_SERVER_SRC=<tree> scripts/build-nodes.sh` \
+                         (docs/implementations.md, \"LDK\")",
+            default_version: DEFAULT_VERSION,
+            local_image: "lnbench/ldk",
+            // No official image of ldk-server.
+            official_image: None,
         }
     }
 
@@ -174,10 +151,13 @@ impl NodeDriver for Ldk {
         }
     }
 
-    fn chains(&self) -> &'static [ChainKind] {
-        // ldk-server reads the chain from Bitcoin Core's RPC (or Esplora / Electrum
-        // servers, which the tool does not run); btcd lacks calls ldk-node makes.
-        &[ChainKind::Bitcoind]
+    fn chain_needs(&self) -> ChainNeeds {
+        ChainNeeds {
+            // ldk-server reads the chain from Bitcoin Core's RPC (or Esplora / Electrum
+            // servers, which the tool does not run); btcd lacks calls ldk-node makes.
+            backends: &[ChainKind::Bitcoind],
+            wallet: false,
+        }
     }
 
     /// The config file is the only argument ldk-server reads (it ignores the rest).
@@ -230,19 +210,11 @@ impl NodeDriver for Ldk {
         super::is_starting_up(err)
     }
 
-    /// ldk-server keeps its data in SQLite files; it has no database server option.
-    fn wants_postgres(&self, _args: &[String]) -> bool {
-        false
-    }
-
-    /// Never asked for (no PostgreSQL backend); ldk-server would ignore the argument.
-    fn postgres_arg(&self, dsn: &str) -> String {
-        dsn.to_string()
-    }
-
-    /// ldk-server keeps its state in SQLite only: `database: postgres` is refused.
-    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
-        None
+    /// ldk-server keeps its state in SQLite only (it has no database server option;
+    /// validation refuses `database: postgres` for it, as it offers no
+    /// [`NodeDriver::postgres`]).
+    fn database(&self, _database: crate::node::Database, _args: &[String]) -> String {
+        "sqlite".into()
     }
 
     fn secret_words(&self) -> &'static [&'static str] {
@@ -266,21 +238,27 @@ impl NodeDriver for Ldk {
         }
     }
 
-    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
-        None
-    }
-
-    /// ldk-node's default reserve per anchor channel (`AnchorChannelsConfig::
-    /// per_channel_reserve_sats`): without it spendable, an inbound anchor channel is
-    /// refused ("insufficient available on-chain reserves").
-    fn inbound_channel_reserve_sat(&self) -> u64 {
-        25_000
-    }
-
-    /// LDK refuses a fifth unconfirmed inbound channel from one peer ("Refusing more
-    /// than 4 unfunded channels": `MAX_UNFUNDED_CHANS_PER_PEER`).
-    fn max_unconfirmed_inbound_channels(&self) -> Option<u32> {
-        Some(4)
+    fn channel_rules(&self) -> ChannelRules {
+        ChannelRules {
+            large_channel_flag: None,
+            // ldk-node's default reserve per anchor channel (`AnchorChannelsConfig::
+            // per_channel_reserve_sats`): without it spendable, an inbound anchor
+            // channel is refused ("insufficient available on-chain reserves").
+            inbound_channel_reserve_sat: 25_000,
+            // LDK refuses a fifth unconfirmed inbound channel from one peer ("Refusing
+            // more than 4 unfunded channels": `MAX_UNFUNDED_CHANS_PER_PEER`).
+            max_unconfirmed_inbound_channels: Some(4),
+            // LDK's `ChannelHandshakeConfig::our_max_accepted_htlcs` default, 50:
+            // ldk-server takes no setting for it.
+            htlc_limit: HtlcLimit {
+                default: 50,
+                flag: None,
+            },
+            one_inbound_open_at_a_time: false,
+            // ldk-server at its pin has no ConnectPeer: the tool notes the address and
+            // the OpenChannel call dials it.
+            dials_on_request: false,
+        }
     }
 }
 
@@ -401,16 +379,19 @@ mod tests {
 
     #[test]
     fn runs_on_bitcoind_only_has_no_keysend_and_takes_images_by_version() {
-        assert_eq!(LDK.chains(), [ChainKind::Bitcoind]);
+        assert_eq!(LDK.chain_needs().backends, [ChainKind::Bitcoind]);
         assert!(
             LDK.missing(Feature::Keysend)
                 .unwrap()
                 .contains("no keysend")
         );
-        assert_eq!(LDK.images(None).local, "lnbench/ldk:v0.1.0");
-        assert_eq!(LDK.images(Some("0.1.0")).local, "lnbench/ldk:v0.1.0");
-        assert_eq!(LDK.images(None).official, None);
-        assert!(!LDK.wants_postgres(&[]));
+        assert_eq!(LDK.program().images(None).local, "lnbench/ldk:v0.1.0");
+        assert_eq!(
+            LDK.program().images(Some("0.1.0")).local,
+            "lnbench/ldk:v0.1.0"
+        );
+        assert_eq!(LDK.program().images(None).official, None);
+        assert!(LDK.postgres().is_none());
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
-use crate::node::driver::{NodeDriver, NodeEndpoint, NodeImages, NodeLaunch, NodePorts, image_tag};
+use crate::node::driver::{
+    ChainNeeds, ChannelRules, Etcd, External, HtlcLimit, Migrations, NodeDriver, NodeEndpoint,
+    NodeLaunch, NodePorts, Postgres, Program,
+};
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
 use std::path::PathBuf;
@@ -72,32 +75,17 @@ fn chain_args(chain: &ChainAccess) -> Vec<String> {
 
 #[async_trait]
 impl NodeDriver for Lnd {
-    /// `--default-remote-max-htlcs`, 483 by default.
-    fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
-        crate::node::driver::flag_value(args, "--default-remote-max-htlcs=").unwrap_or(483)
-    }
-
     fn implementation(&self) -> Implementation {
         Implementation::Lnd
     }
 
-    fn binary(&self) -> &'static str {
-        "lnd"
-    }
-
-    fn build_hint(&self) -> &'static str {
-        "run `scripts/build-nodes.sh` to build it"
-    }
-
-    fn default_version(&self) -> &'static str {
-        DEFAULT_VERSION
-    }
-
-    fn images(&self, version: Option<&str>) -> NodeImages {
-        let v = image_tag(version.unwrap_or(DEFAULT_VERSION));
-        NodeImages {
-            local: format!("lnbench/lnd:{v}"),
-            official: Some(format!("lightninglabs/lnd:{v}")),
+    fn program(&self) -> Program {
+        Program {
+            binary: "lnd",
+            build_hint: "run `scripts/build-nodes.sh` to build it",
+            default_version: DEFAULT_VERSION,
+            local_image: "lnbench/lnd",
+            official_image: Some("lightninglabs/lnd"),
         }
     }
 
@@ -108,8 +96,11 @@ impl NodeDriver for Lnd {
         }
     }
 
-    fn chains(&self) -> &'static [ChainKind] {
-        &[ChainKind::Btcd, ChainKind::Bitcoind]
+    fn chain_needs(&self) -> ChainNeeds {
+        ChainNeeds {
+            backends: &[ChainKind::Btcd, ChainKind::Bitcoind],
+            wallet: false,
+        }
     }
 
     fn args(&self, a: &NodeLaunch) -> Vec<String> {
@@ -160,10 +151,6 @@ impl NodeDriver for Lnd {
         })
     }
 
-    fn external_credential_fields(&self) -> Option<&'static [&'static str]> {
-        Some(&["tls_cert", "macaroon"])
-    }
-
     async fn ready(&self, endpoint: &NodeEndpoint) -> Result<(), String> {
         let Credentials::Lnd(LndCredentials { tls_cert, .. }) = &endpoint.credentials else {
             return Err(format!("not LND credentials: {:?}", endpoint.credentials));
@@ -179,30 +166,6 @@ impl NodeDriver for Lnd {
 
     fn is_starting_up(&self, err: &NodeError) -> bool {
         super::is_starting_up(err)
-    }
-
-    fn wants_postgres(&self, args: &[String]) -> bool {
-        args.iter().any(|a| a == POSTGRES_BACKEND)
-            && !args.iter().any(|a| a.starts_with(POSTGRES_DSN))
-    }
-
-    fn postgres_arg(&self, dsn: &str) -> String {
-        format!("{POSTGRES_DSN}={dsn}")
-    }
-
-    fn postgres_flags(&self) -> Option<&'static [&'static str]> {
-        Some(&[POSTGRES_BACKEND])
-    }
-
-    fn postgres_config(&self, dsn: &str) -> Option<ConfigFile> {
-        Some(ConfigFile {
-            path: "lnd.conf",
-            content: format!("[postgres]\ndb.postgres.dsn={dsn}\n"),
-        })
-    }
-
-    fn migrations_in_log(&self, log: &str) -> Vec<crate::node::LoggedMigration> {
-        super::migrations::in_log(log)
     }
 
     fn database(&self, database: crate::node::Database, args: &[String]) -> String {
@@ -226,32 +189,23 @@ impl NodeDriver for Lnd {
         }
     }
 
-    fn wants_etcd(&self, args: &[String]) -> bool {
-        args.iter().any(|a| a == ETCD_BACKEND)
-            && !args
-                .iter()
-                .any(|a| a.starts_with(ETCD_HOST) || a.starts_with(ETCD_EMBEDDED))
-    }
-
-    /// Plain gRPC: the server listens on loopback or the run's private network only.
-    fn etcd_args(&self, hosts: &str, namespace: &str) -> Vec<String> {
-        vec![
-            format!("{ETCD_HOST}={hosts}"),
-            format!("--db.etcd.namespace={namespace}"),
-            "--db.etcd.disabletls".into(),
-        ]
-    }
-
-    /// In `lnd.conf`, the `[etcd]` group's options.
-    fn etcd_config(&self, user: &str, password: &str) -> Option<ConfigFile> {
-        Some(ConfigFile {
-            path: "lnd.conf",
-            content: format!("[etcd]\ndb.etcd.user={user}\ndb.etcd.pass={password}\n"),
-        })
-    }
-
     fn secret_words(&self) -> &'static [&'static str] {
         &["macaroon"]
+    }
+
+    fn channel_rules(&self) -> ChannelRules {
+        ChannelRules {
+            large_channel_flag: Some((MAX_NON_WUMBO_SAT, WUMBO_FLAG)),
+            inbound_channel_reserve_sat: 0,
+            max_unconfirmed_inbound_channels: None,
+            // `--default-remote-max-htlcs`, 483 by default.
+            htlc_limit: HtlcLimit {
+                default: 483,
+                flag: Some("--default-remote-max-htlcs="),
+            },
+            one_inbound_open_at_a_time: false,
+            dials_on_request: true,
+        }
     }
 
     /// LND's client does all of them (`SendPaymentV2` takes `dest_custom_records` and
@@ -260,8 +214,80 @@ impl NodeDriver for Lnd {
         None
     }
 
-    fn large_channel_flag(&self) -> Option<(u64, &'static str)> {
-        Some((MAX_NON_WUMBO_SAT, WUMBO_FLAG))
+    fn postgres(&self) -> Option<&dyn Postgres> {
+        Some(self)
+    }
+
+    fn etcd(&self) -> Option<&dyn Etcd> {
+        Some(self)
+    }
+
+    fn external(&self) -> Option<&dyn External> {
+        Some(self)
+    }
+
+    fn migrations(&self) -> Option<&dyn Migrations> {
+        Some(self)
+    }
+}
+
+impl Postgres for Lnd {
+    fn wanted_by(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == POSTGRES_BACKEND)
+            && !args.iter().any(|a| a.starts_with(POSTGRES_DSN))
+    }
+
+    fn flags(&self) -> &'static [&'static str] {
+        &[POSTGRES_BACKEND]
+    }
+
+    fn arg_for(&self, dsn: &str) -> String {
+        format!("{POSTGRES_DSN}={dsn}")
+    }
+
+    fn config(&self, dsn: &str) -> Option<ConfigFile> {
+        Some(ConfigFile {
+            path: "lnd.conf",
+            content: format!("[postgres]\ndb.postgres.dsn={dsn}\n"),
+        })
+    }
+}
+
+impl Etcd for Lnd {
+    fn wanted_by(&self, args: &[String]) -> bool {
+        args.iter().any(|a| a == ETCD_BACKEND)
+            && !args
+                .iter()
+                .any(|a| a.starts_with(ETCD_HOST) || a.starts_with(ETCD_EMBEDDED))
+    }
+
+    /// Plain gRPC: the server listens on loopback or the run's private network only.
+    fn args_for(&self, hosts: &str, namespace: &str) -> Vec<String> {
+        vec![
+            format!("{ETCD_HOST}={hosts}"),
+            format!("--db.etcd.namespace={namespace}"),
+            "--db.etcd.disabletls".into(),
+        ]
+    }
+
+    /// In `lnd.conf`, the `[etcd]` group's options.
+    fn config(&self, user: &str, password: &str) -> ConfigFile {
+        ConfigFile {
+            path: "lnd.conf",
+            content: format!("[etcd]\ndb.etcd.user={user}\ndb.etcd.pass={password}\n"),
+        }
+    }
+}
+
+impl External for Lnd {
+    fn credential_fields(&self) -> &'static [&'static str] {
+        &["tls_cert", "macaroon"]
+    }
+}
+
+impl Migrations for Lnd {
+    fn in_log(&self, log: &str) -> Vec<crate::node::LoggedMigration> {
+        super::migrations::in_log(log)
     }
 }
 
@@ -373,14 +399,15 @@ mod tests {
     #[test]
     fn postgres_is_wanted_only_without_a_dsn_of_its_own() {
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(LND.wants_postgres(&a(&["--db.backend=postgres"])));
-        assert!(!LND.wants_postgres(&a(&[
+        let postgres = LND.postgres().unwrap();
+        assert!(postgres.wanted_by(&a(&["--db.backend=postgres"])));
+        assert!(!postgres.wanted_by(&a(&[
             "--db.backend=postgres",
             "--db.postgres.dsn=postgres://x"
         ])));
-        assert!(!LND.wants_postgres(&a(&["--db.backend=sqlite"])));
+        assert!(!postgres.wanted_by(&a(&["--db.backend=sqlite"])));
         assert_eq!(
-            LND.postgres_arg("postgres://h/db"),
+            postgres.arg_for("postgres://h/db"),
             "--db.postgres.dsn=postgres://h/db"
         );
     }
@@ -388,12 +415,13 @@ mod tests {
     #[test]
     fn etcd_is_wanted_only_without_a_server_of_its_own() {
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(LND.wants_etcd(&a(&["--db.backend=etcd"])));
-        assert!(!LND.wants_etcd(&a(&["--db.backend=etcd", "--db.etcd.host=h:2379"])));
-        assert!(!LND.wants_etcd(&a(&["--db.backend=etcd", "--db.etcd.embedded"])));
-        assert!(!LND.wants_etcd(&a(&["--db.backend=postgres"])));
+        let etcd = LND.etcd().unwrap();
+        assert!(etcd.wanted_by(&a(&["--db.backend=etcd"])));
+        assert!(!etcd.wanted_by(&a(&["--db.backend=etcd", "--db.etcd.host=h:2379"])));
+        assert!(!etcd.wanted_by(&a(&["--db.backend=etcd", "--db.etcd.embedded"])));
+        assert!(!etcd.wanted_by(&a(&["--db.backend=postgres"])));
         assert_eq!(
-            LND.etcd_args("127.0.0.1:1,127.0.0.1:2", "alice"),
+            etcd.args_for("127.0.0.1:1,127.0.0.1:2", "alice"),
             a(&[
                 "--db.etcd.host=127.0.0.1:1,127.0.0.1:2",
                 "--db.etcd.namespace=alice",
@@ -406,13 +434,14 @@ mod tests {
     /// command line.
     #[test]
     fn the_etcd_password_is_in_lnd_conf_not_in_the_args() {
-        let file = LND.etcd_config("root", "s3cret").unwrap();
+        let etcd = LND.etcd().unwrap();
+        let file = etcd.config("root", "s3cret");
         assert_eq!(file.path, "lnd.conf");
         assert_eq!(
             file.content,
             "[etcd]\ndb.etcd.user=root\ndb.etcd.pass=s3cret\n"
         );
-        let args = LND.etcd_args("127.0.0.1:1", "alice");
+        let args = etcd.args_for("127.0.0.1:1", "alice");
         assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
     }
 
@@ -431,11 +460,11 @@ mod tests {
     #[test]
     fn images_take_the_version_as_a_tag() {
         assert_eq!(
-            LND.images(Some("0.20.0-beta")).local,
+            LND.program().images(Some("0.20.0-beta")).local,
             "lnbench/lnd:v0.20.0-beta"
         );
         assert_eq!(
-            LND.images(None).official.as_deref(),
+            LND.program().images(None).official.as_deref(),
             Some("lightninglabs/lnd:v0.21.1-beta")
         );
     }

@@ -149,13 +149,12 @@ impl DockerRuntime {
     /// Adds etcd's user and password to the config files of `spec`'s node, if it uses
     /// the run's etcd.
     pub(super) fn add_etcd_config(&self, spec: &NodeSpec, configs: &mut Vec<ConfigFile>) {
-        let Some(password) = (self.etcd_password.as_deref()).filter(|_| shape::wants(spec)) else {
+        let Some((password, backend)) = (self.etcd_password.as_deref()).zip(shape::backend(spec))
+        else {
             return;
         };
-        let driver = crate::node::driver(spec.implementation);
-        if let Some(file) = driver.etcd_config(shape::USER, password) {
-            super::super::local::config_files::merge(configs, file);
-        }
+        let file = backend.config(shape::USER, password);
+        super::super::local::config_files::merge(configs, file);
     }
 
     /// Turns the cluster's authentication on through `first` (at its address on the

@@ -61,12 +61,19 @@ pub(super) fn point_at(
     dsn: &str,
     configs: &mut Vec<crate::chain::ConfigFile>,
 ) -> Result<(), RuntimeError> {
-    let file = crate::node::driver(implementation)
-        .postgres_config(dsn)
+    let backend = crate::node::driver(implementation)
+        .postgres()
+        .ok_or_else(|| RuntimeError::Unsupported {
+            what: format!("{implementation} on the docker runtime's PostgreSQL"),
+            why: format!("{implementation} has no PostgreSQL backend"),
+            hint: "remove database: postgres from its nodes".into(),
+        })?;
+    let file = backend
+        .config(dsn)
         .ok_or_else(|| RuntimeError::Unsupported {
             what: format!("{implementation:?} on the docker runtime's PostgreSQL"),
-            why: "its driver takes the database on the command line only, and the \
-                  server asks for a password"
+            why: "its driver cannot write the database's login into its config file, \
+                  and the server asks for a password"
                 .into(),
             hint: "use runtime: local for it".into(),
         })?;

@@ -199,7 +199,10 @@ pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
         (out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path))));
         out.push(format!("{}/{cert}", spec.name));
         if crate::runtime::shared::postgres::wants(spec) {
-            let noted = crate::node::driver(spec.implementation).database_address_files();
+            // A node that wants a database has a PostgreSQL backend (validation).
+            let noted = (crate::node::driver(spec.implementation).postgres())
+                .map(|p| p.address_files())
+                .unwrap_or_default();
             out.extend(noted.iter().map(|f| format!("{}/{f}", spec.name)));
         }
     }

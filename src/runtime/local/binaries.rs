@@ -77,7 +77,8 @@ fn find_node_binary_with(
 ) -> Result<PathBuf, RuntimeError> {
     let driver = crate::node::driver(spec.implementation);
     let what = format!("node {}", spec.name);
-    let (binary, hint) = (driver.binary(), driver.build_hint());
+    let program = driver.program();
+    let (binary, hint) = (program.binary, program.build_hint);
     let with_hint = |e| with_hint(e, hint);
     let wanted = match (&spec.version, &spec.binary) {
         (Some(v), None) => crate::node::driver::image_tag(v),

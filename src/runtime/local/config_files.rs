@@ -98,7 +98,11 @@ pub fn written_at_start(scenario: &crate::scenario::Scenario) -> Vec<String> {
         let files = driver.config_files(&launch);
         out.extend(files.iter().map(|f| format!("{}/{}", spec.name, f.path)));
         if super::super::shared::postgres::wants(spec) {
-            let noted = driver.database_address_files().iter();
+            // A node that wants a database has a PostgreSQL backend (validation).
+            let noted = (driver.postgres())
+                .map(|p| p.address_files())
+                .unwrap_or_default()
+                .iter();
             out.extend(noted.map(|f| format!("{}/{f}", spec.name)));
         }
     }

@@ -27,7 +27,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// JDBC driver): the server then listens on loopback TCP for it.
 pub fn over_tcp(node: &crate::scenario::NodeSpec) -> bool {
     super::super::shared::postgres::wants(node)
-        && !crate::node::driver(node.implementation).postgres_over_unix_socket()
+        && (crate::node::driver(node.implementation).postgres())
+            .is_some_and(|p| !p.over_unix_socket())
 }
 
 /// The `pg_hba.conf` of the run's server: whoever reaches the private socket is
@@ -431,15 +432,15 @@ impl super::LocalRuntime {
         else {
             return Ok(());
         };
-        let driver = crate::node::driver(spec.implementation);
+        let backend = super::shared::postgres::backend(spec)?;
         let role = if over_tcp(spec) {
             let login = pg.login_over_tcp(&spec.name).await?;
-            if let Some(file) = driver.postgres_config(&login.dsn()) {
+            if let Some(file) = backend.config(&login.dsn()) {
                 super::config_files::merge(files, file);
             }
             login.user
         } else {
-            args.extend(driver.postgres_args(&pg.database_for(&spec.name).await?));
+            args.extend(backend.args_for(&pg.database_for(&spec.name).await?));
             USER.to_string()
         };
         // A restored snapshot's database, before the node sees it.

@@ -71,7 +71,14 @@ pub fn wanted_by(nodes: &[NodeSpec]) -> bool {
 
 /// Whether `node` needs etcd from the runtime.
 pub fn wants(node: &NodeSpec) -> bool {
-    crate::node::driver(node.implementation).wants_etcd(&node.args)
+    backend(node).is_some()
+}
+
+/// The etcd backend of `node`'s implementation when the node needs the runtime's etcd
+/// (its arguments ask for it): how to point it there. None for a node that does not,
+/// whether its implementation has no etcd backend or its arguments ask for none.
+pub fn backend(node: &NodeSpec) -> Option<&'static dyn crate::node::driver::Etcd> {
+    (crate::node::driver(node.implementation).etcd()).filter(|e| e.wanted_by(&node.args))
 }
 
 /// The members' names: `etcd` alone, `etcd-1` ... `etcd-N` in a cluster. Also their

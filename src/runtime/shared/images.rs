@@ -78,7 +78,8 @@ pub fn candidates(scenario: &Scenario) -> (Candidates, Vec<(String, Candidates)>
                     official: Some(image.clone()),
                 },
                 None => {
-                    let images = crate::node::driver(n.implementation).images(n.version.as_deref());
+                    let program = crate::node::driver(n.implementation).program();
+                    let images = program.images(n.version.as_deref());
                     Candidates {
                         what,
                         local: Some(images.local),
@@ -129,6 +130,7 @@ pub fn choose(
 /// pinned one is built beside it when named in `LND_VERSIONS`.
 fn build_command(local: Option<&str>) -> String {
     let pinned = crate::node::driver(crate::node::Implementation::Lnd)
+        .program()
         .images(None)
         .local;
     match local.and_then(|l| l.strip_prefix("lnbench/lnd:")) {
@@ -224,7 +226,7 @@ mod tests {
             err.contains("build it with LND_VERSIONS=v0.20.1-beta scripts/build-images.sh"),
             "{err}"
         );
-        let pinned = crate::node::driver(crate::node::Implementation::Lnd).images(None);
+        let pinned = (crate::node::driver(crate::node::Implementation::Lnd).program()).images(None);
         let tag = pinned.local.trim_start_matches("lnbench/lnd:");
         let err = choose(&lnd(tag), PullPolicy::Never, &none)
             .unwrap_err()

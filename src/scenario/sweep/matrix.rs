@@ -289,11 +289,7 @@ pub(super) fn reason(raw: &mut RawScenario, implementations_swept: bool) -> Opti
             .database
             .as_ref()
             .is_some_and(|d| d.value == Database::Postgres);
-        if on_postgres
-            && crate::node::driver(implementation)
-                .postgres_flags()
-                .is_none()
-        {
+        if on_postgres && crate::node::driver(implementation).postgres().is_none() {
             match lacking.iter_mut().find(|(i, _)| *i == implementation) {
                 Some((_, names)) => names.push(name.value.clone()),
                 None => lacking.push((implementation, vec![name.value.clone()])),

@@ -87,7 +87,7 @@ fn check_large_channel(
         .filter_map(|g| {
             let (_, node) = node_of(g)?;
             let driver = crate::node::driver(node.implementation.value);
-            let (cap, flag) = driver.large_channel_flag()?;
+            let (cap, flag) = driver.channel_rules().large_channel_flag?;
             let has = node.args.iter().any(|a| a == flag);
             (capacity.value > cap && !has).then_some((
                 *g,

@@ -183,7 +183,10 @@ fn instance_spec(instance: &str, group: &str, node: &RawNode) -> NodeSpec {
 fn node_args(node: &RawNode) -> Vec<String> {
     let driver = crate::node::driver(node.implementation.value);
     let mut args: Vec<String> = match node.database.as_ref().map(|d| d.value) {
-        Some(Database::Postgres) => (driver.postgres_flags().unwrap_or_default().iter())
+        // Without a PostgreSQL backend, none: `check_databases` refuses the node.
+        Some(Database::Postgres) => (driver.postgres().map(|p| p.flags()))
+            .unwrap_or_default()
+            .iter()
             .map(|f| f.to_string())
             .collect(),
         _ => Vec::new(),
@@ -208,7 +211,7 @@ pub(super) fn check_databases(
         };
         let implementation = node.implementation.value;
         let driver = crate::node::driver(implementation);
-        let Some(flags) = driver.postgres_flags() else {
+        let Some(postgres) = driver.postgres() else {
             return Err(ctx.error(
                 &db.referenced,
                 format!(
@@ -218,8 +221,8 @@ pub(super) fn check_databases(
                 "remove database: postgres from this node",
             ));
         };
-        let keys = flags.iter().map(|f| f.split('=').next().unwrap_or(f));
-        let own_dsn = driver.postgres_arg("");
+        let keys = (postgres.flags().iter()).map(|f| f.split('=').next().unwrap_or(f));
+        let own_dsn = postgres.arg_for("");
         let chosen = (keys.chain([own_dsn.trim_end_matches('=')]))
             .filter(|key| !key.is_empty())
             .find_map(|key| node.args.iter().find(|a| a.starts_with(key)));
@@ -246,7 +249,7 @@ pub(super) fn check_chain(
 ) -> Result<(), ScenarioError> {
     for (name, node) in nodes {
         let implementation = node.implementation.value;
-        let runs_on = crate::node::driver(implementation).chains();
+        let runs_on = crate::node::driver(implementation).chain_needs().backends;
         if runs_on.contains(&chain) {
             continue;
         }

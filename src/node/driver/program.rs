@@ -1,0 +1,51 @@
+//! Where a node's daemon comes from: its binary (in the build cache or on PATH), the
+//! command that builds it, the version a node runs when its scenario names none, and
+//! the images of that version for the container runtimes.
+
+/// The daemon of one implementation, as the runtimes look for it: one plain answer,
+/// as every implementation has each of these facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    /// The daemon's binary name, looked up in the build cache and on PATH.
+    pub binary: &'static str,
+    /// The command that builds the binary, for "not found" messages.
+    pub build_hint: &'static str,
+    /// The version a node runs when the scenario names none (the image tag).
+    pub default_version: &'static str,
+    /// The repository of the image `scripts/build-images.sh` builds (`lnbench/lnd`).
+    pub local_image: &'static str,
+    /// The repository of the image the implementation's project publishes, if the
+    /// tool can start it (its layout is the tool's image's); None otherwise.
+    pub official_image: Option<&'static str>,
+}
+
+/// Images for the docker runtime, best first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeImages {
+    /// Built locally by `scripts/build-images.sh`.
+    pub local: String,
+    /// Published by the implementation's project, pullable from a registry.
+    pub official: Option<String>,
+}
+
+impl Program {
+    /// The images of `version` (the default version when None), its tag the version
+    /// with a leading `v` (`0.13.0` and `v0.13.0` both give `v0.13.0`).
+    pub fn images(&self, version: Option<&str>) -> NodeImages {
+        let tag = image_tag(version.unwrap_or(self.default_version));
+        NodeImages {
+            local: format!("{}:{tag}", self.local_image),
+            official: self.official_image.map(|repo| format!("{repo}:{tag}")),
+        }
+    }
+}
+
+/// The image tag of a version: `26.06.6` and `v26.06.6` both give `v26.06.6`.
+pub(crate) fn image_tag(version: &str) -> String {
+    let v = version.trim();
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("v{v}")
+    } else {
+        v.to_string()
+    }
+}
