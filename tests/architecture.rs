@@ -84,6 +84,111 @@ fn no_code_outside_the_runtimes_names_one_of_them() {
     );
 }
 
+/// The source files under src/ outside `skip` (folders or files, relative to src/),
+/// each with its lines up to its test module (`#[cfg(test)]`), comments left out;
+/// test files (`tests.rs`, `*_tests.rs`, `tests/`) are left out whole.
+fn production_lines(skip: &[&str]) -> Vec<(String, usize, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut dirs = vec![root.clone()];
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(&root).unwrap().display().to_string();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if skip.contains(&rel.as_str()) || name == "tests" {
+                continue;
+            }
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.lines().take_while(|l| l.trim() != "#[cfg(test)]");
+            for (n, line) in code.enumerate() {
+                if !line.trim_start().starts_with("//") {
+                    out.push((format!("src/{rel}"), n + 1, line.trim().to_string()));
+                }
+            }
+        }
+    }
+    assert!(files > 100, "only {files} files under src/");
+    out
+}
+
+/// Lines that choose by a name (`== "lnd"`, `"docker" =>`, `Kind::Lnd`): a variant
+/// path of `kind`, or one of `names` compared or matched as a string.
+fn choosing_by_name(line: &str, kind: &str, variants: &[&str], names: &[&str]) -> bool {
+    variants
+        .iter()
+        .any(|v| line.contains(&format!("{kind}::{v}")))
+        || names.iter().any(|n| {
+            let quoted = format!("\"{n}\"");
+            line.contains(&format!("== {quoted}"))
+                || line.contains(&format!("!= {quoted}"))
+                || line.contains(&format!("{quoted} =>"))
+                || line.contains(&format!("{quoted} |"))
+        })
+}
+
+/// No code outside src/node/ chooses by an implementation's name: what only some
+/// implementations do is asked of their driver (`NodeDriver::missing(Feature)`, its
+/// capabilities), so a new implementation is its folder and its line in
+/// `node::driver`. Scenario validation, the runtimes and the report ask; tests may
+/// name implementations freely.
+#[test]
+fn no_code_outside_the_nodes_chooses_by_an_implementation_name() {
+    let found: Vec<String> = production_lines(&["node"])
+        .into_iter()
+        .filter(|(_, _, line)| {
+            choosing_by_name(
+                line,
+                "Implementation",
+                &["Lnd", "Cln", "Eclair", "Ldk"],
+                &["lnd", "cln", "eclair", "ldk"],
+            )
+        })
+        .map(|(file, n, line)| format!("{file}:{n}: {line}"))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "an implementation chosen by name outside src/node/ ({}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// No code outside src/runtime/ chooses by a runtime's name: validation and the
+/// orchestration ask the runtime's registered `Capabilities` (whether it starts its
+/// nodes, the section of its own settings, whether it reaches the nodes' sockets).
+/// `scenario/mod.rs` holds the names themselves (`RuntimeKind` and its `ALL`).
+#[test]
+fn no_code_outside_the_runtimes_chooses_by_a_runtime_name() {
+    let found: Vec<String> = production_lines(&["runtime", "runtime.rs", "scenario/mod.rs"])
+        .into_iter()
+        .filter(|(_, _, line)| {
+            choosing_by_name(
+                line,
+                "RuntimeKind",
+                &["Local", "Docker", "Kubernetes", "External", "Auto"],
+                &["local", "docker", "kubernetes", "external", "auto"],
+            )
+        })
+        .map(|(file, n, line)| format!("{file}:{n}: {line}"))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "a runtime chosen by name outside src/runtime/ ({}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
 /// Every file the tool reads goes through `src/files.rs` (`read_text`, `read_bytes`,
 /// `read_tail`, `open_regular`: a regular file, of bounded size, opened without
 /// blocking), unless it is on this list with the reason it needs no bound: the

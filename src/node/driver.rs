@@ -20,7 +20,7 @@ pub use external::External;
 pub use migrations::Migrations;
 pub use postgres::{Postgres, PostgresLogin};
 pub(crate) use program::image_tag;
-pub use program::{NodeImages, Program};
+pub use program::{BuildTags, NodeImages, Program};
 
 use super::{Credentials, Database, Implementation, LightningNode, NodeError};
 use crate::chain::{ChainAccess, ChainKind};
@@ -63,7 +63,21 @@ pub enum Feature {
     HoldInvoices,
     /// A payment to itself around a chosen circle (rebalancing).
     CircularPayments,
+    /// A choice of the command that pays invoices (`payment_engine:`).
+    PaymentEngines,
+    /// A choice of database backend by flags (`sweep: db_backend:`), with its
+    /// native SQL schema where it has one.
+    DbBackends,
 }
+
+/// What [`NodeDriver::missing`] says of [`Feature::DbBackends`] for an implementation
+/// whose database is chosen by `database:` alone.
+pub(crate) const DB_BACKENDS_ARE_LNDS: &str = "db_backend: chooses LND's --db.backend; other implementations choose their store with database:";
+
+/// What [`NodeDriver::missing`] says of [`Feature::PaymentEngines`] for an
+/// implementation whose client pays invoices with one call.
+pub(crate) const ONE_PAYMENT_CALL: &str =
+    "its client pays invoices with one call (payment_engine: chooses Core Lightning's pay command)";
 
 /// How the tool reaches the nodes a runtime started; the runtime that started them is
 /// asked for it ([`crate::runtime::Runtime::node_connector`]).

@@ -26,9 +26,11 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Which Lightning implementation a node runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Implementation {
+    /// The implementation of a generated node when the topology names none.
+    #[default]
     Lnd,
     Cln,
     Eclair,

@@ -106,9 +106,8 @@ pub(super) fn add_nodes_file(ctx: &Ctx, raw: &mut RawScenario) -> Result<(), Sce
         Some(at(full))
     };
     for node in sim.nodes {
-        let implementation = match (&node.macaroon, &node.ca_cert) {
-            (Some(_), None) => Implementation::Lnd,
-            (None, Some(_)) => Implementation::Cln,
+        let implementation = match implementation_of(&node)[..] {
+            [one] => one,
             _ => {
                 return Err(ctx.error(
                     &loc,
@@ -148,6 +147,26 @@ pub(super) fn add_nodes_file(ctx: &Ctx, raw: &mut RawScenario) -> Result<(), Sce
         raw.nodes.value.0.push((at(node.id), raw_node));
     }
     Ok(())
+}
+
+/// The implementations a sim-ln node could be: those that drive external nodes and
+/// whose credential fields the entry fills (sim-ln's `cert` is the scenario's
+/// `tls_cert`). One, for an entry the tool can drive.
+fn implementation_of(node: &SimNode) -> Vec<Implementation> {
+    let given = [
+        ("tls_cert", &node.cert),
+        ("macaroon", &node.macaroon),
+        ("ca_cert", &node.ca_cert),
+        ("client_cert", &node.client_cert),
+        ("client_key", &node.client_key),
+    ];
+    let fills = |field: &&str| given.iter().any(|(f, v)| f == field && v.is_some());
+    (Implementation::ALL.into_iter())
+        .filter(|i| {
+            (crate::node::driver(*i).external())
+                .is_some_and(|e| e.credential_fields().iter().any(fills))
+        })
+        .collect()
 }
 
 /// sim-ln's node file: `{"nodes": [...], "activity": [...]}`; only `nodes` is read.

@@ -403,7 +403,7 @@ fn apply(raw: &mut RawScenario, param: &SweepParam, value: SweepValue, at: Locat
         (SweepParam::Database, SweepValue::Database(db)) => matrix::apply_database(raw, db, at),
         (SweepParam::PaymentEngine, SweepValue::PaymentEngine(engine)) => {
             for (_, node) in &mut raw.nodes.value.0 {
-                if node.implementation.value == crate::node::Implementation::Cln {
+                if dims::takes_payment_engine(node.implementation.value) {
                     node.payment_engine = Some(Spanned::new(engine, at, at));
                 }
             }

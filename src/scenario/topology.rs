@@ -299,7 +299,10 @@ fn mix(
     rng: &mut ChaCha8Rng,
 ) -> Result<Vec<(Implementation, Location)>, ScenarioError> {
     let Some(shares) = &t.implementations else {
-        return Ok(vec![(Implementation::Lnd, t.shape.referenced); n as usize]);
+        return Ok(vec![
+            (Implementation::default(), t.shape.referenced);
+            n as usize
+        ]);
     };
     const HINT: &str =
         "give each implementation a share above 0, e.g. implementations: { lnd: 0.5, cln: 0.5 }";

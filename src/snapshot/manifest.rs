@@ -69,10 +69,6 @@ fn node_line(n: &crate::scenario::NodeSpec, args: &[String]) -> String {
     )
 }
 
-/// LND's flag for its native SQL schema: on a SQLite or PostgreSQL database kept in
-/// key-value form, LND migrates invoices, payments and the graph to it at its start.
-const NATIVE_SQL: &str = "--db.use-native-sql";
-
 /// A node restored onto another schema or version than it was saved with, which it
 /// migrates at its start: LND's key-value SQL database (`from`, `sqlite`) to native
 /// SQL (`to`, `sqlite-native`), or with `--upgrade` the saved binary's version to
@@ -85,22 +81,23 @@ pub struct Migration {
 }
 
 /// The network a snapshot must have been saved from to restore `scenario`, with the
-/// migrations the scenario asks for: an LND node whose only change is
-/// `--db.use-native-sql` added on a SQL backend is restored from its key-value
-/// database and migrates it as it starts. `saved` is the snapshot's network.
+/// migrations the scenario asks for: a node whose only change is its driver's schema
+/// arguments (`Migrations::schema_args`: LND's `--db.use-native-sql`) added on a SQL
+/// backend is restored from its key-value database and migrates it as it starts.
+/// `saved` is the snapshot's network.
 pub fn network_to_restore(scenario: &Scenario, saved: &[String]) -> (Vec<String>, Vec<Migration>) {
     let mut wanted = network_form(scenario);
     let mut migrations = Vec::new();
     for (n, line) in scenario.nodes.iter().zip(wanted.iter_mut().skip(1)) {
-        let native = |a: &String| a == NATIVE_SQL || *a == format!("{NATIVE_SQL}=true");
-        if n.implementation != crate::node::Implementation::Lnd
-            || !n.args.iter().any(native)
-            || saved.contains(line)
-        {
+        let driver = crate::node::driver(n.implementation);
+        let Some(schema) = driver.migrations().map(|m| m.schema_args()) else {
+            continue;
+        };
+        let native = |a: &&String| schema.contains(&a.as_str());
+        if !n.args.iter().any(|a| native(&a)) || saved.contains(line) {
             continue;
         }
         let kv: Vec<String> = n.args.iter().filter(|a| !native(a)).cloned().collect();
-        let driver = crate::node::driver(n.implementation);
         let from = driver.database(n.database, &kv);
         let kv_line = node_line(n, &kv);
         if from != "bbolt" && saved.contains(&kv_line) {

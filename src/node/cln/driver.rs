@@ -5,8 +5,8 @@
 use super::{ClnNode, SERVER_NAME};
 use crate::chain::{ChainAccess, ChainKind};
 use crate::node::driver::{
-    ChainNeeds, ChannelRules, External, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts,
-    Postgres, Program, split_host_port,
+    ChainNeeds, ChannelRules, DB_BACKENDS_ARE_LNDS, External, HtlcLimit, NodeDriver, NodeEndpoint,
+    NodeLaunch, NodePorts, Postgres, Program, split_host_port,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -90,6 +90,8 @@ impl NodeDriver for Cln {
             // (the tool's image has it at `/bin/cln-grpc`, which the command line names)
             // and starts lightningd from a script watching its own data directory.
             official_image: None,
+            versions_variable: None,
+            build_tags: None,
         }
     }
 
@@ -199,6 +201,9 @@ impl NodeDriver for Cln {
             Feature::CircularPayments => Some(
                 "this tool pays from Core Lightning through xpay, which chooses its own route; a circular payment would need a route built by hand for sendpay, which the tool's client does not build",
             ),
+            // xpay, pay, renepay.
+            Feature::PaymentEngines => None,
+            Feature::DbBackends => Some(DB_BACKENDS_ARE_LNDS),
         }
     }
 
@@ -213,6 +218,7 @@ impl NodeDriver for Cln {
             htlc_limit: HtlcLimit {
                 default: 483,
                 flag: Some("--max-concurrent-htlcs="),
+                min: None,
             },
             one_inbound_open_at_a_time: false,
             dials_on_request: true,

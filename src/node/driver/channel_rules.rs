@@ -39,6 +39,10 @@ pub struct HtlcLimit {
     /// The flag's prefix up to its value (`--max-concurrent-htlcs=`); None where the
     /// implementation takes no setting for it.
     pub flag: Option<&'static str>,
+    /// The smallest value of `flag` the node opens a channel with, where it refuses
+    /// less at opening (validation refuses it first, at the node); None where no
+    /// such floor is known.
+    pub min: Option<u32>,
 }
 
 impl ChannelRules {
@@ -46,7 +50,7 @@ impl ChannelRules {
     /// given its `args:` (an attack's `share:` is of the smallest in the scenario):
     /// the last value of the flag there, else the default.
     pub fn max_accepted_htlcs(&self, args: &[String]) -> u32 {
-        let HtlcLimit { default, flag } = self.htlc_limit;
+        let HtlcLimit { default, flag, .. } = self.htlc_limit;
         flag.and_then(|prefix| flag_value(args, prefix))
             .unwrap_or(default)
     }

@@ -9,4 +9,8 @@ use crate::node::LoggedMigration;
 pub trait Migrations: Send + Sync {
     /// The migrations the node's log (`log`, its output from its start) says it ran.
     fn in_log(&self, log: &str) -> Vec<LoggedMigration>;
+    /// The arguments that move the node's store to another schema, which it migrates
+    /// to as it starts (LND's `--db.use-native-sql`, in each form it takes): a node
+    /// restored from a snapshot saved without them migrates.
+    fn schema_args(&self) -> &'static [&'static str];
 }

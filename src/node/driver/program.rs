@@ -17,6 +17,25 @@ pub struct Program {
     /// The repository of the image the implementation's project publishes, if the
     /// tool can start it (its layout is the tool's image's); None otherwise.
     pub official_image: Option<&'static str>,
+    /// The variable with which the build scripts build other releases beside the
+    /// pinned one (`LND_VERSIONS=v0.19.2 scripts/build-nodes.sh`), if they can.
+    pub versions_variable: Option<&'static str>,
+    /// The build's stamp of the optional parts compiled in, if the build can leave
+    /// some out.
+    pub build_tags: Option<BuildTags>,
+}
+
+/// Where a build records the optional parts it compiled in (Go build tags), and the
+/// tag each database backend needs: a node that asks for a backend its binary lacks
+/// is refused before anything starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildTags {
+    /// The stamp's file name beside the binary (`.lnd.tags`): the tags, space-separated.
+    pub stamp: &'static str,
+    /// Each backend (as [`super::NodeDriver::database`] names it) and its tag.
+    pub backends: &'static [(&'static str, &'static str)],
+    /// The command that builds a binary with every backend's tag.
+    pub build_all: &'static str,
 }
 
 /// Images for the docker runtime, best first.

@@ -6,8 +6,8 @@
 use super::EclairNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    ChainNeeds, ChannelRules, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts, Postgres,
-    Program, node_secret, split_host_port,
+    ChainNeeds, ChannelRules, DB_BACKENDS_ARE_LNDS, HtlcLimit, NodeDriver, NodeEndpoint,
+    NodeLaunch, NodePorts, ONE_PAYMENT_CALL, Postgres, Program, node_secret, split_host_port,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -93,6 +93,8 @@ impl NodeDriver for Eclair {
             // with their own data directory; the tool's image takes JVM options as its
             // command.
             official_image: None,
+            versions_variable: None,
+            build_tags: None,
         }
     }
 
@@ -237,6 +239,8 @@ impl NodeDriver for Eclair {
             Feature::CircularPayments => Some(
                 "this tool pays from Eclair through payinvoice, which chooses its own route; a circular payment would need a route built by hand for sendtoroute, which the tool's client does not build",
             ),
+            Feature::PaymentEngines => Some(ONE_PAYMENT_CALL),
+            Feature::DbBackends => Some(DB_BACKENDS_ARE_LNDS),
         }
     }
 
@@ -250,6 +254,7 @@ impl NodeDriver for Eclair {
             htlc_limit: HtlcLimit {
                 default: 30,
                 flag: Some("-Declair.channel.max-accepted-htlcs="),
+                min: None,
             },
             // Eclair 0.13's `PendingChannelsRateLimiter` asks its router about each
             // opener through one message adapter, which a second request replaces: two

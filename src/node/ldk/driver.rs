@@ -10,8 +10,8 @@
 use super::LdkNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    ChainNeeds, ChannelRules, HtlcLimit, NodeDriver, NodeEndpoint, NodeLaunch, NodePorts, Program,
-    node_secret,
+    ChainNeeds, ChannelRules, DB_BACKENDS_ARE_LNDS, HtlcLimit, NodeDriver, NodeEndpoint,
+    NodeLaunch, NodePorts, ONE_PAYMENT_CALL, Program, node_secret,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -140,6 +140,8 @@ impl NodeDriver for Ldk {
             local_image: "lnbench/ldk",
             // No official image of ldk-server.
             official_image: None,
+            versions_variable: None,
+            build_tags: None,
         }
     }
 
@@ -235,6 +237,8 @@ impl NodeDriver for Ldk {
             Feature::CircularPayments => Some(
                 "ldk-server's payment calls take no first or last hop, so the tool cannot make a node pay itself around a chosen circle",
             ),
+            Feature::PaymentEngines => Some(ONE_PAYMENT_CALL),
+            Feature::DbBackends => Some(DB_BACKENDS_ARE_LNDS),
         }
     }
 
@@ -253,6 +257,7 @@ impl NodeDriver for Ldk {
             htlc_limit: HtlcLimit {
                 default: 50,
                 flag: None,
+                min: None,
             },
             one_inbound_open_at_a_time: false,
             // ldk-server at its pin has no ConnectPeer: the tool notes the address and

@@ -4,8 +4,8 @@
 use super::LndNode;
 use crate::chain::{ChainAccess, ChainKind, ConfigFile};
 use crate::node::driver::{
-    ChainNeeds, ChannelRules, Etcd, External, HtlcLimit, Migrations, NodeDriver, NodeEndpoint,
-    NodeLaunch, NodePorts, Postgres, Program,
+    BuildTags, ChainNeeds, ChannelRules, Etcd, External, HtlcLimit, Migrations, NodeDriver,
+    NodeEndpoint, NodeLaunch, NodePorts, Postgres, Program,
 };
 use crate::node::{Credentials, Feature, Implementation, LightningNode, NodeError};
 use async_trait::async_trait;
@@ -86,6 +86,15 @@ impl NodeDriver for Lnd {
             default_version: DEFAULT_VERSION,
             local_image: "lnbench/lnd",
             official_image: Some("lightninglabs/lnd"),
+            versions_variable: Some("LND_VERSIONS"),
+            // The quick start's lnd (`scripts/setup.sh` without `--dev`) leaves out
+            // the PostgreSQL and etcd backends (lnd itself would exit with "postgres
+            // backend not available").
+            build_tags: Some(BuildTags {
+                stamp: ".lnd.tags",
+                backends: &[("postgres", "kvdb_postgres"), ("etcd", "kvdb_etcd")],
+                build_all: "run scripts/build-nodes.sh (or scripts/setup.sh --dev), which builds lnd with both",
+            }),
         }
     }
 
@@ -179,9 +188,7 @@ impl NodeDriver for Lnd {
             (_, None) => "bbolt".into(),
         };
         // LND's native SQL schema (`--db.use-native-sql`) applies on SQL backends only.
-        let native = args
-            .iter()
-            .any(|a| a == "--db.use-native-sql" || a == "--db.use-native-sql=true");
+        let native = args.iter().any(|a| NATIVE_SQL.contains(&a.as_str()));
         if native && (backend == "sqlite" || backend == "postgres") {
             format!("{backend}-native")
         } else {
@@ -202,6 +209,8 @@ impl NodeDriver for Lnd {
             htlc_limit: HtlcLimit {
                 default: 483,
                 flag: Some("--default-remote-max-htlcs="),
+                // LND refuses a channel whose `max_accepted_htlcs` is below 5.
+                min: Some(5),
             },
             one_inbound_open_at_a_time: false,
             dials_on_request: true,
@@ -210,8 +219,13 @@ impl NodeDriver for Lnd {
 
     /// LND's client does all of them (`SendPaymentV2` takes `dest_custom_records` and
     /// `max_parts`; hold invoices and routes built by hand are in its RPC).
-    fn missing(&self, _feature: Feature) -> Option<&'static str> {
-        None
+    fn missing(&self, feature: Feature) -> Option<&'static str> {
+        match feature {
+            Feature::PaymentEngines => Some(
+                "LND pays through SendPaymentV2 only (payment_engine: chooses Core Lightning's pay command)",
+            ),
+            _ => None,
+        }
     }
 
     fn postgres(&self) -> Option<&dyn Postgres> {
@@ -289,7 +303,16 @@ impl Migrations for Lnd {
     fn in_log(&self, log: &str) -> Vec<crate::node::LoggedMigration> {
         super::migrations::in_log(log)
     }
+
+    fn schema_args(&self) -> &'static [&'static str] {
+        NATIVE_SQL
+    }
 }
+
+/// LND's flag for its native SQL schema, in each form it takes: on a SQLite or
+/// PostgreSQL database kept in key-value form, LND migrates invoices, payments and the
+/// graph to it at its start.
+const NATIVE_SQL: &[&str] = &["--db.use-native-sql", "--db.use-native-sql=true"];
 
 #[cfg(test)]
 mod tests {

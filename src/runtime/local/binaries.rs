@@ -113,12 +113,15 @@ fn find_node_binary_with(
                     "the build cache (it holds {binary} {stamp}) and its versions/{}/{wanted}/",
                     spec.implementation.as_str()
                 ),
-                hint: match spec.implementation {
-                    crate::node::Implementation::Lnd => format!(
-                        "build that release beside the pinned one: LND_VERSIONS={wanted} scripts/build-nodes.sh \
+                hint: match crate::node::driver(spec.implementation)
+                    .program()
+                    .versions_variable
+                {
+                    Some(variable) => format!(
+                        "build that release beside the pinned one: {variable}={wanted} scripts/build-nodes.sh \
                          (or pass the scenario file to scripts/build-nodes.sh), or remove version: to run {stamp}"
                     ),
-                    _ => format!(
+                    None => format!(
                         "scripts/build-nodes.sh builds one release of {}; remove version: to run {stamp}",
                         spec.implementation.as_str()
                     ),
@@ -158,35 +161,36 @@ fn find_binary_with(
     })
 }
 
-/// The lnd the quick start builds (`scripts/setup.sh` without `--dev`) leaves out the
-/// PostgreSQL and etcd backends, and its tags stamp (`.lnd.tags` beside it) says so: a
-/// node that asks for one of them is refused before anything starts, with the command
-/// that builds them in (lnd itself would exit with "postgres backend not available").
-fn lnd_backend_built(spec: &crate::scenario::NodeSpec, binary: &Path) -> Result<(), RuntimeError> {
-    if spec.implementation != crate::node::Implementation::Lnd {
+/// A binary whose build can leave database backends out says which it has in its
+/// tags stamp (`NodeDriver::program`'s `build_tags`: the quick start's lnd has no
+/// PostgreSQL or etcd backend): a node that asks for a backend its binary lacks is
+/// refused before anything starts, with the command that builds it in.
+fn backend_built(spec: &crate::scenario::NodeSpec, binary: &Path) -> Result<(), RuntimeError> {
+    let driver = crate::node::driver(spec.implementation);
+    let Some(tags) = driver.program().build_tags else {
         return Ok(());
-    }
-    let stamp = binary.parent().map(|dir| dir.join(".lnd.tags"));
+    };
+    let stamp = binary.parent().map(|dir| dir.join(tags.stamp));
     let read = |s: &Path| crate::files::read_text(s, crate::files::SMALL_MAX_BYTES).ok();
-    let Some(tags) = stamp.and_then(|s| read(&s)) else {
+    let Some(built) = stamp.and_then(|s| read(&s)) else {
         return Ok(());
     };
-    let backend = crate::node::driver(spec.implementation).database(spec.database, &spec.args);
-    let tag = match backend.as_str() {
-        "postgres" => "kvdb_postgres",
-        "etcd" => "kvdb_etcd",
-        _ => return Ok(()),
+    let backend = driver.database(spec.database, &spec.args);
+    let Some(&(_, tag)) = tags.backends.iter().find(|(b, _)| *b == backend) else {
+        return Ok(());
     };
-    if tags.split_whitespace().any(|t| t == tag) {
+    if built.split_whitespace().any(|t| t == tag) {
         return Ok(());
     }
+    let name = driver.program().binary;
     Err(RuntimeError::BinaryNotFound {
-        binary: format!("lnd with the {backend} backend"),
+        binary: format!("{name} with the {backend} backend"),
         what: format!("node {}", spec.name),
         looked: format!("{} (built without the {tag} tag)", binary.display()),
-        hint: "the quick start's lnd has no PostgreSQL or etcd backend: run \
-               scripts/build-nodes.sh (or scripts/setup.sh --dev), which rebuilds it with both"
-            .into(),
+        hint: format!(
+            "this {name} was built without the {backend} backend: {}",
+            tags.build_all
+        ),
     })
 }
 
@@ -273,7 +277,7 @@ pub(super) fn preflight(scenario: &crate::scenario::Scenario) -> anyhow::Result<
     )?;
     for node in &scenario.nodes {
         let binary = find_node_binary(node)?;
-        lnd_backend_built(node, &binary)?;
+        backend_built(node, &binary)?;
     }
     super::envelopes::check(scenario)?;
     Ok(())
@@ -352,22 +356,22 @@ mod tests {
         let postgres = node(&["--db.backend=postgres"]);
         let etcd = node(&["--db.backend=etcd"]);
         // No stamp (a binary on PATH, or built before stamps): taken as it is.
-        assert!(lnd_backend_built(&postgres, &lnd).is_ok());
+        assert!(backend_built(&postgres, &lnd).is_ok());
         let stamp = dir.path().join(".lnd.tags");
         std::fs::write(&stamp, "signrpc routerrpc kvdb_sqlite\n").unwrap();
-        let err = lnd_backend_built(&postgres, &lnd).unwrap_err().to_string();
+        let err = backend_built(&postgres, &lnd).unwrap_err().to_string();
         assert!(err.contains("lnd with the postgres backend"), "{err}");
         assert!(
             err.contains("kvdb_postgres") && err.contains("scripts/build-nodes.sh"),
             "{err}"
         );
-        let err = lnd_backend_built(&etcd, &lnd).unwrap_err().to_string();
+        let err = backend_built(&etcd, &lnd).unwrap_err().to_string();
         assert!(err.contains("kvdb_etcd"), "{err}");
-        assert!(lnd_backend_built(&node(&[]), &lnd).is_ok());
-        assert!(lnd_backend_built(&node(&["--db.backend=sqlite"]), &lnd).is_ok());
+        assert!(backend_built(&node(&[]), &lnd).is_ok());
+        assert!(backend_built(&node(&["--db.backend=sqlite"]), &lnd).is_ok());
         std::fs::write(&stamp, "signrpc kvdb_sqlite kvdb_postgres kvdb_etcd\n").unwrap();
-        assert!(lnd_backend_built(&postgres, &lnd).is_ok());
-        assert!(lnd_backend_built(&etcd, &lnd).is_ok());
+        assert!(backend_built(&postgres, &lnd).is_ok());
+        assert!(backend_built(&etcd, &lnd).is_ok());
     }
 
     #[test]

@@ -126,19 +126,22 @@ pub fn choose(
     }
 }
 
-/// The command that builds the local image `local`: an LND release other than the
-/// pinned one is built beside it when named in `LND_VERSIONS`.
+/// The command that builds the local image `local`: a release other than the pinned
+/// one is built beside it, for an implementation whose build scripts take other
+/// releases (`LND_VERSIONS`).
 fn build_command(local: Option<&str>) -> String {
-    let pinned = crate::node::driver(crate::node::Implementation::Lnd)
-        .program()
-        .images(None)
-        .local;
-    match local.and_then(|l| l.strip_prefix("lnbench/lnd:")) {
-        Some(release) if local != Some(pinned.as_str()) => {
-            format!("LND_VERSIONS={release} scripts/build-images.sh")
-        }
-        _ => "scripts/build-images.sh".into(),
-    }
+    let other_release = |program: crate::node::driver::Program| {
+        let variable = program.versions_variable?;
+        let release = local?
+            .strip_prefix(program.local_image)?
+            .strip_prefix(':')?;
+        let pinned = program.images(None).local;
+        (local != Some(pinned.as_str()))
+            .then(|| format!("{variable}={release} scripts/build-images.sh"))
+    };
+    (crate::node::Implementation::ALL.into_iter())
+        .find_map(|i| other_release(crate::node::driver(i).program()))
+        .unwrap_or_else(|| "scripts/build-images.sh".into())
 }
 
 fn missing(c: &Candidates, policy: PullPolicy) -> RuntimeError {

@@ -215,7 +215,10 @@ fn db_backend_dims(ctx: &Ctx, raw: &RawScenario, s: &RawSweep) -> Result<Vec<Dim
         }
         for (name, node) in &raw.nodes.value.0 {
             let implementation = node.implementation.value;
-            if implementation != crate::node::Implementation::Lnd {
+            if (crate::node::driver(implementation))
+                .missing(crate::node::Feature::DbBackends)
+                .is_some()
+            {
                 return Err(ctx.error(
                     &node.implementation.referenced,
                     format!(
@@ -273,7 +276,6 @@ fn payment_engine_dim(
             "sweep payment_engine: over a file whose nodes are cln, without implementation:",
         ));
     }
-    let cln = crate::node::Implementation::Cln;
     for (name, node) in &raw.nodes.value.0 {
         if let Some(own) = &node.payment_engine {
             return Err(ctx.error(
@@ -291,7 +293,7 @@ fn payment_engine_dim(
         .value
         .0
         .iter()
-        .any(|(_, n)| n.implementation.value == cln)
+        .any(|(_, n)| takes_payment_engine(n.implementation.value))
     {
         return Err(ctx.error(
             &list.referenced,
@@ -413,4 +415,12 @@ fn non_empty<T>(
         ));
     }
     Ok(values)
+}
+
+/// Whether nodes of `implementation` choose the command that pays invoices
+/// (`payment_engine:`), as their driver says.
+pub(super) fn takes_payment_engine(implementation: crate::node::Implementation) -> bool {
+    (crate::node::driver(implementation))
+        .missing(crate::node::Feature::PaymentEngines)
+        .is_none()
 }

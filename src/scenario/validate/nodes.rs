@@ -38,9 +38,7 @@ pub(super) fn expand_nodes(
         check_node_name(ctx, name)?;
         check_image(ctx, node.image.as_ref(), &format!("node {}", name.value))?;
         check_args(ctx, name, &node.args)?;
-        if node.implementation.value == crate::node::Implementation::Lnd {
-            check_lnd_max_htlcs(ctx, name, &node.args)?;
-        }
+        check_htlc_limit(ctx, name, node)?;
         let replicas = match &node.replicas {
             Some(r) if r.value == 0 => {
                 return Err(ctx.error(
@@ -133,28 +131,32 @@ fn check_args(ctx: &Ctx, name: &Spanned<String>, args: &[String]) -> Result<(), 
     Ok(())
 }
 
-/// LND refuses a channel whose `max_accepted_htlcs` is below 5 when it opens: a
-/// `--default-remote-max-htlcs` under that would fail the run at setup, so it is
-/// refused here, with the node it is on.
-const LND_MIN_MAX_HTLCS: u32 = 5;
-
-fn check_lnd_max_htlcs(
+/// A node's HTLC limit flag below the smallest its implementation opens a channel
+/// with (LND's `--default-remote-max-htlcs` under 5) would fail the run at setup, so
+/// it is refused here, with the node it is on.
+fn check_htlc_limit(
     ctx: &Ctx,
     name: &Spanned<String>,
-    args: &[String],
+    node: &RawNode,
 ) -> Result<(), ScenarioError> {
-    let flag = "--default-remote-max-htlcs=";
-    for arg in args {
+    let implementation = node.implementation.value;
+    let limit = crate::node::driver(implementation)
+        .channel_rules()
+        .htlc_limit;
+    let (Some(flag), Some(min)) = (limit.flag, limit.min) else {
+        return Ok(());
+    };
+    for arg in &node.args {
         let Some(value) = arg.strip_prefix(flag) else {
             continue;
         };
         match value.trim().parse::<u32>() {
-            Ok(n) if n >= LND_MIN_MAX_HTLCS => {}
+            Ok(n) if n >= min => {}
             _ => {
                 return Err(ctx.error(
                     &name.referenced,
-                    format!("node {} has {arg}: LND opens no channel with fewer than {LND_MIN_MAX_HTLCS} HTLCs in flight", name.value),
-                    format!("write {flag}{LND_MIN_MAX_HTLCS} or more (483 is LND's default)"),
+                    format!("node {} has {arg}: {implementation} opens no channel with fewer than {min} HTLCs in flight", name.value),
+                    format!("write {flag}{min} or more ({} is {implementation}'s default)", limit.default),
                 ));
             }
         }
@@ -309,13 +311,16 @@ pub(super) fn check_payment_engines(
     w: &RawWorkload,
     local: bool,
 ) -> Result<(), ScenarioError> {
-    use crate::node::{Implementation, PaymentEngine};
+    use crate::node::{Feature, PaymentEngine};
     for (name, node) in nodes {
         let Some(engine) = &node.payment_engine else {
             continue;
         };
         let implementation = node.implementation.value;
-        if implementation != Implementation::Cln {
+        if crate::node::driver(implementation)
+            .missing(Feature::PaymentEngines)
+            .is_some()
+        {
             return Err(ctx.error(
                 &engine.referenced,
                 format!(
