@@ -133,3 +133,17 @@ pub trait NetworkName: Send + Sync {
     /// `testnet4`, `main`); None when the node does not say.
     async fn network(&self) -> Result<Option<String>, NodeError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lacking;
+    use crate::node::fake::{FakeConfig, FakeNode};
+
+    /// A caller without the capability it needs says which node lacks which feature.
+    #[test]
+    fn a_missing_capability_names_the_node_and_the_feature() {
+        let node = FakeNode::new(FakeConfig::instant("alice"));
+        let e = lacking(&node, "hold invoices").to_string();
+        assert_eq!(e, "alice: this client has no hold invoices");
+    }
+}

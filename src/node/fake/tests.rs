@@ -246,3 +246,20 @@ async fn on_a_chain_channels_need_peers_funds_and_depth_and_payments_a_path() {
     assert_eq!(carol.payment_ledger().await.unwrap().received, 1);
     assert_eq!(chain.tip(), crate::chain::fake::MATURE_HEIGHT + 8);
 }
+
+/// The fake offers what the engine's tests drive on it (custom records, payments to
+/// itself, its ledger) and nothing else; a hidden ledger is no longer offered.
+#[test]
+fn offers_its_capabilities_and_hides_its_ledger_on_request() {
+    let node = FakeNode::new(FakeConfig::instant("alice"));
+    assert!(node.custom_records().is_some());
+    assert!(node.circular_payments().is_some());
+    assert!(node.own_ledger().is_some());
+    assert!(node.hold_invoices().is_none());
+    assert!(node.part_limit().is_none());
+    assert!(node.record_counts().is_none());
+    assert!(node.health_check().is_none());
+    assert!(node.network_name().is_none());
+    node.hide_ledger();
+    assert!(node.own_ledger().is_none());
+}
