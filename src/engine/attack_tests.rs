@@ -289,3 +289,24 @@ fn first_holds_spread_over_the_hold_time() {
     assert_eq!(firsts, secs);
     assert_eq!(attack::first_hold(hold, 0, 0), hold);
 }
+
+/// An accomplice whose client has no hold invoices (validation refuses it before a
+/// run) holds nothing: its slots end at once, and the load runs on to its end.
+#[tokio::test(start_paused = true)]
+async fn an_accomplice_without_hold_invoices_holds_nothing() {
+    let pair = Arc::new(HoldPair::default());
+    let mut plan = plan(&pair, Duration::from_secs(10));
+    let fake: Arc<dyn LightningNode> = Arc::new(FakeNode::new(FakeConfig::instant("carol")));
+    if let Some(a) = plan.attack.as_mut() {
+        a.accomplice = fake;
+    }
+    let (recorder, _snapshots) = Recorder::new();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let outcome = run(plan, recorder, rx, CancellationToken::new()).await;
+    let attack = outcome.unwrap().summary.attack.expect("results.attack");
+    assert_eq!((attack.invoices, attack.accepted), (0, 0), "{attack:?}");
+    assert_eq!(attack.slots_held_max, 0, "{attack:?}");
+    // Nor can the fake tell its pending HTLCs: no health check.
+    assert!(attack.accomplice_pending_htlcs.iter().all(Option::is_none));
+    assert_eq!(attack.accomplice_pending_after, None);
+}
