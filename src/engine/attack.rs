@@ -13,7 +13,7 @@
 //! engine waits for them, so no HTLC stays held.
 
 use crate::metrics::attack::AttackStats;
-use crate::node::{LightningNode, PaymentHash, PaymentOutcome};
+use crate::node::{HoldInvoices, LightningNode, PaymentHash, PaymentOutcome};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -108,10 +108,11 @@ impl Attack {
 }
 
 /// The node's count of HTLCs in flight on its channels; None when it does not
-/// answer within a second or cannot tell.
+/// answer within a second or its client cannot tell ([`crate::node::HealthCheck`]).
 async fn pending_htlcs(node: &dyn LightningNode) -> Option<u32> {
-    let health = tokio::time::timeout(Duration::from_secs(1), node.channel_health()).await;
-    health.ok()?.ok()??.pending_htlcs
+    let check = node.health_check()?;
+    let health = tokio::time::timeout(Duration::from_secs(1), check.channel_health()).await;
+    health.ok()?.ok()?.pending_htlcs
 }
 
 /// Notes the slots held at the end of each second of the load, and the
@@ -144,22 +145,25 @@ pub(super) fn first_hold(hold: Duration, i: u32, n: u32) -> Duration {
 }
 
 /// One slot: hold an HTLC, release it after `first` the first time and `hold` after
-/// that, again, until `window` ends.
+/// that, again, until `window` ends. An accomplice without hold invoices (validation
+/// refuses it first) ends the slot at once, with a warning that says so.
 async fn slot(
     plan: AttackPlan,
     stats: Arc<AttackStats>,
     window: CancellationToken,
     first: Duration,
 ) {
+    let accomplice = plan.accomplice.as_ref();
+    let Some(invoices) = accomplice.hold_invoices() else {
+        let e = crate::node::capabilities::lacking(accomplice, "hold invoices");
+        tracing::warn!(error = %e, "attack slot");
+        return;
+    };
     let mut hold = first;
     while !window.is_cancelled() {
         // The preimage is dropped at once: the invoice can only be held or cancelled.
         let (_, hash) = crate::node::fresh_preimage();
-        let bolt11 = match plan
-            .accomplice
-            .add_hold_invoice(hash, plan.amount_msat)
-            .await
-        {
+        let bolt11 = match invoices.add_hold_invoice(hash, plan.amount_msat).await {
             Ok(bolt11) => bolt11,
             Err(_) => {
                 pause(&window, RETRY).await;
@@ -170,7 +174,7 @@ async fn slot(
         let payer = plan.attacker.clone();
         let timeout = plan.hold + FAIL_BACK;
         let mut payment = tokio::spawn(async move { payer.pay_invoice(&bolt11, timeout).await });
-        let held_at = held(&plan, hash, &window, || payment.is_finished()).await;
+        let held_at = held(invoices, plan.hold, hash, &window, || payment.is_finished()).await;
         // A try the window's end cut short is not a miss.
         let missed = held_at.is_none() && !window.is_cancelled();
         if held_at.is_some() {
@@ -179,7 +183,7 @@ async fn slot(
             pause(&window, hold).await;
             hold = plan.hold;
         }
-        match plan.accomplice.cancel_invoice(hash).await {
+        match invoices.cancel_invoice(hash).await {
             Ok(()) => stats.cancelled.fetch_add(1, Ordering::Relaxed),
             Err(_) => stats.cancel_errors.fetch_add(1, Ordering::Relaxed),
         };
@@ -226,17 +230,19 @@ fn miss_reason(ended_first: bool, answer: &Answer) -> &'static str {
     }
 }
 
-/// When the accomplice held the HTLC of `hash`; None if it did not within `hold`,
-/// the attacker's payment ended (`paid`: no route, ...) or the window ended first.
+/// When the accomplice (its `invoices`) held the HTLC of `hash`; None if it did not
+/// within `hold`, the attacker's payment ended (`paid`: no route, ...) or the window
+/// ended first.
 async fn held(
-    plan: &AttackPlan,
+    invoices: &dyn HoldInvoices,
+    hold: Duration,
     hash: PaymentHash,
     window: &CancellationToken,
     paid: impl Fn() -> bool,
 ) -> Option<Instant> {
-    let give_up = Instant::now() + plan.hold;
+    let give_up = Instant::now() + hold;
     while Instant::now() < give_up && !window.is_cancelled() && !paid() {
-        if let Ok(true) = plan.accomplice.hold_invoice_accepted(hash).await {
+        if let Ok(true) = invoices.hold_invoice_accepted(hash).await {
             return Some(Instant::now());
         }
         pause(window, POLL).await;

@@ -5,8 +5,8 @@
 use super::*;
 use crate::node::fake::{FakeConfig, FakeNode};
 use crate::node::{
-    ChannelInfo, FailureReason, Implementation, Invoice, NodeInfo, PaymentHash, PaymentOutcome,
-    WalletBalance,
+    ChannelInfo, FailureReason, HealthCheck, HoldInvoices, Implementation, Invoice, NodeInfo,
+    PaymentHash, PaymentOutcome, WalletBalance,
 };
 use crate::scenario::StopCondition;
 use async_trait::async_trait;
@@ -72,15 +72,6 @@ impl LightningNode for HoldPair {
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         Err(unused("list_channels"))
     }
-    /// The accomplice's word: one pending HTLC per accepted invoice.
-    async fn channel_health(&self) -> Result<Option<crate::node::ChannelHealth>, NodeError> {
-        Ok(Some(crate::node::ChannelHealth {
-            channels: 1,
-            active: 1,
-            pending_htlcs: Some(self.count(State::Accepted) as u32),
-            force_closed: 0,
-        }))
-    }
     async fn create_invoice(&self, _: u64) -> Result<Invoice, NodeError> {
         Err(unused("create_invoice"))
     }
@@ -116,6 +107,16 @@ impl LightningNode for HoldPair {
             changed.await;
         }
     }
+    fn hold_invoices(&self) -> Option<&dyn HoldInvoices> {
+        Some(self)
+    }
+    fn health_check(&self) -> Option<&dyn HealthCheck> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl HoldInvoices for HoldPair {
     async fn add_hold_invoice(&self, hash: PaymentHash, _: u64) -> Result<String, NodeError> {
         self.invoices.lock().unwrap().insert(hash, State::Open);
         Ok(hash.to_lower_hex_string())
@@ -131,6 +132,19 @@ impl LightningNode for HoldPair {
             .push(tokio::time::Instant::now());
         self.changed.notify_waiters();
         Ok(())
+    }
+}
+
+#[async_trait]
+impl HealthCheck for HoldPair {
+    /// The accomplice's word: one pending HTLC per accepted invoice.
+    async fn channel_health(&self) -> Result<crate::node::ChannelHealth, NodeError> {
+        Ok(crate::node::ChannelHealth {
+            channels: 1,
+            active: 1,
+            pending_htlcs: Some(self.count(State::Accepted) as u32),
+            force_closed: 0,
+        })
     }
 }
 
@@ -274,4 +288,25 @@ fn first_holds_spread_over_the_hold_time() {
     let secs = [2, 4, 6].map(Duration::from_secs);
     assert_eq!(firsts, secs);
     assert_eq!(attack::first_hold(hold, 0, 0), hold);
+}
+
+/// An accomplice whose client has no hold invoices (validation refuses it before a
+/// run) holds nothing: its slots end at once, and the load runs on to its end.
+#[tokio::test(start_paused = true)]
+async fn an_accomplice_without_hold_invoices_holds_nothing() {
+    let pair = Arc::new(HoldPair::default());
+    let mut plan = plan(&pair, Duration::from_secs(10));
+    let fake: Arc<dyn LightningNode> = Arc::new(FakeNode::new(FakeConfig::instant("carol")));
+    if let Some(a) = plan.attack.as_mut() {
+        a.accomplice = fake;
+    }
+    let (recorder, _snapshots) = Recorder::new();
+    let (_tx, rx) = mpsc::unbounded_channel();
+    let outcome = run(plan, recorder, rx, CancellationToken::new()).await;
+    let attack = outcome.unwrap().summary.attack.expect("results.attack");
+    assert_eq!((attack.invoices, attack.accepted), (0, 0), "{attack:?}");
+    assert_eq!(attack.slots_held_max, 0, "{attack:?}");
+    // Nor can the fake tell its pending HTLCs: no health check.
+    assert!(attack.accomplice_pending_htlcs.iter().all(Option::is_none));
+    assert_eq!(attack.accomplice_pending_after, None);
 }

@@ -4,7 +4,7 @@
 
 use super::ledger::SpendLedger;
 use super::*;
-use crate::node::LightningNode;
+use crate::node::Ledger;
 use crate::node::fake::{FakeConfig, FakeLatency, FakeNetwork, FakeNode};
 use crate::scenario::{Activity, Dist, Phase, PhaseKind};
 
@@ -63,7 +63,7 @@ async fn run_plan(plan: Plan, activity: Option<Arc<activity::ActivityPlan>>) -> 
 /// What the sender's node reports it paid: amounts of its successful payments plus
 /// their fees.
 async fn reported_paid(sender: &FakeNode, amount_each: u64) -> u64 {
-    let l = sender.payment_ledger().await.unwrap().unwrap();
+    let l = sender.payment_ledger().await.unwrap();
     l.sent_succeeded * amount_each + l.fees_paid_msat
 }
 
@@ -156,7 +156,7 @@ async fn activity_amounts_are_clamped_to_the_payment_cap() {
     capped.routes = routes;
     let outcome = run_plan(capped, Some(Arc::new(plan))).await;
     assert_eq!(outcome.stop_reason, StopReason::PaymentCount);
-    let received = bob.payment_ledger().await.unwrap().unwrap();
+    let received = bob.payment_ledger().await.unwrap();
     assert!(received.received > 0);
     assert!(
         received.received_msat <= received.received * cap,

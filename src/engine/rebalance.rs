@@ -9,6 +9,7 @@
 //! timeout), so what it did is counted and the nodes' ledgers can be reconciled.
 
 use crate::metrics::rebalance::{RebalanceStats, TryResult};
+use crate::node::capabilities::lacking;
 use crate::node::{LightningNode, NodeError, PaymentOutcome};
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,9 +114,10 @@ impl Rebalancer {
         }
         let started = Instant::now();
         let hops = (p.first_hop.1.as_str(), p.last_hop.1.as_str());
-        let result = (p.node)
-            .pay_self(p.amount_msat, hops, p.max_fee_msat, p.timeout)
-            .await;
+        let result = match p.node.circular_payments() {
+            Some(circle) => (circle.pay_self(p.amount_msat, hops, p.max_fee_msat, p.timeout)).await,
+            None => Err(lacking(p.node.as_ref(), "circular payments")),
+        };
         let start = started.saturating_duration_since(load_start);
         self.stats
             .record(start, started.elapsed(), balance, try_result(&result));

@@ -33,7 +33,9 @@ impl Notes {
 }
 
 /// Pays `bolt11` from the route's sender, in at most `max_parts` parts when the plan
-/// sets them; `parts` gets how the node split it.
+/// sets them; `parts` gets how the node split it. A sender without a part limit
+/// ([`crate::node::PartLimit`]; validation refuses it, the fake has none) pays without
+/// one and tells no parts.
 pub(super) async fn pay_invoice(
     ctx: &Context,
     route: &Route,
@@ -42,14 +44,12 @@ pub(super) async fn pay_invoice(
     parts: &mut Option<Parts>,
 ) -> Result<PaymentOutcome, NodeError> {
     let timeout = ctx.payment_timeout;
-    let Some(max_parts) = ctx.notes.max_parts else {
+    let (Some(max_parts), Some(limit)) = (ctx.notes.max_parts, route.sender.part_limit()) else {
         return (route.sender)
             .pay_invoice_capped(bolt11, timeout, max_fee_msat)
             .await;
     };
-    let split = (route.sender)
-        .pay_invoice_split(bolt11, timeout, max_fee_msat, max_parts)
-        .await?;
+    let split = (limit.pay_invoice_split(bolt11, timeout, max_fee_msat, max_parts)).await?;
     *parts = split.parts;
     Ok(split.outcome)
 }

@@ -9,6 +9,7 @@
 
 use super::Context;
 use crate::metrics::stream::{SplitOutcome, StreamSummary, TickOutcome};
+use crate::node::capabilities::lacking;
 use crate::node::{FailureReason, NodeError, PaymentOutcome, fresh_preimage};
 use std::sync::{Arc, Mutex};
 
@@ -64,8 +65,9 @@ impl StreamState {
     /// (None where it cannot tell or the call failed).
     async fn received(&self, routes: &[super::Route]) -> Vec<Option<u64>> {
         let reads = (routes.iter().take(self.amounts.len())).map(|r| async move {
-            match r.receiver.records_received(PODCAST_RECORD).await {
-                Ok(n) => n,
+            let counts = r.receiver.record_counts()?;
+            match counts.records_received(PODCAST_RECORD).await {
+                Ok(n) => Some(n),
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the podcast records received");
                     None
@@ -126,9 +128,13 @@ impl StreamState {
                 let (preimage, _) = fresh_preimage();
                 let records = [(PODCAST_RECORD, record)];
                 let dest = &r.receiver_pubkey;
-                let result = (r.sender)
-                    .keysend_records(dest, amount, preimage, ctx.payment_timeout, &records)
-                    .await;
+                let result = match r.sender.custom_records() {
+                    Some(sender) => {
+                        let timeout = ctx.payment_timeout;
+                        (sender.keysend_records(dest, amount, preimage, timeout, &records)).await
+                    }
+                    None => Err(lacking(r.sender.as_ref(), "custom TLV records")),
+                };
                 let answer = match result {
                     Ok(outcome) => Answer::Outcome(outcome),
                     Err(e) => {

@@ -5,7 +5,7 @@
 use super::stream::StreamPlan;
 use super::*;
 use crate::node::fake::{FakeConfig, FakeLatency, FakeNetwork, FakeNode};
-use crate::node::{FailureReason, LightningNode};
+use crate::node::{FailureReason, Ledger, LightningNode};
 
 const SHARES: [u64; 3] = [500, 300, 200];
 
@@ -78,7 +78,7 @@ async fn every_tick_pays_every_recipient_its_share() {
     for ((r, node), share) in stream.recipients.iter().zip(&recipients).zip(SHARES) {
         assert_eq!(r.recipient, node.name());
         assert_eq!((r.ok, r.amount_msat), (20, share));
-        let received = node.payment_ledger().await.unwrap().unwrap();
+        let received = node.payment_ledger().await.unwrap();
         assert_eq!(received.received, 20, "{}", r.recipient);
         assert_eq!(received.received_msat, 20 * share, "{}", r.recipient);
     }
@@ -86,7 +86,7 @@ async fn every_tick_pays_every_recipient_its_share() {
     let routed: u64 = s.routes.iter().map(|r| r.ok).sum();
     assert_eq!(routed, 60);
     for sender in &senders {
-        let sent = sender.payment_ledger().await.unwrap().unwrap();
+        let sent = sender.payment_ledger().await.unwrap();
         assert!(sent.sent_succeeded > 0, "{} streamed", sender.name());
         let tallied: u64 = (s.routes.iter())
             .filter(|r| r.sender == sender.name())
@@ -120,7 +120,7 @@ async fn a_tick_with_a_failed_split_is_not_ok() {
         .sum();
     assert_eq!(no_route, failed);
     for (r, node) in stream.recipients.iter().zip(&recipients) {
-        let received = node.payment_ledger().await.unwrap().unwrap();
+        let received = node.payment_ledger().await.unwrap();
         assert_eq!(received.received, r.ok, "{}", r.recipient);
     }
 }

@@ -2,7 +2,7 @@
 //! every node at the end (pending HTLCs, force closes).
 
 use super::FaultRecord;
-use crate::node::{ChannelHealth, LightningNode};
+use crate::node::{ChannelHealth, HealthCheck, LightningNode};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,8 +11,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeHealth {
     pub node: String,
-    /// None: the node did not answer (`error`). Read from LND, Core Lightning, Eclair
-    /// and LDK alike (`LightningNode::channel_health`).
+    /// None: the node did not answer (`error`), or its client cannot tell (no
+    /// error). Read from LND, Core Lightning, Eclair and LDK alike
+    /// (`HealthCheck::channel_health`).
     pub health: Option<ChannelHealth>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -24,11 +25,9 @@ pub async fn channel_health<'a>(
 ) -> Vec<NodeHealth> {
     let mut out = Vec::new();
     for node in nodes {
-        let read = tokio::time::timeout(Duration::from_secs(10), node.channel_health()).await;
-        let (health, error) = match read {
-            Ok(Ok(h)) => (h, None),
-            Ok(Err(e)) => (None, Some(e.to_string())),
-            Err(_) => (None, Some("no answer within 10 s".to_string())),
+        let (health, error) = match node.health_check() {
+            Some(check) => read_health(check).await,
+            None => (None, None),
         };
         out.push(NodeHealth {
             node: node.name().to_string(),
@@ -38,6 +37,16 @@ pub async fn channel_health<'a>(
     }
     out.sort_by(|a, b| a.node.cmp(&b.node));
     out
+}
+
+/// One node's channels within 10 s, or why not.
+async fn read_health(check: &dyn HealthCheck) -> (Option<ChannelHealth>, Option<String>) {
+    let read = tokio::time::timeout(Duration::from_secs(10), check.channel_health()).await;
+    match read {
+        Ok(Ok(h)) => (Some(h), None),
+        Ok(Err(e)) => (None, Some(e.to_string())),
+        Err(_) => (None, Some("no answer within 10 s".to_string())),
+    }
 }
 
 fn secs(s: Option<f64>) -> String {

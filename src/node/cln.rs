@@ -10,6 +10,7 @@
 //! `pay` are deprecated since v26.06 (refused under `--developer` unless deprecated
 //! APIs are allowed). `driver.rs` holds the rest of what the tool knows about CLN.
 
+mod capabilities;
 mod driver;
 mod jsonrpc;
 mod keysend;
@@ -356,21 +357,6 @@ impl LightningNode for ClnNode {
         Ok(node_info(info, &channels))
     }
 
-    async fn network(&self) -> Result<Option<String>, NodeError> {
-        let info = self
-            .client
-            .clone()
-            .getinfo(pb::GetinfoRequest {})
-            .await
-            .map_err(self.rpc("Getinfo"))?
-            .into_inner();
-        // Core Lightning says `bitcoin` for mainnet.
-        Ok(Some(match info.network.as_str() {
-            "bitcoin" => "main".to_string(),
-            other => other.to_string(),
-        }))
-    }
-
     async fn new_address(&self) -> Result<String, NodeError> {
         const CALL: &str = "NewAddr";
         let request = pb::NewaddrRequest {
@@ -453,18 +439,6 @@ impl LightningNode for ClnNode {
         ))
     }
 
-    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
-        self.ledger().await.map(Some)
-    }
-
-    async fn sent_statuses(
-        &self,
-        hashes: &[super::PaymentHash],
-    ) -> Result<Option<std::collections::HashMap<super::PaymentHash, super::SentStatus>>, NodeError>
-    {
-        self.statuses(hashes).await.map(Some)
-    }
-
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels = self
             .client
@@ -475,16 +449,6 @@ impl LightningNode for ClnNode {
             .into_inner()
             .channels;
         Ok(channels.iter().map(channel_info).collect())
-    }
-
-    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
-        let channels = (self.client.clone())
-            .list_peer_channels(pb::ListpeerchannelsRequest::default())
-            .await
-            .map_err(self.rpc("ListPeerChannels"))?
-            .into_inner()
-            .channels;
-        Ok(Some(readback::channel_health(&channels)))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
@@ -531,23 +495,6 @@ impl LightningNode for ClnNode {
             .await
     }
 
-    /// `xkeysend` with `extratlvs` (type as decimal text, value as hex): CLN makes
-    /// the preimage itself.
-    async fn keysend_records(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        _preimage: [u8; 32],
-        timeout: Duration,
-        records: &[(u64, Vec<u8>)],
-    ) -> Result<PaymentOutcome, NodeError> {
-        let extratlvs = (records.iter())
-            .map(|(t, v)| (t.to_string(), v.to_lower_hex_string()))
-            .collect();
-        self.xkeysend(dest, amount_msat, timeout, None, extratlvs)
-            .await
-    }
-
     /// Through the node's payment engine: `xpay`, `pay` or `renepay`, each with the
     /// same fee budget and retry time.
     // `pay` is deprecated in the gRPC interface (its fields say so).
@@ -591,6 +538,22 @@ impl LightningNode for ClnNode {
                 jsonrpc::renepay(&self.name, &self.lightning_dir, bolt11, maxfee, timeout).await
             }
         }
+    }
+
+    fn custom_records(&self) -> Option<&dyn super::CustomRecords> {
+        Some(self)
+    }
+
+    fn own_ledger(&self) -> Option<&dyn super::Ledger> {
+        Some(self)
+    }
+
+    fn health_check(&self) -> Option<&dyn super::HealthCheck> {
+        Some(self)
+    }
+
+    fn network_name(&self) -> Option<&dyn super::NetworkName> {
+        Some(self)
     }
 }
 

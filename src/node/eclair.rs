@@ -7,6 +7,7 @@
 //! when the socket is down or the event was lost (`wait.rs`).
 //! `driver.rs` holds the rest of what the tool knows about Eclair.
 
+mod capabilities;
 mod channels;
 mod driver;
 mod events;
@@ -496,26 +497,9 @@ impl LightningNode for EclairNode {
         Ok(point.unwrap_or_else(|| format!("{txid}:0")))
     }
 
-    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
-        self.ledger().await.map(Some)
-    }
-
-    async fn sent_statuses(
-        &self,
-        hashes: &[super::PaymentHash],
-    ) -> Result<Option<std::collections::HashMap<super::PaymentHash, super::SentStatus>>, NodeError>
-    {
-        self.statuses(hashes).await.map(Some)
-    }
-
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels: Vec<Value> = self.call("channels", &[]).await?;
         Ok(channels.iter().map(channel_info).collect())
-    }
-
-    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
-        let channels: Vec<Value> = self.call("channels", &[]).await?;
-        Ok(Some(channels::channel_health(&channels)))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
@@ -570,6 +554,14 @@ impl LightningNode for EclairNode {
         let mut fields = vec![("invoice", bolt11.to_string())];
         fields.extend(self.fee_fields(max_fee_msat));
         self.pay("payinvoice", &fields, timeout).await
+    }
+
+    fn own_ledger(&self) -> Option<&dyn super::Ledger> {
+        Some(self)
+    }
+
+    fn health_check(&self) -> Option<&dyn super::HealthCheck> {
+        Some(self)
     }
 }
 

@@ -6,12 +6,14 @@
 //! path takes no lock: one atomic counter per call, plus an optional semaphore when a
 //! capacity limit is set (to model a node that serializes work).
 //!
-//! Like a real node, a fake one keeps its own ledger ([`LightningNode::payment_ledger`]):
+//! Like a real node, a fake one keeps its own ledger ([`super::Ledger::payment_ledger`]):
 //! a payment with a latency runs on as a task of its own when the tool stops waiting
 //! for it, and is credited to its receiver when the nodes share a [`FakeNetwork`].
 //! It keeps the status, by hash, of the payments whose end its caller did not see
 //! (abandoned, or timed out), the ones the tool asks about
-//! ([`LightningNode::sent_statuses`]); the others are forgotten, so memory stays flat.
+//! ([`super::Ledger::sent_statuses`]); the others are forgotten, so memory stays flat.
+
+mod capabilities;
 
 use super::{
     FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo, PaymentHash,
@@ -290,7 +292,8 @@ impl FakeNode {
         self.inner.to_lose.store(n, Ordering::SeqCst);
     }
 
-    /// From now on its ledger is not read (`payment_ledger` answers unsupported).
+    /// From now on its ledger is not read: it no longer offers one
+    /// ([`LightningNode::own_ledger`] answers None).
     pub fn hide_ledger(&self) {
         self.inner.ledger_hidden.store(true, Ordering::SeqCst);
     }
@@ -693,19 +696,6 @@ impl LightningNode for FakeNode {
         self.pay(dest, amount_msat, hash).await
     }
 
-    /// Paid like any keysend; the records are not kept.
-    async fn keysend_records(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        preimage: [u8; 32],
-        timeout: Duration,
-        _records: &[(u64, Vec<u8>)],
-    ) -> Result<PaymentOutcome, NodeError> {
-        self.keysend_capped(dest, amount_msat, preimage, timeout, None)
-            .await
-    }
-
     async fn pay_invoice_capped(
         &self,
         bolt11: &str,
@@ -719,34 +709,18 @@ impl LightningNode for FakeNode {
         self.pay(dest, amount_msat, invoice_hash(bolt11)).await
     }
 
-    /// Pays its own invoice: sent and received on its own ledger, like LND's.
-    async fn pay_self(
-        &self,
-        amount_msat: u64,
-        _hops: (&str, &str),
-        max_fee_msat: u64,
-        timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError> {
-        let invoice = self.create_invoice(amount_msat).await?;
-        (self.pay_invoice_capped(&invoice.bolt11, timeout, Some(max_fee_msat))).await
+    fn custom_records(&self) -> Option<&dyn super::CustomRecords> {
+        Some(self)
     }
 
-    async fn sent_statuses(
-        &self,
-        hashes: &[PaymentHash],
-    ) -> Result<Option<HashMap<PaymentHash, SentStatus>>, NodeError> {
-        let statuses = self.statuses();
-        let known = (hashes.iter())
-            .filter_map(|h| statuses.get(h).map(|s| (*h, *s)))
-            .collect();
-        Ok(Some(known))
+    fn circular_payments(&self) -> Option<&dyn super::CircularPayments> {
+        Some(self)
     }
 
-    async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
-        if self.inner.ledger_hidden.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        Ok(Some(*self.ledger()))
+    /// None once [`FakeNode::hide_ledger`] hid it: as a client that cannot read it.
+    fn own_ledger(&self) -> Option<&dyn super::Ledger> {
+        let hidden = self.inner.ledger_hidden.load(Ordering::SeqCst);
+        (!hidden).then_some(self as &dyn super::Ledger)
     }
 }
 

@@ -13,6 +13,7 @@
 //! `driver.rs` holds the rest of what the tool knows about ldk-server.
 
 mod bolt11;
+mod capabilities;
 mod channels;
 mod driver;
 pub mod fake_server;
@@ -492,31 +493,8 @@ impl LightningNode for LdkNode {
         }
     }
 
-    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
-        self.ledger().await.map(Some)
-    }
-
-    async fn sent_statuses(
-        &self,
-        hashes: &[super::PaymentHash],
-    ) -> Result<Option<std::collections::HashMap<super::PaymentHash, super::SentStatus>>, NodeError>
-    {
-        self.statuses(hashes).await.map(Some)
-    }
-
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         Ok(self.channels().await?.iter().map(channel_info).collect())
-    }
-
-    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
-        let open = self.channels().await?;
-        let balances: proto::GetBalancesResponse = self
-            .request("GetBalances", &proto::GetBalancesRequest {})
-            .await?;
-        Ok(Some(channels::channel_health(
-            &open,
-            &balances.lightning_balances,
-        )))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
@@ -563,19 +541,16 @@ impl LightningNode for LdkNode {
             .await
     }
 
-    /// The limit is LDK's `max_path_count`; ldk-server's payment tells no parts.
-    async fn pay_invoice_split(
-        &self,
-        bolt11: &str,
-        timeout: Duration,
-        max_fee_msat: Option<u64>,
-        max_parts: u32,
-    ) -> Result<super::parts::Split, NodeError> {
-        let outcome = (self.bolt11_send(bolt11, timeout, max_fee_msat, max_parts)).await?;
-        Ok(super::parts::Split {
-            outcome,
-            parts: None,
-        })
+    fn part_limit(&self) -> Option<&dyn super::PartLimit> {
+        Some(self)
+    }
+
+    fn own_ledger(&self) -> Option<&dyn super::Ledger> {
+        Some(self)
+    }
+
+    fn health_check(&self) -> Option<&dyn super::HealthCheck> {
+        Some(self)
     }
 }
 

@@ -5,6 +5,7 @@
 //! Payments go through routerrpc `SendPaymentV2`, the only payment RPC LND 0.21 has.
 //! `driver.rs` holds the rest of what the tool knows about LND.
 
+mod capabilities;
 mod driver;
 #[doc(hidden)]
 pub mod fake_grpc;
@@ -23,7 +24,7 @@ use super::driver::NodeEndpoint;
 use super::parts::{Parts, Split};
 use super::{
     ChannelInfo, FailureReason, Implementation, Invoice, LightningNode, NodeError, NodeInfo,
-    PaymentHash, PaymentOutcome, WalletBalance,
+    PaymentOutcome, WalletBalance,
 };
 use crate::tls;
 use async_trait::async_trait;
@@ -311,21 +312,6 @@ impl LightningNode for LndNode {
         })
     }
 
-    async fn network(&self) -> Result<Option<String>, NodeError> {
-        let info = self
-            .lightning
-            .clone()
-            .get_info(lnrpc::GetInfoRequest {})
-            .await
-            .map_err(self.rpc("GetInfo"))?
-            .into_inner();
-        // LND says `mainnet` and `testnet` (testnet3).
-        Ok(info.chains.first().map(|c| match c.network.as_str() {
-            "mainnet" => "main".to_string(),
-            other => other.to_string(),
-        }))
-    }
-
     async fn new_address(&self) -> Result<String, NodeError> {
         let request = lnrpc::NewAddressRequest {
             r#type: lnrpc::AddressType::WitnessPubkeyHash as i32,
@@ -394,21 +380,6 @@ impl LightningNode for LndNode {
             .ok_or_else(|| self.protocol(CALL, "channel point without txid"))
     }
 
-    async fn payment_ledger(&self) -> Result<Option<super::PaymentLedger>, NodeError> {
-        self.ledger().await.map(Some)
-    }
-
-    async fn records_received(&self, record_type: u64) -> Result<Option<u64>, NodeError> {
-        self.count_records(record_type).await.map(Some)
-    }
-
-    async fn sent_statuses(
-        &self,
-        hashes: &[super::PaymentHash],
-    ) -> Result<Option<HashMap<super::PaymentHash, super::SentStatus>>, NodeError> {
-        self.statuses(hashes).await.map(Some)
-    }
-
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError> {
         let channels = self
             .lightning
@@ -428,39 +399,6 @@ impl LightningNode for LndNode {
                 active: c.active,
             })
             .collect())
-    }
-
-    async fn channel_health(&self) -> Result<Option<super::ChannelHealth>, NodeError> {
-        let mut lightning = self.lightning.clone();
-        let open = (lightning
-            .list_channels(lnrpc::ListChannelsRequest::default())
-            .await)
-            .map_err(self.rpc("ListChannels"))?
-            .into_inner()
-            .channels;
-        let pending = (lightning
-            .pending_channels(lnrpc::PendingChannelsRequest::default())
-            .await)
-            .map_err(self.rpc("PendingChannels"))?
-            .into_inner();
-        let closed = lightning
-            .closed_channels(lnrpc::ClosedChannelsRequest {
-                local_force: true,
-                remote_force: true,
-                breach: true,
-                ..Default::default()
-            })
-            .await
-            .map_err(self.rpc("ClosedChannels"))?
-            .into_inner()
-            .channels;
-        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        Ok(Some(super::ChannelHealth {
-            channels: count(open.len()),
-            active: count(open.iter().filter(|c| c.active).count()),
-            pending_htlcs: Some(count(open.iter().map(|c| c.pending_htlcs.len()).sum())),
-            force_closed: count(pending.pending_force_closing_channels.len() + closed.len()),
-        }))
     }
 
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError> {
@@ -501,19 +439,6 @@ impl LightningNode for LndNode {
         self.send_payment(request, timeout).await
     }
 
-    async fn keysend_records(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        preimage: [u8; 32],
-        timeout: Duration,
-        records: &[(u64, Vec<u8>)],
-    ) -> Result<PaymentOutcome, NodeError> {
-        let dest = self.pubkey_bytes("SendPaymentV2", dest)?;
-        let request = records_request(dest, amount_msat, preimage, timeout, records);
-        self.send_payment(request, timeout).await
-    }
-
     async fn pay_invoice_capped(
         &self,
         bolt11: &str,
@@ -530,45 +455,36 @@ impl LightningNode for LndNode {
         self.send_payment(request, timeout).await
     }
 
-    /// `max_parts` goes to `SendPaymentV2`; the final status lists the HTLCs.
-    async fn pay_invoice_split(
-        &self,
-        bolt11: &str,
-        timeout: Duration,
-        max_fee_msat: Option<u64>,
-        max_parts: u32,
-    ) -> Result<Split, NodeError> {
-        let request = routerrpc::SendPaymentRequest {
-            payment_request: bolt11.to_string(),
-            timeout_seconds: timeout_seconds(timeout),
-            fee_limit_msat: fee_limit(FEE_LIMIT_BASE_MSAT, max_fee_msat),
-            max_parts,
-            no_inflight_updates: true,
-            ..Default::default()
-        };
-        self.send_payment_split(request, timeout).await
+    fn hold_invoices(&self) -> Option<&dyn super::HoldInvoices> {
+        Some(self)
     }
 
-    async fn pay_self(
-        &self,
-        amount_msat: u64,
-        hops: (&str, &str),
-        max_fee_msat: u64,
-        timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError> {
-        self.circle(amount_msat, hops, max_fee_msat, timeout).await
+    fn circular_payments(&self) -> Option<&dyn super::CircularPayments> {
+        Some(self)
     }
 
-    async fn add_hold_invoice(&self, hash: PaymentHash, msat: u64) -> Result<String, NodeError> {
-        self.hold_add(hash, msat).await
+    fn custom_records(&self) -> Option<&dyn super::CustomRecords> {
+        Some(self)
     }
 
-    async fn hold_invoice_accepted(&self, hash: PaymentHash) -> Result<bool, NodeError> {
-        self.hold_accepted(hash).await
+    fn record_counts(&self) -> Option<&dyn super::RecordCounts> {
+        Some(self)
     }
 
-    async fn cancel_invoice(&self, hash: PaymentHash) -> Result<(), NodeError> {
-        self.hold_cancel(hash).await
+    fn part_limit(&self) -> Option<&dyn super::PartLimit> {
+        Some(self)
+    }
+
+    fn own_ledger(&self) -> Option<&dyn super::Ledger> {
+        Some(self)
+    }
+
+    fn health_check(&self) -> Option<&dyn super::HealthCheck> {
+        Some(self)
+    }
+
+    fn network_name(&self) -> Option<&dyn super::NetworkName> {
+        Some(self)
     }
 }
 

@@ -1,9 +1,11 @@
-//! Lightning node drivers: one trait, one file per implementation.
+//! Lightning node drivers: one trait, one file per implementation, and the
+//! capabilities only some clients offer ([`capabilities`]).
 //!
 //! Every driver is cheap to clone (it holds gRPC / HTTP clients, which are themselves
 //! handles) and takes `&self`, so many payment workers can use one node at once
 //! without a lock.
 
+pub mod capabilities;
 pub mod cln;
 pub mod completion;
 pub mod deadline;
@@ -16,6 +18,10 @@ pub mod ldk;
 pub mod lnd;
 pub mod parts;
 
+pub use capabilities::{
+    CircularPayments, CustomRecords, HealthCheck, HoldInvoices, Ledger, NetworkName, PartLimit,
+    RecordCounts,
+};
 pub use completion::Completion;
 pub use driver::{Connector, Feature, NodeDriver, NodeEndpoint};
 
@@ -300,12 +306,8 @@ pub fn fresh_preimage() -> ([u8; 32], PaymentHash) {
     (preimage, sha256::Hash::hash(&preimage).to_byte_array())
 }
 
-/// The default of the hold-invoice calls: this client has none.
-fn no_hold_invoices(node: &str, call: &'static str) -> NodeError {
-    NodeError::protocol(node, call, "this client has no hold invoices")
-}
-
-/// An error talking to a node (connection, RPC status, malformed answer).
+/// An error talking to a node (connection, RPC status, malformed answer), or asking
+/// its client for what it does not offer.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
     #[error("cannot connect to {node} at {endpoint}")]
@@ -335,6 +337,10 @@ pub enum NodeError {
         call: &'static str,
         detail: String,
     },
+    /// A caller needed a capability the node's client does not offer
+    /// ([`capabilities::lacking`]).
+    #[error("{node}: this client has no {feature}")]
+    Unsupported { node: String, feature: &'static str },
 }
 
 impl NodeError {
@@ -370,7 +376,9 @@ pub fn pubkey_bytes(node: &str, call: &'static str, pubkey: &str) -> Result<Vec<
     }
 }
 
-/// A Lightning node the tool can set up and drive.
+/// A Lightning node the tool can set up and drive: what every client does. What only
+/// some do is a capability ([`capabilities`]), asked of the client through its
+/// accessor here, `None` by default.
 #[async_trait]
 pub trait LightningNode: Send + Sync {
     /// The instance name from the scenario (e.g. `alice-2`).
@@ -381,12 +389,6 @@ pub trait LightningNode: Send + Sync {
     fn completion(&self) -> Completion;
 
     async fn get_info(&self) -> Result<NodeInfo, NodeError>;
-    /// The Bitcoin network the node runs on, in Bitcoin Core's words (`regtest`,
-    /// `signet`, `testnet`, `testnet4`, `main`); None when the client cannot tell.
-    /// `runtime: external` refuses what it cannot tell unless mainnet is allowed.
-    async fn network(&self) -> Result<Option<String>, NodeError> {
-        Ok(None)
-    }
     async fn new_address(&self) -> Result<String, NodeError>;
     async fn wallet_balance(&self) -> Result<WalletBalance, NodeError>;
     /// Connect to a peer at `host` (`ip:port` of its P2P listener).
@@ -395,13 +397,11 @@ pub trait LightningNode: Send + Sync {
     /// transaction is published.
     async fn open_channel(&self, pubkey: &str, capacity_sat: u64) -> Result<String, NodeError>;
     async fn list_channels(&self) -> Result<Vec<ChannelInfo>, NodeError>;
-    /// Pending HTLCs and force closes (after faults); None when the client cannot tell.
-    async fn channel_health(&self) -> Result<Option<ChannelHealth>, NodeError> {
-        Ok(None)
-    }
     async fn create_invoice(&self, amount_msat: u64) -> Result<Invoice, NodeError>;
     /// Pay `amount_msat` to `dest` by keysend and wait for the final result, with the
-    /// client's own fee limit.
+    /// client's own fee limit. Provided, like [`LightningNode::keysend_with`] and
+    /// [`LightningNode::pay_invoice`]: each is a required call with its defaults, the
+    /// same for every client, so no client overrides them.
     async fn keysend(
         &self,
         dest: &str,
@@ -440,30 +440,6 @@ pub trait LightningNode: Send + Sync {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError>;
-    /// Like [`LightningNode::keysend_capped`], carrying `records` (TLV type and
-    /// value) beside the preimage record: a podcast stream's split. Clients that
-    /// cannot send them refuse (validation refuses them first:
-    /// [`NodeDriver::missing`], [`Feature::CustomRecords`]).
-    async fn keysend_records(
-        &self,
-        dest: &str,
-        amount_msat: u64,
-        preimage: [u8; 32],
-        timeout: Duration,
-        records: &[(u64, Vec<u8>)],
-    ) -> Result<PaymentOutcome, NodeError> {
-        let _ = (dest, amount_msat, preimage, timeout, records);
-        Err(NodeError::protocol(
-            self.name(),
-            "keysend",
-            "this client cannot send custom TLV records",
-        ))
-    }
-    /// How many settled incoming keysends carried a custom record of `record_type`,
-    /// over the node's history; None when the client cannot read them.
-    async fn records_received(&self, _record_type: u64) -> Result<Option<u64>, NodeError> {
-        Ok(None)
-    }
     /// Pay a BOLT 11 invoice and wait for the final result, with the client's own
     /// fee limit.
     async fn pay_invoice(
@@ -481,77 +457,39 @@ pub trait LightningNode: Send + Sync {
         timeout: Duration,
         max_fee_msat: Option<u64>,
     ) -> Result<PaymentOutcome, NodeError>;
-    /// Like [`LightningNode::pay_invoice_capped`], letting the node split the payment
-    /// into at most `max_parts` parts, and telling how it was split where the client
-    /// reads it. The default sets no limit and tells no parts: clients without a part
-    /// limit are refused by validation ([`NodeDriver::missing`], [`Feature::PartLimit`]).
-    async fn pay_invoice_split(
-        &self,
-        bolt11: &str,
-        timeout: Duration,
-        max_fee_msat: Option<u64>,
-        _max_parts: u32,
-    ) -> Result<parts::Split, NodeError> {
-        let outcome = self
-            .pay_invoice_capped(bolt11, timeout, max_fee_msat)
-            .await?;
-        Ok(parts::Split {
-            outcome,
-            parts: None,
-        })
+
+    /// Hold invoices, where the client has them (the attack's accomplice).
+    fn hold_invoices(&self) -> Option<&dyn HoldInvoices> {
+        None
     }
-    /// Circular rebalancing (`workload: rebalance:`): pays an invoice of the node's
-    /// own of `amount_msat`, out through its channels with `first_hop` and back in
-    /// through its channel with `last_hop` (public keys), with at most `max_fee_msat`
-    /// in fees. The default: not supported (validation refuses it first).
-    async fn pay_self(
-        &self,
-        amount_msat: u64,
-        hops: (&str, &str),
-        max_fee_msat: u64,
-        timeout: Duration,
-    ) -> Result<PaymentOutcome, NodeError> {
-        let _ = (amount_msat, hops, max_fee_msat, timeout);
-        Err(NodeError::protocol(
-            self.name(),
-            "pay_self",
-            "this client cannot pay itself around a circle",
-        ))
+    /// Payments to itself around a chosen circle, where the client makes them
+    /// (rebalancing).
+    fn circular_payments(&self) -> Option<&dyn CircularPayments> {
+        None
     }
-    /// Hold invoices (the accomplice of `workload: attack:`): an invoice for `hash`,
-    /// whose preimage the node does not know, so it can only hold the HTLC that pays
-    /// it, then cancel it. The default: not supported.
-    async fn add_hold_invoice(
-        &self,
-        hash: PaymentHash,
-        amount_msat: u64,
-    ) -> Result<String, NodeError> {
-        let _ = (hash, amount_msat);
-        Err(no_hold_invoices(self.name(), "add_hold_invoice"))
+    /// Keysends with custom TLV records, where the client sends them (a stream).
+    fn custom_records(&self) -> Option<&dyn CustomRecords> {
+        None
     }
-    /// Whether the HTLC paying the hold invoice `hash` is held (ACCEPTED).
-    async fn hold_invoice_accepted(&self, hash: PaymentHash) -> Result<bool, NodeError> {
-        let _ = hash;
-        Err(no_hold_invoices(self.name(), "hold_invoice_accepted"))
+    /// Counts of the custom records received, where the client reads them.
+    fn record_counts(&self) -> Option<&dyn RecordCounts> {
+        None
     }
-    /// Cancels the invoice `hash`, failing back the HTLC it holds.
-    async fn cancel_invoice(&self, hash: PaymentHash) -> Result<(), NodeError> {
-        let _ = hash;
-        Err(no_hold_invoices(self.name(), "cancel_invoice"))
+    /// Payments with a limit on their parts, where the client sets one (`max_parts:`).
+    fn part_limit(&self) -> Option<&dyn PartLimit> {
+        None
     }
-    /// The node's own record of payments sent and received, for reconciling the
-    /// tool's counts after a load; None when the client cannot read it.
-    async fn payment_ledger(&self) -> Result<Option<PaymentLedger>, NodeError> {
-        Ok(None)
+    /// The node's own ledger of payments, where the client reads it (reconciliation).
+    fn own_ledger(&self) -> Option<&dyn Ledger> {
+        None
     }
-    /// The node's own record of what became of the payments it sent with these
-    /// hashes, for resolving the payments the tool left indeterminate one by one;
-    /// hashes the node does not know are left out. None when the client cannot read it.
-    async fn sent_statuses(
-        &self,
-        _hashes: &[PaymentHash],
-    ) -> Result<Option<HashMap<PaymentHash, SentStatus>>, NodeError> {
-        Ok(None)
+    /// Pending HTLCs and force closes, where the client reads them (after faults).
+    fn health_check(&self) -> Option<&dyn HealthCheck> {
+        None
+    }
+    /// The node's Bitcoin network, where the client reads it (`runtime: external`).
+    fn network_name(&self) -> Option<&dyn NetworkName> {
+        None
     }
 }
 

@@ -58,7 +58,11 @@ pub(super) async fn bring_up(
                 info.pubkey
             );
         }
-        let network = node.network().await.with_context(cannot)?;
+        // A client that cannot tell the network is taken as one that does not say.
+        let network = match node.network_name() {
+            Some(name) => name.network().await.with_context(cannot)?,
+            None => None,
+        };
         check_network(&spec.name, network.as_deref(), &settings, log)?;
         if !info.synced_to_chain {
             bail!(

@@ -27,7 +27,11 @@ const MAX_SETTLE: Duration = Duration::from_secs(5);
 
 async fn read_all(nodes: &[(String, Arc<dyn LightningNode>)]) -> Marks {
     let reads = nodes.iter().map(|(name, node)| async move {
-        let read = node.payment_ledger().await.map_err(|e| format!("{e:#}"));
+        let read = match node.own_ledger() {
+            Some(ledger) => ledger.payment_ledger().await.map(Some),
+            None => Ok(None),
+        };
+        let read = read.map_err(|e| format!("{e:#}"));
         (name.clone(), read)
     });
     futures::future::join_all(reads).await.into_iter().collect()
@@ -142,11 +146,14 @@ async fn ask_by_hash(
     let reads = (nodes.iter())
         .filter_map(|(name, node)| Some((name, node, asked.get(name.as_str())?)))
         .map(|(name, node, hashes)| async move {
-            let read = node.sent_statuses(hashes).await;
+            let Some(ledger) = node.own_ledger() else {
+                return (name.clone(), HashMap::new());
+            };
+            let read = ledger.sent_statuses(hashes).await;
             if let Err(e) = &read {
                 crate::lines::errln!("warning: {name}: payments by hash not read: {e:#}");
             }
-            (name.clone(), read.ok().flatten().unwrap_or_default())
+            (name.clone(), read.unwrap_or_default())
         });
     let mut by_hash = BTreeMap::new();
     let mut resolved = HashMap::new();

@@ -1,4 +1,4 @@
-//! Core Lightning's ledger ([`crate::node::LightningNode::payment_ledger`]):
+//! Core Lightning's ledger ([`crate::node::Ledger::payment_ledger`]):
 //! `listpays` (one entry per payment, its parts merged) and `listinvoices` (a
 //! keysend received appears there as an invoice CLN creates), each read whole.
 

@@ -1,4 +1,4 @@
-//! Eclair's ledger ([`crate::node::LightningNode::payment_ledger`]) from its `audit`
+//! Eclair's ledger ([`crate::node::Ledger::payment_ledger`]) from its `audit`
 //! API: the payments sent (with the fees of each part) and received (keysends
 //! included). The audit keeps completed payments only: Eclair's ledger has no count
 //! of failed payments or of those still in flight, so they read as 0, and the

@@ -1,6 +1,7 @@
 //! Tests of the fake node: its failure model, ledger and latency.
 
 use super::*;
+use crate::node::Ledger;
 
 fn failing(seed: u64) -> FakeNode {
     FakeNode::new(FakeConfig {
@@ -67,13 +68,13 @@ async fn the_ledger_books_abandoned_payments_and_credits_the_receiver() {
             .await
             .is_err()
     );
-    let sent = alice.payment_ledger().await.unwrap().unwrap();
+    let sent = alice.payment_ledger().await.unwrap();
     assert_eq!((sent.sent_succeeded, sent.sent_in_flight), (1, 1));
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let sent = alice.payment_ledger().await.unwrap().unwrap();
+    let sent = alice.payment_ledger().await.unwrap();
     assert_eq!((sent.sent_succeeded, sent.sent_in_flight), (2, 0));
     assert_eq!(sent.fees_paid_msat, 2 * FEE_MSAT);
-    let received = bob.payment_ledger().await.unwrap().unwrap();
+    let received = bob.payment_ledger().await.unwrap();
     // Two received, one left out by the test hook; the amounts are both kept.
     assert_eq!((received.received, received.received_msat), (1, 12));
 }
@@ -110,19 +111,19 @@ async fn the_status_of_unseen_ends_is_kept_by_hash() {
     );
     let hash = |p: u8| sha256::Hash::hash(&[p; 32]).to_byte_array();
     let asked = [hash(seen), hash(abandoned), hash(timed_out), [9; 32]];
-    let in_flight = ok.sent_statuses(&asked).await.unwrap().unwrap();
+    let in_flight = ok.sent_statuses(&asked).await.unwrap();
     assert_eq!(
         in_flight,
         HashMap::from([(hash(abandoned), SentStatus::InFlight)])
     );
     pay(&timing_out, timed_out).await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let ended = ok.sent_statuses(&asked).await.unwrap().unwrap();
+    let ended = ok.sent_statuses(&asked).await.unwrap();
     assert_eq!(
         ended,
         HashMap::from([(hash(abandoned), SentStatus::Succeeded)])
     );
-    let failed = timing_out.sent_statuses(&asked).await.unwrap().unwrap();
+    let failed = timing_out.sent_statuses(&asked).await.unwrap();
     assert_eq!(
         failed,
         HashMap::from([(hash(timed_out), SentStatus::Failed)])
@@ -241,7 +242,24 @@ async fn on_a_chain_channels_need_peers_funds_and_depth_and_payments_a_path() {
     assert!(!alice.list_channels().await.unwrap()[0].active);
     assert_eq!(pay(&alice, &bob).await, no_route());
     bob.set_down(false);
-    assert_eq!(bob.payment_ledger().await.unwrap().unwrap().received, 1);
-    assert_eq!(carol.payment_ledger().await.unwrap().unwrap().received, 1);
+    assert_eq!(bob.payment_ledger().await.unwrap().received, 1);
+    assert_eq!(carol.payment_ledger().await.unwrap().received, 1);
     assert_eq!(chain.tip(), crate::chain::fake::MATURE_HEIGHT + 8);
+}
+
+/// The fake offers what the engine's tests drive on it (custom records, payments to
+/// itself, its ledger) and nothing else; a hidden ledger is no longer offered.
+#[test]
+fn offers_its_capabilities_and_hides_its_ledger_on_request() {
+    let node = FakeNode::new(FakeConfig::instant("alice"));
+    assert!(node.custom_records().is_some());
+    assert!(node.circular_payments().is_some());
+    assert!(node.own_ledger().is_some());
+    assert!(node.hold_invoices().is_none());
+    assert!(node.part_limit().is_none());
+    assert!(node.record_counts().is_none());
+    assert!(node.health_check().is_none());
+    assert!(node.network_name().is_none());
+    node.hide_ledger();
+    assert!(node.own_ledger().is_none());
 }

@@ -1,4 +1,4 @@
-//! LDK's ledger ([`crate::node::LightningNode::payment_ledger`]) from ldk-server's
+//! LDK's ledger ([`crate::node::Ledger::payment_ledger`]) from ldk-server's
 //! `ListPayments`, page by page: its Lightning payments (on-chain ones left out),
 //! outbound by status with their fees, inbound succeeded with their amounts.
 

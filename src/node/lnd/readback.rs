@@ -1,4 +1,4 @@
-//! LND's ledger ([`LightningNode::payment_ledger`]): `ListPayments` (incomplete ones
+//! LND's ledger ([`crate::node::Ledger::payment_ledger`]): `ListPayments` (incomplete ones
 //! included) and `ListInvoices` (keysends arrive as invoices LND creates), each read
 //! a page at a time by index offset.
 
