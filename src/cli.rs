@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// report); a terminal still shows the live view, and without one (scripts, CI) or
 /// with `--no-tui` the run prints progress lines instead.
 #[derive(Debug, Parser)]
-#[command(name = "lnbench-tui", version)]
+#[command(name = "lnbench-tui", version = crate::build_info::version())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -7,6 +7,7 @@
 //! pipe), so every line goes through `lines` (`outln!`, `errln!`), which cannot.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod build_info;
 pub mod cache;
 pub mod chain;
 pub mod cli;

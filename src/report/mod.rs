@@ -286,7 +286,7 @@ impl Tool {
         Tool {
             name: env!("CARGO_PKG_NAME").into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            build: build_name(cfg!(debug_assertions), env!("LNBENCH_OPT_LEVEL")),
+            build: crate::build_info::build(),
         }
     }
 
@@ -296,16 +296,6 @@ impl Tool {
             "release" => format!("{} {}", self.name, self.version),
             build => format!("{} {} ({build} build)", self.name, self.version),
         }
-    }
-}
-
-fn build_name(debug_assertions: bool, opt_level: &str) -> String {
-    match (debug_assertions, opt_level) {
-        (true, _) => "debug".into(),
-        (false, "3") => "release".into(),
-        // Only the quick profile leaves the crate unoptimised without debug assertions.
-        (false, "0") => "quick".into(),
-        (false, level) => format!("opt-level {level}"),
     }
 }
 
@@ -445,16 +435,10 @@ mod snapshot_line_tests {
 
 #[cfg(test)]
 mod tool_tests {
-    use super::{Tool, build_name};
+    use super::Tool;
 
     #[test]
     fn a_report_names_the_build_that_measured_it_unless_it_is_a_release_build() {
-        assert_eq!(build_name(false, "3"), "release");
-        assert_eq!(build_name(false, "0"), "quick");
-        assert_eq!(build_name(false, "1"), "opt-level 1");
-        assert_eq!(build_name(true, "0"), "debug");
-        assert_eq!(build_name(true, "3"), "debug");
-        assert_eq!(build_name(false, "s"), "opt-level s");
         let tool = |build: &str| Tool {
             name: "lnbench-tui".into(),
             version: "0.1.0".into(),
