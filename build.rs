@@ -19,13 +19,13 @@ fn main() {
     // A new commit moves the branch's ref (or HEAD itself, detached, or packed-refs).
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = Path::new(&dir);
-        println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
-        println!(
-            "cargo:rerun-if-changed={}",
-            dir.join("packed-refs").display()
-        );
+        let mut watched = vec![dir.join("HEAD"), dir.join("packed-refs")];
         if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={}", dir.join(head).display());
+            watched.push(dir.join(head));
+        }
+        // A path that does not exist would rerun this script at every build.
+        for path in watched.iter().filter(|p| p.exists()) {
+            println!("cargo:rerun-if-changed={}", path.display());
         }
     }
 }
