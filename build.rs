@@ -2,7 +2,7 @@
 //! level the crate is compiled at (`tool.build`: the README's quick start builds the
 //! crate at opt-level 0, without debug assertions) and the source commit, where the
 //! source is a git checkout.
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
@@ -16,15 +16,14 @@ fn main() {
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_default();
     println!("cargo:rustc-env=LNBENCH_COMMIT={commit}");
-    // A new commit moves the branch's ref (or HEAD itself, detached, or packed-refs).
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        let dir = Path::new(&dir);
-        let mut watched = vec![dir.join("HEAD"), dir.join("packed-refs")];
-        if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            watched.push(dir.join(head));
-        }
+    // A new commit moves the branch's ref (or HEAD itself, detached, or packed-refs);
+    // `--git-path` finds each where it is, in a worktree too.
+    let mut refs = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    refs.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in refs {
+        let path = git(&["rev-parse", "--git-path", &name]).map(PathBuf::from);
         // A path that does not exist would rerun this script at every build.
-        for path in watched.iter().filter(|p| p.exists()) {
+        if let Some(path) = path.filter(|p| p.exists()) {
             println!("cargo:rerun-if-changed={}", path.display());
         }
     }
