@@ -36,44 +36,14 @@ fn every_path_the_architecture_page_names_exists() {
 /// may name the fake runtime, their double.
 #[test]
 fn no_code_outside_the_runtimes_names_one_of_them() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let modules = ["local", "docker", "kube", "external", "auto", "fake"];
-    let mut files = Vec::new();
-    let mut dirs = vec![root.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path == root.join("runtime") {
-                continue;
-            }
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    assert!(files.len() > 100, "only {} files under src/", files.len());
-    let is_test = |p: &Path| {
-        let name = p.file_name().unwrap().to_string_lossy();
-        name == "tests.rs"
-            || name.ends_with("_tests.rs")
-            || p.components().any(|c| c.as_os_str() == "tests")
-    };
     let mut found = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            for module in modules {
-                let named = line.contains(&format!("runtime::{module}::"))
-                    || line.contains(&format!("runtime::{module};"));
-                if named && !(module == "fake" && is_test(file)) {
-                    let at = file.strip_prefix(&root).unwrap().display();
-                    found.push(format!("src/{at}:{}: {}", n + 1, line.trim()));
-                }
+    for line in source_lines(&["runtime"]) {
+        for module in modules {
+            let named = line.text.contains(&format!("runtime::{module}::"))
+                || line.text.contains(&format!("runtime::{module};"));
+            if named && !(module == "fake" && line.in_test) {
+                found.push(line.to_string());
             }
         }
     }
@@ -84,10 +54,27 @@ fn no_code_outside_the_runtimes_names_one_of_them() {
     );
 }
 
-/// The source files under src/ outside `skip` (folders or files, relative to src/),
-/// each with its lines up to its test module (`#[cfg(test)]`), comments left out;
-/// test files (`tests.rs`, `*_tests.rs`, `tests/`) are left out whole.
-fn production_lines(skip: &[&str]) -> Vec<(String, usize, String)> {
+/// One line of code under src/ (comments are left out).
+struct Line {
+    /// The file, as `src/...`.
+    file: String,
+    /// Its line number, from 1.
+    n: usize,
+    text: String,
+    /// In a test file (`tests.rs`, `*_tests.rs`, under `tests/`) or after the file's
+    /// test module begins (`#[cfg(test)]`).
+    in_test: bool,
+}
+
+impl std::fmt::Display for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.n, self.text)
+    }
+}
+
+/// The lines of code of the source files under src/ outside `skip` (folders or files,
+/// relative to src/).
+fn source_lines(skip: &[&str]) -> Vec<Line> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
     let mut dirs = vec![root.clone()];
@@ -96,23 +83,31 @@ fn production_lines(skip: &[&str]) -> Vec<(String, usize, String)> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let rel = path.strip_prefix(&root).unwrap().display().to_string();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if skip.contains(&rel.as_str()) || name == "tests" {
+            if skip.contains(&rel.as_str()) {
                 continue;
             }
             if path.is_dir() {
                 dirs.push(path);
                 continue;
             }
-            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.ends_with(".rs") {
                 continue;
             }
             files += 1;
+            let mut in_test = name == "tests.rs"
+                || name.ends_with("_tests.rs")
+                || path.components().any(|c| c.as_os_str() == "tests");
             let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.lines().take_while(|l| l.trim() != "#[cfg(test)]");
-            for (n, line) in code.enumerate() {
+            for (n, line) in text.lines().enumerate() {
+                in_test |= line.trim() == "#[cfg(test)]";
                 if !line.trim_start().starts_with("//") {
-                    out.push((format!("src/{rel}"), n + 1, line.trim().to_string()));
+                    out.push(Line {
+                        file: format!("src/{rel}"),
+                        n: n + 1,
+                        text: line.trim().to_string(),
+                        in_test,
+                    });
                 }
             }
         }
@@ -143,17 +138,18 @@ fn choosing_by_name(line: &str, kind: &str, variants: &[&str], names: &[&str]) -
 /// name implementations freely.
 #[test]
 fn no_code_outside_the_nodes_chooses_by_an_implementation_name() {
-    let found: Vec<String> = production_lines(&["node"])
+    let found: Vec<String> = source_lines(&["node"])
         .into_iter()
-        .filter(|(_, _, line)| {
-            choosing_by_name(
-                line,
-                "Implementation",
-                &["Lnd", "Cln", "Eclair", "Ldk"],
-                &["lnd", "cln", "eclair", "ldk"],
-            )
+        .filter(|line| {
+            !line.in_test
+                && choosing_by_name(
+                    &line.text,
+                    "Implementation",
+                    &["Lnd", "Cln", "Eclair", "Ldk"],
+                    &["lnd", "cln", "eclair", "ldk"],
+                )
         })
-        .map(|(file, n, line)| format!("{file}:{n}: {line}"))
+        .map(|line| line.to_string())
         .collect();
     assert!(
         found.is_empty(),
@@ -169,17 +165,18 @@ fn no_code_outside_the_nodes_chooses_by_an_implementation_name() {
 /// `scenario/mod.rs` holds the names themselves (`RuntimeKind` and its `ALL`).
 #[test]
 fn no_code_outside_the_runtimes_chooses_by_a_runtime_name() {
-    let found: Vec<String> = production_lines(&["runtime", "runtime.rs", "scenario/mod.rs"])
+    let found: Vec<String> = source_lines(&["runtime", "runtime.rs", "scenario/mod.rs"])
         .into_iter()
-        .filter(|(_, _, line)| {
-            choosing_by_name(
-                line,
-                "RuntimeKind",
-                &["Local", "Docker", "Kubernetes", "External", "Auto"],
-                &["local", "docker", "kubernetes", "external", "auto"],
-            )
+        .filter(|line| {
+            !line.in_test
+                && choosing_by_name(
+                    &line.text,
+                    "RuntimeKind",
+                    &["Local", "Docker", "Kubernetes", "External", "Auto"],
+                    &["local", "docker", "kubernetes", "external", "auto"],
+                )
         })
-        .map(|(file, n, line)| format!("{file}:{n}: {line}"))
+        .map(|line| line.to_string())
         .collect();
     assert!(
         found.is_empty(),
