@@ -155,7 +155,7 @@ async fn slot(
 ) {
     let accomplice = plan.accomplice.as_ref();
     let Some(invoices) = accomplice.hold_invoices() else {
-        let e = crate::node::capabilities::lacking(accomplice, "hold invoices");
+        let e = crate::node::capabilities::lacking(accomplice, crate::node::Feature::HoldInvoices);
         tracing::warn!(error = %e, "attack slot");
         return;
     };

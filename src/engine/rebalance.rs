@@ -116,7 +116,10 @@ impl Rebalancer {
         let hops = (p.first_hop.1.as_str(), p.last_hop.1.as_str());
         let result = match p.node.circular_payments() {
             Some(circle) => (circle.pay_self(p.amount_msat, hops, p.max_fee_msat, p.timeout)).await,
-            None => Err(lacking(p.node.as_ref(), "circular payments")),
+            None => Err(lacking(
+                p.node.as_ref(),
+                crate::node::Feature::CircularPayments,
+            )),
         };
         let start = started.saturating_duration_since(load_start);
         self.stats

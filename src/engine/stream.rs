@@ -133,7 +133,10 @@ impl StreamState {
                         let timeout = ctx.payment_timeout;
                         (sender.keysend_records(dest, amount, preimage, timeout, &records)).await
                     }
-                    None => Err(lacking(r.sender.as_ref(), "custom TLV records")),
+                    None => Err(lacking(
+                        r.sender.as_ref(),
+                        crate::node::Feature::CustomRecords,
+                    )),
                 };
                 let answer = match result {
                     Ok(outcome) => Answer::Outcome(outcome),

@@ -9,7 +9,8 @@
 
 use super::parts::Split;
 use super::{
-    ChannelHealth, LightningNode, NodeError, PaymentHash, PaymentLedger, PaymentOutcome, SentStatus,
+    ChannelHealth, Feature, LightningNode, NodeError, PaymentHash, PaymentLedger, PaymentOutcome,
+    SentStatus,
 };
 use async_trait::async_trait;
 use std::collections::HashMap;
@@ -17,10 +18,10 @@ use std::time::Duration;
 
 /// The error of a caller that needed `feature` of `node` and found its client without
 /// it (the accessor answered `None`).
-pub fn lacking(node: &dyn LightningNode, feature: &'static str) -> NodeError {
+pub fn lacking(node: &dyn LightningNode, feature: Feature) -> NodeError {
     NodeError::Unsupported {
         node: node.name().to_string(),
-        feature,
+        feature: feature.name(),
     }
 }
 
@@ -136,14 +137,14 @@ pub trait NetworkName: Send + Sync {
 
 #[cfg(test)]
 mod tests {
-    use super::lacking;
+    use super::{Feature, lacking};
     use crate::node::fake::{FakeConfig, FakeNode};
 
     /// A caller without the capability it needs says which node lacks which feature.
     #[test]
     fn a_missing_capability_names_the_node_and_the_feature() {
         let node = FakeNode::new(FakeConfig::instant("alice"));
-        let e = lacking(&node, "hold invoices").to_string();
+        let e = lacking(&node, Feature::HoldInvoices).to_string();
         assert_eq!(e, "alice: this client has no hold invoices");
     }
 }

@@ -70,6 +70,22 @@ pub enum Feature {
     DbBackends,
 }
 
+impl Feature {
+    /// The feature in words, as an error that names it says it ("this client has no
+    /// hold invoices").
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Keysend => "keysend",
+            Feature::CustomRecords => "custom TLV records",
+            Feature::PartLimit => "part limit",
+            Feature::HoldInvoices => "hold invoices",
+            Feature::CircularPayments => "circular payments",
+            Feature::PaymentEngines => "payment engines",
+            Feature::DbBackends => "database backends",
+        }
+    }
+}
+
 /// What [`NodeDriver::missing`] says of [`Feature::DbBackends`] for an implementation
 /// whose database is chosen by `database:` alone.
 pub(crate) const DB_BACKENDS_ARE_LNDS: &str = "db_backend: chooses LND's --db.backend; other implementations choose their store with database:";
