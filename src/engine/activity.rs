@@ -86,7 +86,7 @@ impl ActivityPlan {
     }
 
     /// Counts one timed result: `hops` is the node's hop count on success.
-    pub(super) fn record(&self, route: usize, result: Recorded) {
+    fn record(&self, route: usize, result: Recorded) {
         let sender = self.route_sender[route];
         let (hops, from_node) = match &result {
             Recorded::Ok(_, Some(h)) if *h > 0 => (Some(*h), true),
@@ -102,6 +102,26 @@ impl ActivityPlan {
             .entry(hops.unwrap_or(0))
             .or_insert_with(Counts::new)
             .add(&result);
+    }
+}
+
+impl super::event::Subscriber for ActivityPlan {
+    fn on_payment(&self, _: &super::Context, event: &super::event::PaymentEvent) {
+        use super::event::End;
+        use super::tally::Verdict;
+        if event.warm_up {
+            return;
+        }
+        let recorded = match &event.end {
+            End::NoInvoice => return,
+            End::Abandoned => Recorded::Indeterminate,
+            End::Answered { result, counted } => match counted {
+                Ok((latency, hops)) => Recorded::Ok(*latency, *hops),
+                Err(_) if Verdict::of(result) == Verdict::Indeterminate => Recorded::Indeterminate,
+                Err(kind) => Recorded::Failed(*kind),
+            },
+        };
+        self.record(event.route, recorded);
     }
 }
 

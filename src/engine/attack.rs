@@ -275,17 +275,16 @@ pub(super) async fn end(attack: Option<(CancellationToken, tokio::task::JoinHand
     }
 }
 
-/// Notes a measured honest payment's end for the attack's windows (none without one).
-pub(super) fn note(
-    ctx: &super::Context,
-    counted: &Result<(Duration, Option<u32>), crate::metrics::FailureKind>,
-) {
-    if let Some(attack) = &ctx.attack {
-        let result = counted
-            .as_ref()
-            .map(|(latency, _)| *latency)
-            .map_err(|k| *k);
-        attack.stats.record(ctx.start.elapsed(), result);
+/// A measured honest payment's end, for the attack's windows.
+impl super::event::Subscriber for Attack {
+    fn on_payment(&self, ctx: &super::Context, event: &super::event::PaymentEvent) {
+        if let Some((_, counted)) = event.measured() {
+            let result = counted
+                .as_ref()
+                .map(|(latency, _)| *latency)
+                .map_err(|k| *k);
+            self.stats.record(ctx.start.elapsed(), result);
+        }
     }
 }
 

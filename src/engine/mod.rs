@@ -16,6 +16,7 @@ pub mod attack;
 mod attack_tests;
 mod control;
 mod dispatch;
+mod event;
 mod invoices;
 pub mod ledger;
 pub mod rebalance;
@@ -146,7 +147,7 @@ struct Context {
     amount_msat: u64,
     payment_timeout: Duration,
     ledger: Option<Arc<ledger::SpendLedger>>,
-    stream: Option<stream::StreamState>,
+    stream: Option<Arc<stream::StreamState>>,
     invoices: Vec<InvoicePool>,
     /// Each route's payments as counted (index of `routes`).
     tally: Vec<tally::RouteTally>,
@@ -163,10 +164,12 @@ struct Context {
     stop_reason: OnceLock<StopReason>,
     start: Instant,
     /// Parts of multi-part payments, liquidity failures of a drain.
-    notes: split::Notes,
+    notes: Arc<split::Notes>,
     /// `workload: attack:`, with its figures.
-    attack: Option<attack::Attack>,
+    attack: Option<Arc<attack::Attack>>,
     rebalance: Option<rebalance::Rebalancer>,
+    /// Who hears of each payment's end (event.rs).
+    subscribers: Vec<Arc<dyn event::Subscriber>>,
 }
 
 impl Context {
@@ -215,12 +218,24 @@ pub async fn run_with_activity(
         });
     };
 
-    let stream = (plan.stream).map(|s| stream::StreamState::new(s, &plan.routes));
+    let stream = (plan.stream).map(|s| Arc::new(stream::StreamState::new(s, &plan.routes)));
     if let Some(stream) = &stream {
         stream.mark(&plan.routes).await;
         recorder.watch_stream(stream.shared());
     }
     let closed = matches!(plan.load, Load::Closed { .. });
+    let notes = Arc::new(split::Notes::new(
+        plan.max_parts,
+        plan.stop.liquidity_failures,
+    ));
+    let attack = plan.attack.map(|a| Arc::new(attack::Attack::new(a)));
+    let subscribers = event::subscribers(event::Listeners {
+        ledger: plan.ledger.clone(),
+        stream: stream.clone(),
+        activity: activity.clone(),
+        attack: attack.clone(),
+        notes: notes.clone(),
+    });
     let ctx = Arc::new(Context {
         tally: plan.routes.iter().map(|_| Default::default()).collect(),
         stream,
@@ -240,9 +255,10 @@ pub async fn run_with_activity(
         payment_limit: if closed { plan.stop.payments } else { None },
         stop_reason: OnceLock::new(),
         start: Instant::now(),
-        notes: split::Notes::new(plan.max_parts, plan.stop.liquidity_failures),
-        attack: plan.attack.map(attack::Attack::new),
+        notes,
+        attack,
         rebalance: plan.rebalance.map(rebalance::Rebalancer::new),
+        subscribers,
     });
     if let Some(a) = &ctx.attack {
         recorder.watch_attack(a.stats.clone(), a.plan.slots);

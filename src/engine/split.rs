@@ -56,31 +56,31 @@ pub(super) async fn pay_invoice(
 
 /// Notes a measured payment's end: a success's parts and latency, a failure for lack
 /// of liquidity (which ends a drain at its limit).
-pub(super) fn note(
-    ctx: &Context,
-    result: &Result<PaymentOutcome, NodeError>,
-    latency: Option<Duration>,
-    parts: Option<Parts>,
-) {
-    match result {
-        Ok(PaymentOutcome::Succeeded { .. }) => {
-            if let (Some(stats), Some(latency)) = (&ctx.notes.parts, latency) {
-                stats.record(parts.map(|p| (p.settled, p.attempts)), latency);
+impl super::event::Subscriber for Notes {
+    fn on_payment(&self, ctx: &Context, event: &super::event::PaymentEvent) {
+        let Some((result, counted)) = event.measured() else {
+            return;
+        };
+        match result {
+            Ok(PaymentOutcome::Succeeded { .. }) => {
+                if let (Some(stats), Ok((latency, _))) = (&self.parts, counted) {
+                    stats.record(event.parts.map(|p| (p.settled, p.attempts)), *latency);
+                }
             }
-        }
-        Ok(PaymentOutcome::Failed {
-            reason: FailureReason::NoRoute | FailureReason::InsufficientBalance,
-        }) => {
-            // On the run's clock, that of the series and the events, so the first
-            // failure lines up with the TPS chart (the ledger readings and any
-            // invoices made before the load would otherwise shift it).
-            let at = Duration::from_secs_f64(ctx.recorder.elapsed_s());
-            if let Some(drain) = &ctx.notes.drain
-                && drain.record(at)
-            {
-                ctx.end(StopReason::LiquidityFailures);
+            Ok(PaymentOutcome::Failed {
+                reason: FailureReason::NoRoute | FailureReason::InsufficientBalance,
+            }) => {
+                // On the run's clock, that of the series and the events, so the first
+                // failure lines up with the TPS chart (the ledger readings and any
+                // invoices made before the load would otherwise shift it).
+                let at = Duration::from_secs_f64(ctx.recorder.elapsed_s());
+                if let Some(drain) = &self.drain
+                    && drain.record(at)
+                {
+                    ctx.end(StopReason::LiquidityFailures);
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
 }

@@ -156,7 +156,7 @@ impl StreamState {
 
     /// Counts a tick's splits on their routes (those without an answer as
     /// indeterminate) and, when measured, in the stream's figures.
-    pub(super) fn count(&self, ctx: &Context, route: usize, slots: &Slots, warm_up: bool) {
+    fn count(&self, ctx: &Context, route: usize, slots: &Slots, warm_up: bool) {
         let base = self.block(route);
         let answers = slots.0.lock().expect("not poisoned").clone();
         let outcomes: Vec<SplitOutcome> = (0..self.amounts.len())
@@ -175,6 +175,14 @@ impl StreamState {
                 .lock()
                 .expect("not poisoned")
                 .add_tick(&outcomes);
+        }
+    }
+}
+
+impl super::event::Subscriber for StreamState {
+    fn on_payment(&self, ctx: &Context, event: &super::event::PaymentEvent) {
+        if event.verdict().is_some() {
+            self.count(ctx, event.route, event.slots, event.warm_up);
         }
     }
 }

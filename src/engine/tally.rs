@@ -54,3 +54,15 @@ impl RouteTally {
         }
     }
 }
+
+/// Counts each payment on its route's tally (a stream counts its splits itself).
+#[derive(Debug)]
+pub(super) struct RouteTallies;
+
+impl super::event::Subscriber for RouteTallies {
+    fn on_payment(&self, ctx: &super::Context, event: &super::event::PaymentEvent) {
+        if let Some(verdict) = event.verdict() {
+            ctx.tally[event.route].add(verdict);
+        }
+    }
+}

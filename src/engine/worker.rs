@@ -1,12 +1,12 @@
 //! The one payment loop. Closed and open loop differ only in where tickets come
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
-use super::activity::Recorded;
-use super::ledger::{Reservation, Settled};
+use super::event::{Counted, End, PaymentEvent};
+use super::ledger::Reservation;
 use super::tally::Verdict;
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
-use crate::node::{FailureReason, NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
+use crate::node::{NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
 use crate::scenario::PaymentKind;
 use std::future::Future;
 use std::pin::pin;
@@ -88,9 +88,6 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             &slots,
         );
         let settled = settle(payment, &ctx, &mut batch).await;
-        if let (Some(ledger), Some(r)) = (&ctx.ledger, reservation) {
-            ledger.settle(r, spend_of(settled.as_ref()));
-        }
         now = Instant::now();
         if !ticket.warm_up {
             batch.set_stage(ticket.stage);
@@ -99,90 +96,99 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
             route,
             amount_msat,
             hash,
-            parts,
             started,
             ended: now,
         };
-        // A stream tick's splits count on their own routes.
-        let tally = match &ctx.stream {
-            Some(stream) => {
-                stream.count(&ctx, route, &slots, ticket.warm_up);
-                None
-            }
-            None => Some(&ctx.tally[route]),
+        let event = |end| PaymentEvent {
+            route,
+            warm_up: ticket.warm_up,
+            end,
+            reservation,
+            parts,
+            slots: &slots,
         };
-        let Some(attempt) = settled else {
-            // Abandoned in flight: the node may still complete it.
-            tally.inspect(|t| t.add(Verdict::Indeterminate));
-            if ticket.warm_up {
-                batch.warm_up();
-            } else {
-                batch.indeterminate();
-                if let Some(activity) = &ctx.activity {
-                    activity.record(route, Recorded::Indeterminate);
+        let result = match settled {
+            None => {
+                // Abandoned in flight: the node may still complete it.
+                publish(&ctx, &event(End::Abandoned));
+                if ticket.warm_up {
+                    batch.warm_up();
+                } else {
+                    batch.indeterminate();
+                    let row = PaymentResult::Indeterminate("abandoned");
+                    log_payment(&ctx, &mut batch, &ticket, paid, row);
                 }
-                let row = PaymentResult::Indeterminate("abandoned");
-                log_payment(&ctx, &mut batch, &ticket, paid, row);
+                break;
             }
-            break;
-        };
-        let result = match attempt {
-            Attempt::Answered(result) => result,
-            Attempt::NoInvoice => {
+            Some(Attempt::NoInvoice) => {
+                publish(&ctx, &event(End::NoInvoice));
                 ctx.end(StopReason::InvoicesExhausted);
                 break;
             }
+            Some(Attempt::Answered(result)) => result,
         };
-        let verdict = Verdict::of(&result);
-        tally.inspect(|t| t.add(verdict));
+        let counted = counted(&ctx, &ticket, &result, now);
+        let answered = End::Answered {
+            result: &result,
+            counted: &counted,
+        };
+        publish(&ctx, &event(answered));
         if ticket.warm_up {
             batch.warm_up();
             continue;
         }
-        count(&ctx, &mut batch, &ticket, paid, result, verdict);
+        record(&ctx, &mut batch, &ticket, paid, &result, counted);
         // A fake node answers without ever yielding: give other tasks their turn.
         tokio::task::consume_budget().await;
     }
 }
 
-/// Counts an answered, measured payment: its latency or failure, its
-/// `payments.csv` row and, with `activity:`, its route's figures.
-fn count(
+/// Hands a payment's end to everyone who listens to the run.
+fn publish(ctx: &Context, event: &PaymentEvent) {
+    for subscriber in &ctx.subscribers {
+        subscriber.on_payment(ctx, event);
+    }
+}
+
+/// How the tool counts an answer that ended at `ended`: a success's latency from
+/// its intended start, the pauses since its release taken off; a failure's kind (a
+/// timeout is the node's `Timeout`: the tool stopped waiting, it may yet settle).
+fn counted(
     ctx: &Context,
-    batch: &mut WorkerRecorder,
     ticket: &Ticket,
-    paid: Paid,
-    result: Result<PaymentOutcome, NodeError>,
-    verdict: Verdict,
-) {
-    let fee_msat = match &result {
-        Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
-        _ => 0,
-    };
-    let counted = match &result {
-        // Timed out: the tool stopped waiting, the payment may yet settle.
-        Ok(PaymentOutcome::Failed {
-            reason: FailureReason::Timeout,
-        }) => {
-            batch.indeterminate();
-            Err(FailureKind::Node(FailureReason::Timeout))
-        }
+    result: &Result<PaymentOutcome, NodeError>,
+    ended: Instant,
+) -> Counted {
+    match result {
         Ok(PaymentOutcome::Succeeded { hops, .. }) => {
             let shift = ctx.control.completed_pause() - ticket.pause_at_release;
-            let latency = (paid.ended).saturating_duration_since(ticket.intended + shift);
-            batch.success(latency);
+            let latency = ended.saturating_duration_since(ticket.intended + shift);
             Ok((latency, Some(*hops)))
         }
         Ok(PaymentOutcome::Failed { reason }) => Err(FailureKind::Node(*reason)),
         Err(_) => Err(FailureKind::RpcError),
+    }
+}
+
+/// Records an answered, measured payment in the worker's batch: its latency or
+/// failure, and its `payments.csv` row.
+fn record(
+    ctx: &Context,
+    batch: &mut WorkerRecorder,
+    ticket: &Ticket,
+    paid: Paid,
+    result: &Result<PaymentOutcome, NodeError>,
+    counted: Counted,
+) {
+    let verdict = Verdict::of(result);
+    let fee_msat = match result {
+        Ok(PaymentOutcome::Succeeded { fee_msat, .. }) => *fee_msat,
+        _ => 0,
     };
-    let latency = counted.ok().map(|(latency, _)| latency);
-    super::split::note(ctx, &result, latency, paid.parts);
-    super::attack::note(ctx, &counted);
-    if let Err(kind) = counted
-        && verdict == Verdict::Failed
-    {
-        batch.failure(kind);
+    match counted {
+        Ok((latency, _)) => batch.success(latency),
+        Err(_) if verdict == Verdict::Indeterminate => batch.indeterminate(),
+        Err(kind) => batch.failure(kind),
     }
     let row = match counted {
         Ok((latency, hops)) => PaymentResult::Ok {
@@ -193,16 +199,7 @@ fn count(
         Err(_) if verdict == Verdict::Indeterminate => PaymentResult::Indeterminate("timeout"),
         Err(kind) => PaymentResult::Failed(kind),
     };
-    let route = paid.route;
     log_payment(ctx, batch, ticket, paid, row);
-    if let Some(activity) = &ctx.activity {
-        let recorded = match counted {
-            Ok((latency, hops)) => Recorded::Ok(latency, hops),
-            Err(_) if verdict == Verdict::Indeterminate => Recorded::Indeterminate,
-            Err(kind) => Recorded::Failed(kind),
-        };
-        activity.record(route, recorded);
-    }
 }
 
 /// One payment attempt's route, amount and times, for its `payments.csv` row.
@@ -211,8 +208,6 @@ struct Paid {
     amount_msat: u64,
     /// The payment's hash, when the tool knows it.
     hash: Option<PaymentHash>,
-    /// How the node split the payment, when it told.
-    parts: Option<crate::node::parts::Parts>,
     started: Instant,
     ended: Instant,
 }
@@ -338,24 +333,6 @@ fn reserve(ctx: &Context, amount_msat: u64) -> Option<(u64, Option<Reservation>)
     };
     let amount_msat = ledger.clamp(amount_msat);
     ledger.reserve(amount_msat).map(|r| (amount_msat, Some(r)))
-}
-
-/// What an attempt spent, for the caps: only a success or a failure the node
-/// reported is known; anything else (abandoned, timed out, an RPC error) may
-/// still be paid.
-fn spend_of(attempt: Option<&Attempt>) -> Settled {
-    match attempt {
-        Some(Attempt::Answered(Ok(PaymentOutcome::Succeeded { fee_msat, .. }))) => Settled::Paid {
-            fee_msat: *fee_msat,
-        },
-        Some(Attempt::Answered(Ok(PaymentOutcome::Failed { reason })))
-            if *reason != FailureReason::Timeout =>
-        {
-            Settled::Failed
-        }
-        Some(Attempt::NoInvoice) => Settled::Failed,
-        _ => Settled::Unknown,
-    }
 }
 
 /// Makes one payment; sets `hash` to its payment hash once the tool knows it (before

@@ -1,0 +1,233 @@
+//! The end of one payment, as every part that counts it sees it: the worker makes one
+//! [`PaymentEvent`] and hands it to the run's [`Subscriber`]s in turn; it does not
+//! know who they are. [`subscribers`] is the one place that says who listens to a
+//! run: the tally (or a stream's, which counts each split), the mainnet caps' ledger,
+//! and the figures of the workloads the plan asks for.
+
+use super::Context;
+use super::ledger::{Reservation, Settled, SpendLedger};
+use super::tally::Verdict;
+use crate::metrics::FailureKind;
+use crate::node::parts::Parts;
+use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the tool counted an answered payment: its latency (taken off the pauses)
+/// and the node's hop count, or its failure.
+pub(super) type Counted = Result<(Duration, Option<u32>), FailureKind>;
+
+/// One payment's end.
+pub(super) struct PaymentEvent<'a> {
+    /// Index of the plan's routes.
+    pub route: usize,
+    /// A warm-up payment counts for the tally and the caps, not in the figures.
+    pub warm_up: bool,
+    pub end: End<'a>,
+    /// Under mainnet caps, what the payment reserved before it started.
+    pub reservation: Option<Reservation>,
+    /// How the node split it, when it told (`max_parts:`).
+    pub parts: Option<Parts>,
+    /// `kind: stream`: each split's answer.
+    pub slots: &'a super::stream::Slots,
+}
+
+/// How the payment ended.
+pub(super) enum End<'a> {
+    /// In flight when the load gave up on it: the node may still complete it.
+    Abandoned,
+    /// Invoice-pregenerated: the route's invoices were used up; nothing was paid.
+    NoInvoice,
+    Answered {
+        result: &'a Result<PaymentOutcome, NodeError>,
+        counted: &'a Counted,
+    },
+}
+
+impl PaymentEvent<'_> {
+    /// How the tally counts it; None when no payment was made.
+    pub fn verdict(&self) -> Option<Verdict> {
+        match &self.end {
+            End::Abandoned => Some(Verdict::Indeterminate),
+            End::NoInvoice => None,
+            End::Answered { result, .. } => Some(Verdict::of(result)),
+        }
+    }
+
+    /// An answered payment outside the warm-up: its answer and how it was counted.
+    pub fn measured(&self) -> Option<(&Result<PaymentOutcome, NodeError>, &Counted)> {
+        match &self.end {
+            End::Answered { result, counted } if !self.warm_up => Some((result, counted)),
+            _ => None,
+        }
+    }
+
+    /// What the payment spent, for the caps: only a success or a failure the node
+    /// reported is known; anything else (abandoned, timed out, an RPC error) may
+    /// still be paid.
+    pub fn spend(&self) -> Settled {
+        match &self.end {
+            End::Answered {
+                result: Ok(PaymentOutcome::Succeeded { fee_msat, .. }),
+                ..
+            } => Settled::Paid {
+                fee_msat: *fee_msat,
+            },
+            End::Answered {
+                result: Ok(PaymentOutcome::Failed { reason }),
+                ..
+            } if *reason != FailureReason::Timeout => Settled::Failed,
+            End::NoInvoice => Settled::Failed,
+            _ => Settled::Unknown,
+        }
+    }
+}
+
+/// A part of the run that counts payments as they end.
+pub(super) trait Subscriber: Send + Sync + std::fmt::Debug {
+    fn on_payment(&self, ctx: &Context, event: &PaymentEvent);
+}
+
+/// The parts of a run that may listen to its payments.
+pub(super) struct Listeners {
+    pub ledger: Option<Arc<SpendLedger>>,
+    pub stream: Option<Arc<super::stream::StreamState>>,
+    pub activity: Option<Arc<super::activity::ActivityPlan>>,
+    pub attack: Option<Arc<super::attack::Attack>>,
+    pub notes: Arc<super::split::Notes>,
+}
+
+/// Who listens to a run's payments, in the order they hear each one.
+pub(super) fn subscribers(l: Listeners) -> Vec<Arc<dyn Subscriber>> {
+    let mut all: Vec<Arc<dyn Subscriber>> = Vec::new();
+    if let Some(ledger) = l.ledger {
+        all.push(ledger);
+    }
+    // A stream tick's splits count on their own routes: the stream tallies them.
+    match l.stream {
+        Some(stream) => all.push(stream),
+        None => all.push(Arc::new(super::tally::RouteTallies)),
+    }
+    if let Some(activity) = l.activity {
+        all.push(activity);
+    }
+    if let Some(attack) = l.attack {
+        all.push(attack);
+    }
+    all.push(l.notes);
+    all
+}
+
+impl Subscriber for SpendLedger {
+    fn on_payment(&self, _: &Context, event: &PaymentEvent) {
+        if let Some(reservation) = event.reservation {
+            self.settle(reservation, event.spend());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::FailureReason::{NoRoute, Timeout};
+
+    fn check(end: End, warm_up: bool) -> (Option<Verdict>, bool, Settled) {
+        let slots = super::super::stream::Slots::default();
+        let event = PaymentEvent {
+            route: 0,
+            warm_up,
+            end,
+            reservation: None,
+            parts: None,
+            slots: &slots,
+        };
+        (event.verdict(), event.measured().is_some(), event.spend())
+    }
+
+    #[test]
+    fn each_end_is_counted_once_and_only_a_known_end_settles_the_caps() {
+        let ok = Ok(PaymentOutcome::Succeeded {
+            fee_msat: 3,
+            hops: 2,
+        });
+        let latency: Counted = Ok((Duration::from_millis(5), Some(2)));
+        let answered = || End::Answered {
+            result: &ok,
+            counted: &latency,
+        };
+        let paid = Settled::Paid { fee_msat: 3 };
+        assert_eq!(check(answered(), false), (Some(Verdict::Ok), true, paid));
+        // A warm-up payment is tallied and settled, not measured.
+        assert_eq!(check(answered(), true), (Some(Verdict::Ok), false, paid));
+
+        let no_route = Ok(PaymentOutcome::Failed { reason: NoRoute });
+        let failed: Counted = Err(FailureKind::Node(NoRoute));
+        let end = End::Answered {
+            result: &no_route,
+            counted: &failed,
+        };
+        assert_eq!(
+            check(end, false),
+            (Some(Verdict::Failed), true, Settled::Failed)
+        );
+
+        // The tool stopped waiting: the node may still pay it.
+        let timed_out = Ok(PaymentOutcome::Failed { reason: Timeout });
+        let timeout: Counted = Err(FailureKind::Node(Timeout));
+        let end = End::Answered {
+            result: &timed_out,
+            counted: &timeout,
+        };
+        let unknown = (Some(Verdict::Indeterminate), true, Settled::Unknown);
+        assert_eq!(check(end, false), unknown);
+
+        let rpc = Err(NodeError::protocol("alice", "pay", "broken pipe"));
+        let rpc_error: Counted = Err(FailureKind::RpcError);
+        let end = End::Answered {
+            result: &rpc,
+            counted: &rpc_error,
+        };
+        assert_eq!(
+            check(end, false),
+            (Some(Verdict::Failed), true, Settled::Unknown)
+        );
+
+        let abandoned = (Some(Verdict::Indeterminate), false, Settled::Unknown);
+        assert_eq!(check(End::Abandoned, false), abandoned);
+        // No invoice left: nothing was paid, nothing is tallied.
+        assert_eq!(check(End::NoInvoice, false), (None, false, Settled::Failed));
+    }
+
+    #[test]
+    fn the_caps_hear_first_then_the_tally_then_the_workloads_figures() {
+        let names = |l: Listeners| -> Vec<String> {
+            let all = subscribers(l);
+            all.iter()
+                .map(|s| {
+                    format!("{s:?}")
+                        .split([' ', '{', '('])
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        };
+        let notes = || Arc::new(super::super::split::Notes::new(None, None));
+        let plain = Listeners {
+            ledger: None,
+            stream: None,
+            activity: None,
+            attack: None,
+            notes: notes(),
+        };
+        assert_eq!(names(plain), ["RouteTallies", "Notes"]);
+        let capped = Listeners {
+            ledger: Some(Arc::new(SpendLedger::new(1_000, 10_000))),
+            stream: None,
+            activity: None,
+            attack: None,
+            notes: notes(),
+        };
+        assert_eq!(names(capped), ["SpendLedger", "RouteTallies", "Notes"]);
+    }
+}
