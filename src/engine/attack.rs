@@ -286,6 +286,10 @@ impl super::event::Subscriber for Attack {
             self.stats.record(ctx.start.elapsed(), result);
         }
     }
+
+    fn fill(&self, ctx: &super::Context, summary: &mut crate::metrics::Summary) {
+        summary.attack = Some(self.summary(ctx.start.elapsed().as_secs_f64()));
+    }
 }
 
 /// Sleeps `d`, or less when the window ends.

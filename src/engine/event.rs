@@ -86,6 +86,10 @@ impl PaymentEvent<'_> {
 /// A part of the run that counts payments as they end.
 pub(super) trait Subscriber: Send + Sync + std::fmt::Debug {
     fn on_payment(&self, ctx: &Context, event: &PaymentEvent);
+
+    /// After the load: what it counted, into its part of the run's summary (the
+    /// ledger keeps its figures for the run, across loads: it writes none).
+    fn fill(&self, _ctx: &Context, _summary: &mut crate::metrics::Summary) {}
 }
 
 /// The parts of a run that may listen to its payments.

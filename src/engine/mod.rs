@@ -426,16 +426,13 @@ async fn wind_down(
         return Err(EngineError::TaskPanicked(e));
     }
     let mut summary = recorder.finish();
-    summary.routes = (ctx.tally.iter().zip(&ctx.routes))
-        .map(|(tally, route)| tally.count(route))
-        .collect();
     // Read after the summary is taken, so the reads are not load time.
     if let Some(stream) = &ctx.stream {
         stream.read_back(&ctx.routes).await;
-        summary.stream = Some(stream.summary());
     }
-    ctx.notes.fill(&mut summary);
-    summary.attack = (ctx.attack.as_ref()).map(|a| a.summary(ctx.start.elapsed().as_secs_f64()));
+    for subscriber in &ctx.subscribers {
+        subscriber.fill(&ctx, &mut summary);
+    }
     summary.rebalance = (ctx.rebalance.as_ref()).map(|r| r.stats.summary());
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),

@@ -24,12 +24,6 @@ impl Notes {
             drain: liquidity_failures.map(DrainWatch::new),
         }
     }
-
-    /// The summaries for `results.parts` and `results.drain`.
-    pub(super) fn fill(&self, summary: &mut crate::metrics::Summary) {
-        summary.parts = self.parts.as_ref().map(PartsStats::summary);
-        summary.drain = self.drain.as_ref().map(DrainWatch::summary);
-    }
 }
 
 /// Pays `bolt11` from the route's sender, in at most `max_parts` parts when the plan
@@ -82,5 +76,11 @@ impl super::event::Subscriber for Notes {
             }
             _ => {}
         }
+    }
+
+    /// The summaries for `results.parts` and `results.drain`.
+    fn fill(&self, _: &Context, summary: &mut crate::metrics::Summary) {
+        summary.parts = self.parts.as_ref().map(PartsStats::summary);
+        summary.drain = self.drain.as_ref().map(DrainWatch::summary);
     }
 }

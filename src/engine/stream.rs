@@ -185,6 +185,13 @@ impl super::event::Subscriber for StreamState {
             self.count(ctx, event.route, event.slots, event.warm_up);
         }
     }
+
+    /// The splits' tallies, per route, and the stream's figures (read back from
+    /// the recipients before: see [`StreamState::read_back`]).
+    fn fill(&self, ctx: &Context, summary: &mut crate::metrics::Summary) {
+        super::tally::RouteTallies.fill(ctx, summary);
+        summary.stream = Some(self.summary());
+    }
 }
 
 fn outcome_of(answer: Option<Answer>) -> SplitOutcome {

@@ -65,4 +65,10 @@ impl super::event::Subscriber for RouteTallies {
             ctx.tally[event.route].add(verdict);
         }
     }
+
+    fn fill(&self, ctx: &super::Context, summary: &mut crate::metrics::Summary) {
+        summary.routes = (ctx.tally.iter().zip(&ctx.routes))
+            .map(|(tally, route)| tally.count(route))
+            .collect();
+    }
 }
