@@ -164,12 +164,15 @@ fn failures_are_listed_by_reason_with_counts() {
 #[test]
 fn an_attack_and_a_stream_show_on_the_counts_line() {
     let mut s = running();
-    s.live.attack = Some((6, 6));
-    s.live.streams = Some(lnbench_tui::metrics::live::StreamTicks {
-        ok: 120,
-        partial: 3,
-        failed: 1,
-    });
+    use lnbench_tui::metrics::live::{LiveFigure, LiveFigures};
+    let figure = |text: &str, alarm| LiveFigure {
+        text: text.to_string(),
+        alarm,
+    };
+    s.live = LiveFigures(vec![
+        figure("attack 6/6 slots held", true),
+        figure("streams 120 ok · 3 partial · 1 failed", false),
+    ]);
     let text = render(140, 30, &App::new(&s), &s).backend().to_string();
     let line = text
         .lines()

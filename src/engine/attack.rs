@@ -69,6 +69,12 @@ impl Attack {
         }
     }
 
+    /// The slots held now, of the plan's, for the live view.
+    pub(super) fn live(&self) -> Arc<crate::metrics::attack::AttackLive> {
+        let live = crate::metrics::attack::AttackLive::new(self.stats.clone(), self.plan.slots);
+        Arc::new(live)
+    }
+
     /// `results.attack`, for a load that ran `load_s` seconds.
     pub(super) fn summary(&self, load_s: f64) -> crate::metrics::attack::AttackSummary {
         let p = &self.plan;
@@ -250,31 +256,6 @@ async fn held(
     None
 }
 
-/// Starts the plan's attack beside the load (None without one): its task and what
-/// ends it.
-pub(super) fn spawn(
-    ctx: &Arc<super::Context>,
-    cancel: &CancellationToken,
-) -> Option<(CancellationToken, tokio::task::JoinHandle<()>)> {
-    ctx.attack.as_ref()?;
-    let (ctx, stop) = (ctx.clone(), cancel.child_token());
-    let ends = stop.clone();
-    let task = tokio::spawn(async move {
-        if let Some(a) = &ctx.attack {
-            a.run(ctx.start, stop).await;
-        }
-    });
-    Some((ends, task))
-}
-
-/// Ends the attack with the load, and waits until its slots cancelled their invoices.
-pub(super) async fn end(attack: Option<(CancellationToken, tokio::task::JoinHandle<()>)>) {
-    if let Some((stop, task)) = attack {
-        stop.cancel();
-        let _ = task.await;
-    }
-}
-
 /// A measured honest payment's end, for the attack's windows.
 impl super::event::Subscriber for Attack {
     fn on_payment(&self, ctx: &super::Context, event: &super::event::PaymentEvent) {
@@ -285,6 +266,16 @@ impl super::event::Subscriber for Attack {
                 .map_err(|k| *k);
             self.stats.record(ctx.start.elapsed(), result);
         }
+    }
+
+    /// The attack's slots, from its start into the load until `stop`; ends when its
+    /// slots cancelled their invoices.
+    fn beside(
+        self: Arc<Self>,
+        ctx: Arc<super::Context>,
+        stop: CancellationToken,
+    ) -> Option<futures::future::BoxFuture<'static, ()>> {
+        Some(Box::pin(async move { self.run(ctx.start, stop).await }))
     }
 
     fn fill(&self, ctx: &super::Context, summary: &mut crate::metrics::Summary) {

@@ -7,11 +7,13 @@
 use super::Context;
 use super::ledger::{Reservation, Settled, SpendLedger};
 use super::tally::Verdict;
-use crate::metrics::FailureKind;
+use crate::metrics::{FailureKind, Recorder};
 use crate::node::parts::Parts;
 use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// How the tool counted an answered payment: its latency (taken off the pauses)
 /// and the node's hop count, or its failure.
@@ -83,9 +85,20 @@ impl PaymentEvent<'_> {
     }
 }
 
-/// A part of the run that counts payments as they end.
+/// A part of the run that counts payments as they end, may run work of its own
+/// beside the load, and fills its figures into the summary.
 pub(super) trait Subscriber: Send + Sync + std::fmt::Debug {
-    fn on_payment(&self, ctx: &Context, event: &PaymentEvent);
+    fn on_payment(&self, _ctx: &Context, _event: &PaymentEvent) {}
+
+    /// Work beside the load (an attack's slots, a rebalancing), started with it;
+    /// it ends soon after `stop`, which the load's end cancels.
+    fn beside(
+        self: Arc<Self>,
+        _ctx: Arc<Context>,
+        _stop: CancellationToken,
+    ) -> Option<BoxFuture<'static, ()>> {
+        None
+    }
 
     /// After the load: what it counted, into its part of the run's summary (the
     /// ledger keeps its figures for the run, across loads: it writes none).
@@ -99,26 +112,36 @@ pub(super) struct Listeners {
     pub activity: Option<Arc<super::activity::ActivityPlan>>,
     pub attack: Option<Arc<super::attack::Attack>>,
     pub notes: Arc<super::split::Notes>,
+    pub rebalance: Option<Arc<super::rebalance::Rebalancer>>,
 }
 
-/// Who listens to a run's payments, in the order they hear each one.
-pub(super) fn subscribers(l: Listeners) -> Vec<Arc<dyn Subscriber>> {
+/// Who listens to a run's payments, in the order they hear each one; those with a
+/// live figure are shown by `recorder` from now on.
+pub(super) fn subscribers(l: Listeners, recorder: &Recorder) -> Vec<Arc<dyn Subscriber>> {
     let mut all: Vec<Arc<dyn Subscriber>> = Vec::new();
     if let Some(ledger) = l.ledger {
         all.push(ledger);
     }
     // A stream tick's splits count on their own routes: the stream tallies them.
     match l.stream {
-        Some(stream) => all.push(stream),
+        Some(stream) => {
+            recorder.watch(stream.shared());
+            all.push(stream);
+        }
         None => all.push(Arc::new(super::tally::RouteTallies)),
     }
     if let Some(activity) = l.activity {
         all.push(activity);
     }
     if let Some(attack) = l.attack {
+        recorder.watch(attack.live());
         all.push(attack);
     }
     all.push(l.notes);
+    if let Some(rebalance) = l.rebalance {
+        recorder.watch(rebalance.stats.clone());
+        all.push(rebalance);
+    }
     all
 }
 
@@ -205,7 +228,8 @@ mod tests {
     #[test]
     fn the_caps_hear_first_then_the_tally_then_the_workloads_figures() {
         let names = |l: Listeners| -> Vec<String> {
-            let all = subscribers(l);
+            let (recorder, _) = Recorder::new();
+            let all = subscribers(l, &recorder);
             all.iter()
                 .map(|s| {
                     format!("{s:?}")
@@ -223,6 +247,7 @@ mod tests {
             activity: None,
             attack: None,
             notes: notes(),
+            rebalance: None,
         };
         assert_eq!(names(plain), ["RouteTallies", "Notes"]);
         let capped = Listeners {
@@ -231,6 +256,7 @@ mod tests {
             activity: None,
             attack: None,
             notes: notes(),
+            rebalance: None,
         };
         assert_eq!(names(capped), ["SpendLedger", "RouteTallies", "Notes"]);
     }

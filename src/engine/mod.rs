@@ -165,9 +165,6 @@ struct Context {
     start: Instant,
     /// Parts of multi-part payments, liquidity failures of a drain.
     notes: Arc<split::Notes>,
-    /// `workload: attack:`, with its figures.
-    attack: Option<Arc<attack::Attack>>,
-    rebalance: Option<rebalance::Rebalancer>,
     /// Who hears of each payment's end (event.rs).
     subscribers: Vec<Arc<dyn event::Subscriber>>,
 }
@@ -221,21 +218,21 @@ pub async fn run_with_activity(
     let stream = (plan.stream).map(|s| Arc::new(stream::StreamState::new(s, &plan.routes)));
     if let Some(stream) = &stream {
         stream.mark(&plan.routes).await;
-        recorder.watch_stream(stream.shared());
     }
     let closed = matches!(plan.load, Load::Closed { .. });
     let notes = Arc::new(split::Notes::new(
         plan.max_parts,
         plan.stop.liquidity_failures,
     ));
-    let attack = plan.attack.map(|a| Arc::new(attack::Attack::new(a)));
-    let subscribers = event::subscribers(event::Listeners {
+    let listeners = event::Listeners {
         ledger: plan.ledger.clone(),
         stream: stream.clone(),
         activity: activity.clone(),
-        attack: attack.clone(),
+        attack: plan.attack.map(|a| Arc::new(attack::Attack::new(a))),
         notes: notes.clone(),
-    });
+        rebalance: (plan.rebalance).map(|r| Arc::new(rebalance::Rebalancer::new(r))),
+    };
+    let subscribers = event::subscribers(listeners, &recorder);
     let ctx = Arc::new(Context {
         tally: plan.routes.iter().map(|_| Default::default()).collect(),
         stream,
@@ -256,15 +253,9 @@ pub async fn run_with_activity(
         stop_reason: OnceLock::new(),
         start: Instant::now(),
         notes,
-        attack,
-        rebalance: plan.rebalance.map(rebalance::Rebalancer::new),
         subscribers,
     });
-    if let Some(a) = &ctx.attack {
-        recorder.watch_attack(a.stats.clone(), a.plan.slots);
-    }
-    let attack = attack::spawn(&ctx, &cancel);
-    let rebalancing = rebalance::spawn(&ctx, &cancel);
+    let beside = start_beside(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
     let mut workers = JoinSet::new();
@@ -292,8 +283,7 @@ pub async fn run_with_activity(
     let panicked = running
         .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
         .await;
-    attack::end(attack).await;
-    rebalance::end(rebalancing).await;
+    end_beside(beside).await;
     wind_down(
         ctx,
         closed,
@@ -433,11 +423,37 @@ async fn wind_down(
     for subscriber in &ctx.subscribers {
         subscriber.fill(&ctx, &mut summary);
     }
-    summary.rebalance = (ctx.rebalance.as_ref()).map(|r| r.stats.summary());
     Ok(EngineOutcome {
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
     })
+}
+
+/// Starts the subscribers' work beside the load (an attack, a rebalancing), each
+/// with its own stop under `cancel`.
+fn start_beside(
+    ctx: &Arc<Context>,
+    cancel: &CancellationToken,
+) -> Vec<(CancellationToken, tokio::task::JoinHandle<()>)> {
+    let mut started = Vec::new();
+    for subscriber in &ctx.subscribers {
+        let stop = cancel.child_token();
+        if let Some(work) = subscriber.clone().beside(ctx.clone(), stop.clone()) {
+            started.push((stop, tokio::spawn(work)));
+        }
+    }
+    started
+}
+
+/// Ends the work beside the load with it, and waits until each has ended (an
+/// attack's slots cancelled their invoices, a rebalance in flight answered).
+async fn end_beside(beside: Vec<(CancellationToken, tokio::task::JoinHandle<()>)>) {
+    for (stop, _) in &beside {
+        stop.cancel();
+    }
+    for (_, task) in beside {
+        let _ = task.await;
+    }
 }
 
 /// How the load starts (see [`start_load`]).

@@ -150,24 +150,21 @@ async fn balance_toward(node: &dyn LightningNode, peer: &str) -> Option<u64> {
     )
 }
 
-/// Starts the plan's rebalancing beside the load, shown live (None without one).
-pub(super) fn spawn(
-    ctx: &Arc<super::Context>,
-    cancel: &CancellationToken,
-) -> Option<(CancellationToken, tokio::task::JoinHandle<()>)> {
-    let r = ctx.rebalance.as_ref()?;
-    ctx.recorder.watch_rebalance(r.stats.clone());
-    let (ctx, stop) = (ctx.clone(), cancel.child_token());
-    let ends = stop.clone();
-    let task = tokio::spawn(async move {
-        if let Some(r) = &ctx.rebalance {
-            r.run(ctx.start, stop, &ctx.abort).await;
-        }
-    });
-    Some((ends, task))
-}
+/// The rebalancing beside the load; its figures into `results.rebalance`.
+impl super::event::Subscriber for Rebalancer {
+    /// Ticks until `stop`; the payment in flight then is waited for, unless the run
+    /// is cancelled.
+    fn beside(
+        self: Arc<Self>,
+        ctx: Arc<super::Context>,
+        stop: CancellationToken,
+    ) -> Option<futures::future::BoxFuture<'static, ()>> {
+        Some(Box::pin(async move {
+            self.run(ctx.start, stop, &ctx.abort).await
+        }))
+    }
 
-/// Ends the rebalancing with the load, and waits for the payment in flight.
-pub(super) async fn end(task: Option<(CancellationToken, tokio::task::JoinHandle<()>)>) {
-    super::attack::end(task).await;
+    fn fill(&self, _: &super::Context, summary: &mut crate::metrics::Summary) {
+        summary.rebalance = Some(self.stats.summary());
+    }
 }

@@ -49,16 +49,25 @@ fn plan(secs: u64, fee_msat: u64, max_fee_msat: u64, below_sat: Option<u64>) -> 
 }
 
 async fn run_plan(plan: Plan) -> EngineOutcome {
-    let (recorder, _snapshots) = Recorder::new();
+    run_watched(plan).await.0
+}
+
+/// The outcome, and the live line of the last snapshot.
+async fn run_watched(plan: Plan) -> (EngineOutcome, String) {
+    let (recorder, snapshots) = Recorder::new();
     let (_tx, rx) = mpsc::unbounded_channel();
-    run(plan, recorder, rx, CancellationToken::new())
+    let outcome = run(plan, recorder, rx, CancellationToken::new())
         .await
-        .unwrap()
+        .unwrap();
+    let live = snapshots.borrow().live.line();
+    (outcome, live)
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_rebalance_runs_every_interval_and_counts_what_it_moved_and_paid() {
-    let outcome = run_plan(plan(22, 3_000, 200_000, None)).await;
+    let (outcome, live) = run_watched(plan(22, 3_000, 200_000, None)).await;
+    // The live view showed them as they came.
+    assert_eq!(live, "rebalances 4/4 ok · 12000 msat fees");
     let r = outcome.summary.rebalance.expect("results.rebalance");
     // Ticks at 5, 10, 15 and 20 s of a 22 s load.
     assert_eq!((r.ticks, r.skipped, r.sent, r.succeeded), (4, 0, 4, 4));

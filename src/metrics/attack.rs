@@ -138,6 +138,29 @@ pub struct AttackStats {
     locked_msat_ms: AtomicU64,
 }
 
+/// The attack's live figure: the HTLC slots the accomplice holds now, of its target.
+#[derive(Debug)]
+pub struct AttackLive {
+    stats: std::sync::Arc<AttackStats>,
+    target: u32,
+}
+
+impl AttackLive {
+    pub fn new(stats: std::sync::Arc<AttackStats>, target: u32) -> Self {
+        AttackLive { stats, target }
+    }
+}
+
+impl super::live::LiveSource for AttackLive {
+    fn read(&self) -> super::live::LiveFigure {
+        let held = self.stats.held.load(Ordering::Relaxed);
+        super::live::LiveFigure {
+            text: format!("attack {held}/{} slots held", self.target),
+            alarm: held > 0,
+        }
+    }
+}
+
 impl AttackStats {
     /// An attack from `start` to `end` of the load.
     pub fn new(start: Duration, end: Duration) -> Self {

@@ -171,6 +171,17 @@ impl RebalanceStats {
     }
 }
 
+/// The rebalancing's live figure: rebalances succeeded and sent so far, and their fees.
+impl super::live::LiveSource for RebalanceStats {
+    fn read(&self) -> super::live::LiveFigure {
+        let (ok, sent, fees_msat) = self.so_far();
+        super::live::LiveFigure {
+            text: format!("rebalances {ok}/{sent} ok · {fees_msat} msat fees"),
+            alarm: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

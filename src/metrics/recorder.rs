@@ -379,19 +379,10 @@ impl Recorder {
         }
     }
 
-    /// Shows an attack's slots held (of `target`) in every snapshot from now on.
-    pub fn watch_attack(&self, stats: Arc<super::attack::AttackStats>, target: u32) {
-        self.state().live.attack = Some((stats, target));
-    }
-
-    /// Shows the rebalances so far in every snapshot from now on.
-    pub fn watch_rebalance(&self, stats: Arc<super::rebalance::RebalanceStats>) {
-        self.state().live.rebalance = Some(stats);
-    }
-
-    /// Shows a stream's ticks by outcome in every snapshot from now on.
-    pub fn watch_stream(&self, summary: Arc<Mutex<super::stream::StreamSummary>>) {
-        self.state().live.stream = Some(summary);
+    /// Shows a workload's live figure in every snapshot from now on, after those
+    /// watched before it.
+    pub fn watch(&self, source: Arc<dyn super::live::LiveSource>) {
+        self.state().live.0.push(source);
     }
 
     /// The load setting in force.

@@ -117,6 +117,22 @@ impl StreamSummary {
     }
 }
 
+/// A stream's live figure: its measured ticks so far, by outcome.
+impl super::live::LiveSource for std::sync::Mutex<StreamSummary> {
+    fn read(&self) -> super::live::LiveFigure {
+        let s = self
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        super::live::LiveFigure {
+            text: format!(
+                "streams {} ok · {} partial · {} failed",
+                s.ticks_ok, s.ticks_partial, s.ticks_failed
+            ),
+            alarm: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{SplitOutcome as S, StreamSummary, TickOutcome};

@@ -128,10 +128,7 @@ impl Widget for Header<'_> {
         }
         let live = s.live.line();
         if !live.is_empty() {
-            let style = match s.live.attack {
-                Some((held, _)) if held > 0 => t.bad,
-                _ => t.label,
-            };
+            let style = if s.live.alarm() { t.bad } else { t.label };
             second.push(Span::styled(format!("   {live}"), style));
         }
         Paragraph::new(vec![Line::from(first), Line::from(second)])
