@@ -1,44 +1,86 @@
 //! The jamming section of report.html and summary.md (`results.attack`): the attack in one line, the
 //! honest payments before, during and after it, and the slots held each second.
 
-use super::Report;
 use super::format::cell;
 use super::format::latency_us;
+use super::section::{self, Section};
+use crate::metrics::Summary;
 use crate::metrics::attack::{AttackSummary, AttackWindow};
+use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The section's HTML, or None for a run without an attack.
-pub fn section(report: &Report) -> Option<String> {
-    let a = report.results.attack.as_ref()?;
-    let mut html = String::from("<section id=\"attack\">\n<h2>Jamming</h2>\n");
-    let _ = writeln!(html, "<p>{}</p>", escape(&line(a)));
-    html.push_str(
-        "<table>\n<tr><th>honest payments</th><th>from</th><th>to</th><th>ok</th><th>failed</th>\
-         <th>TPS</th><th>p50</th><th>p99</th><th>failures by reason</th></tr>\n",
-    );
-    for (name, w) in [
-        ("before", &a.before),
-        ("during", &a.during),
-        ("after", &a.after),
-    ] {
-        let _ = writeln!(html, "{}", row(name, w));
+const HTML: &str = r#"<p>{{ line }}</p>
+<table>
+<tr><th>honest payments</th><th>from</th><th>to</th><th>ok</th><th>failed</th><th>TPS</th><th>p50</th><th>p99</th><th>failures by reason</th></tr>
+{% for row in windows %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</table>
+<p class="muted">Slots held, second by second: {{ slots_held|join(" ") }}</p>
+{% if accomplice %}<p class="muted">{{ accomplice }}</p>
+{% endif %}"#;
+
+/// The section's figures, formatted.
+#[derive(Serialize)]
+struct AttackView {
+    /// The attack in one sentence.
+    line: String,
+    /// The honest payments before, during and after it.
+    windows: [[String; 9]; 3],
+    slots_held: Vec<u32>,
+    /// The accomplice's own count, when it gave one.
+    accomplice: Option<String>,
+}
+
+/// The section, or None for a run without an attack.
+pub(super) fn section(results: &Summary) -> Option<Box<dyn Section>> {
+    results.attack.as_ref().map(|a| Box::new(view(a)) as _)
+}
+
+fn view(a: &AttackSummary) -> AttackView {
+    AttackView {
+        line: line(a),
+        windows: [
+            cells("before", &a.before),
+            cells("during", &a.during),
+            cells("after", &a.after),
+        ],
+        slots_held: a.slots_held.clone(),
+        accomplice: node_line(a),
     }
-    html.push_str("</table>\n");
-    let held: Vec<String> = a.slots_held.iter().map(u32::to_string).collect();
-    let _ = writeln!(
-        html,
-        "<p class=\"muted\">Slots held, second by second: {}</p>",
-        held.join(" ")
-    );
-    if let Some(words) = node_line(a) {
-        let _ = writeln!(html, "<p class=\"muted\">{}</p>", escape(&words));
+}
+
+impl Section for AttackView {
+    fn id(&self) -> &'static str {
+        "attack"
     }
-    html.push_str("</section>\n");
-    Some(html)
+
+    fn title(&self) -> &'static str {
+        "Jamming"
+    }
+
+    fn html(&self) -> anyhow::Result<String> {
+        section::html(self.id(), HTML, self)
+    }
+
+    /// The line and the honest windows.
+    fn markdown(&self) -> String {
+        let mut out = format!(
+            "\nJamming: {}\n\n| honest payments | from | to | ok | failed | TPS | p50 | p99 | \
+             failures by reason |\n|---|---|---|---|---|---|---|---|---|\n",
+            cell(&self.line)
+        );
+        for window in &self.windows {
+            let row: Vec<String> = window.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        if let Some(words) = &self.accomplice {
+            let _ = writeln!(out, "\n{}", cell(words));
+        }
+        out
+    }
 }
 
 /// The accomplice's own count beside the tool's, when it gave one.
-pub fn node_line(a: &AttackSummary) -> Option<String> {
+fn node_line(a: &AttackSummary) -> Option<String> {
     let most = a.accomplice_pending_htlcs.iter().flatten().max();
     if most.is_none() && a.accomplice_pending_after.is_none() {
         return None;
@@ -58,7 +100,7 @@ pub fn node_line(a: &AttackSummary) -> Option<String> {
 }
 
 /// The attack in one sentence: who, how many slots, the window, the cost.
-pub fn line(a: &AttackSummary) -> String {
+fn line(a: &AttackSummary) -> String {
     let mut line = format!(
         "{} held up to {} of {} slots ({} msat each, {:.0} s per HTLC) through hold invoices \
          of {} from {:.0} s to {:.0} s: {} HTLCs held, {} cancelled; it locked {:.0} msat*s \
@@ -116,48 +158,6 @@ fn cells(name: &str, w: &AttackWindow) -> [String; 9] {
     ]
 }
 
-fn row(name: &str, w: &AttackWindow) -> String {
-    let tds: Vec<String> = (cells(name, w).iter())
-        .map(|c| format!("<td>{}</td>", escape(c)))
-        .collect();
-    format!("<tr>{}</tr>", tds.concat())
-}
-
-/// `summary.md`'s jamming section: the line and the honest windows, or nothing.
-pub fn markdown(report: &Report) -> String {
-    report
-        .results
-        .attack
-        .as_ref()
-        .map_or(String::new(), markdown_of)
-}
-
-fn markdown_of(a: &AttackSummary) -> String {
-    let mut out = format!(
-        "\nJamming: {}\n\n| honest payments | from | to | ok | failed | TPS | p50 | p99 | \
-         failures by reason |\n|---|---|---|---|---|---|---|---|---|\n",
-        cell(&line(a))
-    );
-    for (name, w) in [
-        ("before", &a.before),
-        ("during", &a.during),
-        ("after", &a.after),
-    ] {
-        let row: Vec<String> = cells(name, w).iter().map(|c| cell(c)).collect();
-        let _ = writeln!(out, "| {} |", row.join(" | "));
-    }
-    if let Some(words) = node_line(a) {
-        let _ = writeln!(out, "\n{}", cell(&words));
-    }
-    out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,9 +199,9 @@ mod tests {
             missed.contains(" 3 of its payments did not reach eve (no_route 2, not_held 1)."),
             "{missed}"
         );
-        let during = row("during", &a.during);
-        assert!(during.contains("<td>no_route 1</td>"), "{during}");
-        let md = markdown_of(&a);
+        let html = view(&a).html().unwrap();
+        assert!(html.contains("<td>no_route 1</td>"), "{html}");
+        let md = view(&a).markdown();
         assert!(
             md.starts_with("\nJamming: mallory held up to 1 of 4 slots"),
             "{md}"
@@ -221,6 +221,6 @@ mod tests {
             "eve's own count of HTLCs in flight, asked right after each second's: 1 - 0 \
              (most 1); after the attack: 0."
         );
-        assert!(markdown_of(&a).contains("eve's own count"));
+        assert!(view(&a).markdown().contains("eve's own count"));
     }
 }

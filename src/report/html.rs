@@ -35,7 +35,7 @@ pub fn render(report: &Report, charts: &[charts::Chart]) -> Result<String> {
     env.set_auto_escape_callback(|_| AutoEscape::Html);
     env.add_template("report.html", TEMPLATE)
         .context("parsing the report template")?;
-    let view = View::of(report, charts);
+    let view = View::of(report, charts)?;
     env.get_template("report.html")
         .and_then(|t| t.render(&view))
         .context("rendering report.html")
@@ -90,17 +90,10 @@ struct View<'a> {
     faults: Option<super::faults::FaultsView>,
     /// A network run's section (report/network_html.rs), HTML already escaped.
     network: Option<minijinja::Value>,
-    attack: Option<minijinja::Value>,
     /// The reconciliation table's rows and its summary lines; None when not reconciled.
     reconciliation: Option<(Vec<[String; 7]>, Vec<String>)>,
-    /// `kind: stream`: ticks and recipients; None for other kinds.
-    stream: Option<super::stream_view::StreamView>,
-    /// Parts per payment (`max_parts:`): rows and lines; None for single-part loads.
-    parts: Option<(Vec<[String; 5]>, Vec<String>)>,
-    /// The drain's line (`stop: liquidity_failures:`); None without.
-    drain: Option<String>,
-    /// The rebalancing's lines (`workload: rebalance:`); None without.
-    rebalance: Option<Vec<String>>,
+    /// The workload kinds' sections the run has (stream, parts, ...), in page order.
+    workload_sections: Vec<SectionView>,
 }
 
 #[derive(Serialize)]
@@ -155,6 +148,14 @@ struct NodeRow {
     completion: String,
 }
 
+/// A workload kind's section: its id, heading, and its HTML, already escaped.
+#[derive(Serialize)]
+struct SectionView {
+    id: &'static str,
+    title: &'static str,
+    html: minijinja::Value,
+}
+
 #[derive(Serialize)]
 struct ChartView<'a> {
     id: &'a str,
@@ -165,8 +166,17 @@ struct ChartView<'a> {
 }
 
 impl<'a> View<'a> {
-    fn of(report: &'a Report, charts: &'a [charts::Chart]) -> View<'a> {
+    fn of(report: &'a Report, charts: &'a [charts::Chart]) -> Result<View<'a>> {
         let r = &report.results;
+        let workload_sections = (super::workload_sections::of(r).iter())
+            .map(|s| {
+                Ok(SectionView {
+                    id: s.id(),
+                    title: s.title(),
+                    html: minijinja::Value::from_safe_string(s.html()?),
+                })
+            })
+            .collect::<Result<_>>()?;
         let summary = summary_rows(report);
         let workload = workload_rows(report);
         let nodes = node_rows(report);
@@ -180,7 +190,7 @@ impl<'a> View<'a> {
         let tool_cost = tool_cost_rows(report);
         let environment = environment_rows(report);
         let (headline, thresholds_verdict) = headline(report);
-        View {
+        Ok(View {
             css: CSS,
             headline,
             thresholds_verdict,
@@ -220,13 +230,9 @@ impl<'a> View<'a> {
             profiles: super::profiles::view(report),
             faults: super::faults::view(report),
             network: super::network_html::section(report).map(minijinja::Value::from_safe_string),
-            attack: super::attack::section(report).map(minijinja::Value::from_safe_string),
             reconciliation: (report.reconciliation.as_ref())
                 .map(|r| (super::reconciliation::rows(r), r.lines())),
-            stream: super::stream_view::view(report),
-            parts: (r.parts.as_ref()).map(|p| (super::parts::rows(p), super::parts::lines(p))),
-            drain: r.drain.as_ref().map(super::parts::drain_line),
-            rebalance: r.rebalance.as_ref().map(super::parts::rebalance_lines),
+            workload_sections,
             charts: charts
                 .iter()
                 .map(|c| ChartView {
@@ -237,7 +243,7 @@ impl<'a> View<'a> {
                     svg: minijinja::Value::from_safe_string(c.svg.clone()),
                 })
                 .collect(),
-        }
+        })
     }
 }
 

@@ -119,9 +119,9 @@ pub fn render(report: &Report) -> String {
     out.push_str(&super::resources::markdown(report));
     out.push_str(&super::envelopes::markdown(report));
     out.push_str(&super::resources::restart_markdown(report));
-    out.push_str(&super::stream_view::markdown(report));
-    out.push_str(&super::parts::markdown(report));
-    out.push_str(&super::attack::markdown(report));
+    for section in super::workload_sections::of(&report.results) {
+        out.push_str(&section.markdown());
+    }
     out.push_str(&super::faults::markdown(report));
     out.push_str(&super::profiles::markdown(report));
     if let Some(network) = &report.network {

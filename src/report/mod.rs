@@ -2,10 +2,11 @@
 //! file per format: `json.rs` (report.json), `html.rs` (report.html with the charts
 //! of `charts.rs` inline, each also as its own `.svg`), `markdown.rs` (summary.md).
 
-pub mod attack;
+mod attack;
 pub mod charts;
 pub mod compare;
 pub mod csv;
+mod drain;
 pub mod envelopes;
 pub mod faults;
 pub mod format;
@@ -18,9 +19,10 @@ pub mod markdown;
 pub mod matrix;
 pub mod network;
 pub mod network_html;
-pub mod parts;
+mod parts;
 pub mod payments_csv;
 pub mod profiles;
+mod rebalance;
 pub mod reconciliation;
 /// Redaction lives below the report (the profiler redacts too); its old path stays.
 pub use crate::redact;
@@ -28,6 +30,7 @@ pub mod resources;
 pub mod resources_charts;
 pub mod results_charts;
 pub mod scrub;
+mod section;
 pub mod spectrum;
 pub mod spread;
 pub mod stats;
@@ -35,6 +38,7 @@ mod stream_view;
 pub mod sweep;
 pub mod sweep_charts;
 pub mod thresholds;
+mod workload_sections;
 
 pub(crate) use crate::files::write_file;
 use crate::metrics::NodeResources;
