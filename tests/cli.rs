@@ -317,6 +317,25 @@ fn global_options_go_before_and_after_a_subcommand() {
             .success();
     }
     lnbench()
+        .args(["validate", "-v"])
+        .arg(&scenario)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("alice-pays-bob.yaml: ok"));
+    // A run without a subcommand still takes its scenario and options, a global one
+    // before it: the scenario is read and refused at its line (no node starts).
+    let broken = repo_file("tests/fixtures/scenarios/invalid/unknown-channel-node.yaml");
+    lnbench()
+        .args(["-v", "--no-color"])
+        .arg(&broken)
+        .args(["--report", "unused"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{}:10:9: ",
+            broken.display()
+        )));
+    lnbench()
         .args(["--report", "out", "validate"])
         .arg(&scenario)
         .assert()
