@@ -108,7 +108,7 @@ impl ActivityPlan {
 impl super::event::Subscriber for ActivityPlan {
     fn on_payment(&self, _: &super::Context, event: &super::event::PaymentEvent) {
         use super::event::End;
-        use super::tally::Verdict;
+        use super::event::Verdict;
         if event.warm_up {
             return;
         }

@@ -1,13 +1,10 @@
 //! The end of one payment, as every part that counts it sees it: the worker makes one
 //! [`PaymentEvent`] and hands it to the run's [`Subscriber`]s in turn; it does not
-//! know who they are. [`subscribers`] is the one place that says who listens to a
-//! run: the tally (or a stream's, which counts each split), the mainnet caps' ledger,
-//! and the figures of the workloads the plan asks for.
+//! know who they are (`subscribers.rs` does).
 
 use super::Context;
 use super::ledger::{Reservation, Settled, SpendLedger};
-use super::tally::Verdict;
-use crate::metrics::{FailureKind, Recorder};
+use crate::metrics::FailureKind;
 use crate::node::parts::Parts;
 use crate::node::{FailureReason, NodeError, PaymentOutcome};
 use futures::future::BoxFuture;
@@ -18,6 +15,26 @@ use tokio_util::sync::CancellationToken;
 /// How the tool counted an answered payment: its latency (taken off the pauses)
 /// and the node's hop count, or its failure.
 pub(super) type Counted = Result<(Duration, Option<u32>), FailureKind>;
+
+/// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Ok,
+    Failed,
+    Indeterminate,
+}
+
+impl Verdict {
+    pub(super) fn of(result: &Result<PaymentOutcome, NodeError>) -> Verdict {
+        match result {
+            Ok(PaymentOutcome::Succeeded { .. }) => Verdict::Ok,
+            Ok(PaymentOutcome::Failed {
+                reason: FailureReason::Timeout,
+            }) => Verdict::Indeterminate,
+            Ok(PaymentOutcome::Failed { .. }) | Err(_) => Verdict::Failed,
+        }
+    }
+}
 
 /// One payment's end.
 pub(super) struct PaymentEvent<'a> {
@@ -31,7 +48,7 @@ pub(super) struct PaymentEvent<'a> {
     /// How the node split it, when it told (`max_parts:`).
     pub parts: Option<Parts>,
     /// `kind: stream`: each split's answer.
-    pub slots: &'a super::stream::Slots,
+    pub slots: &'a super::slots::Slots,
 }
 
 /// How the payment ended.
@@ -105,46 +122,6 @@ pub(super) trait Subscriber: Send + Sync + std::fmt::Debug {
     fn fill(&self, _ctx: &Context, _summary: &mut crate::metrics::Summary) {}
 }
 
-/// The parts of a run that may listen to its payments.
-pub(super) struct Listeners {
-    pub ledger: Option<Arc<SpendLedger>>,
-    pub stream: Option<Arc<super::stream::StreamState>>,
-    pub activity: Option<Arc<super::activity::ActivityPlan>>,
-    pub attack: Option<Arc<super::attack::Attack>>,
-    pub notes: Arc<super::split::Notes>,
-    pub rebalance: Option<Arc<super::rebalance::Rebalancer>>,
-}
-
-/// Who listens to a run's payments, in the order they hear each one; those with a
-/// live figure are shown by `recorder` from now on.
-pub(super) fn subscribers(l: Listeners, recorder: &Recorder) -> Vec<Arc<dyn Subscriber>> {
-    let mut all: Vec<Arc<dyn Subscriber>> = Vec::new();
-    if let Some(ledger) = l.ledger {
-        all.push(ledger);
-    }
-    // A stream tick's splits count on their own routes: the stream tallies them.
-    match l.stream {
-        Some(stream) => {
-            recorder.watch(stream.shared());
-            all.push(stream);
-        }
-        None => all.push(Arc::new(super::tally::RouteTallies)),
-    }
-    if let Some(activity) = l.activity {
-        all.push(activity);
-    }
-    if let Some(attack) = l.attack {
-        recorder.watch(attack.live());
-        all.push(attack);
-    }
-    all.push(l.notes);
-    if let Some(rebalance) = l.rebalance {
-        recorder.watch(rebalance.stats.clone());
-        all.push(rebalance);
-    }
-    all
-}
-
 impl Subscriber for SpendLedger {
     fn on_payment(&self, _: &Context, event: &PaymentEvent) {
         if let Some(reservation) = event.reservation {
@@ -159,7 +136,7 @@ mod tests {
     use crate::node::FailureReason::{NoRoute, Timeout};
 
     fn check(end: End, warm_up: bool) -> (Option<Verdict>, bool, Settled) {
-        let slots = super::super::stream::Slots::default();
+        let slots = super::super::slots::Slots::default();
         let event = PaymentEvent {
             route: 0,
             warm_up,
@@ -223,41 +200,5 @@ mod tests {
         assert_eq!(check(End::Abandoned, false), abandoned);
         // No invoice left: nothing was paid, nothing is tallied.
         assert_eq!(check(End::NoInvoice, false), (None, false, Settled::Failed));
-    }
-
-    #[test]
-    fn the_caps_hear_first_then_the_tally_then_the_workloads_figures() {
-        let names = |l: Listeners| -> Vec<String> {
-            let (recorder, _) = Recorder::new();
-            let all = subscribers(l, &recorder);
-            all.iter()
-                .map(|s| {
-                    format!("{s:?}")
-                        .split([' ', '{', '('])
-                        .next()
-                        .unwrap()
-                        .to_string()
-                })
-                .collect()
-        };
-        let notes = || Arc::new(super::super::split::Notes::new(None, None));
-        let plain = Listeners {
-            ledger: None,
-            stream: None,
-            activity: None,
-            attack: None,
-            notes: notes(),
-            rebalance: None,
-        };
-        assert_eq!(names(plain), ["RouteTallies", "Notes"]);
-        let capped = Listeners {
-            ledger: Some(Arc::new(SpendLedger::new(1_000, 10_000))),
-            stream: None,
-            activity: None,
-            attack: None,
-            notes: notes(),
-            rebalance: None,
-        };
-        assert_eq!(names(capped), ["SpendLedger", "RouteTallies", "Notes"]);
     }
 }

@@ -21,8 +21,10 @@ mod invoices;
 pub mod ledger;
 pub mod rebalance;
 pub mod schedule;
+mod slots;
 mod split;
 pub mod stream;
+mod subscribers;
 mod tally;
 mod worker;
 
@@ -224,7 +226,7 @@ pub async fn run_with_activity(
         plan.max_parts,
         plan.stop.liquidity_failures,
     ));
-    let listeners = event::Listeners {
+    let listeners = subscribers::Listeners {
         ledger: plan.ledger.clone(),
         stream: stream.clone(),
         activity: activity.clone(),
@@ -232,7 +234,7 @@ pub async fn run_with_activity(
         notes: notes.clone(),
         rebalance: (plan.rebalance).map(|r| Arc::new(rebalance::Rebalancer::new(r))),
     };
-    let subscribers = event::subscribers(listeners, &recorder);
+    let subscribers = subscribers::of(listeners, &recorder);
     let ctx = Arc::new(Context {
         tally: plan.routes.iter().map(|_| Default::default()).collect(),
         stream,

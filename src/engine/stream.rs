@@ -8,6 +8,7 @@
 //! by the sender of block `r / K` to the K recipients of that block.
 
 use super::Context;
+use super::slots::{Answer, Slots};
 use crate::metrics::stream::{SplitOutcome, StreamSummary, TickOutcome};
 use crate::node::capabilities::lacking;
 use crate::node::{FailureReason, NodeError, PaymentOutcome, fresh_preimage};
@@ -33,18 +34,6 @@ pub(super) struct StreamState {
     /// Each recipient's count of podcast records received before the load.
     marks: Mutex<Vec<Option<u64>>>,
 }
-
-/// What one split's node answered (None while it is in flight).
-#[derive(Debug, Clone, Copy)]
-enum Answer {
-    Outcome(PaymentOutcome),
-    RpcError,
-}
-
-/// Each split's answer, written as it comes, so a tick abandoned in flight still
-/// tells which splits ended.
-#[derive(Debug, Default)]
-pub(super) struct Slots(Mutex<Vec<Option<Answer>>>);
 
 impl StreamState {
     /// The state of `plan` over `routes` (senders by recipients, sender-major).
@@ -164,9 +153,9 @@ impl StreamState {
             .collect();
         for (i, outcome) in outcomes.iter().enumerate() {
             let verdict = match outcome {
-                SplitOutcome::Ok => super::tally::Verdict::Ok,
-                SplitOutcome::Failed(_) => super::tally::Verdict::Failed,
-                SplitOutcome::Unknown => super::tally::Verdict::Indeterminate,
+                SplitOutcome::Ok => super::event::Verdict::Ok,
+                SplitOutcome::Failed(_) => super::event::Verdict::Failed,
+                SplitOutcome::Unknown => super::event::Verdict::Indeterminate,
             };
             ctx.tally[base + i].add(verdict);
         }

@@ -2,28 +2,8 @@
 //! not known), tallied per route without a lock, for the reconciliation with the
 //! nodes' ledgers.
 
-use crate::node::{FailureReason, NodeError, PaymentOutcome};
+use super::event::Verdict;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// How the tool counts a payment: done, failed, or not known (timed out, abandoned).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Ok,
-    Failed,
-    Indeterminate,
-}
-
-impl Verdict {
-    pub(super) fn of(result: &Result<PaymentOutcome, NodeError>) -> Verdict {
-        match result {
-            Ok(PaymentOutcome::Succeeded { .. }) => Verdict::Ok,
-            Ok(PaymentOutcome::Failed {
-                reason: FailureReason::Timeout,
-            }) => Verdict::Indeterminate,
-            Ok(PaymentOutcome::Failed { .. }) | Err(_) => Verdict::Failed,
-        }
-    }
-}
 
 /// One route's payments as the tool counted them (warm-up included), without a lock.
 #[derive(Debug, Default)]

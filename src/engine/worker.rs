@@ -1,9 +1,8 @@
 //! The one payment loop. Closed and open loop differ only in where tickets come
 //! from: a counter (start now) or the dispatcher's queue (start at an intended time).
 
-use super::event::{Counted, End, PaymentEvent};
+use super::event::{Counted, End, PaymentEvent, Verdict};
 use super::ledger::Reservation;
-use super::tally::Verdict;
 use super::{Context, StopReason};
 use crate::metrics::{FailureKind, PaymentResult, PaymentRow, Stage, WorkerRecorder};
 use crate::node::{NodeError, PaymentHash, PaymentOutcome, fresh_preimage};
@@ -78,7 +77,7 @@ pub(super) async fn worker(ctx: Arc<Context>, id: u32) {
         let started = Instant::now();
         let (mut hash, mut parts) = (None, None);
         let max_fee_msat = reservation.map(|r| r.max_fee_msat);
-        let slots = super::stream::Slots::default();
+        let slots = super::slots::Slots::default();
         let payment = pay(
             &ctx,
             route,
@@ -343,7 +342,7 @@ async fn pay(
     (amount_msat, max_fee_msat): (u64, Option<u64>),
     hash: &mut Option<PaymentHash>,
     parts: &mut Option<crate::node::parts::Parts>,
-    slots: &super::stream::Slots,
+    slots: &super::slots::Slots,
 ) -> Attempt {
     let r = &ctx.routes[route];
     let timeout = ctx.payment_timeout;
