@@ -70,7 +70,8 @@ pub async fn restart_nodes(
             bail!("no node {name} to restart");
         };
         let active = node.get_info().await?.num_active_channels;
-        let restarted = runtime.restart_node(name).await?;
+        let what = format!("restarting node {name}");
+        let restarted = (crate::runtime::starter(runtime, &what)?.restart_node(name)).await?;
         log.progress(&format!(
             "{name} stopped in {:.1} s",
             restarted.stop.as_secs_f64()

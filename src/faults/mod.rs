@@ -11,6 +11,18 @@ mod mining;
 mod node_back;
 mod outcome;
 mod samples;
+
+/// Restarts node `name` on a runtime that starts its nodes.
+async fn restart_node(
+    runtime: &mut dyn Runtime,
+    name: &str,
+) -> Result<crate::runtime::Restarted, crate::runtime::RuntimeError> {
+    let what = format!("restarting node {name}");
+    crate::runtime::starter(runtime, &what)?
+        .restart_node(name)
+        .await
+}
+
 #[cfg(test)]
 mod tests;
 pub mod windows;
@@ -313,7 +325,7 @@ impl FaultRunner {
             FaultAction::Restart { node } if node == CHAIN_NAME => {
                 instant = !self.restart_chain(i, runtime).await;
             }
-            FaultAction::Restart { node } => match runtime.restart_node(node).await {
+            FaultAction::Restart { node } => match restart_node(runtime, node).await {
                 Ok(r) => self.await_back(i, &r, Some(r.stop), runtime.node_connector()),
                 Err(e) => {
                     self.failed(i, "restart", e);

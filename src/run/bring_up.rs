@@ -88,17 +88,17 @@ pub async fn bring_up(
     facts: &mut RunFacts,
 ) -> Result<Network> {
     // Nodes that already run elsewhere are reached, not started.
-    if !crate::runtime::capabilities(scenario.runtime).starts_nodes {
+    let Some(starts) = runtime.starts() else {
         return super::external::bring_up(scenario, log, facts).await;
-    }
+    };
     log.begin("chain up");
     let wallet = MiningWallet::generate();
-    let endpoint = runtime
+    let endpoint = starts
         .start_chain(&scenario.chain, &wallet.address().to_string())
         .await?;
     facts.chain_version = endpoint.version.clone();
     log.progress("mining until coins are mature");
-    let chain = runtime
+    let chain = starts
         .connect_chain(&endpoint, wallet, &facts.blocks)
         .await
         .context("preparing the regtest chain")?;
@@ -113,7 +113,10 @@ pub async fn bring_up(
     // Profiled LND nodes get their pprof listener (loopback) on the command line.
     let (specs, pprof) = crate::profile::listener_args(scenario, runtime);
     let started = std::time::Instant::now();
-    let endpoints = runtime.start_nodes(&specs, &endpoint).await?;
+    let starts = runtime
+        .starts()
+        .context("internal: the runtime stopped starting nodes")?;
+    let endpoints = starts.start_nodes(&specs, &endpoint).await?;
     facts.services = crate::runtime::services(runtime);
     let nodes = nodes_synced(scenario, runtime, (&endpoints, started), height, log, facts).await?;
 

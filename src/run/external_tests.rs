@@ -1,4 +1,5 @@
-//! The setup of `runtime: external` against fake LND nodes that report mainnet: the
+//! The setup of `runtime: external` against fake LND nodes that report mainnet, through
+//! the one bring-up (the external runtime starts nothing, so its nodes are reached): the
 //! network is refused unless allowed, and with it allowed the caps are checked.
 
 use super::*;
@@ -33,7 +34,9 @@ async fn mainnet_pair(dir: &std::path::Path, external: &str, payments: u64) -> R
         crate::scenario::parse(&dir.join("s.yaml"), &yaml, crate::runtime::capabilities).unwrap();
     scenario.workload.stop.payments = Some(payments);
     let (mut log, mut facts) = (StepLog::default(), RunFacts::default());
-    bring_up(&scenario, &mut log, &mut facts).await
+    // Through the one bring-up: a runtime that starts nothing has its nodes reached.
+    let mut runtime = crate::runtime::external::ExternalRuntime::new(dir.join("run"), true);
+    super::super::bring_up::bring_up(&scenario, &mut runtime, &mut log, &mut facts).await
 }
 
 #[tokio::test]

@@ -306,7 +306,7 @@ impl DockerRuntime {
 }
 
 #[async_trait]
-impl Runtime for DockerRuntime {
+impl super::Starts for DockerRuntime {
     async fn start_chain(
         &mut self,
         spec: &ChainSpec,
@@ -499,6 +499,13 @@ impl Runtime for DockerRuntime {
     /// then reads back its RPC host port, which the engine may have changed.
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
         self.restart(name).await
+    }
+}
+
+#[async_trait]
+impl Runtime for DockerRuntime {
+    fn starts(&mut self) -> Option<&mut dyn super::Starts> {
+        Some(self)
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

@@ -2,8 +2,8 @@
 //! and watches nothing, and reads no resources (the report and the metrics mark them
 //! as not measured); `run/external.rs` connects to the nodes and checks them.
 
-use super::{ChainEndpoint, NodeEndpoint, Restarted, Runtime, RuntimeError};
-use crate::scenario::{Capabilities, ChainSpec, NodeSpec, Support};
+use super::{Runtime, RuntimeError};
+use crate::scenario::{Capabilities, Support};
 use async_trait::async_trait;
 
 /// What the external runtime runs: it neither runs nor reaches into the nodes, so
@@ -55,42 +55,14 @@ impl ExternalRuntime {
     }
 }
 
-fn refused(what: &str) -> RuntimeError {
-    RuntimeError::Unsupported {
-        what: what.to_string(),
-        why: "runtime: external starts and stops nothing".into(),
-        hint: "use runtime: local or docker to have the tool run the nodes".into(),
-    }
-}
-
 #[async_trait]
 impl Runtime for ExternalRuntime {
-    async fn start_chain(
-        &mut self,
-        _spec: &ChainSpec,
-        _mining_addr: &str,
-    ) -> Result<ChainEndpoint, RuntimeError> {
-        Err(refused("a chain backend"))
-    }
-
-    async fn start_nodes(
-        &mut self,
-        _nodes: &[NodeSpec],
-        _chain: &ChainEndpoint,
-    ) -> Result<Vec<NodeEndpoint>, RuntimeError> {
-        Err(refused("nodes"))
-    }
-
     fn log_tail(&self, _name: &str, _lines: usize) -> String {
         "(an external node: its log is where it runs)".into()
     }
 
     fn exited(&mut self) -> Option<(String, String)> {
         None
-    }
-
-    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        Err(refused(&format!("restarting node {name}")))
     }
 
     fn describe(&self) -> String {

@@ -176,7 +176,7 @@ impl Connector for FakeConnector {
 }
 
 #[async_trait]
-impl Runtime for FakeRuntime {
+impl super::Starts for FakeRuntime {
     async fn start_chain(
         &mut self,
         spec: &ChainSpec,
@@ -242,6 +242,17 @@ impl Runtime for FakeRuntime {
         Ok(endpoints)
     }
 
+    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
+        self.restarted(name)
+    }
+}
+
+#[async_trait]
+impl Runtime for FakeRuntime {
+    fn starts(&mut self) -> Option<&mut dyn super::Starts> {
+        Some(self)
+    }
+
     fn node_connector(&self) -> Arc<dyn Connector> {
         Arc::new(FakeConnector(Arc::clone(&self.nodes)))
     }
@@ -260,10 +271,6 @@ impl Runtime for FakeRuntime {
                 "killed by the fake runtime's script".to_string(),
             )
         })
-    }
-
-    async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError> {
-        self.restarted(name)
     }
 
     fn describe(&self) -> String {

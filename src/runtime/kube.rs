@@ -285,7 +285,7 @@ impl KubeRuntime {
 }
 
 #[async_trait]
-impl Runtime for KubeRuntime {
+impl super::Starts for KubeRuntime {
     async fn start_chain(
         &mut self,
         spec: &ChainSpec,
@@ -505,6 +505,13 @@ impl Runtime for KubeRuntime {
             started_at,
             endpoint,
         })
+    }
+}
+
+#[async_trait]
+impl Runtime for KubeRuntime {
+    fn starts(&mut self) -> Option<&mut dyn super::Starts> {
+        Some(self)
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

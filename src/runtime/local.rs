@@ -209,7 +209,7 @@ impl LocalRuntime {
 }
 
 #[async_trait]
-impl Runtime for LocalRuntime {
+impl super::Starts for LocalRuntime {
     async fn start_chain(
         &mut self,
         spec: &ChainSpec,
@@ -412,6 +412,13 @@ impl Runtime for LocalRuntime {
             started_at,
             endpoint,
         })
+    }
+}
+
+#[async_trait]
+impl Runtime for LocalRuntime {
+    fn starts(&mut self) -> Option<&mut dyn super::Starts> {
+        Some(self)
     }
 
     fn log_tail(&self, name: &str, lines: usize) -> String {

@@ -347,6 +347,20 @@ pub fn chain_faults(runtime: &mut dyn Runtime) -> Result<&mut dyn Faults, Runtim
     })
 }
 
+/// The runtime's [`Starts`] for restarting node `name`, or the error saying its
+/// nodes run elsewhere.
+pub fn starter<'a>(
+    runtime: &'a mut dyn Runtime,
+    what: &str,
+) -> Result<&'a mut dyn Starts, RuntimeError> {
+    let described = runtime.describe();
+    runtime.starts().ok_or_else(|| RuntimeError::Unsupported {
+        what: what.to_string(),
+        why: format!("the {described} runtime starts and stops nothing"),
+        hint: "use runtime: local or docker to have the tool run the nodes".into(),
+    })
+}
+
 /// Starts the fault proxy of [`Servers::start_link_proxy`], or says the runtime
 /// starts none.
 pub async fn start_link_proxy(
@@ -492,9 +506,10 @@ pub trait PatientDown: Send {
     ) -> Result<Vec<String>, RuntimeError>;
 }
 
-/// Starts processes or containers for one run and removes them again.
+/// What a runtime that starts the network does: the chain, the nodes, a node again.
+/// A runtime whose nodes run elsewhere (`external`) offers none of it.
 #[async_trait]
-pub trait Runtime: Send {
+pub trait Starts: Send {
     /// Start the chain backend, mining to `mining_addr`, and wait until its RPC answers.
     async fn start_chain(
         &mut self,
@@ -508,16 +523,38 @@ pub trait Runtime: Send {
         nodes: &[NodeSpec],
         chain: &ChainEndpoint,
     ) -> Result<Vec<NodeEndpoint>, RuntimeError>;
-    /// The last `lines` lines of a node's (or `chain`'s) log, for error messages.
-    fn log_tail(&self, name: &str, lines: usize) -> String;
-    /// The first started process (node or chain) found to have exited, as
-    /// `(name, exit status)`. A run polls this to notice a node that died.
-    fn exited(&mut self) -> Option<(String, String)>;
     /// Stops node `name` as `down` would (SIGTERM or container stop, with a deadline,
     /// then kill), and starts it again with the same data and flags. Returns without
     /// waiting for its RPC. The deliberate stop is not reported by
     /// [`Runtime::exited`].
     async fn restart_node(&mut self, name: &str) -> Result<Restarted, RuntimeError>;
+    /// The tool's client of the chain this runtime started, its mining wallet's coins
+    /// mature (after `blocks`, a restored chain's, are submitted).
+    async fn connect_chain(
+        &mut self,
+        endpoint: &ChainEndpoint,
+        wallet: crate::chain::MiningWallet,
+        blocks: &[String],
+    ) -> Result<std::sync::Arc<dyn crate::chain::ChainBackend>, crate::chain::ChainError> {
+        crate::chain::driver(endpoint.kind)
+            .connect_with_blocks(endpoint, wallet, blocks)
+            .await
+    }
+}
+
+/// Starts processes or containers for one run and removes them again.
+#[async_trait]
+pub trait Runtime: Send {
+    /// The last `lines` lines of a node's (or `chain`'s) log, for error messages.
+    fn log_tail(&self, name: &str, lines: usize) -> String;
+    /// The first started process (node or chain) found to have exited, as
+    /// `(name, exit status)`. A run polls this to notice a node that died.
+    fn exited(&mut self) -> Option<(String, String)>;
+    /// Starting the chain and the nodes; None where they run elsewhere (the run then
+    /// reaches them where they are).
+    fn starts(&mut self) -> Option<&mut dyn Starts> {
+        None
+    }
 
     /// What the report and the live view call this runtime: `local`, or `docker`
     /// with the images used.
@@ -532,18 +569,6 @@ pub trait Runtime: Send {
     /// driver connects (the fake runtime hands out its in-process nodes).
     fn node_connector(&self) -> std::sync::Arc<dyn crate::node::Connector> {
         std::sync::Arc::new(crate::node::driver::Drivers)
-    }
-    /// The tool's client of the chain this runtime started, its mining wallet's coins
-    /// mature (after `blocks`, a restored chain's, are submitted).
-    async fn connect_chain(
-        &mut self,
-        endpoint: &ChainEndpoint,
-        wallet: crate::chain::MiningWallet,
-        blocks: &[String],
-    ) -> Result<std::sync::Arc<dyn crate::chain::ChainBackend>, crate::chain::ChainError> {
-        crate::chain::driver(endpoint.kind)
-            .connect_with_blocks(endpoint, wallet, blocks)
-            .await
     }
     /// Stop everything this runtime started (nodes first, then the chain), waiting
     /// with a deadline and killing what does not stop. Safe to call more than once.

@@ -301,7 +301,7 @@ fn auto_without_an_engine_falls_back_to_local_and_says_so() {
 #[test]
 fn chain_container_resources_exit_and_teardown() {
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
-    use lnbench_tui::runtime::{Measures, Runtime};
+    use lnbench_tui::runtime::{Measures, Runtime, Starts};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     if engine_ready(&[]).is_none() {
         return;
@@ -496,7 +496,7 @@ fn a_node_that_dies_during_the_load_ends_the_run_and_leaves_nothing() {
 /// the run's containers and network.
 #[test]
 fn dropping_the_runtime_without_down_removes_the_run() {
-    use lnbench_tui::runtime::Runtime;
+    use lnbench_tui::runtime::Starts;
     use lnbench_tui::runtime::docker::{DockerRuntime, RunImages};
     let _engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     if engine_ready(&[]).is_none() {

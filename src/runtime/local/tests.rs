@@ -1,7 +1,7 @@
 //! The local runtime's tests: teardown, resources, restart and the chain's client.
 
 use super::*;
-use crate::runtime::{Measures, PatientDown};
+use crate::runtime::{Measures, PatientDown, Starts};
 
 #[tokio::test]
 async fn down_is_idempotent_and_removes_the_run_dir() {
