@@ -34,9 +34,19 @@ async fn mainnet_pair(dir: &std::path::Path, external: &str, payments: u64) -> R
         crate::scenario::parse(&dir.join("s.yaml"), &yaml, crate::runtime::capabilities).unwrap();
     scenario.workload.stop.payments = Some(payments);
     let (mut log, mut facts) = (StepLog::default(), RunFacts::default());
-    // Through the one bring-up: a runtime that starts nothing has its nodes reached.
-    let mut runtime = crate::runtime::external::ExternalRuntime::new(dir.join("run"), true);
-    super::super::bring_up::bring_up(&scenario, &mut runtime, &mut log, &mut facts).await
+    // Through the one bring-up, on the runtime the scenario asks for: one that starts
+    // nothing has its nodes reached.
+    use super::super::choose::Choose;
+    let chosen = super::super::choose::Runtimes.choose(&scenario).await?;
+    let run_dir = dir.join("run");
+    let place = crate::runtime::Place {
+        run_id: "t",
+        scenario: &scenario.name,
+        run_dir: &run_dir,
+        keep: true,
+    };
+    let mut runtime = chosen.create(&place);
+    super::super::bring_up::bring_up(&scenario, runtime.as_mut(), &mut log, &mut facts).await
 }
 
 #[tokio::test]
