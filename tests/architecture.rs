@@ -186,6 +186,47 @@ fn no_code_outside_the_runtimes_chooses_by_a_runtime_name() {
     );
 }
 
+/// Where payments are counted, shown and reported, no workload kind is named: the
+/// worker hands each payment's end to the subscribers that `engine/subscribers.rs`
+/// lists, the live view reads the sources the engine handed the recorder, and the
+/// report's page and summary show the sections `report/workload_sections.rs` lists.
+/// The worker still shapes payments by kind (an activity's route, a stream's tick,
+/// an invoice in parts), so it is held to the kinds that only listen.
+#[test]
+fn the_payment_loop_the_live_view_and_the_report_name_no_workload_kind() {
+    let kinds = ["attack", "rebalanc", "drain", "activity", "stream", "parts"];
+    let held: [(&str, &[&str]); 6] = [
+        // The event carries what the node told of the payment: its parts, a tick's
+        // split answers.
+        ("src/engine/event.rs", &kinds[..4]),
+        ("src/metrics/live.rs", &kinds),
+        ("src/report/html.rs", &kinds),
+        ("src/report/markdown.rs", &kinds),
+        ("src/report/section.rs", &kinds),
+        ("src/engine/worker.rs", &kinds[..3]),
+    ];
+    let lines = source_lines(&[]);
+    let mut found = Vec::new();
+    for (file, names) in held {
+        let of_file: Vec<&Line> = lines.iter().filter(|l| l.file == file).collect();
+        assert!(
+            !of_file.is_empty(),
+            "{file} is gone: say where its part went"
+        );
+        let named = of_file.into_iter().filter(|l| {
+            let text = l.text.to_lowercase();
+            !l.in_test && names.iter().any(|kind| text.contains(kind))
+        });
+        found.extend(named.map(|l| l.to_string()));
+    }
+    assert!(
+        found.is_empty(),
+        "a workload kind named where it should be asked of a list ({}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
 /// Every file the tool reads goes through `src/files.rs` (`read_text`, `read_bytes`,
 /// `read_tail`, `open_regular`: a regular file, of bounded size, opened without
 /// blocking), unless it is on this list with the reason it needs no bound: the
