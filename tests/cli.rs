@@ -466,6 +466,32 @@ fn the_man_page_renders() {
     for wanted in ["SYNOPSIS", "--no-color", "--report", "EXIT STATUS", "143"] {
         assert!(text.contains(wanted), "{wanted} missing:\n{text}");
     }
+    // The commands are in this page: it points to no page of theirs, which none
+    // writes (`man lnbench-tui-validate` found nothing).
+    for sub in ["validate", "compare", "down", "history", "snapshot"] {
+        assert!(
+            !text.contains(&format!("lnbench-tui-{sub}(1)")),
+            "points to lnbench-tui-{sub}(1):\n{text}"
+        );
+        assert!(
+            text.contains(&format!("lnbench-tui {sub}\n")),
+            "{sub} missing:\n{text}"
+        );
+    }
+    let environment = (text.split("\nENVIRONMENT\n").nth(1))
+        .and_then(|s| s.split("\nEXIT STATUS\n").next())
+        .unwrap_or_else(|| panic!("no ENVIRONMENT section:\n{text}"));
+    for var in [
+        "RUST_LOG",
+        "NO_COLOR",
+        "LNBENCH_CACHE",
+        "LNBENCH_HISTORY",
+        "PGPASSWORD",
+        "DOCKER_HOST",
+        "KUBECONFIG",
+    ] {
+        assert!(environment.contains(var), "{var} missing:\n{environment}");
+    }
 }
 
 /// A FIFO used to hang `validate` and /dev/zero to fill memory: both are refused,

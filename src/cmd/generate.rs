@@ -56,16 +56,94 @@ const EXIT_STATUS: [(Exit, &str); 7] = [
     (Exit::Terminated, "stopped by SIGTERM: as for 130"),
 ];
 
-/// Writes the man page (roff, section 1): clap_mangen's sections, with an EXIT STATUS
-/// section of ours before VERSION, where man pages keep it.
+/// The environment variables the tool reads, and what each does, for the man page's
+/// ENVIRONMENT section (a unit test checks that each is named in src/).
+const ENVIRONMENT: [(&str, &str); 12] = [
+    (
+        "RUST_LOG",
+        "which log lines go to stderr (e.g. lnbench_tui=debug); when set, it replaces the filter -v and -vv choose",
+    ),
+    (
+        "NO_COLOR",
+        "when set and not empty, no colour in the live view or the log lines, as --no-color",
+    ),
+    (
+        "LNBENCH_CACHE",
+        "the cache directory: node binaries built by scripts/build-nodes.sh (bin/, versions/), snapshots, and the default results store history.sqlite",
+    ),
+    (
+        "XDG_CACHE_HOME",
+        "without LNBENCH_CACHE, the cache directory is $XDG_CACHE_HOME/lnbench-tui",
+    ),
+    (
+        "HOME",
+        "without either, the cache is ~/.cache/lnbench-tui; ~/ in a scenario's paths; ~/.kube/config",
+    ),
+    (
+        "PATH",
+        "where node binaries, postgres and perf are looked for after the cache (a scenario's explicit binary path is the only candidate)",
+    ),
+    (
+        "LNBENCH_HISTORY",
+        "the results store a run records itself in and history reads, a file or a postgres:// URL, when --store is not given; off records nothing",
+    ),
+    (
+        "PGPASSWORD",
+        "the password of a postgres:// results store whose URL has none",
+    ),
+    (
+        "LNBENCH_PERF",
+        "the perf binary of --profile (nodes other than LND), instead of perf on the PATH",
+    ),
+    (
+        "DOCKER_HOST",
+        "the Docker engine of runtime: docker, snapshots in Docker and down, instead of the local socket",
+    ),
+    (
+        "KUBECONFIG",
+        "the kubeconfig of runtime: kubernetes and down, instead of ~/.kube/config (in a pod, without either: the pod's own cluster)",
+    ),
+    (
+        "$NAME",
+        "a scenario's external node may give a credential's path as $NAME: the path is read from that variable",
+    ),
+];
+
+/// Writes the man page (roff, section 1): clap_mangen's sections, then ours: the
+/// commands (clap_mangen's section would point to a page per command, which is not
+/// written), the environment, and the exit status before VERSION, where man pages keep
+/// it.
 pub(crate) fn man(out: &mut dyn Write) -> std::io::Result<()> {
-    let page = clap_mangen::Man::new(Cli::command());
+    let mut command = Cli::command();
+    command.build();
+    let page = clap_mangen::Man::new(command.clone());
     page.render_title(out)?;
     page.render_name_section(out)?;
     page.render_synopsis_section(out)?;
     page.render_description_section(out)?;
     page.render_options_section(out)?;
-    page.render_subcommands_section(out)?;
+    writeln!(out, ".SH COMMANDS")?;
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        writeln!(
+            out,
+            ".TP\n\\fB{} {}\\fR\n{}",
+            BIN.replace('-', "\\-"),
+            roff_text(sub.get_name()),
+            roff_text(&about)
+        )?;
+    }
+    writeln!(
+        out,
+        ".PP\n{}",
+        roff_text(&format!(
+            "Each command's options: {BIN} COMMAND --help; history and snapshot have commands of their own ({BIN} history list --help)."
+        ))
+    )?;
+    writeln!(out, ".SH ENVIRONMENT")?;
+    for (name, meaning) in ENVIRONMENT {
+        writeln!(out, ".TP\n{}\n{}", roff_text(name), roff_text(meaning))?;
+    }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in EXIT_STATUS {
         writeln!(out, ".TP\n{}\n{}", code as u8, roff_text(meaning))?;
@@ -102,18 +180,65 @@ mod tests {
         for flag in ["report", "no\\-tui", "no\\-color", "metrics\\-listen"] {
             assert!(page.contains(&format!("\\-\\-{flag}")), "--{flag} missing");
         }
-        for sub in ["validate", "compare", "down", "completions", "man"] {
+        for sub in [
+            "validate",
+            "compare",
+            "down",
+            "completions",
+            "man",
+            "history",
+        ] {
             assert!(
-                page.contains(&format!("lnbench\\-tui\\-{sub}")),
+                page.contains(&format!("\\fBlnbench\\-tui {sub}\\fR")),
                 "{sub} missing"
             );
         }
+        // No page is written for a command: none is pointed to.
+        assert!(!page.contains("lnbench\\-tui\\-validate"), "{page}");
+        assert!(!page.contains("(1)"), "{page}");
         for code in [0, 1, 2, 3, 130, 143] {
             assert!(
                 page.contains(&format!(".TP\n{code}\n")),
                 "exit {code} missing"
             );
         }
+    }
+
+    /// Every variable the ENVIRONMENT section names is read in src/ (or, for
+    /// DOCKER_HOST and RUST_LOG, by the client the code there sets up).
+    #[test]
+    fn the_environment_section_names_what_the_code_reads() {
+        let page = man_page();
+        let section = page.split(".SH ENVIRONMENT").nth(1).expect("ENVIRONMENT");
+        let section = section.split(".SH").next().unwrap_or_default();
+        let mut sources = String::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with(file!()) {
+                    sources.push_str(&std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        for (name, _) in ENVIRONMENT {
+            assert!(
+                section.contains(&format!(".TP\n{}\n", roff_text(name))),
+                "{name}: {section}"
+            );
+            if name != "$NAME" {
+                assert!(sources.contains(name), "{name} is named nowhere in src/");
+            }
+        }
+        assert!(
+            sources.contains("strip_prefix('$')"),
+            "$NAME is no longer read"
+        );
     }
 
     #[test]

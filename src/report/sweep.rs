@@ -33,18 +33,80 @@ pub fn write_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-/// What of a complete sweep was not measured: "8 of 32 points skipped, 1 failed"
-/// (reasons in the tables); `None` when every point ran.
-fn not_measured(report: &SweepReport) -> Option<String> {
+/// The sweep's headline: how many points ran to their stop condition, what became
+/// of the others, and why (a matrix numbers its reasons below its table; another
+/// sweep gives them here, as its points table has no room for them). `true` when
+/// every point ran to its stop condition.
+fn headline(report: &SweepReport) -> (bool, String) {
     let count = |status: PointStatus| report.points.iter().filter(|p| p.status == status).count();
-    let (skipped, failed) = (count(PointStatus::Skipped), count(PointStatus::Failed));
     let total = report.points.len();
-    match (skipped, failed) {
-        (0, 0) => None,
-        (s, 0) => Some(format!("{s} of {total} points skipped")),
-        (0, f) => Some(format!("{f} of {total} points failed")),
-        (s, f) => Some(format!("{s} of {total} points skipped, {f} failed")),
+    let done = count(PointStatus::Done);
+    let points = |n: usize| if n == 1 { "point" } else { "points" };
+    let ran = match (done, total) {
+        (d, t) if d == t && t > 1 => format!("all {t} points ran to their stop condition"),
+        (d, t) => format!("{d} of {t} {} ran to their stop condition", points(t)),
+    };
+    let start = match (&report.interrupted_by, report.complete) {
+        (_, true) if done == total => return (true, format!("Complete sweep: {ran}.")),
+        (_, true) => "Sweep ended".to_string(),
+        (Some(why), false) => format!("Partial sweep, stopped by {why}"),
+        (None, false) => "Partial sweep, stopped by an unknown cause".to_string(),
+    };
+    let (skipped, failed) = (count(PointStatus::Skipped), count(PointStatus::Failed));
+    let mut others = Vec::new();
+    if skipped + failed > 0 {
+        let mut kept_out: Vec<String> = Vec::new();
+        if skipped > 0 {
+            kept_out.push(format!(
+                "{skipped} {} skipped",
+                if skipped == 1 { "was" } else { "were" }
+            ));
+        }
+        if failed > 0 {
+            kept_out.push(format!("{failed} failed"));
+        }
+        let why = match super::matrix::is_matrix(&report.parameters) {
+            true => "the reasons are numbered below the implementation matrix".to_string(),
+            false => reasons(&report.points),
+        };
+        others.push(format!("{} ({why})", kept_out.join(", ")));
     }
+    for (n, what) in [
+        (count(PointStatus::Partial), "stopped early (partial)"),
+        (count(PointStatus::NotRun), "did not run"),
+    ] {
+        if n > 0 {
+            others.push(format!("{n} {what}"));
+        }
+    }
+    let mut line = format!("{start}: {ran}");
+    if !others.is_empty() {
+        line.push_str(&format!("; {}", others.join(", ")));
+    }
+    if count(PointStatus::Partial) > 0 {
+        line.push_str(". A partial point covers only the payments made before it stopped");
+    }
+    line.push('.');
+    (false, line)
+}
+
+/// The reasons of the skipped and failed points, each once with how many points it
+/// kept from running: `no lnd binary built here: 2 points`.
+fn reasons(points: &[PointReport]) -> String {
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    let not_run = (points.iter())
+        .filter(|p| matches!(p.status, PointStatus::Skipped | PointStatus::Failed))
+        .map(|p| p.reason.as_deref().unwrap_or("no reason recorded"));
+    for why in not_run {
+        match reasons.iter_mut().find(|(r, _)| *r == why) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((why, 1)),
+        }
+    }
+    (reasons.iter())
+        .map(|(why, n)| format!("{why}: {n} point{}", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// One row of figures per point, as both the markdown and the HTML tables show it.
@@ -170,12 +232,13 @@ pub fn markdown(report: &SweepReport) -> String {
     if !report.scenario.description.is_empty() {
         let _ = writeln!(out, "\n{}", report.scenario.description);
     }
-    if !report.complete {
-        let why = report.interrupted_by.as_deref().unwrap_or("stopped");
-        let _ = writeln!(
-            out,
-            "\n**Partial sweep** ({why}): points not run are listed as such."
-        );
+    match headline(report) {
+        (true, line) => {
+            let _ = writeln!(out, "\n{line}");
+        }
+        (false, line) => {
+            let _ = writeln!(out, "\n**{line}**");
+        }
     }
     let _ = writeln!(out, "\nSwept: {}\n", report.parameters.join(", "));
     let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
@@ -247,9 +310,8 @@ pub fn html(report: &SweepReport, charts: &[super::charts::Chart]) -> Result<Str
         title => format!("lnbench-tui sweep: {}", report.scenario.name),
         name => &report.scenario.name,
         description => &report.scenario.description,
-        complete => report.complete,
-        not_measured => not_measured(report),
-        interrupted_by => &report.interrupted_by,
+        every_point_ran => headline(report).0,
+        headline => headline(report).1,
         parameters => report.parameters.join(", "),
         columns => COLUMNS,
         matrix => super::matrix::is_matrix(&report.parameters),

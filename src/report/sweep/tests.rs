@@ -318,18 +318,114 @@ fn a_complete_sweep_with_skipped_points_does_not_say_every_point_ran() {
     let r = report(points, None);
     let charts = sweep_charts::render_all(&r).unwrap();
     let page = html(&r, &charts).unwrap();
+    // Outside a matrix no table gives a skipped point's reason: the headline does.
+    let line = "Sweep ended: 2 of 3 points ran to their stop condition; 1 was skipped \
+                (no lnd binary built here: 1 point).";
     assert!(
-        page.contains("not every point measured: 1 of 3 points skipped"),
+        page.contains(&format!(
+            "<div class=\"banner partial\" id=\"status\">{line}</div>"
+        )),
         "{page}"
     );
+    assert!(!page.contains("every point ran"), "{page}");
+    assert!(!page.contains("all 3 points"), "{page}");
     assert!(
-        !page.contains("every point ran to its stop condition"),
-        "{page}"
+        markdown(&r).contains(&format!("\n**{line}**\n")),
+        "{}",
+        markdown(&r)
     );
 
-    let all = report(concurrency(&[(1, 3.0, 120)]), None);
+    let all = report(concurrency(&[(1, 3.0, 120), (4, 20.0, 300)]), None);
     let page = html(&all, &sweep_charts::render_all(&all).unwrap()).unwrap();
-    assert!(page.contains("Complete sweep: every point ran to its stop condition"));
+    let line = "Complete sweep: all 2 points ran to their stop condition.";
+    assert!(
+        page.contains(&format!(
+            "<div class=\"banner complete\" id=\"status\">{line}</div>"
+        )),
+        "{page}"
+    );
+    assert!(markdown(&all).contains(&format!("\n{line}\n")));
+}
+
+/// The issue's sweep: 32 points of a matrix, 8 skipped for two reasons, which the
+/// matrix numbers below its table; the headline counts them and points there.
+#[test]
+fn a_matrix_headline_counts_its_skipped_points_and_points_to_the_reasons() {
+    let mut points = Vec::new();
+    for implementation in ["lnd", "cln", "eclair", "ldk"] {
+        for database in ["default", "postgres"] {
+            for c in [1, 2, 5, 10] {
+                let label =
+                    format!("implementation={implementation},database={database},concurrency={c}");
+                let values = [
+                    ("implementation", json!(implementation)),
+                    ("database", json!(database)),
+                    ("concurrency", json!(c)),
+                ];
+                let mut p = point(&label, &values, 10.0, 100, 200);
+                if database == "postgres" && matches!(implementation, "eclair" | "ldk") {
+                    p.status = PointStatus::Skipped;
+                    p.reason = Some(format!("{implementation} has no PostgreSQL backend"));
+                    p.results = None;
+                }
+                points.push(p);
+            }
+        }
+    }
+    let mut r = report(points, None);
+    r.parameters = ["implementation", "database", "concurrency"]
+        .map(String::from)
+        .to_vec();
+    let line = "Sweep ended: 24 of 32 points ran to their stop condition; 8 were skipped \
+                (the reasons are numbered below the implementation matrix).";
+    let page = html(&r, &[]).unwrap();
+    assert!(page.contains(line), "{page}");
+    assert!(
+        page.contains("<li>eclair has no PostgreSQL backend</li>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<li>ldk has no PostgreSQL backend</li>"),
+        "{page}"
+    );
+    let md = markdown(&r);
+    assert!(md.contains(line), "{md}");
+    assert!(md.contains("[2] ldk has no PostgreSQL backend"), "{md}");
+}
+
+#[test]
+fn a_stopped_sweep_counts_what_ran_what_was_cut_short_and_what_did_not_run() {
+    let mut points = concurrency(&[
+        (1, 3.0, 120),
+        (4, 20.0, 300),
+        (7, 24.0, 520),
+        (10, 25.0, 900),
+    ]);
+    points[1].status = PointStatus::Failed;
+    points[1].reason = Some("network did not come up".into());
+    points[1].results = None;
+    points[2].status = PointStatus::Partial;
+    points[3].status = PointStatus::NotRun;
+    points[3].results = None;
+    let mut r = report(points, None);
+    r.complete = false;
+    r.interrupted_by = Some("SIGTERM".into());
+    let line = "Partial sweep, stopped by SIGTERM: 1 of 4 points ran to their stop \
+                condition; 1 failed (network did not come up: 1 point), 1 stopped early \
+                (partial), 1 did not run. A partial point covers only the payments made \
+                before it stopped.";
+    let page = html(&r, &[]).unwrap();
+    assert!(
+        page.contains(&format!("id=\"status\">{line}</div>")),
+        "{page}"
+    );
+    assert!(markdown(&r).contains(line), "{}", markdown(&r));
+    r.interrupted_by = None;
+    let page = html(&r, &[]).unwrap();
+    assert!(
+        page.contains("Partial sweep, stopped by an unknown cause: 1 of 4"),
+        "{page}"
+    );
 }
 
 #[test]
