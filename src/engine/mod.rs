@@ -257,7 +257,7 @@ pub async fn run_with_activity(
         notes,
         subscribers,
     });
-    let beside = start_beside(&ctx, &cancel);
+    let beside = subscribers::start_beside(&ctx, &cancel);
 
     let ticker = tokio::spawn(tick_every_second(recorder.clone(), ctx.abort.clone()));
     let mut workers = JoinSet::new();
@@ -285,7 +285,7 @@ pub async fn run_with_activity(
     let panicked = running
         .drive(&mut workers, &mut spawned, &mut dispatcher, &mut commands)
         .await;
-    end_beside(beside).await;
+    subscribers::end_beside(beside).await;
     wind_down(
         ctx,
         closed,
@@ -429,33 +429,6 @@ async fn wind_down(
         stop_reason: *ctx.stop_reason.get().unwrap_or(&StopReason::Cancelled),
         summary,
     })
-}
-
-/// Starts the subscribers' work beside the load (an attack, a rebalancing), each
-/// with its own stop under `cancel`.
-fn start_beside(
-    ctx: &Arc<Context>,
-    cancel: &CancellationToken,
-) -> Vec<(CancellationToken, tokio::task::JoinHandle<()>)> {
-    let mut started = Vec::new();
-    for subscriber in &ctx.subscribers {
-        let stop = cancel.child_token();
-        if let Some(work) = subscriber.clone().beside(ctx.clone(), stop.clone()) {
-            started.push((stop, tokio::spawn(work)));
-        }
-    }
-    started
-}
-
-/// Ends the work beside the load with it, and waits until each has ended (an
-/// attack's slots cancelled their invoices, a rebalance in flight answered).
-async fn end_beside(beside: Vec<(CancellationToken, tokio::task::JoinHandle<()>)>) {
-    for (stop, _) in &beside {
-        stop.cancel();
-    }
-    for (_, task) in beside {
-        let _ = task.await;
-    }
 }
 
 /// How the load starts (see [`start_load`]).

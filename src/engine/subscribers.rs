@@ -1,7 +1,8 @@
 //! Who listens to a run's payments: the one place that says so. The tally (or a
 //! stream's, which counts each split), the mainnet caps' ledger, and the figures of
 //! the workloads the plan asks for; each hears every payment's end (event.rs), and
-//! those with a live figure are shown from the start.
+//! those with a live figure are shown from the start. Work beside the load (an attack,
+//! a rebalancing) starts and ends here too.
 
 use super::event::Subscriber;
 use super::ledger::SpendLedger;
@@ -46,6 +47,39 @@ pub(super) fn of(l: Listeners, recorder: &Recorder) -> Vec<Arc<dyn Subscriber>> 
         all.push(rebalance);
     }
     all
+}
+
+/// A subscriber's work beside the load, and what ends it.
+type Beside = (
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<()>,
+);
+
+/// Starts the subscribers' work beside the load (an attack, a rebalancing), each
+/// with its own stop under `cancel`.
+pub(super) fn start_beside(
+    ctx: &Arc<super::Context>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Vec<Beside> {
+    let mut started = Vec::new();
+    for subscriber in &ctx.subscribers {
+        let stop = cancel.child_token();
+        if let Some(work) = subscriber.clone().beside(ctx.clone(), stop.clone()) {
+            started.push((stop, tokio::spawn(work)));
+        }
+    }
+    started
+}
+
+/// Ends the work beside the load with it, and waits until each has ended (an
+/// attack's slots cancelled their invoices, a rebalance in flight answered).
+pub(super) async fn end_beside(beside: Vec<Beside>) {
+    for (stop, _) in &beside {
+        stop.cancel();
+    }
+    for (_, task) in beside {
+        let _ = task.await;
+    }
 }
 
 #[cfg(test)]
