@@ -33,7 +33,7 @@ pub use outcome::{NodeHealth, channel_health, describe};
 
 use crate::chain::CHAIN_NAME;
 use crate::links::LinkProxies;
-use crate::metrics::{EventKind, Recorder, RecorderEvents, Snapshot};
+use crate::metrics::{EventKind, LoadSetting, Recorder, RecorderEvents, Snapshot};
 use crate::node::LightningNode;
 use crate::restart::Link;
 use crate::runtime::Runtime;
@@ -188,6 +188,10 @@ impl FaultRunner {
             .map(|(kind, n)| (kind.as_str().to_string(), *n))
             .collect();
         let (ok, failed) = (snap.ok, snap.failed);
+        let scheduled = match snap.load {
+            LoadSetting::Open { rate } => Some(rate),
+            LoadSetting::Closed { .. } => None,
+        };
         drop(snap);
         let at_s = self.now_s();
         let sample = Sample {
@@ -195,6 +199,7 @@ impl FaultRunner {
             ok,
             failed,
             failures,
+            scheduled,
         };
         self.samples.push(sample, edge);
     }

@@ -92,6 +92,7 @@ mod tests {
             ok: 10 * t,
             failed: 0,
             failures: BTreeMap::new(),
+            scheduled: None,
         }
     }
 

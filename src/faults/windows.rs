@@ -8,7 +8,10 @@
 //!   end of the load; a fault of a moment, a reset or a burst of blocks, has none);
 //! - after: from its end until the next fault begins or the load ends;
 //! - recovered after: from its end until the first [`RECOVERY_SPAN`]-second span
-//!   whose TPS is at least 90 % of the before TPS (None: not within the load).
+//!   whose TPS is at least 90 % of the baseline (None: not within the load). The
+//!   baseline is the before TPS, or the rate the load scheduled then when before ran
+//!   above it: payments an earlier fault held that end in a burst are no level the
+//!   scheduled rate can come back to.
 //!
 //! Samples are taken once a second and at each fault's beginning and end (the counts
 //! are fresh then); a window's ends are the samples nearest them.
@@ -33,6 +36,8 @@ pub struct Sample {
     pub ok: u64,
     pub failed: u64,
     pub failures: BTreeMap<String, u64>,
+    /// Payments a second the load scheduled then (open loop); None in a closed loop.
+    pub scheduled: Option<f64>,
 }
 
 /// Payments in one window.
@@ -53,8 +58,11 @@ pub struct FaultWindows {
     pub before: Option<Window>,
     pub during: Option<Window>,
     pub after: Option<Window>,
-    /// Seconds from the fault's end until TPS was back within 10 % of `before`.
+    /// Seconds from the fault's end until TPS was back within 10 % of `baseline_tps`.
     pub recovered_after_s: Option<f64>,
+    /// What recovery is measured against: `before`'s TPS, or the rate scheduled in
+    /// `before` when that was lower (None: no baseline).
+    pub baseline_tps: Option<f64>,
     /// Failures by `timeout` during and after the fault: payments the tool stopped
     /// waiting for, whose outcome stayed unknown to it.
     pub unknown_outcome: u64,
@@ -126,8 +134,9 @@ pub fn fill(records: &mut [super::FaultRecord], samples: &[Sample], end_s: f64) 
             .ended_s
             .filter(|_| next_begin - lifted > 0.5)
             .and_then(|_| window(samples, lifted, next_begin));
-        let recovered_after_s = match (&before, r.ended_s) {
-            (Some(b), Some(end)) if b.tps > 0.0 => recovery(samples, end, end_s, b.tps),
+        let baseline_tps = before.as_ref().map(|b| baseline(samples, b));
+        let recovered_after_s = match (baseline_tps, r.ended_s) {
+            (Some(b), Some(end)) if b > 0.0 => recovery(samples, end, end_s, b),
             _ => None,
         };
         let timeouts = |w: &Option<Window>| {
@@ -141,7 +150,21 @@ pub fn fill(records: &mut [super::FaultRecord], samples: &[Sample], end_s: f64) 
             during,
             after,
             recovered_after_s,
+            baseline_tps,
         };
+    }
+}
+
+/// The TPS a fault's recovery is measured against: `before`'s, capped at the highest
+/// rate the load scheduled in it when every sample there had one (an open loop).
+fn baseline(samples: &[Sample], before: &Window) -> f64 {
+    let span = samples
+        .iter()
+        .filter(|s| (before.from_s..=before.to_s).contains(&s.at_s));
+    let rates: Option<Vec<f64>> = span.map(|s| s.scheduled).collect();
+    match rates.and_then(|r| r.into_iter().reduce(f64::max)) {
+        Some(rate) if rate > 0.0 => before.tps.min(rate),
+        _ => before.tps,
     }
 }
 
@@ -180,6 +203,7 @@ mod tests {
                     ok,
                     failed,
                     failures: BTreeMap::from([("timeout".to_string(), failed)]),
+                    scheduled: None,
                 }
             })
             .collect()
@@ -231,6 +255,39 @@ mod tests {
         // The first 3 s span at >= 18 TPS starts at 34 s: 4 s after the end.
         assert_eq!(w.recovered_after_s, Some(4.0));
         assert_eq!(w.unknown_outcome, 20);
+    }
+
+    /// Payments an earlier fault held end in a burst above the scheduled rate (seen
+    /// with LDK: 17 TPS at a rate of 10): the baseline is the rate, which the load
+    /// comes back to, not the burst. In a closed loop (no rate) it stays the burst.
+    #[test]
+    fn a_burst_above_the_scheduled_rate_is_no_baseline() {
+        let tps = |t| match t {
+            11..=20 => 17,
+            21..=30 => 0,
+            _ => 10,
+        };
+        let mut s = samples(60, tps, |_| 0);
+        let mut closed = [record(20.0, Some(30.0))];
+        fill(&mut closed, &s, 60.0);
+        assert!((closed[0].windows.baseline_tps.unwrap() - 17.0).abs() < 1e-9);
+        assert_eq!(closed[0].windows.recovered_after_s, None);
+
+        for sample in &mut s {
+            sample.scheduled = Some(10.0);
+        }
+        let mut open = [record(20.0, Some(30.0))];
+        fill(&mut open, &s, 60.0);
+        let w = &open[0].windows;
+        assert!((w.before.as_ref().unwrap().tps - 17.0).abs() < 1e-9);
+        assert_eq!(w.baseline_tps, Some(10.0));
+        assert_eq!(w.recovered_after_s, Some(0.0));
+
+        // One sample without a rate (a closed-loop phase): before's TPS stands.
+        s[15].scheduled = None;
+        let mut mixed = [record(20.0, Some(30.0))];
+        fill(&mut mixed, &s, 60.0);
+        assert_eq!(mixed[0].windows.recovered_after_s, None);
     }
 
     #[test]

@@ -58,6 +58,17 @@ fn failures(r: &FaultRecord) -> String {
     parts.join(", ")
 }
 
+/// Said beside the recovery when it was measured against the scheduled rate, which
+/// `before` ran above (a burst of payments an earlier fault held).
+fn scheduled_baseline(w: &crate::faults::windows::FaultWindows) -> String {
+    match (w.baseline_tps, &w.before) {
+        (Some(b), Some(before)) if b < before.tps - 1e-9 => {
+            format!(" (to 90 % of the scheduled {b:.1}/s)")
+        }
+        _ => String::new(),
+    }
+}
+
 fn row(r: &FaultRecord) -> FaultRow {
     let w = &r.windows;
     FaultRow {
@@ -72,8 +83,8 @@ fn row(r: &FaultRecord) -> FaultRow {
         during: tps(&w.during),
         after: tps(&w.after),
         recovered: match (w.recovered_after_s, r.ended_s, &w.before) {
-            (Some(s), _, _) => format!("{s:.1} s"),
-            (None, Some(_), Some(_)) => "not within the load".into(),
+            (Some(s), _, _) => format!("{s:.1} s{}", scheduled_baseline(w)),
+            (None, Some(_), Some(_)) => format!("not within the load{}", scheduled_baseline(w)),
             (None, Some(_), None) => "no baseline".into(),
             (None, None, _) => "–".into(),
         },
