@@ -202,8 +202,6 @@ pub fn wait_for_payments(run: &mut Run) {
     });
 }
 
-/// The implementation pays itself in containers: its image and the chain's are there,
-/// the report names both, and nothing of the run is left in the engine.
 /// [`super::TEST_JVM_OPTIONS`] as the `args:` of every Eclair node of `scenario` (an
 /// Eclair node's `args:` are JVM options): a container does not inherit the tool's
 /// environment, where [`super::lnbench_command`] puts them for local nodes.
@@ -218,13 +216,18 @@ pub fn jvm_options_in_containers(scenario: &mut Value) {
     }
 }
 
-pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
+/// The implementation pays itself in containers, its scenario changed by `adjust`: its
+/// image and the chain's are there, the report names both, and nothing of the run is
+/// left in the engine. The report, for the caller's own checks (None: not run here).
+pub fn pays_itself_in_docker(
+    imp: &Impl,
+    test: &str,
+    adjust: impl FnOnce(&mut Value),
+) -> Option<Value> {
     if !imp.built(test) {
-        return;
+        return None;
     }
-    let Some(docker) = super::docker::engine() else {
-        return;
-    };
+    let docker = super::docker::engine()?;
     let chain = lnbench_tui::chain::driver(lnbench_tui::chain::ChainKind::Bitcoind).local_image();
     let image = lnbench_tui::node::driver(imp.implementation)
         .program()
@@ -239,6 +242,7 @@ pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
     let mut scenario = imp.fixture();
     scenario["runtime"] = "docker".into();
     jvm_options_in_containers(&mut scenario);
+    adjust(&mut scenario);
     let mut run = Run::start(&yaml(&scenario), 200);
     let (report, log) = imp.paid(&mut run, 200, imp.kind);
     let runtime = report["runtime"].as_str().unwrap();
@@ -253,6 +257,7 @@ pub fn pays_itself_in_docker(imp: &Impl, test: &str) {
         containers.is_empty() && networks.is_empty(),
         "left behind: {containers:?} {networks:?}\n{log}"
     );
+    Some(report)
 }
 
 /// LND and the implementation pay each other, each `(payer, payee, kind)` a run of

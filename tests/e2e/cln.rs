@@ -32,7 +32,7 @@ fn lnd_pays_cln_and_cln_pays_lnd() {
 
 #[test]
 fn cln_pays_cln_by_keysend_in_docker() {
-    pays_itself_in_docker(&CLN, "cln_pays_cln_by_keysend_in_docker");
+    pays_itself_in_docker(&CLN, "cln_pays_cln_by_keysend_in_docker", |_| {});
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! ...`); where the build cache lacks them these tests say they did not run (stderr and
 //! `target/tmp/not-run/`, counted by `.ci/run`), never pass silently.
 
-use crate::common::docker::{block_on, labelled};
+use crate::common::docker::block_on;
 use crate::common::impls::*;
 use crate::common::scenario_run::{ScenarioRun as Run, assert_nothing_left, node};
 use crate::common::*;
@@ -140,51 +140,38 @@ fn an_eclair_node_killed_in_the_load_ends_the_run_with_its_log() {
     a_node_killed_mid_load_ends_the_run_with_its_log(&ECLAIR, test);
 }
 
-#[test]
-fn eclair_pays_eclair_by_keysend_in_docker() {
-    pays_itself_in_docker(&ECLAIR, "eclair_pays_eclair_by_keysend_in_docker");
-}
-
-/// Eclair on the run's PostgreSQL server (`database: postgres`), in docker: Eclair's JDBC
-/// client reaches the server container over the run's network. The server's data grows
-/// with the payments (Eclair writes there, not to SQLite).
+/// Eclair pays Eclair by keysend in containers, both on the run's PostgreSQL server
+/// (`database: postgres`): Eclair's JDBC client reaches the server container over the
+/// run's network. The server's data grows with the payments (Eclair writes there, not
+/// to SQLite). One run for both: Eclair in docker on its default SQLite is the same
+/// containers, and the local tests pay on SQLite.
 #[test]
 fn eclair_pays_eclair_on_postgresql_in_docker() {
-    if !ECLAIR.built("eclair_pays_eclair_on_postgresql_in_docker") {
-        return;
-    }
-    let mut scenario = ECLAIR.fixture();
-    for name in ["alice", "bob"] {
-        scenario["nodes"][name]["database"] = "postgres".into();
-    }
-    scenario["runtime"] = "docker".into();
-    jvm_options_in_containers(&mut scenario);
-
-    let Some(docker) = crate::common::docker::engine() else {
+    let test = "eclair_pays_eclair_on_postgresql_in_docker";
+    // Asked once Eclair is built and the engine answers (not run here otherwise).
+    let on_postgres = |scenario: &mut serde_json::Value| {
+        let docker = crate::common::docker::engine().expect("the engine answered");
+        let postgres_image =
+            block_on(docker.list_images(None::<bollard::query_parameters::ListImagesOptions>))
+                .unwrap_or_default()
+                .iter()
+                .flat_map(|i| i.repo_tags.clone())
+                .any(|t| t.starts_with("lnbench/postgres:"));
+        assert!(
+            postgres_image,
+            "lnbench/postgres is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
+        );
+        for name in ["alice", "bob"] {
+            scenario["nodes"][name]["database"] = "postgres".into();
+        }
+    };
+    let Some(report) = pays_itself_in_docker(&ECLAIR, test, on_postgres) else {
         return;
     };
-    let postgres_image =
-        block_on(docker.list_images(None::<bollard::query_parameters::ListImagesOptions>))
-            .unwrap_or_default()
-            .iter()
-            .flat_map(|i| i.repo_tags.clone())
-            .any(|t| t.starts_with("lnbench/postgres:"));
-    assert!(
-        postgres_image,
-        "lnbench/postgres is missing: run scripts/build-images.sh (scripts/setup.sh --dev does)"
-    );
-    let mut run = Run::start(&yaml(&scenario), 100);
-    let (report, log) = run.succeeded(100);
     for name in ["alice", "bob"] {
         assert_eq!(node(&report, name)["database"], "postgres", "{name}");
     }
     assert_postgres_data_grew(&report);
-    let run_id = run.running.run_id();
-    let (containers, networks) = labelled(Some(&run_id));
-    assert!(
-        containers.is_empty() && networks.is_empty(),
-        "left behind: {containers:?} {networks:?}\n{log}"
-    );
 }
 
 /// The report's PostgreSQL service: its data directory grew during the run.

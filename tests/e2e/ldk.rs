@@ -87,7 +87,7 @@ fn lnd_pays_ldk_and_ldk_pays_lnd() {
 
 #[test]
 fn ldk_pays_ldk_by_invoice_in_docker() {
-    pays_itself_in_docker(&LDK, "ldk_pays_ldk_by_invoice_in_docker");
+    pays_itself_in_docker(&LDK, "ldk_pays_ldk_by_invoice_in_docker", |_| {});
 }
 
 #[test]
