@@ -51,6 +51,8 @@ fn row(label: &str, value: impl Into<String>) -> Row {
 struct View<'a> {
     css: &'static str,
     title: String,
+    /// In a sweep: the point this report is of.
+    point: Option<&'a str>,
     tool: String,
     headline: String,
     thresholds_verdict: Option<String>,
@@ -194,7 +196,11 @@ impl<'a> View<'a> {
             css: CSS,
             headline,
             thresholds_verdict,
-            title: format!("lnbench-tui report: {}", report.scenario.name),
+            title: match &report.point {
+                Some(point) => format!("lnbench-tui report: {}, {point}", report.scenario.name),
+                None => format!("lnbench-tui report: {}", report.scenario.name),
+            },
+            point: report.point.as_deref(),
             tool: report.tool.line(),
             thresholds: threshold_rows(report),
             phases: r.phases.iter().map(PhaseRow::of).collect(),

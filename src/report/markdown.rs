@@ -96,9 +96,10 @@ pub fn render(report: &Report) -> String {
         (false, Some(by)) => format!(" (partial: interrupted by {})", cell(by)),
         (false, None) => " (partial)".to_string(),
     };
+    let point = (report.point.as_deref()).map_or_else(String::new, |p| format!(", {}", cell(p)));
     let _ = writeln!(
         out,
-        "**{}**: {}{status}\n",
+        "**{}**: {}{point}{status}\n",
         report.tool.line(),
         cell(&report.scenario.name)
     );

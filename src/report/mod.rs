@@ -156,6 +156,10 @@ pub struct Report {
     /// spent so far, and whether they stopped a load; absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mainnet_caps: Option<MainnetCaps>,
+    /// In a sweep: the point this report is of (`point 2/4: concurrency=4`); the
+    /// sweep's own page is `sweep.html` in the directory above. Absent outside one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
     /// The snapshot the run started from (`--snapshot`): funding and channel opening
     /// were skipped, so its setup is not that of a fresh network; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

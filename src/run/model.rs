@@ -133,6 +133,7 @@ pub(super) fn build_report(
         faults: Vec::new(),
         channel_health: Vec::new(),
         reconciliation: None,
+        point: None,
         network: None,
         mainnet_caps: None,
     }

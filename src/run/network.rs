@@ -161,12 +161,12 @@ async fn run_points(
             break;
         }
         // A sweep's point: its line, and the live view's header names what is left.
-        let label = plan.label(i).map(|label| {
-            let label = format!("point {}/{total}: {label}", i + 1);
+        let name = (plan.label(i)).map(|label| format!("point {}/{total}: {label}", i + 1));
+        let label = name.as_ref().map(|name| {
             let left = total - i - 1;
             view.out
-                .stderr(format!("==> {label} ({left} left after it)"));
-            format!("{label}{}", plan.points_left(i))
+                .stderr(format!("==> {name} ({left} left after it)"));
+            format!("{name}{}", plan.points_left(i))
         });
         let report_dir = (ctx.opts.report_dir.as_ref()).map(|d| {
             plan.label(i)
@@ -212,6 +212,7 @@ async fn run_points(
                 ctx.started_at
             },
             report_dir,
+            name,
             label,
             run_dir: net.run_dir.to_path_buf(),
             metrics: ctx.exporter.cloned(),

@@ -29,7 +29,9 @@ pub(crate) struct Point<'a> {
     pub log: &'a StepLog,
     pub started_at: SystemTime,
     pub report_dir: Option<PathBuf>,
-    /// `point 2/4: concurrency=4` in a sweep.
+    /// `point 2/4: concurrency=4` in a sweep: what its report is of.
+    pub name: Option<String>,
+    /// The live view's header: the name and the points left after it.
     pub label: Option<String>,
     /// The run directory (the latency interval log is streamed there).
     pub run_dir: PathBuf,
@@ -148,6 +150,7 @@ pub(super) async fn measure(
             interrupted_by,
         );
         add_resources(&mut report, &resources);
+        report.point = point.name.clone();
         report.network = (network_load.as_ref())
             .map(|(_, a)| report::network::build(scenario, a, &summary, &point.log.steps));
         report.thresholds = thresholds.clone();
@@ -256,6 +259,7 @@ fn forced_exit_report(
         false,
         None,
     );
+    report.point = point.name.clone();
     let dir = dir.to_path_buf();
     Box::new(move |first: &str| {
         // The load's summary once it ended (the recorder is gone then), else so far.

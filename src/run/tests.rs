@@ -185,8 +185,31 @@ async fn a_sweep_runs_its_points_on_one_network_and_writes_the_combined_report()
     assert_eq!(exit, Exit::Ok);
     // Only the load changes: one network for the three points.
     assert_eq!(runtimes.asked.load(Ordering::SeqCst), 1);
-    for label in ["concurrency=1", "concurrency=2", "concurrency=3"] {
-        assert_eq!(dirs.report(label)["results"]["ok"], 40, "{label}");
+    let root = dirs.opts.report_dir.clone().unwrap();
+    for (i, label) in ["concurrency=1", "concurrency=2", "concurrency=3"]
+        .iter()
+        .enumerate()
+    {
+        let report = dirs.report(label);
+        assert_eq!(report["results"]["ok"], 40, "{label}");
+        // Each point's report names its point and links back to the sweep's page.
+        let name = format!("point {}/3: {label}", i + 1);
+        assert_eq!(report["point"], name.as_str());
+        let html = std::fs::read_to_string(root.join(label).join("report.html")).unwrap();
+        // As the page escapes it (`/` too).
+        let title = format!(
+            "<title>lnbench-tui report: {}, {}</title>",
+            report["scenario"]["name"].as_str().unwrap(),
+            name.replace('/', "&#x2f;")
+        );
+        assert!(html.contains(&title), "{title} not in the page");
+        assert!(
+            html.contains(r#"<a href="../sweep.html">"#),
+            "no link to the sweep"
+        );
+        assert!(root.join(label).join("../sweep.html").is_file());
+        let md = std::fs::read_to_string(root.join(label).join("summary.md")).unwrap();
+        assert!(md.lines().next().unwrap().contains(&name), "{md}");
     }
     let sweep = dirs.sweep_report();
     assert_eq!(sweep["complete"], true);

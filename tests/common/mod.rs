@@ -453,5 +453,6 @@ pub fn sample_report(
         reconciliation: None,
         mainnet_caps: None,
         network: None,
+        point: None,
     }
 }
