@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what lnbench-tui needs on a Debian machine and builds the node binaries.
 # Idempotent: run it before the first run and after pulling changes.
-# Without --dev it builds only what the README's quick start runs (lnd, btcd); --dev builds
-# every node binary and what the tests use.
+# Without --dev it installs and builds only what the README's quick start runs (protoc;
+# lnd and btcd with Go); --dev builds every node binary and what the tests use. It says
+# which Debian packages it will install and the disk it takes before it starts.
 #  - protoc (Debian's protobuf-compiler): the LND gRPC client crate generates code at build time;
 #  - lnd, lncli, btcd, btcctl built with Go into the cache (scripts/build-nodes.sh), and
 #    bitcoind + bitcoin-cli when a Bitcoin Core source tree is given (BITCOIN_SRC) or
@@ -14,10 +15,10 @@
 #    comes with the tree (./mvnw) and fetches its dependencies; unzip from Debian; a JDK >= 21,
 #    which Debian bookworm does not package (only OpenJDK 17): install one yourself and set
 #    JAVA_HOME (the script stops with that message when none is found);
-#  - PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
+#  - with --dev, PostgreSQL's server binaries (Debian's postgresql): LND on --db.backend=postgres gets a
 #    server the local runtime starts, and scripts/build-images.sh makes the docker
 #    runtime's lnbench/postgres image from it (lnd-db-backends.yaml);
-#  - the etcd server (Debian's etcd-server): LND on --db.backend=etcd gets a server (or a
+#  - with --dev, the etcd server (Debian's etcd-server): LND on --db.backend=etcd gets a server (or a
 #    cluster) the local runtime starts, and the lnbench/etcd image is made from it.
 #  - with --dev, what the tests need besides: cargo-nextest (the test runner), tmux (the live view's end-to-end test),
 #    chromium (the HTML report opened in a headless browser), perf (linux-perf: the
@@ -35,23 +36,36 @@ dev=false
 need_apt=()
 command -v protoc >/dev/null || need_apt+=(protobuf-compiler)
 command -v pgrep >/dev/null || need_apt+=(procps)
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || need_apt+=(postgresql)
-command -v etcd >/dev/null || need_apt+=(etcd-server)
-# Bitcoin Core (chain: bitcoind) builds from a source tree (scripts/build-nodes.sh): its
-# build tools, and the libraries bitcoind loads (ZMQ, SQLite for its wallet).
-for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
-done
-# Core Lightning (CLN_SRC, scripts/build-nodes.sh): autotools, the libraries lightningd links
-# (SQLite, zlib, libsodium, and libpq for its PostgreSQL wallet: configure leaves PostgreSQL
-# out without it), jq and lowdown (man pages), and Python 3 with mako. Debian's own
-# Python gets Debian's mako; another python3 first on the PATH gets it from pip below.
-for pkg in build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev \
-           libsodium-dev libpq-dev jq gettext lowdown python3; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
-done
-if ! python3 -c 'import mako' 2>/dev/null && [ "$(command -v python3 || echo /usr/bin/python3)" = /usr/bin/python3 ]; then
-  need_apt+=(python3-mako)
+# The quick start runs lnd (without its PostgreSQL and etcd backends) and btcd, both
+# built with Go: protoc above is all it installs. The database servers are for the
+# tests (--dev); Bitcoin Core's and Core Lightning's build tools for a tree to build
+# (BITCOIN_SRC, CLN_SRC, or LNBENCH_CLONE=1 to clone them).
+natives=false
+if $dev || [ -n "${BITCOIN_SRC:-}${CLN_SRC:-}" ] || [ "${LNBENCH_CLONE:-}" = 1 ]; then
+  natives=true
+fi
+if $dev; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || need_apt+=(postgresql)
+  command -v etcd >/dev/null || need_apt+=(etcd-server)
+fi
+if $natives; then
+  # Bitcoin Core (chain: bitcoind) builds from a source tree (scripts/build-nodes.sh):
+  # its build tools, and the libraries bitcoind loads (ZMQ, SQLite for its wallet).
+  for pkg in cmake ninja-build pkg-config libboost-dev libevent-dev libsqlite3-dev libzmq3-dev; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+  done
+  # Core Lightning (CLN_SRC, scripts/build-nodes.sh): autotools, the libraries lightningd
+  # links (SQLite, zlib, libsodium, and libpq for its PostgreSQL wallet: configure leaves
+  # PostgreSQL out without it), jq and lowdown (man pages), and Python 3 with mako.
+  # Debian's own Python gets Debian's mako; another python3 first on the PATH gets it
+  # from pip below.
+  for pkg in build-essential autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev \
+             libsodium-dev libpq-dev jq gettext lowdown python3; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+  done
+  if ! python3 -c 'import mako' 2>/dev/null && [ "$(command -v python3 || echo /usr/bin/python3)" = /usr/bin/python3 ]; then
+    need_apt+=(python3-mako)
+  fi
 fi
 # Eclair (ECLAIR_SRC or LNBENCH_CLONE=1, scripts/build-nodes.sh): unzip, and a JDK >= 21.
 if [ -n "${ECLAIR_SRC:-}" ] || [ "${LNBENCH_CLONE:-}" = 1 ]; then
@@ -79,6 +93,18 @@ if $dev; then
   # registry answers (scripts/build-tool-image.sh).
   command -v debootstrap >/dev/null || need_apt+=(debootstrap)
 fi
+# What this will do, before it starts: the packages, and the disk it takes.
+free_gb=$(df -Pk "${LNBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}" 2>/dev/null | awk 'NR == 2 { print int($4 / 1048576) }')
+if $dev; then
+  echo "setup --dev: every node binary, the test runner, Docker and the node images; the tests' build takes about 10 GB of disk (${free_gb:-?} GB free)" >&2
+else
+  echo "setup: lnd and btcd built with Go into the cache, lnbench-tui's crates fetched; the quick start takes about 5 GB of disk with its build (${free_gb:-?} GB free)" >&2
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "Debian packages to install: ${need_apt[*]}" >&2
+else
+  echo "Debian packages: none needed" >&2
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2
@@ -89,7 +115,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import mako' 2>/dev/null; then
+if $natives && ! python3 -c 'import mako' 2>/dev/null; then
   echo "installing Python's mako with pip..." >&2
   python3 -m pip install --quiet mako
 fi
