@@ -80,6 +80,9 @@ if [ -n "${ECLAIR_SRC:-}" ] || [ "${LNBENCH_CLONE:-}" = 1 ]; then
 fi
 if $dev; then
   command -v tmux >/dev/null || need_apt+=(tmux)
+  # zsh and fish: their completion scripts are driven by tests/cli.rs.
+  command -v zsh >/dev/null || need_apt+=(zsh)
+  command -v fish >/dev/null || need_apt+=(fish)
   command -v chromium >/dev/null || need_apt+=(chromium)
   # perf: the profiling tests (--profile's flame graphs of native nodes).
   command -v perf >/dev/null || need_apt+=(linux-perf)

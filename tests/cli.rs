@@ -437,6 +437,120 @@ fn bash_completes_after_the_first_word() {
     assert!(top.contains("--report"), "--<TAB>: {top:?}");
 }
 
+/// `shell` where it is installed; else the test is recorded as not run (CI's
+/// `scripts/setup.sh --dev` installs zsh and fish).
+fn shell_or_not_run(test: &str, shell: &str) -> bool {
+    let found = std::process::Command::new(shell)
+        .args(["-c", "exit 0"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        common::record_not_run(
+            test,
+            &format!("{shell} is not installed (scripts/setup.sh --dev installs it)"),
+        );
+    }
+    found
+}
+
+/// An interactive zsh, in a pseudo-terminal of its own, that loaded the completion
+/// script: each of `lines` is typed and TAB pressed, and the command line it then
+/// holds is read back (one match completes in place; several are listed and leave it).
+fn zsh_completes(lines: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = dir.path().join("drive.zsh");
+    std::fs::write(
+        &driver,
+        r#"zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="> "; autoload -U compinit; compinit -u -d "$ZDOTDIR/.zcompdump"; source <("$LNBENCH" completions zsh); print READY'
+zpty -r z out '*READY*'
+for line in "$@"; do
+  zpty -w -n z "$line"$'\t'
+  sleep 1
+  zpty -w -n z $'\C-aprint -r -- COMPLETED:\n'
+  zpty -r z out '*COMPLETED:*'$'\n'
+  print -r -- "${${out##*COMPLETED:}%%$'\r'*}"
+done
+"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new("timeout")
+        .arg("60")
+        .arg("zsh")
+        .arg("-f")
+        .arg(&driver)
+        .args(lines)
+        .env("LNBENCH", common::lnbench())
+        .env("ZDOTDIR", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("zsh runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().map(|l| l.trim().to_string()).collect()
+}
+
+/// zsh completes past the first word too: clap_complete's script took the first word
+/// for the scenario, so a subcommand's subcommands, options and arguments never
+/// completed; global flags before a subcommand are skipped over.
+#[test]
+fn zsh_completes_after_the_first_word() {
+    if !shell_or_not_run("zsh_completes_after_the_first_word", "zsh") {
+        return;
+    }
+    let typed = [
+        "lnbench-tui history li",
+        "lnbench-tui snapshot sa",
+        "lnbench-tui compare --ou",
+        "lnbench-tui -v valid",
+        "lnbench-tui some.yaml --rep",
+    ];
+    let got = zsh_completes(&typed);
+    assert_eq!(
+        got,
+        [
+            "lnbench-tui history list",
+            "lnbench-tui snapshot save",
+            "lnbench-tui compare --out",
+            "lnbench-tui -v validate",
+            // --repeat and --report: listed, the line as typed.
+            "lnbench-tui some.yaml --rep",
+        ],
+        "as typed: {typed:?}"
+    );
+}
+
+/// fish completes past the first word (its own `complete -C`).
+#[test]
+fn fish_completes_after_the_first_word() {
+    if !shell_or_not_run("fish_completes_after_the_first_word", "fish") {
+        return;
+    }
+    let script = format!(
+        "'{}' completions fish | source; complete -C 'lnbench-tui history '; \
+         complete -C 'lnbench-tui compare --'",
+        common::lnbench().display()
+    );
+    let out = std::process::Command::new("fish")
+        .args(["--no-config", "-c", &script])
+        .output()
+        .expect("fish runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let first: Vec<&str> = stdout
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    for want in ["check", "import", "list", "--out", "--noise-pct"] {
+        assert!(first.contains(&want), "{want} not offered: {first:?}");
+    }
+}
+
 /// The man page renders with `man -l` where man is installed; elsewhere its roff is
 /// checked for the title and the flags.
 #[test]

@@ -15,8 +15,10 @@ pub(crate) fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> s
     // pipe (`| head`) is then an error of ours.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
-    if shell == clap_complete::Shell::Bash {
-        script = bash_arms_named_as_the_loop_names_them(&script);
+    match shell {
+        clap_complete::Shell::Bash => script = bash_arms_named_as_the_loop_names_them(&script),
+        clap_complete::Shell::Zsh => script = zsh_first_word_scenario_or_command(&script),
+        _ => {}
     }
     out.write_all(&script)?;
     out.flush()
@@ -27,13 +29,57 @@ pub(crate) fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> s
 /// words reaches `lnbench__tui__subcmd__compare`, while the arms that list the
 /// subcommand's options are labelled `lnbench__subcmd__tui__subcmd__compare`, so
 /// nothing after the first word ever completed. The arms are renamed to the loop's
-/// spelling; zsh and fish keep the name as it is and need nothing.
+/// spelling. fish needs nothing; zsh has a problem of its own (below).
 fn bash_arms_named_as_the_loop_names_them(script: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(script);
     let arm = BIN.replace('-', "__subcmd__");
     let state = BIN.replace('-', "__");
     text.replace(&format!("{arm}__subcmd__"), &format!("{state}__subcmd__"))
         .into_bytes()
+}
+
+/// clap_complete's zsh script takes the first word for the optional scenario and the
+/// second for the subcommand, so `lnbench-tui history <TAB>` offered the subcommands
+/// again and no subcommand's options or arguments ever completed. The first word is
+/// made either (a subcommand or a scenario file), the state dispatches on it, and
+/// after a scenario the top-level options complete as before.
+fn zsh_first_word_scenario_or_command(script: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(script);
+    let scenario = text
+        .lines()
+        .find(|l| l.starts_with("'::scenario -- "))
+        .map(|l| format!("{l}\n"));
+    let commands = format!("\":: :_{BIN}_commands\" \\\n");
+    let (Some(scenario), true) = (scenario, text.contains(&commands)) else {
+        return script.to_vec();
+    };
+    // The top-level options: between the first `_arguments` and the scenario.
+    let head = "_arguments \"${_arguments_options[@]}\" : \\\n";
+    let options = match (text.find(head), text.find(&scenario)) {
+        (Some(a), Some(b)) if a < b => text[a + head.len()..b].to_string(),
+        _ => return script.to_vec(),
+    };
+    let names: Vec<String> = (Cli::command().get_subcommands())
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect();
+    let either = format!("\"::scenario or command:{{_{BIN}_commands; _files}}\" \\\n");
+    let text = text.replacen(&format!("{scenario}{commands}"), &either, 1);
+    let state = format!(
+        "        words=($line[2] \"${{words[@]}}\")\n        (( CURRENT += 1 ))\n        \
+         curcontext=\"${{curcontext%:*:*}}:{BIN}-command-$line[2]:\"\n        case $line[2] in\n"
+    );
+    // The words shifted as for a subcommand, then the options after a scenario.
+    let shifted = state.replace("$line[2]", "$line[1]");
+    let case = "        case $line[1] in\n";
+    let dispatch = format!(
+        "{}        local -a subcommands=({names})\n        \
+         if (( ! ${{subcommands[(Ie)$line[1]]}} )); then\n\
+         _arguments \"${{_arguments_options[@]}}\" : \\\n{options}&& ret=0\n        fi\n{case}",
+        shifted.trim_end_matches(case),
+        names = names.join(" "),
+    );
+    text.replacen(&state, &dispatch, 1).into_bytes()
 }
 
 /// What each exit code means, for the man page (the README has the same table).
