@@ -99,16 +99,18 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Compare two or more runs side by side: writes DIR/compare.html and
-    /// DIR/compare.md and prints the markdown table. The first run is the baseline.
+    /// Compare two or more runs side by side: prints the markdown table, and with
+    /// --out DIR writes DIR/compare.html and DIR/compare.md (sweeps: one folder per
+    /// point, with an index of each). The first run is the baseline.
     Compare {
         /// Report directories or report.json files; the first is the baseline. Sweep
         /// directories are compared point by point (matched by label, DIR/<label>/).
         #[arg(required = true, value_name = "REPORT")]
         inputs: Vec<PathBuf>,
-        /// Write compare.html and compare.md into this directory.
+        /// Write compare.html and compare.md into this directory (without it, the
+        /// table is printed and nothing is written).
         #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        out: Option<PathBuf>,
         /// Flag changes larger than this many percent of the baseline.
         #[arg(long, value_name = "PCT", default_value = "5")]
         noise_pct: f64,

@@ -50,10 +50,12 @@ pub fn run(cli: cli::Cli) -> Result<Exit> {
             inputs,
             out,
             noise_pct,
-        }) => Ok(match report::compare::run(&inputs, &out, noise_pct)? {
-            report::compare::Outcome::Written => Exit::Ok,
-            report::compare::Outcome::BadInput => Exit::BadInput,
-        }),
+        }) => Ok(
+            match report::compare::run(&inputs, out.as_deref(), noise_pct)? {
+                report::compare::Outcome::Written => Exit::Ok,
+                report::compare::Outcome::BadInput => Exit::BadInput,
+            },
+        ),
         Some(cli::Command::Down { all, run, run_dir }) => cmd::down(all, run.as_deref(), run_dir),
         Some(cli::Command::Completions { shell }) => {
             printed(cmd::completions(shell, &mut std::io::stdout().lock()))

@@ -458,6 +458,66 @@ fn two_sweeps_are_compared_point_by_point() {
         "{index}"
     );
     assert!(index.contains("not compared: concurrency=7"), "{index}");
+    // The index as a page too, linking each point's own compare.html.
+    let page = std::fs::read_to_string(out.join("compare.html")).unwrap();
+    for needle in [
+        r#"<a href="concurrency%3D1/compare.html">concurrency=1</a>"#,
+        r#"<a href="concurrency%3D4/compare.html">concurrency=4</a>"#,
+        "not compared: concurrency=7",
+    ] {
+        assert!(
+            page.contains(needle),
+            "compare.html lacks {needle}:\n{page}"
+        );
+    }
+    for label in ["concurrency=1", "concurrency=4"] {
+        assert!(out.join(label).join("compare.html").is_file(), "{label}");
+    }
+}
+
+/// Without `--out` the table is printed and nothing is written: two runs, and two
+/// sweeps point by point.
+#[test]
+fn without_out_compare_prints_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let assert = compare()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .arg(repo_file(BASE))
+        .arg(repo_file(NEW))
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("| TPS (avg) | 82.0 | 112.0 |"), "{stdout}");
+
+    let a = write_sweep(
+        &tmp.path().join("a"),
+        &["concurrency=1"],
+        &fixture_json(BASE),
+    );
+    let b = write_sweep(
+        &tmp.path().join("b"),
+        &["concurrency=1"],
+        &fixture_json(NEW),
+    );
+    let before: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    let assert = compare()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("## concurrency=1"), "{stdout}");
+    assert!(stdout.contains("| TPS (avg) | 82.0 | 112.0 |"), "{stdout}");
+    let after: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(
+        before.len(),
+        after.len(),
+        "nothing written beside the inputs"
+    );
+    assert!(!a.join("concurrency=1").join("compare.md").exists());
 }
 
 /// `compare` printing its table to a reader that went away (`... | head -0`) still

@@ -1,7 +1,7 @@
-//! `lnbench-tui compare A B [C...] --out DIR`: runs side by side. Each input is a
+//! `lnbench-tui compare A B [C...] [--out DIR]`: runs side by side. Each input is a
 //! report directory or a report.json; the first is the baseline every other run is
-//! compared with. Writes DIR/compare.html (self-contained, like report.html) and
-//! DIR/compare.md, and prints the markdown.
+//! compared with. Prints the markdown; with `--out`, writes DIR/compare.html
+//! (self-contained, like report.html) and DIR/compare.md.
 
 pub mod chart;
 pub mod flames;
@@ -40,10 +40,10 @@ pub enum Outcome {
 /// Runs the subcommand. Bad inputs (a missing file, not a report, another schema
 /// version, a bad threshold) are reported on stderr and give [`Outcome::BadInput`];
 /// failing to write the output is an error.
-pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
+pub fn run(inputs: &[PathBuf], out: Option<&Path>, noise_pct: f64) -> Result<Outcome> {
     if inputs.len() < 2 {
         crate::lines::errln!(
-            "Error: compare needs at least two runs, got {}: `lnbench-tui compare BASELINE OTHER... --out DIR`",
+            "Error: compare needs at least two runs, got {}: `lnbench-tui compare BASELINE OTHER... [--out DIR]`",
             inputs.len()
         );
         return Ok(Outcome::BadInput);
@@ -83,18 +83,24 @@ pub fn run(inputs: &[PathBuf], out: &Path, noise_pct: f64) -> Result<Outcome> {
         }
     }
     // Inputs first (a bad one writes nothing), then --out, before any output.
-    crate::files::check_writable(out, "--out")?;
+    if let Some(out) = out {
+        crate::files::check_writable(out, "--out")?;
+    }
     let mut comparison = Comparison::of(&runs, noise_pct);
-    comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
+    if let Some(out) = out {
+        comparison.flames = flames::differentials(&runs, &comparison.labels, out)?;
+    }
     repeats::apply(&mut comparison.rows, &repeated, noise_pct);
     comparison.repeated = repeated.iter().filter(|r| r.is_some()).count();
     comparison.machines = (runs.iter().zip(&repeated))
         .map(|(run, r)| machine::of(run, r.as_ref()))
         .collect();
     let markdown = comparison.markdown();
-    crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
-    let html = comparison.html()?;
-    crate::report::write_file(out, HTML_FILE_NAME, &html)?;
+    if let Some(out) = out {
+        crate::report::write_file(out, MARKDOWN_FILE_NAME, &markdown)?;
+        let html = comparison.html()?;
+        crate::report::write_file(out, HTML_FILE_NAME, &html)?;
+    }
     crate::lines::out_text(&markdown);
     Ok(Outcome::Written)
 }

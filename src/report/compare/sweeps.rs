@@ -1,6 +1,7 @@
 //! `compare A B` on sweep directories without repeats (what the quick start writes):
 //! their points are matched by label and each matched pair is compared on its own,
-//! into `OUT/<label>/`, with an index in `OUT/compare.md`.
+//! into `OUT/<label>/`, with an index in `OUT/compare.md` and `OUT/compare.html`
+//! (without `--out`, each point's table is printed and nothing written).
 
 use super::{Outcome, repeats};
 use anyhow::Result;
@@ -52,7 +53,7 @@ pub fn point_labels(arg: &Path) -> Option<Vec<String>> {
 pub fn run(
     dirs: &[PathBuf],
     labels: &[Vec<String>],
-    out: &Path,
+    out: Option<&Path>,
     noise_pct: f64,
 ) -> Result<Outcome> {
     let in_all = |l: &String| labels.iter().all(|ls| ls.contains(l));
@@ -78,12 +79,15 @@ pub fn run(
         );
         return Ok(Outcome::BadInput);
     }
-    crate::files::check_writable(out, "--out")?;
+    if let Some(out) = out {
+        crate::files::check_writable(out, "--out")?;
+    }
     let mut index = String::from("# Sweeps compared point by point\n\n");
     for label in &common {
         let points: Vec<PathBuf> = dirs.iter().map(|d| d.join(label)).collect();
         crate::lines::outln!("## {label}\n");
-        if super::run(&points, &out.join(label), noise_pct)? == Outcome::BadInput {
+        let point_out = out.map(|o| o.join(label));
+        if super::run(&points, point_out.as_deref(), noise_pct)? == Outcome::BadInput {
             return Ok(Outcome::BadInput);
         }
         crate::lines::outln!("");
@@ -101,6 +105,44 @@ pub fn run(
         index.push_str(&format!("\nNot in every sweep, so not compared: {list}\n"));
         crate::lines::outln!("not in every sweep, so not compared: {list}");
     }
-    crate::report::write_file(out, super::MARKDOWN_FILE_NAME, &index)?;
+    if let Some(out) = out {
+        crate::report::write_file(out, super::MARKDOWN_FILE_NAME, &index)?;
+        let html = index_html(dirs, &common, &unmatched)?;
+        crate::report::write_file(out, super::HTML_FILE_NAME, &html)?;
+    }
     Ok(Outcome::Written)
+}
+
+/// `OUT/compare.html` of sweeps: the sweeps compared, a link to each point's
+/// comparison, and the points not in every sweep.
+fn index_html(dirs: &[PathBuf], common: &[&String], unmatched: &[&String]) -> Result<String> {
+    const PAGE: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>lnbench-tui: sweeps compared point by point</title>
+<style>
+{{ css|safe }}
+</style>
+</head>
+<body>
+<h1>Sweeps compared point by point</h1>
+<p>Baseline first: {% for d in dirs %}<code>{{ d }}</code>{% if not loop.last %}, {% endif %}{% endfor %}.</p>
+<ul id="points">
+{% for label in common %}<li><a href="{{ label|urlencode }}/compare.html">{{ label }}</a></li>
+{% endfor %}</ul>
+{% if unmatched %}<p id="unmatched">Not in every sweep, so not compared: {{ unmatched|join(", ") }}</p>{% endif %}
+</body>
+</html>
+"#;
+    let mut env = minijinja::Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("index", PAGE)?;
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    Ok(env.get_template("index")?.render(minijinja::context! {
+        css => super::CSS,
+        dirs => dirs,
+        common => common,
+        unmatched => unmatched,
+    })?)
 }
