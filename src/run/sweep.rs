@@ -128,9 +128,16 @@ impl Tally {
                 if let Some(dir) = &opts.report_dir {
                     match report::sweep::write_all(&report, dir) {
                         Ok(paths) => {
-                            for p in paths {
-                                crate::lines::errln!("sweep report: {}", p.display());
+                            for p in &paths {
+                                tracing::debug!("sweep report file: {}", p.display());
                             }
+                            crate::lines::errln!(
+                                "sweep report: {} ({} files in {}: sweep.json, sweep.md, \
+                                 charts; each point's report in its folder)",
+                                dir.join(report::sweep::HTML_FILE).display(),
+                                paths.len(),
+                                dir.display()
+                            );
                         }
                         Err(e) => {
                             self.error.get_or_insert(e);
