@@ -472,7 +472,7 @@ fn write_all_copies_the_payment_log() {
         amount_msat: 1000,
         payment_hash: None,
         result: PaymentResult::Ok {
-            latency_ms: 250.0,
+            latency_us: 250_000,
             hops: 1,
             fee_msat: 0,
         },

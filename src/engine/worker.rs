@@ -191,7 +191,7 @@ fn record(
     }
     let row = match counted {
         Ok((latency, hops)) => PaymentResult::Ok {
-            latency_ms: latency.as_secs_f64() * 1e3,
+            latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
             hops: hops.unwrap_or(0),
             fee_msat,
         },

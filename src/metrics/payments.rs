@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 pub const FILE_NAME: &str = "payments.csv";
 
 /// The header. Times are seconds since the run's clock started (the clock of
-/// `series.csv` and the report's events); `latency_ms` is the latency the report
+/// `series.csv` and the report's events); `latency_us` is the latency the report
 /// counts (successful payments only: from the intended start, pauses taken off).
 /// `payment_hash` is hex, empty when the tool does not know it (a keysend whose
 /// preimage the sender's node chose); `resolution` is filled after the load for
 /// indeterminate rows only (see [`Resolution`]).
-pub const HEADER: &str = "intended_start_s,start_s,end_s,latency_ms,outcome,sender,receiver,kind,amount_msat,hops,fee_msat,reason,payment_hash,resolution";
+pub const HEADER: &str = "intended_start_s,start_s,end_s,latency_us,outcome,sender,receiver,kind,amount_msat,hops,fee_msat,reason,payment_hash,resolution";
 
 /// One payment as it ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +49,8 @@ pub struct PaymentRow {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PaymentResult {
     Ok {
-        latency_ms: f64,
+        /// Microseconds, as in series.csv and latency.hlog.
+        latency_us: u64,
         hops: u32,
         fee_msat: u64,
     },
@@ -65,11 +66,11 @@ impl PaymentRow {
     fn write_to(&self, line: &mut String) {
         let (latency, outcome, hops, fee, reason) = match self.result {
             PaymentResult::Ok {
-                latency_ms,
+                latency_us,
                 hops,
                 fee_msat,
             } => (
-                format!("{latency_ms:.3}"),
+                latency_us.to_string(),
                 "ok",
                 hops.to_string(),
                 fee_msat.to_string(),
@@ -306,7 +307,7 @@ mod tests {
         let path = dir.path().join(FILE_NAME);
         let mut log = PaymentLog::create(&path).unwrap();
         let ok = PaymentResult::Ok {
-            latency_ms: 250.0,
+            latency_us: 250_000,
             hops: 2,
             fee_msat: 3,
         };
@@ -322,7 +323,7 @@ mod tests {
         assert_eq!(lines[0], HEADER);
         assert_eq!(
             lines[1],
-            "1.500000,1.625000,1.750000,250.000,ok,alice,bob,keysend,1000,2,3,,,"
+            "1.500000,1.625000,1.750000,250000,ok,alice,bob,keysend,1000,2,3,,,"
         );
         assert_eq!(
             lines[2],
@@ -343,7 +344,7 @@ mod tests {
             ..row(sender, PaymentResult::Indeterminate("timeout"))
         };
         let ok = PaymentResult::Ok {
-            latency_ms: 1.0,
+            latency_us: 1_000,
             hops: 1,
             fee_msat: 0,
         };
@@ -379,7 +380,7 @@ mod tests {
         let mut log = PaymentLog::create(&dir.path().join(FILE_NAME)).unwrap();
         log.finish();
         let ok = PaymentResult::Ok {
-            latency_ms: 1.0,
+            latency_us: 1_000,
             hops: 1,
             fee_msat: 0,
         };

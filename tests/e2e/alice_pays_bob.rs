@@ -89,6 +89,26 @@ fn alice_pays_bob_keysend_real_lnd() {
         rows.iter().all(|r| r.contains(",ok,alice,bob,keysend,")),
         "{csv}"
     );
+    // Its latencies are in microseconds, as report.json's: the rows' largest is the
+    // report's max, within HDR's 3 significant digits.
+    assert!(
+        csv.starts_with("intended_start_s,start_s,end_s,latency_us,"),
+        "{csv}"
+    );
+    let row_max = (rows.iter())
+        .map(|r| {
+            r.split(',')
+                .nth(3)
+                .unwrap()
+                .parse::<u64>()
+                .expect("latency_us")
+        })
+        .max()
+        .unwrap();
+    assert!(
+        row_max.abs_diff(max) * 500 <= max,
+        "payments.csv max {row_max} us against report.json's {max} us"
+    );
 
     // Every node and the chain were read from /proc during the load.
     let mut read = report["nodes"].as_array().unwrap().clone();
