@@ -18,6 +18,11 @@ ARG RUST_IMAGE=rust:1.95-bookworm
 ARG BASE=debian:bookworm-slim
 
 FROM ${RUST_IMAGE} AS builder
+# protoc: the LND gRPC client's build script generates its code with it (the Rust
+# images do not carry it).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends protobuf-compiler \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what the build reads (.dockerignore keeps the rest out of the context).
 COPY Cargo.toml Cargo.lock build.rs ./

@@ -120,3 +120,24 @@ fn the_builder_stage_and_the_context_hold_everything_the_build_reads() {
          and {not_in_context:?}, which .dockerignore leaves out of the context"
     );
 }
+
+/// prost-build (under the LND client's tonic build) runs `protoc`, which the Rust
+/// images lack: the builder stage installs it before the build (a `docker build .`
+/// failed there without it).
+#[test]
+fn the_builder_stage_installs_protoc_when_a_build_script_needs_it() {
+    let lock = read("Cargo.lock");
+    if !lock.contains("name = \"prost-build\"") {
+        return;
+    }
+    let dockerfile = read("Dockerfile");
+    let builder = dockerfile
+        .split("\nFROM ")
+        .find(|stage| stage.contains("AS builder"))
+        .expect("a builder stage");
+    let install = builder
+        .find("protobuf-compiler")
+        .expect("the builder stage installs protobuf-compiler");
+    let build = builder.find("cargo build").expect("the builder builds");
+    assert!(install < build, "protoc is installed before the build");
+}
