@@ -456,6 +456,8 @@ fn shell_or_not_run(test: &str, shell: &str) -> bool {
 /// An interactive zsh, in a pseudo-terminal of its own, that loaded the completion
 /// script: each of `lines` is typed and TAB pressed, and the command line it then
 /// holds is read back (one match completes in place; several are listed and leave it).
+/// zsh reads its input in order, so the line is printed once the completion is done;
+/// the markers are spelled so that the echo of what is typed never matches them.
 fn zsh_completes(lines: &[&str]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let driver = dir.path().join("drive.zsh");
@@ -463,12 +465,11 @@ fn zsh_completes(lines: &[&str]) -> Vec<String> {
         &driver,
         r#"zmodload zsh/zpty
 zpty z 'zsh -f -i'
-zpty -w z 'PS1="> "; autoload -U compinit; compinit -u -d "$ZDOTDIR/.zcompdump"; source <("$LNBENCH" completions zsh); print READY'
+zpty -w z 'PS1="> "; autoload -U compinit; compinit -u -d "$ZDOTDIR/.zcompdump"; source <("$LNBENCH" completions zsh); print ${:-REA}DY'
 zpty -r z out '*READY*'
 for line in "$@"; do
   zpty -w -n z "$line"$'\t'
-  sleep 1
-  zpty -w -n z $'\C-aprint -r -- COMPLETED:\n'
+  zpty -w -n z $'\C-aprint -r -- ${:-COMP}LETED:\n'
   zpty -r z out '*COMPLETED:*'$'\n'
   print -r -- "${${out##*COMPLETED:}%%$'\r'*}"
 done
