@@ -167,10 +167,9 @@ fn heat(share: f64) -> String {
     format!("rgb({r:.0},{g:.0},{b:.0})")
 }
 
+/// Text for HTML or SVG (minijinja's escaping, as the templates').
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    minijinja::HtmlEscape(s).to_string()
 }
 
 /// The network section of summary.md.

@@ -152,9 +152,7 @@ fn node_table(network: &NetworkReport, report: &Report) -> String {
     html
 }
 
+/// Text for HTML or SVG (minijinja's escaping, as the templates').
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    minijinja::HtmlEscape(s).to_string()
 }
