@@ -163,8 +163,8 @@ impl MachineLog {
         self.sum.iowait += d(|t| t.iowait);
         self.sum.steal += d(|t| t.steal);
         self.sum.total += total;
-        // Jiffies are 1/100 s of one core (USER_HZ).
-        let busy_pct = busy as f64 / dt;
+        // Clock ticks (USER_HZ) of one core: a second's worth is 100 % of a core.
+        let busy_pct = busy as f64 / super::process::ticks_per_second() / dt * 100.0;
         if let Some(e) = engine_pct {
             *self.engine_core_s.get_or_insert(0.0) += e / 100.0 * dt;
         }

@@ -5,9 +5,17 @@
 
 use serde::Serialize;
 
-/// Linux reports utime/stime in USER_HZ ticks, which is 100 on every architecture
-/// the kernel exposes to user space.
-const TICKS_PER_SECOND: f64 = 100.0;
+/// Linux reports CPU times in `/proc` in clock ticks (USER_HZ) a second, as the
+/// system says (`sysconf(_SC_CLK_TCK)`; 100 where it cannot say).
+pub fn ticks_per_second() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(
+        || match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
+            Ok(Some(t)) if t > 0 => t as f64,
+            _ => 100.0,
+        },
+    )
+}
 
 /// CPU and memory of a process at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -62,7 +70,7 @@ pub(crate) fn cpu_seconds(stat: &str) -> Option<f64> {
     let mut fields = stat_fields(stat)?.skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) as f64 / TICKS_PER_SECOND)
+    Some((utime + stime) as f64 / ticks_per_second())
 }
 
 /// utime + stime + cutime + cstime from the text of `/proc/<pid>/stat`, in seconds:
@@ -74,7 +82,7 @@ pub(crate) fn cpu_seconds_with_reaped(stat: &str) -> Option<f64> {
     let mut fields = stat_fields(stat)?.skip(13);
     let cutime: u64 = fields.next()?.parse().ok()?;
     let cstime: u64 = fields.next()?.parse().ok()?;
-    Some(cpu_seconds(stat)? + (cutime + cstime) as f64 / TICKS_PER_SECOND)
+    Some(cpu_seconds(stat)? + (cutime + cstime) as f64 / ticks_per_second())
 }
 
 /// The state (field 3) from the text of `/proc/<pid>/stat`: `R`, `S`, `Z` (a zombie)...
@@ -153,5 +161,18 @@ mod tests {
             assert!(by_pid.cpu_s.unwrap() >= stats.cpu_s.unwrap());
         }
         assert_eq!(ProcessStats::of(u32::MAX), ProcessStats::default());
+    }
+
+    /// The clock ticks a second are the system's, as `getconf CLK_TCK` says.
+    #[test]
+    fn ticks_per_second_are_the_systems() {
+        let Ok(out) = std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+        else {
+            return;
+        };
+        let said: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(ticks_per_second(), said);
     }
 }
