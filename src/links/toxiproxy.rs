@@ -17,6 +17,9 @@ const TOXICS: [&str; 4] = [
     "bandwidth-down",
 ];
 
+/// Tries of a call that got no answer.
+const TRIES: u32 = 3;
+
 /// Toxiproxy's API on a unix socket; every request goes there, whatever the URL's host.
 #[derive(Debug, Clone)]
 pub struct Toxiproxy {
@@ -32,6 +35,8 @@ impl Toxiproxy {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .http1_only()
+            // A fresh connection per call (see `call`): the calls are few.
+            .pool_max_idle_per_host(0)
             .unix_socket(socket)
             .build()
             .context("creating the fault proxy's HTTP client")?;
@@ -50,7 +55,7 @@ impl Toxiproxy {
     /// Creates proxy `name`, listening on `listen`, forwarding to `upstream`.
     pub async fn create(&self, name: &str, listen: &str, upstream: &str) -> Result<()> {
         let body = json!({"name": name, "listen": listen, "upstream": upstream, "enabled": true});
-        self.send(self.http.post(format!("{}/proxies", self.base)).json(&body))
+        self.send(|| self.http.post(format!("{}/proxies", self.base)).json(&body))
             .await
             .with_context(|| format!("creating the proxy {name} ({listen} -> {upstream})"))
     }
@@ -59,7 +64,7 @@ impl Toxiproxy {
     pub async fn set_enabled(&self, name: &str, enabled: bool) -> Result<()> {
         let body = json!({"enabled": enabled});
         let url = format!("{}/proxies/{name}", self.base);
-        self.send(self.http.post(url).json(&body))
+        self.send(|| self.http.post(&url).json(&body))
             .await
             .with_context(|| {
                 format!(
@@ -73,7 +78,7 @@ impl Toxiproxy {
     pub async fn set_shape(&self, name: &str, shape: &LinkShape) -> Result<()> {
         for toxic in TOXICS {
             let url = format!("{}/proxies/{name}/toxics/{toxic}", self.base);
-            let r = self.http.delete(url).send().await;
+            let r = self.call(|| self.http.delete(&url)).await;
             // 404: it was not set.
             r.with_context(|| format!("removing {toxic} from the proxy {name}"))?;
         }
@@ -108,21 +113,126 @@ impl Toxiproxy {
 
     async fn add_toxic(&self, name: &str, body: &serde_json::Value) -> Result<()> {
         let url = format!("{}/proxies/{name}/toxics", self.base);
-        self.send(self.http.post(url).json(body))
+        self.send(|| self.http.post(&url).json(body))
             .await
             .with_context(|| format!("adding {} to the proxy {name}", body["name"]))
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<()> {
-        let response = request
-            .send()
+    /// Sends the request `make` builds; again, up to [`TRIES`] in all, when it got no
+    /// answer. On kubernetes the socket is a port-forward opened per connection, and
+    /// one that failed as it opened closed the connection before any answer ("connection
+    /// closed before message completed": a toxic not removed, in a CI run). Also says
+    /// whether the answer came on a later try.
+    async fn call(
+        &self,
+        make: impl Fn() -> reqwest::RequestBuilder,
+    ) -> reqwest::Result<(reqwest::Response, bool)> {
+        let mut tries = 1;
+        loop {
+            match make().send().await {
+                Ok(response) => return Ok((response, tries > 1)),
+                Err(e) if tries < TRIES && !e.is_timeout() => {
+                    tokio::time::sleep(Duration::from_millis(200 * tries as u64)).await;
+                    tries += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// [`Toxiproxy::call`], and an error unless the answer is a success. A conflict on
+    /// a later try is one: the try before reached the server after all.
+    async fn send(&self, make: impl Fn() -> reqwest::RequestBuilder) -> Result<()> {
+        let (response, again) = self
+            .call(make)
             .await
             .context("the fault proxy does not answer")?;
         let status = response.status();
+        if again && status == reqwest::StatusCode::CONFLICT {
+            return Ok(());
+        }
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();
             bail!("the fault proxy answered {status}: {}", text.trim());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server on a unix socket that closes its first `drop_first` connections
+    /// unanswered (a port-forward that failed as it opened), then answers each
+    /// request `status`. Counts the connections it took.
+    fn flaky_server(
+        socket: &Path,
+        drop_first: usize,
+        status: &'static str,
+    ) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+        let listener = tokio::net::UnixListener::bind(socket).unwrap();
+        let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = taken.clone();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if n < drop_first {
+                    continue;
+                }
+                let mut buf = [0u8; 4096];
+                let _ = conn.read(&mut buf).await;
+                let answer = format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n");
+                let _ = conn.write_all(answer.as_bytes()).await;
+            }
+        });
+        taken
+    }
+
+    #[tokio::test]
+    async fn a_call_whose_connection_closes_unanswered_is_tried_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("api.sock");
+        let taken = flaky_server(&socket, 1, "404 Not Found");
+        let proxy = Toxiproxy::new(&socket).unwrap();
+        // Four removals (404: not set), the first connection closed unanswered.
+        let clear = LinkShape {
+            latency: Duration::ZERO,
+            jitter: Duration::ZERO,
+            bandwidth_kb_s: None,
+        };
+        proxy.set_shape("alice->bob", &clear).await.unwrap();
+        // A fresh connection per call: the dropped one, then one per removal.
+        assert_eq!(taken.load(std::sync::atomic::Ordering::SeqCst), 5);
+    }
+
+    #[tokio::test]
+    async fn a_conflict_after_a_retry_is_the_first_try_gone_through_and_three_failures_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("api.sock");
+        flaky_server(&socket, 1, "409 Conflict");
+        let proxy = Toxiproxy::new(&socket).unwrap();
+        proxy
+            .create("p", "127.0.0.1:1", "127.0.0.1:2")
+            .await
+            .unwrap();
+        // Conflict on the first try is an error, as before.
+        let err = proxy
+            .create("p", "127.0.0.1:1", "127.0.0.1:2")
+            .await
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("409"), "{err:#}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("api.sock");
+        let taken = flaky_server(&socket, 10, "200 OK");
+        let proxy = Toxiproxy::new(&socket).unwrap();
+        let err = proxy.set_enabled("p", false).await.unwrap_err();
+        assert!(format!("{err:#}").contains("does not answer"), "{err:#}");
+        assert_eq!(
+            taken.load(std::sync::atomic::Ordering::SeqCst),
+            TRIES as usize
+        );
     }
 }
