@@ -1,19 +1,19 @@
 //! The HTTP side of `--metrics-listen`: `GET /metrics` answers the OpenMetrics text,
-//! one request per connection, nothing else. No TLS and no authentication, so the
+//! one request per connection (hyper's HTTP/1), nothing else. No TLS and no authentication, so the
 //! default host is loopback; the figures hold no secret (node names, counts, sizes).
 
 use super::Exporter;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Response, StatusCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 /// The host a bare port (`--metrics-listen 9464`) listens on.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
-/// The longest request head read; a scraper's is a few hundred bytes.
-const MAX_HEAD: usize = 8 * 1024;
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a client may take to take the answer.
@@ -55,72 +55,61 @@ pub async fn serve(listener: TcpListener, exporter: Exporter) {
         };
         let exporter = exporter.clone();
         tokio::spawn(async move {
-            let _ = answer(stream, &exporter).await;
+            answer(stream, &exporter).await;
             drop(slot);
         });
     }
 }
 
-async fn answer(mut stream: TcpStream, exporter: &Exporter) -> std::io::Result<()> {
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    let read = async {
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
-            let n = stream.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            head.extend_from_slice(&buf[..n]);
-        }
-        Ok::<_, std::io::Error>(())
-    };
-    if tokio::time::timeout(READ_TIMEOUT, read).await.is_err() {
-        return Ok(());
-    }
-    let text = String::from_utf8_lossy(&head);
-    let mut words = text.lines().next().unwrap_or_default().split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
+/// One request on `stream`, through hyper's HTTP/1: the head within [`READ_TIMEOUT`],
+/// the answer within [`WRITE_TIMEOUT`] more, then the connection closes.
+async fn answer(stream: TcpStream, exporter: &Exporter) {
+    let exporter = exporter.clone();
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let response = respond(&exporter, request.method(), request.uri().path());
+        std::future::ready(Ok::<_, std::convert::Infallible>(response))
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(READ_TIMEOUT)
+        .keep_alive(false)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    let _ = tokio::time::timeout(READ_TIMEOUT + WRITE_TIMEOUT, connection).await;
+}
+
+/// The answer to `method` on `path` (hyper leaves the body out for HEAD).
+fn respond(exporter: &Exporter, method: &Method, path: &str) -> Response<String> {
+    let text = "text/plain; charset=utf-8";
     let (status, content_type, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => ("200 OK", CONTENT_TYPE, exporter.render()),
-        ("GET" | "HEAD", "/") => (
-            "200 OK",
-            "text/plain; charset=utf-8",
+        (&Method::GET | &Method::HEAD, "/metrics") => {
+            (StatusCode::OK, CONTENT_TYPE, exporter.render())
+        }
+        (&Method::GET | &Method::HEAD, "/") => (
+            StatusCode::OK,
+            text,
             "lnbench-tui: metrics at /metrics\n".to_string(),
         ),
-        ("GET" | "HEAD", _) => (
-            "404 Not Found",
-            "text/plain; charset=utf-8",
+        (&Method::GET | &Method::HEAD, _) => (
+            StatusCode::NOT_FOUND,
+            text,
             "not found: metrics are at /metrics\n".to_string(),
         ),
         _ => (
-            "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
+            StatusCode::METHOD_NOT_ALLOWED,
+            text,
             "only GET\n".to_string(),
         ),
     };
-    let mut response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    if method != "HEAD" {
-        response.extend_from_slice(body.as_bytes());
-    }
-    let write = async {
-        stream.write_all(&response).await?;
-        stream.shutdown().await
-    };
-    match tokio::time::timeout(WRITE_TIMEOUT, write).await {
-        Ok(written) => written,
-        Err(_) => Ok(()),
-    }
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    (response.headers_mut()).insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     #[test]
     fn a_bare_port_listens_on_loopback() {
@@ -197,6 +186,26 @@ mod tests {
         assert!(ok.trim_end().ends_with("# EOF"), "{ok}");
         let missing = get("/other").await;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
+        // HEAD: the same head, no body.
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = String::new();
+        s.read_to_string(&mut head).await.unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(
+            head.ends_with("\r\n\r\n") && !head.contains("# EOF"),
+            "{head}"
+        );
+        // Anything but GET and HEAD is refused.
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            .await
+            .unwrap();
+        let mut refused = String::new();
+        s.read_to_string(&mut refused).await.unwrap();
+        assert!(refused.starts_with("HTTP/1.1 405"), "{refused}");
         server.abort();
     }
 }
