@@ -171,40 +171,31 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let exporter = Exporter::new("demo");
         let server = tokio::spawn(serve(listener, exporter));
-        let get = |path: &'static str| async move {
+        // One request, its whole answer (the server closes after it).
+        let ask = |request: String| async move {
             let mut s = TcpStream::connect(addr).await.unwrap();
-            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-                .await
-                .unwrap();
+            s.write_all(request.as_bytes()).await.unwrap();
             let mut out = String::new();
             s.read_to_string(&mut out).await.unwrap();
             out
         };
-        let ok = get("/metrics").await;
+        let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let ok = ask(get("/metrics")).await;
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
         assert!(ok.contains("application/openmetrics-text"), "{ok}");
         assert!(ok.trim_end().ends_with("# EOF"), "{ok}");
-        let missing = get("/other").await;
+        let missing = ask(get("/other")).await;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
         // HEAD: the same head, no body.
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut head = String::new();
-        s.read_to_string(&mut head).await.unwrap();
+        let head = ask("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n".into()).await;
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
         assert!(
             head.ends_with("\r\n\r\n") && !head.contains("# EOF"),
             "{head}"
         );
         // Anything but GET and HEAD is refused.
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-            .await
-            .unwrap();
-        let mut refused = String::new();
-        s.read_to_string(&mut refused).await.unwrap();
+        let refused =
+            ask("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".into()).await;
         assert!(refused.starts_with("HTTP/1.1 405"), "{refused}");
         server.abort();
     }
