@@ -74,6 +74,20 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
+/// One line for the files [`write_all`] wrote into `dir`: the page people open, and
+/// how many files beside it (each file's path at `-vv`).
+pub fn written_line(dir: &Path, paths: &[PathBuf]) -> String {
+    for path in paths {
+        tracing::debug!("report file: {}", path.display());
+    }
+    format!(
+        "report: {} ({} files in {}: report.json, summary.md, charts, CSV)",
+        dir.join(html::FILE_NAME).display(),
+        paths.len(),
+        dir.display()
+    )
+}
+
 /// Copies the interval log the run streamed (if any) into `dir` as `latency.hlog`.
 /// A log whose writing failed is not copied; the failure is printed instead, since
 /// the rest of the report is still good.

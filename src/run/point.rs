@@ -417,26 +417,11 @@ fn write_report(
     }
     match written {
         Ok(paths) => {
-            out.stderr(written_line(dir, &paths));
+            out.stderr(report::written_line(dir, &paths));
             Ok(())
         }
         Err(e) => Err(write_elsewhere(&report, point, dir, e, out)),
     }
-}
-
-/// One line for a report's files: the page people open, and how many files beside
-/// it (each file's path at `-vv`).
-fn written_line(dir: &Path, paths: &[PathBuf]) -> String {
-    for path in paths {
-        tracing::debug!("report file: {}", path.display());
-    }
-    let page = dir.join(report::html::FILE_NAME);
-    format!(
-        "report: {} ({} files in {}: report.json, summary.md, charts, CSV)",
-        page.display(),
-        paths.len(),
-        dir.display()
-    )
 }
 
 /// Writes the report that `dir` could not take into [`fallback_dir`]; the error of
@@ -451,7 +436,7 @@ fn write_elsewhere(
     let instead = fallback_dir(point, dir);
     match report::write_all(report, &instead) {
         Ok(paths) => {
-            let line = written_line(&instead, &paths);
+            let line = report::written_line(&instead, &paths);
             out.stderr(line.replacen("report: ", "report (instead): ", 1));
             e.context(format!(
                 "the report could not be written into {}: it is in {} instead",
